@@ -1,0 +1,63 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Both set themselves up.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# SAM builds without Docker only with a real python3.13 first on PATH: the venv's.
+SAM := PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/sam
+export DATABASE_URL ?= postgresql://postgres:postgres@127.0.0.1:5432/postgres
+export REDIS_URL ?= redis://127.0.0.1:6379/0
+export AWS_DEFAULT_REGION ?= eu-south-2
+
+# A Python 3.13: python3.13 on PATH, else pyenv's, else a clear stop.
+PYTHON313 := $(shell command -v python3.13 2>/dev/null || ls -d /root/.pyenv/versions/3.13*/bin/python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | head -1)
+
+.PHONY: help setup services lint build test test-unit test-integration test-e2e demo bench clean
+
+help:
+	@echo "make demo   run the whole order flow locally (no AWS account, no Docker)"
+	@echo "make test   lint, sam build and the whole test suite"
+	@echo "make bench  run the benchmarks in bench/ (on demand)"
+
+$(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/comun/requirements.txt pyproject.toml
+	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required: install it (e.g. pyenv install 3.13) and put python3.13 on PATH." >&2; exit 1; }
+	@test -x $(PY) || $(PYTHON313) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements/dev.txt -c requirements/constraints.txt
+	$(PY) -m pip install -q --no-deps -e .
+	@touch $@
+
+setup: $(VENV)/.installed
+
+services:
+	@tools/ensure-services.sh
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/cfn-lint template.yaml
+	$(SAM) validate --lint
+
+build: setup
+	$(SAM) build
+
+test: setup services lint build
+	$(VENV)/bin/pytest
+
+test-unit: setup
+	$(VENV)/bin/pytest tests/unit
+
+test-integration: setup services
+	$(VENV)/bin/pytest tests/integration
+
+test-e2e: setup services
+	$(VENV)/bin/pytest tests/e2e
+
+demo: setup services
+	@echo "The local run (issue 8) is not built yet: it will run the 'viernes' scenario end to end."
+
+bench: setup services
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf .aws-sam .pytest_cache .ruff_cache

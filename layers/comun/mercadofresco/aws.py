@@ -1,0 +1,52 @@
+"""boto3 clients built with the project's SDK policy, in one place.
+
+The lesson's rule: one retry layer governs (the workflow's ``Retry``, or the queue's
+redelivery); the SDK only absorbs instantaneous network blips, so it stays at
+``max_attempts=2`` (one retry) in ``standard`` mode, with explicit timeouts far below
+any function's timeout. Every client in the project comes from :func:`client`.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+SDK_MAX_ATTEMPTS = 2  # total attempts including the first: one retry for a network blip
+SDK_CONNECT_TIMEOUT_S = 2
+SDK_READ_TIMEOUT_S = 5
+
+SDK_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": SDK_MAX_ATTEMPTS},
+    connect_timeout=SDK_CONNECT_TIMEOUT_S,
+    read_timeout=SDK_READ_TIMEOUT_S,
+    tcp_keepalive=True,
+)
+
+
+def client(service: str, **kwargs: Any) -> BaseClient:
+    """Return a boto3 client for ``service`` with the project's retry and timeout policy.
+
+    ``AWS_ENDPOINT_URL`` (honoured by botocore itself) points every client at moto's
+    server for the local run; extra keyword arguments override per call.
+    """
+    config = kwargs.pop("config", None)
+    merged = SDK_CONFIG.merge(config) if config is not None else SDK_CONFIG
+    return boto3.client(service, config=merged, **kwargs)
+
+
+@cache
+def cached_client(service: str) -> BaseClient:
+    """A module-lifetime client, reused across warm invocations (created on first use)."""
+    return client(service)
+
+
+def region() -> str:
+    """The region Lambda (or the local run) says we are in."""
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "eu-south-2"

@@ -1,0 +1,36 @@
+"""How a consumer tells the on-call *why* a message is in a dead-letter queue.
+
+SQS's own redrive moves a message to the DLQ untouched: it cannot say why. So a
+consumer that recognises a message it will never process (malformed JSON, missing
+fields, unknown ``version``) does not fail it ``maxReceiveCount`` times: it sends the
+message itself to the queue's DLQ with these message attributes, then acknowledges
+the original. Messages that land by redrive (transient failures that outlived the
+retries) carry no reason, and the DLQ tools treat the missing attribute as evidence.
+
+The DLQ tools (``mf-dlq``) read exactly these attribute names.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+ATRIBUTO_MOTIVO = "mf-motivo"  # a Motivo value
+ATRIBUTO_DETALLE = "mf-detalle"  # human-readable error, no card data
+ATRIBUTO_COLA_ORIGEN = "mf-cola-origen"  # URL of the queue the message was consumed from
+ATRIBUTO_FUNCION = "mf-funcion"  # the consumer that classified it
+ATRIBUTO_APLAZAMIENTOS = "mf-aplazamientos"  # deferrals while a circuit was open (ERP)
+
+
+class Motivo(StrEnum):
+    """Why a consumer gave up on a message without retrying it."""
+
+    JSON_INVALIDO = "json-invalido"
+    CAMPO_AUSENTE = "campo-ausente"
+    VERSION_DESCONOCIDA = "version-desconocida"
+    DATO_INVALIDO = "dato-invalido"
+    APLAZAMIENTOS_AGOTADOS = "aplazamientos-agotados"
+
+    @property
+    def es_envenenado(self) -> bool:
+        """Poison: the consumer cannot understand the message (a code/contract problem)."""
+        return self in {Motivo.JSON_INVALIDO, Motivo.VERSION_DESCONOCIDA}

@@ -1,0 +1,160 @@
+"""Shared fixtures: events, handlers as Lambda loads them, moto, and isolated PostgreSQL/Redis.
+
+Isolation: each test gets its own PostgreSQL schema (``pg_dsn``) and its own Redis key
+prefix (``redis_prefix``), so tests and developers running them at once never collide.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+RAIZ = Path(__file__).resolve().parents[1]
+EVENTOS = RAIZ / "events"
+FUNCIONES = RAIZ / "functions"
+
+DATABASE_URL = os.environ.get("DATABASE_URL", "postgresql://postgres:postgres@127.0.0.1:5432/postgres")
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+# Never let a test reach a real account: fake credentials, a fixed region, before boto3 loads.
+os.environ.update(
+    AWS_ACCESS_KEY_ID="testing",
+    AWS_SECRET_ACCESS_KEY="testing",
+    AWS_SECURITY_TOKEN="testing",
+    AWS_SESSION_TOKEN="testing",
+    AWS_DEFAULT_REGION="eu-south-2",
+    AWS_REGION="eu-south-2",
+    POWERTOOLS_METRICS_NAMESPACE="MercadoFresco/Tienda",
+    POWERTOOLS_SERVICE_NAME="mercadofresco",
+    POWERTOOLS_TRACE_DISABLED="true",
+    POWERTOOLS_DEV="false",
+)
+
+
+@dataclass
+class FakeLambdaContext:
+    """What handlers read from Lambda's context object."""
+
+    function_name: str = "mercadofresco-test"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test"
+    aws_request_id: str = "00000000-0000-0000-0000-000000000000"
+    remaining_ms: int = 30_000
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+@pytest.fixture
+def lambda_context() -> FakeLambdaContext:
+    return FakeLambdaContext(aws_request_id=str(uuid.uuid4()))
+
+
+def load_event(name: str) -> dict[str, Any]:
+    """An event from ``events/`` (the files ``sam local invoke -e`` takes)."""
+    return json.loads((EVENTOS / name).read_text())
+
+
+@pytest.fixture
+def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
+    """Import ``functions/<name>/app.py`` the way Lambda does, after setting its environment.
+
+    Each call imports a fresh module (module-level clients and config are re-created),
+    under a unique name so several functions' ``app`` modules coexist.
+    """
+
+    def _load(name: str, **env: str) -> Any:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        ruta = FUNCIONES / name / "app.py"
+        nombre = f"mf_app_{name}_{uuid.uuid4().hex[:8]}"
+        spec = importlib.util.spec_from_file_location(nombre, ruta)
+        assert spec and spec.loader, ruta
+        modulo = importlib.util.module_from_spec(spec)
+        sys.modules[nombre] = modulo
+        monkeypatch.setattr(sys, "path", [str(ruta.parent), *sys.path])
+        spec.loader.exec_module(modulo)
+        return modulo
+
+    return _load
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    """moto's in-process AWS, with Step Functions really executing state machines."""
+    from moto import mock_aws
+
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}):
+        yield
+
+
+@pytest.fixture
+def plantilla(aws: None) -> Any:
+    """``template.yaml`` resolved against moto, with a real KMS key standing in for alias/mercadofresco-datos."""
+    import boto3
+    from mercadofresco_local.plantilla import Plantilla
+
+    p = Plantilla()
+    kms = boto3.client("kms")
+    clave = kms.create_key(Description="alias/mercadofresco-datos (local)")["KeyMetadata"]
+    kms.create_alias(AliasName="alias/mercadofresco-datos", TargetKeyId=clave["KeyId"])
+    p.fisicos["DatosKey"] = {"Ref": clave["KeyId"], "Arn": clave["Arn"]}
+    return p
+
+
+@pytest.fixture
+def tabla_idempotencia(plantilla: Any) -> str:
+    """``mercadofresco-idempotencia`` created in moto from the template's own definition."""
+    import boto3
+    from mercadofresco_local.plantilla import crear_tabla
+
+    return crear_tabla(boto3.client("dynamodb"), plantilla, "TablaIdempotencia")
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    return DATABASE_URL
+
+
+@pytest.fixture
+def pg_dsn(postgres_url: str) -> Iterator[str]:
+    """A DSN whose ``search_path`` is a schema of this test's own, dropped afterwards."""
+    import psycopg
+
+    esquema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{esquema}"')
+    separador = "&" if "?" in postgres_url else "?"
+    yield f"{postgres_url}{separador}options=-csearch_path%3D{esquema}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{esquema}" CASCADE')
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return REDIS_URL
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; its keys are deleted afterwards."""
+    import redis
+
+    prefijo = f"test:{uuid.uuid4().hex[:12]}:"
+    yield prefijo
+    cliente = redis.Redis.from_url(redis_url)
+    claves = list(cliente.scan_iter(match=f"{prefijo}*", count=1000))
+    if claves:
+        cliente.delete(*claves)
+    cliente.close()

@@ -1,0 +1,34 @@
+"""The template is the source of truth: the local run and the tests read it, never a copy."""
+
+from __future__ import annotations
+
+import boto3
+import pytest
+from mercadofresco_local.plantilla import Plantilla, PlantillaError, crear_tabla
+
+
+def test_parameters_default_to_the_lessons_names() -> None:
+    # GIVEN the template with its default parameters
+    p = Plantilla()
+    # WHEN the idempotency table's name is resolved
+    nombre = p.resolver({"Fn::Sub": "mercadofresco-idempotencia${NameSuffix}"})
+    # THEN it is the lesson's name, and a suffix is appended when given
+    assert nombre == "mercadofresco-idempotencia"
+    assert Plantilla(parametros={"NameSuffix": "-dev"}).resolver({"Fn::Sub": "x${NameSuffix}"}) == "x-dev"
+
+
+def test_unresolvable_ref_raises_instead_of_guessing() -> None:
+    with pytest.raises(PlantillaError, match="DatosKey"):
+        Plantilla().propiedades("TablaIdempotencia")
+
+
+@pytest.mark.integration
+def test_idempotency_table_created_from_the_template(plantilla: Plantilla) -> None:
+    ddb = boto3.client("dynamodb")
+    nombre = crear_tabla(ddb, plantilla, "TablaIdempotencia")
+    tabla = ddb.describe_table(TableName=nombre)["Table"]
+    assert nombre == "mercadofresco-idempotencia"
+    assert tabla["KeySchema"] == [{"AttributeName": "clave", "KeyType": "HASH"}]
+    assert tabla["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    ttl = ddb.describe_time_to_live(TableName=nombre)["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expira_en"}
