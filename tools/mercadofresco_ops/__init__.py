@@ -1,0 +1,1 @@
+"""Operator commands for the on-call: DLQ tools and the circuit breaker."""
