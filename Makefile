@@ -10,8 +10,10 @@ export DATABASE_URL ?= postgresql://postgres:postgres@127.0.0.1:5432/postgres
 export REDIS_URL ?= redis://127.0.0.1:6379/0
 export AWS_DEFAULT_REGION ?= eu-south-2
 
-# A Python 3.13: python3.13 on PATH, else pyenv's, else a clear stop.
-PYTHON313 := $(shell command -v python3.13 2>/dev/null || ls -d /root/.pyenv/versions/3.13*/bin/python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | head -1)
+# A Python 3.13 that really runs (a pyenv shim may exist and refuse): python3.13 on PATH,
+# else pyenv's; its real executable, so the venv does not depend on the shim.
+PYTHON313 := $(shell for p in python3.13 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.13*/bin/python3.13 2>/dev/null); do \
+	$$p -c 'import sys; assert sys.version_info[:2] == (3, 13); print(sys.executable)' 2>/dev/null && break; done)
 
 .PHONY: help setup services lint build test test-unit test-integration test-e2e demo bench clean
 
