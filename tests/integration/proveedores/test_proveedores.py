@@ -1,0 +1,316 @@
+"""The loopback provider stand-ins: Idempotency-Key semantics, counters and every injectable fault."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import urllib3
+from mercadofresco_local.fallos import ControlFallos
+from mercadofresco_local.proveedores import Fallo, Pasarela, Proveedores
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.integration
+
+COBRO = {"pedido_id": "PED-2026-084417", "importe_centimos": 4820, "moneda": "EUR", "token_tarjeta": "tok_visa"}
+
+
+class RelojManual:
+    """A clock the test moves by hand, so time windows need no sleeping."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def reloj() -> RelojManual:
+    return RelojManual()
+
+
+@pytest.fixture
+def proveedores(reloj: RelojManual) -> Iterator[Proveedores]:
+    with Proveedores(ControlFallos(reloj=reloj)) as p:
+        yield p
+
+
+@pytest.fixture
+def http() -> urllib3.PoolManager:
+    return urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=1, read=2))
+
+
+def _post(http: urllib3.PoolManager, url: str, cuerpo: dict[str, Any], clave: str | None = None, **kw: Any) -> Any:
+    cabeceras = {"Idempotency-Key": clave} if clave else {}
+    return http.request("POST", url, json=cuerpo, headers=cabeceras, **kw)
+
+
+def test_pasarela_misma_clave_dos_veces_un_solo_cobro_y_misma_referencia(proveedores, http):
+    # GIVEN the gateway
+    url = proveedores.pasarela.url + "/cobros"
+    # WHEN the same charge is sent twice with the same Idempotency-Key
+    primera = _post(http, url, COBRO, "cobro:PED-2026-084417")
+    segunda = _post(http, url, COBRO, "cobro:PED-2026-084417")
+    # THEN one charge exists and the second answer replays the first
+    assert primera.status == segunda.status == 201
+    assert primera.json()["referencia_cobro"] == segunda.json()["referencia_cobro"]
+    assert segunda.headers["Idempotent-Replayed"] == "true"
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 1
+    assert proveedores.pasarela.llamadas["/cobros"] == 2
+
+
+def test_pasarela_misma_clave_en_paralelo_un_solo_cobro(proveedores, http):
+    # GIVEN 12 threads ready to charge the same order at once
+    url = proveedores.pasarela.url + "/cobros"
+    barrera = threading.Barrier(12)
+    referencias: list[str] = []
+
+    def cobrar() -> None:
+        barrera.wait()
+        referencias.append(_post(http, url, COBRO, "cobro:PED-2026-084417").json()["referencia_cobro"])
+
+    hilos = [threading.Thread(target=cobrar) for _ in range(12)]
+    # WHEN they all send it
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join()
+    # THEN exactly one charge was made and all saw its reference
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 1
+    assert len(referencias) == 12 and len(set(referencias)) == 1
+
+
+def test_pasarela_claves_distintas_cobran_dos_veces(proveedores, http):
+    # GIVEN the gateway WHEN the same order is charged under two different keys (a consumer bug)
+    url = proveedores.pasarela.url + "/cobros"
+    _post(http, url, COBRO, "uuid-1")
+    _post(http, url, COBRO, "uuid-2")
+    # THEN the stand-in shows the double charge (the counter the tests rely on can fail)
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 2
+
+
+def test_pasarela_sin_clave_responde_400_sin_cobrar(proveedores, http):
+    # GIVEN / WHEN a charge without Idempotency-Key
+    respuesta = _post(http, proveedores.pasarela.url + "/cobros", COBRO)
+    # THEN it is refused and nothing is charged
+    assert respuesta.status == 400
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
+
+
+def test_pasarela_tarjeta_rechazada_402_repetible_sin_cobro(proveedores, http):
+    # GIVEN a card the gateway declines
+    proveedores.fallos.rechazar_tarjeta("tok_visa")
+    url = proveedores.pasarela.url + "/cobros"
+    # WHEN it is charged twice with the same key
+    respuestas = [_post(http, url, COBRO, "cobro:PED-2026-084417") for _ in range(2)]
+    # THEN both answers are 402 and no charge exists
+    assert [r.status for r in respuestas] == [402, 402]
+    assert respuestas[0].json()["error"] == "tarjeta_rechazada"
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
+
+
+def test_pasarela_importe_rechazado_402(proveedores, http):
+    # GIVEN an amount the gateway declines
+    proveedores.fallos.rechazar_importe(4820)
+    # WHEN it is charged
+    respuesta = _post(http, proveedores.pasarela.url + "/cobros", COBRO, "cobro:PED-2026-084417")
+    # THEN it is declined
+    assert respuesta.status == 402
+
+
+def test_pasarela_reembolso_tras_cobro_uno_solo_y_repeticion_no_duplica(proveedores, http):
+    # GIVEN a charged order
+    base = proveedores.pasarela.url
+    cobro = _post(http, base + "/cobros", COBRO, "cobro:PED-2026-084417").json()
+    # WHEN it is refunded twice with the same key and once more with another key
+    primera = _post(http, base + "/reembolsos", {"pedido_id": "PED-2026-084417"}, "reembolso:PED-2026-084417")
+    segunda = _post(http, base + "/reembolsos", {"pedido_id": "PED-2026-084417"}, "reembolso:PED-2026-084417")
+    otra = _post(http, base + "/reembolsos", {"referencia_cobro": cobro["referencia_cobro"]}, "otra-clave")
+    # THEN one refund exists, the repeat replays it and the other key is refused
+    assert (primera.status, segunda.status, otra.status) == (201, 201, 409)
+    assert primera.json()["referencia_cobro"] == cobro["referencia_cobro"]
+    assert proveedores.pasarela.reembolsos_de("PED-2026-084417") == 1
+
+
+def test_pasarela_reembolso_sin_cobro_404(proveedores, http):
+    # GIVEN no charge WHEN a refund is asked THEN 404 and no refund
+    respuesta = _post(http, proveedores.pasarela.url + "/reembolsos", {"pedido_id": "PED-X"}, "reembolso:PED-X")
+    assert respuesta.status == 404
+    assert proveedores.pasarela.reembolsos_de("PED-X") == 0
+
+
+def test_fallo_estado_en_ventana_solo_dentro_de_la_ventana(proveedores, http, reloj):
+    # GIVEN 503 scripted from t=10 s to t=40 s
+    proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela", desde_s=10, hasta_s=40))
+    url = proveedores.pasarela.url + "/cobros"
+    estados = []
+    # WHEN a charge is tried at t=5, 10, 39.9 and 40
+    for t, clave in ((5, "a"), (10, "b"), (39.9, "c"), (40, "d")):
+        reloj.t = t
+        estados.append(_post(http, url, {**COBRO, "pedido_id": clave}, f"cobro:{clave}").status)
+    # THEN only the calls inside the window failed, without charging
+    assert estados == [201, 503, 503, 201]
+    assert proveedores.pasarela.cobros_de("b") == proveedores.pasarela.cobros_de("c") == 0
+
+
+def test_fallo_503_no_se_memoriza_y_el_reintento_cobra(proveedores, http):
+    # GIVEN one 503
+    proveedores.fallos.programar(Fallo.estado(503, veces=1))
+    url = proveedores.pasarela.url + "/cobros"
+    # WHEN the same key is retried
+    estados = [_post(http, url, COBRO, "cobro:PED-2026-084417").status for _ in range(2)]
+    # THEN the retry charges (a 5xx is not an answer to replay)
+    assert estados == [503, 201]
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 1
+
+
+def test_fallo_veces_se_agota(proveedores, http):
+    # GIVEN 503 for the next two calls only
+    proveedores.fallos.programar(Fallo.estado(503, veces=2))
+    url = proveedores.pasarela.url + "/cobros"
+    # WHEN three calls arrive
+    estados = [_post(http, url, {**COBRO, "pedido_id": str(i)}, f"cobro:{i}").status for i in range(3)]
+    # THEN the third succeeds
+    assert estados == [503, 503, 201]
+
+
+def test_fallo_proporcion_afecta_a_una_fraccion(reloj, http):
+    # GIVEN a 30 % 500 rate with a seeded random source
+    import random
+
+    control = ControlFallos(reloj=reloj, rng=random.Random(7))
+    control.programar(Fallo.estado(500, proporcion=0.3))
+    with Pasarela(control) as pasarela:
+        # WHEN 200 distinct charges are sent
+        estados = [
+            _post(http, pasarela.url + "/cobros", {**COBRO, "pedido_id": str(i)}, f"c:{i}").status for i in range(200)
+        ]
+    # THEN about 30 % failed
+    assert 40 <= estados.count(500) <= 80
+    assert estados.count(201) == 200 - estados.count(500)
+
+
+def test_fallo_limite_429_con_retry_after(proveedores, http):
+    # GIVEN the gateway throttling
+    proveedores.fallos.programar(Fallo.limite(retry_after_s=7, ruta="/cobros"))
+    # WHEN a charge is sent
+    respuesta = _post(http, proveedores.pasarela.url + "/cobros", COBRO, "cobro:PED-2026-084417")
+    # THEN 429 with Retry-After, and nothing charged
+    assert respuesta.status == 429
+    assert respuesta.headers["Retry-After"] == "7"
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
+
+
+def test_fallo_tiempo_agotado_cliente_expira_sin_cobro(proveedores, http):
+    # GIVEN the gateway holding requests for 3 s
+    proveedores.fallos.programar(Fallo.tiempo_agotado(3.0))
+    inicio = time.monotonic()
+    # WHEN a client with a 0.2 s read timeout charges
+    with pytest.raises(urllib3.exceptions.ReadTimeoutError):
+        _post(http, proveedores.pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=0.2))
+    # THEN it timed out quickly and nothing was charged
+    assert time.monotonic() - inicio < 1.5
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
+
+
+def test_fallo_latencia_tras_expirar_el_cliente_el_cobro_ocurre(proveedores, http):
+    # GIVEN the gateway answering after 0.5 s
+    proveedores.fallos.programar(Fallo.latencia(0.5, veces=1))
+    # WHEN a client with a 0.1 s read timeout charges and gives up
+    with pytest.raises(urllib3.exceptions.ReadTimeoutError):
+        _post(http, proveedores.pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=0.1))
+    # THEN the charge still happens (the lesson's "charged, answer lost")
+    limite = time.monotonic() + 3
+    while proveedores.pasarela.cobros_de("PED-2026-084417") == 0 and time.monotonic() < limite:
+        time.sleep(0.02)
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == 1
+
+
+@pytest.mark.parametrize(("tras_procesar", "cobros"), [(False, 0), (True, 1)])
+def test_fallo_conexion_cortada_reset_y_efecto_segun_momento(proveedores, http, tras_procesar, cobros):
+    # GIVEN the gateway resetting the next connection, before or after charging
+    proveedores.fallos.programar(Fallo.conexion_cortada(tras_procesar=tras_procesar, veces=1))
+    # WHEN a charge is sent
+    with pytest.raises(urllib3.exceptions.ProtocolError) as error:
+        _post(http, proveedores.pasarela.url + "/cobros", COBRO, "cobro:PED-2026-084417")
+    # THEN the client sees a reset, and the charge exists only if it was processed first
+    assert "reset" in str(error.value).lower()
+    assert proveedores.pasarela.cobros_de("PED-2026-084417") == cobros
+
+
+def test_fallo_por_proveedor_no_afecta_a_los_demas(proveedores, http):
+    # GIVEN the principal e-mail provider down
+    proveedores.fallos.programar(Fallo.estado(503, proveedor="correo-principal"))
+    correo = {"destinatario": "ana@example.com", "plantilla": "confirmacion"}
+    # WHEN both e-mail providers and the ERP are called
+    principal = _post(http, proveedores.correo_principal.url + "/correos", correo, "correo-confirmacion:P1")
+    secundario = _post(http, proveedores.correo_secundario.url + "/correos", correo, "correo-confirmacion:P1")
+    erp = _post(http, proveedores.erp.url + "/avisos", {"pedido_id": "P1"}, "erp-aviso:P1")
+    # THEN only the principal failed, and the others recorded their effect
+    assert (principal.status, secundario.status, erp.status) == (503, 202, 200)
+    assert proveedores.correo_principal.efectos_por_clave["correo-confirmacion:P1"] == 0
+    assert proveedores.correo_secundario.efectos_por_clave["correo-confirmacion:P1"] == 1
+    assert proveedores.erp.efectos_por_clave["erp-aviso:P1"] == 1
+
+
+def test_erp_reservas_cuenta_por_clave(proveedores, http):
+    # GIVEN / WHEN the same reservation twice and another
+    url = proveedores.erp.url + "/reservas"
+    for clave in ("reserva:P1:SKU-1", "reserva:P1:SKU-1", "reserva:P1:SKU-2"):
+        _post(http, url, {"pedido_id": "P1"}, clave)
+    # THEN one effect per key
+    assert proveedores.erp.efectos_por_clave == {"reserva:P1:SKU-1": 1, "reserva:P1:SKU-2": 1}
+    assert proveedores.erp.llamadas["/reservas"] == 3
+
+
+def test_pasarela_con_clave_api_exige_autorizacion(http):
+    # GIVEN a gateway that requires an API key
+    with Pasarela(clave_api="secreto") as pasarela:
+        # WHEN called without and with it
+        sin = _post(http, pasarela.url + "/cobros", COBRO, "k")
+        con = http.request(
+            "POST",
+            pasarela.url + "/cobros",
+            json=COBRO,
+            headers={"Idempotency-Key": "k", "Authorization": "Bearer secreto"},
+        )
+    # THEN only the authorised call charges
+    assert (sin.status, con.status) == (401, 201)
+
+
+def test_json_invalido_y_ruta_desconocida_dan_error_claro(proveedores, http):
+    # GIVEN / WHEN a body that is not JSON, and an unknown route
+    roto = http.request("POST", proveedores.pasarela.url + "/cobros", body=b"{no", headers={"Idempotency-Key": "k"})
+    ruta = _post(http, proveedores.pasarela.url + "/nada", {}, "k2")
+    # THEN 400 and 404 with a reason
+    assert (roto.status, roto.json()["error"]) == (400, "json_invalido")
+    assert (ruta.status, ruta.json()["error"]) == (404, "ruta_desconocida")
+
+
+def test_parar_no_espera_a_peticiones_retenidas(http):
+    # GIVEN a request held by a 30 s timeout fault
+    pasarela = Pasarela().iniciar()
+    pasarela.fallos.programar(Fallo.tiempo_agotado(30))
+    errores: list[BaseException] = []
+
+    def cobrar() -> None:
+        try:
+            _post(http, pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=5))
+        except urllib3.exceptions.HTTPError as exc:
+            errores.append(exc)
+
+    hilo = threading.Thread(target=cobrar, daemon=True)
+    hilo.start()
+    time.sleep(0.1)
+    # WHEN the server is stopped
+    inicio = time.monotonic()
+    pasarela.parar()
+    # THEN it stops promptly and the held client sees its connection closed, not an answer
+    assert time.monotonic() - inicio < 1.0
+    hilo.join(timeout=5)
+    assert len(errores) == 1

@@ -1,0 +1,136 @@
+"""The fault script shared by the loopback provider stand-ins (see ``proveedores``).
+
+A :class:`Fallo` applies to a provider and a route prefix (``None`` = any), inside a time
+window of the control's clock (seconds since ``reiniciar_reloj()``; inject ``reloj`` to
+compress time in tests), to a proportion of the requests and optionally only ``veces``
+times. The first matching rule wins. :class:`ControlFallos` is thread-safe: the request
+threads of several providers read it while a test or the demo rewrites it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+class TipoFallo(StrEnum):
+    LATENCIA = "latencia"
+    ESTADO = "estado"
+    LIMITE = "limite"
+    TIEMPO_AGOTADO = "tiempo-agotado"
+    CONEXION_CORTADA = "conexion-cortada"
+
+
+@dataclass(frozen=True, slots=True)
+class Fallo:
+    """One scripted fault; build it with the classmethods."""
+
+    tipo: TipoFallo
+    proveedor: str | None = None  # provider name ("pasarela", "erp", "correo-principal", ...); None = any
+    ruta: str | None = None  # path prefix ("/cobros"); None = any
+    desde_s: float = 0.0
+    hasta_s: float = math.inf
+    proporcion: float = 1.0  # fraction of matching requests affected
+    veces: int | None = None  # apply at most this many times (None = no limit)
+    codigo: int = 503  # HTTP status for ESTADO
+    latencia_s: float = 0.0
+    retry_after_s: int = 1
+    tras_procesar: bool = False
+
+    @classmethod
+    def latencia(cls, latencia_s: float, **kw: Any) -> Fallo:
+        return cls(TipoFallo.LATENCIA, latencia_s=latencia_s, **kw)
+
+    @classmethod
+    def estado(cls, codigo: int, **kw: Any) -> Fallo:
+        return cls(TipoFallo.ESTADO, codigo=codigo, **kw)
+
+    @classmethod
+    def limite(cls, retry_after_s: int = 1, **kw: Any) -> Fallo:
+        return cls(TipoFallo.LIMITE, codigo=429, retry_after_s=retry_after_s, **kw)
+
+    @classmethod
+    def tiempo_agotado(cls, latencia_s: float, **kw: Any) -> Fallo:
+        return cls(TipoFallo.TIEMPO_AGOTADO, latencia_s=latencia_s, **kw)
+
+    @classmethod
+    def conexion_cortada(cls, *, tras_procesar: bool = False, **kw: Any) -> Fallo:
+        return cls(TipoFallo.CONEXION_CORTADA, tras_procesar=tras_procesar, **kw)
+
+    def aplica(self, proveedor: str, ruta: str, ahora_s: float) -> bool:
+        return (
+            (self.proveedor is None or self.proveedor == proveedor)
+            and (self.ruta is None or ruta.startswith(self.ruta))
+            and self.desde_s <= ahora_s < self.hasta_s
+        )
+
+
+@dataclass
+class ControlFallos:
+    """Thread-safe fault script and business rules shared by one or more providers."""
+
+    reloj: Callable[[], float] = time.monotonic
+    rng: random.Random = field(default_factory=random.Random)
+    _t0: float = field(init=False)
+    _reglas: list[Fallo] = field(default_factory=list, init=False)
+    _tarjetas: set[str] = field(default_factory=set, init=False)
+    _importes: set[int] = field(default_factory=set, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self._t0 = self.reloj()
+
+    def ahora_s(self) -> float:
+        return self.reloj() - self._t0
+
+    def reiniciar_reloj(self) -> None:
+        """Make t=0 now: windows in ``desde_s``/``hasta_s`` count from here."""
+        with self._lock:
+            self._t0 = self.reloj()
+
+    def programar(self, *fallos: Fallo) -> None:
+        with self._lock:
+            self._reglas.extend(fallos)
+
+    def limpiar(self) -> None:
+        """Forget every fault and declined card (the providers work normally again)."""
+        with self._lock:
+            self._reglas.clear()
+            self._tarjetas.clear()
+            self._importes.clear()
+
+    def rechazar_tarjeta(self, token: str) -> None:
+        with self._lock:
+            self._tarjetas.add(token)
+
+    def rechazar_importe(self, importe_centimos: int) -> None:
+        with self._lock:
+            self._importes.add(importe_centimos)
+
+    def rechaza(self, token: str | None, importe_centimos: int | None) -> bool:
+        with self._lock:
+            return token in self._tarjetas or importe_centimos in self._importes
+
+    def elegir(self, proveedor: str, ruta: str) -> Fallo | None:
+        """The fault for this request, if any; consumes one of its ``veces``."""
+        ahora = self.ahora_s()
+        with self._lock:
+            for i, fallo in enumerate(self._reglas):
+                if not fallo.aplica(proveedor, ruta, ahora) or self.rng.random() >= fallo.proporcion:
+                    continue
+                if fallo.veces is not None:
+                    restantes = fallo.veces - 1
+                    if restantes:
+                        self._reglas[i] = replace(fallo, veces=restantes)
+                    else:
+                        del self._reglas[i]
+                return fallo
+        return None

@@ -1,0 +1,337 @@
+"""Loopback HTTP stand-ins for MercadoFresco's external providers, with injectable faults.
+
+Real HTTP on 127.0.0.1 (a ``ThreadingHTTPServer`` on port 0 each; ``.url`` says where), so
+the layer's HTTP client, timeouts, retries and circuit breaker run exactly as they would
+against the real providers. Nothing here fakes an AWS service or a database.
+
+Providers and routes (JSON in, JSON out):
+
+- :class:`Pasarela` (payment gateway): ``POST /cobros`` ``{pedido_id, importe_centimos,
+  moneda, token_tarjeta}`` -> 201 ``{referencia_cobro, ...}`` or 402 ``{"error":
+  "tarjeta_rechazada"}``; ``POST /reembolsos`` ``{pedido_id | referencia_cobro}`` -> 201
+  ``{referencia_reembolso, referencia_cobro}``, 404 when there is nothing to refund.
+  Both honour ``Idempotency-Key`` like the real gateway: the same key returns the stored
+  answer (header ``Idempotent-Replayed: true``) and never charges twice.
+- :class:`Erp`: ``POST /avisos`` and ``POST /reservas`` -> 200.
+- :class:`Correo` (``principal`` and ``secundario``): ``POST /correos`` -> 202.
+
+Every provider counts what it *did*, not only what it was asked: ``llamadas`` (requests
+per route, faulted or not), ``efectos_por_clave`` (effects per ``Idempotency-Key``) and
+``efectos`` (the bodies it acted on). The gateway adds ``cobros_de(pedido_id)`` and
+``reembolsos_de(pedido_id)``: "charges per order" is the number the tests assert.
+
+Faults come from a :class:`~mercadofresco_local.fallos.ControlFallos`, thread-safe and
+shareable between providers (the demo drives all four from one). A ``Fallo`` applies to
+a provider and a route prefix, inside a time window (seconds since
+``reiniciar_reloj()``), to a proportion of the requests, optionally only ``veces`` times:
+
+- ``Fallo.latencia(s)``: answer normally after ``s`` seconds. If the client gave up
+  meanwhile, the effect still happened: the lesson's "charged, but the answer was lost".
+- ``Fallo.estado(503)``: answer that status, no effect.
+- ``Fallo.limite(retry_after_s)``: 429 with ``Retry-After``, no effect.
+- ``Fallo.tiempo_agotado(s)``: hold the request ``s`` seconds (past the client's read
+  timeout), then close without answering and without effect.
+- ``Fallo.conexion_cortada(tras_procesar=False)``: reset the TCP connection (RST); with
+  ``tras_procesar=True`` the effect happens first.
+
+Declined cards: ``control.rechazar_tarjeta(token)`` / ``control.rechazar_importe(centimos)``.
+
+Example (the ``viernes`` scenario: the gateway returns 503 from t=10 s to t=40 s)::
+
+    with Proveedores() as p:
+        p.fallos.programar(Fallo.estado(503, proveedor="pasarela", desde_s=10, hasta_s=40))
+        ...  # point PASARELA_URL at p.pasarela.url
+        assert p.pasarela.cobros_de("PED-2026-084417") == 1
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any, Self
+
+from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["ControlFallos", "Correo", "Erp", "Fallo", "Pasarela", "ProveedorHttp", "Proveedores", "TipoFallo"]
+
+Respuesta = tuple[int, dict[str, Any]]
+
+
+class ProveedorHttp:
+    """A loopback HTTP server with routes, faults, an Idempotency-Key memory and counters."""
+
+    nombre = "proveedor"
+
+    def __init__(
+        self, fallos: ControlFallos | None = None, *, nombre: str | None = None, clave_api: str | None = None
+    ) -> None:
+        self.nombre = nombre or self.nombre
+        self.fallos = fallos or ControlFallos()
+        self.clave_api = clave_api  # when set, requests must send ``Authorization: Bearer <clave_api>``
+        self.llamadas: Counter[str] = Counter()
+        self.efectos_por_clave: Counter[str] = Counter()
+        self.efectos: list[dict[str, Any]] = []
+        self._respuestas: dict[str, Respuesta] = {}  # Idempotency-Key -> stored answer
+        self._lock = threading.RLock()
+        self._parado = threading.Event()
+        self._servidor: ThreadingHTTPServer | None = None
+
+    # -- routes: subclasses map a path to a method taking (body, idempotency key) --------------
+    def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        if self._servidor is None:
+            raise RuntimeError(f"{self.nombre} is not started")
+        host, puerto = self._servidor.server_address[:2]
+        return f"http://{host}:{puerto}"
+
+    def iniciar(self) -> Self:
+        servidor = _Servidor(("127.0.0.1", 0), _manejador(self))
+        servidor.block_on_close = False  # a request held by a timeout fault must not block stop()
+        self._servidor = servidor
+        hilo = threading.Thread(target=servidor.serve_forever, args=(0.05,), name=f"mf-{self.nombre}", daemon=True)
+        hilo.start()  # a short poll interval keeps stop() fast
+        return self
+
+    def parar(self) -> None:
+        self._parado.set()  # wakes requests sleeping in a latency/timeout fault
+        if self._servidor is not None:
+            self._servidor.shutdown()
+            self._servidor.server_close()
+            self._servidor = None
+
+    def __enter__(self) -> Self:
+        return self.iniciar()
+
+    def __exit__(self, *exc: object) -> None:
+        self.parar()
+
+    def dormir(self, segundos: float) -> None:
+        self._parado.wait(segundos)
+
+    def procesar(self, ruta: str, cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
+        """Run a route once per Idempotency-Key; a repeated key gets the stored answer."""
+        accion = self.rutas().get(ruta)
+        if accion is None:
+            return 404, {"error": "ruta_desconocida", "ruta": ruta}
+        with self._lock:  # serialises same-key races: the second caller sees the first's answer
+            if clave is not None and clave in self._respuestas:
+                estado, respuesta = self._respuestas[clave]
+                return estado, {**respuesta, "repetida": True}
+            estado, respuesta = accion(cuerpo, clave)
+            if clave is not None and estado < 500:
+                self._respuestas[clave] = (estado, respuesta)
+            return estado, respuesta
+
+    def registrar(self, ruta: str, cuerpo: dict[str, Any], clave: str | None) -> None:
+        """Record an effect that really happened (caller holds the lock)."""
+        self.efectos.append({"ruta": ruta, "clave": clave, "cuerpo": cuerpo})
+        if clave is not None:
+            self.efectos_por_clave[clave] += 1
+
+
+class Pasarela(ProveedorHttp):
+    """The payment gateway: charges and refunds, idempotent by ``Idempotency-Key``."""
+
+    nombre = "pasarela"
+
+    def __init__(self, fallos: ControlFallos | None = None, **kw: Any) -> None:
+        super().__init__(fallos, **kw)
+        self.cobros: dict[str, dict[str, Any]] = {}  # referencia_cobro -> charge
+        self.reembolsos: dict[str, dict[str, Any]] = {}  # referencia_reembolso -> refund
+
+    def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
+        return {"/cobros": self._cobrar, "/reembolsos": self._reembolsar}
+
+    def cobros_de(self, pedido_id: str) -> int:
+        with self._lock:
+            return sum(1 for c in self.cobros.values() if c["pedido_id"] == pedido_id)
+
+    def reembolsos_de(self, pedido_id: str) -> int:
+        with self._lock:
+            return sum(1 for r in self.reembolsos.values() if r["pedido_id"] == pedido_id)
+
+    def _cobrar(self, cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
+        faltan = [c for c in ("pedido_id", "importe_centimos", "token_tarjeta") if c not in cuerpo]
+        if faltan or clave is None:
+            return 400, {"error": "peticion_invalida", "faltan": faltan or ["Idempotency-Key"]}
+        if self.fallos.rechaza(cuerpo["token_tarjeta"], cuerpo["importe_centimos"]):
+            return 402, {"error": "tarjeta_rechazada", "pedido_id": cuerpo["pedido_id"]}
+        referencia = f"ch_{len(self.cobros) + 1:06d}"
+        cobro = {
+            "referencia_cobro": referencia,
+            "pedido_id": cuerpo["pedido_id"],
+            "importe_centimos": cuerpo["importe_centimos"],
+            "moneda": cuerpo.get("moneda", "EUR"),
+        }
+        self.cobros[referencia] = cobro
+        self.registrar("/cobros", cuerpo, clave)
+        return 201, {**cobro, "estado": "cobrado"}
+
+    def _reembolsar(self, cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
+        if clave is None:
+            return 400, {"error": "peticion_invalida", "faltan": ["Idempotency-Key"]}
+        referencia = cuerpo.get("referencia_cobro")
+        cobro = (
+            self.cobros.get(referencia)
+            if referencia
+            else next((c for c in self.cobros.values() if c["pedido_id"] == cuerpo.get("pedido_id")), None)
+        )
+        if cobro is None:
+            return 404, {"error": "cobro_inexistente", "pedido_id": cuerpo.get("pedido_id")}
+        if any(r["referencia_cobro"] == cobro["referencia_cobro"] for r in self.reembolsos.values()):
+            return 409, {"error": "ya_reembolsado", "referencia_cobro": cobro["referencia_cobro"]}
+        reembolso = {
+            "referencia_reembolso": f"re_{len(self.reembolsos) + 1:06d}",
+            "referencia_cobro": cobro["referencia_cobro"],
+            "pedido_id": cobro["pedido_id"],
+        }
+        self.reembolsos[reembolso["referencia_reembolso"]] = reembolso
+        self.registrar("/reembolsos", cuerpo, clave)
+        return 201, {**reembolso, "estado": "reembolsado"}
+
+
+class Erp(ProveedorHttp):
+    """The ERP: order notices and stock reservations (counts them per Idempotency-Key when sent)."""
+
+    nombre = "erp"
+
+    def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
+        return {"/avisos": self._aceptar("/avisos"), "/reservas": self._aceptar("/reservas")}
+
+    def _aceptar(self, ruta: str) -> Callable[[dict[str, Any], str | None], Respuesta]:
+        def accion(cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
+            self.registrar(ruta, cuerpo, clave)
+            return 200, {"aceptado": True, "ruta": ruta}
+
+        return accion
+
+
+class Correo(ProveedorHttp):
+    """An e-mail provider (run two: ``correo-principal`` and ``correo-secundario``)."""
+
+    nombre = "correo-principal"
+
+    def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
+        return {"/correos": self._enviar}
+
+    def _enviar(self, cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
+        if "destinatario" not in cuerpo:
+            return 400, {"error": "peticion_invalida", "faltan": ["destinatario"]}
+        self.registrar("/correos", cuerpo, clave)
+        return 202, {"aceptado": True, "proveedor": self.nombre}
+
+
+@dataclass
+class Proveedores:
+    """All four stand-ins sharing one fault control: ``with Proveedores() as p: p.pasarela.url``."""
+
+    fallos: ControlFallos = field(default_factory=ControlFallos)
+    clave_api_pasarela: str | None = None
+
+    def __post_init__(self) -> None:
+        self.pasarela = Pasarela(self.fallos, clave_api=self.clave_api_pasarela)
+        self.erp = Erp(self.fallos)
+        self.correo_principal = Correo(self.fallos, nombre="correo-principal")
+        self.correo_secundario = Correo(self.fallos, nombre="correo-secundario")
+
+    @property
+    def todos(self) -> tuple[ProveedorHttp, ...]:
+        return (self.pasarela, self.erp, self.correo_principal, self.correo_secundario)
+
+    def __enter__(self) -> Self:
+        for proveedor in self.todos:
+            proveedor.iniciar()
+        self.fallos.reiniciar_reloj()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for proveedor in self.todos:
+            proveedor.parar()
+
+
+class _Servidor(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default backlog of 5 drops connects when 20 consumers arrive at once
+
+
+def _manejador(proveedor: ProveedorHttp) -> type[BaseHTTPRequestHandler]:
+    """A request handler class bound to one provider (http.server wants a class)."""
+
+    class Manejador(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, so a client pool and a reset behave as in production
+        disable_nagle_algorithm = True  # headers and body go in two writes: without this, 40 ms each
+
+        def do_POST(self) -> None:
+            ruta = self.path.split("?", 1)[0]
+            longitud = int(self.headers.get("Content-Length") or 0)
+            crudo = self.rfile.read(longitud) if longitud else b""
+            with proveedor._lock:
+                proveedor.llamadas[ruta] += 1
+            fallo = proveedor.fallos.elegir(proveedor.nombre, ruta)
+            if fallo is not None and self._fallar_antes(fallo):
+                return
+            if proveedor.clave_api and self.headers.get("Authorization") != f"Bearer {proveedor.clave_api}":
+                return self._responder(401, {"error": "no_autorizado"})
+            try:
+                cuerpo = json.loads(crudo or b"{}")
+            except ValueError:
+                return self._responder(400, {"error": "json_invalido"})
+            estado, respuesta = proveedor.procesar(ruta, cuerpo, self.headers.get("Idempotency-Key"))
+            if fallo is not None and fallo.tipo is TipoFallo.CONEXION_CORTADA:
+                return self._cortar()  # tras_procesar: the effect happened, the answer is lost
+            self._responder(estado, respuesta)
+
+        def _fallar_antes(self, fallo: Fallo) -> bool:
+            """Apply a fault that acts before processing; True when the request is over."""
+            if fallo.tipo is TipoFallo.LATENCIA:
+                proveedor.dormir(fallo.latencia_s)
+                return False
+            if fallo.tipo is TipoFallo.ESTADO:
+                self._responder(fallo.codigo, {"error": "fallo_inyectado", "estado": fallo.codigo})
+            elif fallo.tipo is TipoFallo.LIMITE:
+                self._responder(429, {"error": "demasiadas_peticiones"}, {"Retry-After": str(fallo.retry_after_s)})
+            elif fallo.tipo is TipoFallo.TIEMPO_AGOTADO:
+                proveedor.dormir(fallo.latencia_s)
+                self.close_connection = True
+            elif fallo.tipo is TipoFallo.CONEXION_CORTADA:
+                if fallo.tras_procesar:
+                    return False
+                self._cortar()
+            return True
+
+        def _responder(self, estado: int, cuerpo: dict[str, Any], cabeceras: dict[str, str] | None = None) -> None:
+            datos = json.dumps(cuerpo).encode()
+            try:
+                self.send_response(estado)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(datos)))
+                if cuerpo.get("repetida"):
+                    self.send_header("Idempotent-Replayed", "true")
+                for nombre, valor in (cabeceras or {}).items():
+                    self.send_header(nombre, valor)
+                self.end_headers()
+                self.wfile.write(datos)
+            except OSError:  # the client already gave up (its read timeout): nothing to tell it
+                self.close_connection = True
+
+        def _cortar(self) -> None:
+            # SO_LINGER 0 turns close() into a TCP RST: the client sees "connection reset by peer".
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+            """Silence the per-request stderr line; the counters are the record."""
+
+    return Manejador
