@@ -1,0 +1,208 @@
+"""Step Functions definitions (ASL) as the rules need them: load, walk, check structure.
+
+cfn-lint checks the structure of an ASL document only on a native
+``AWS::StepFunctions::StateMachine`` (rule E3601), never on a SAM state machine's
+``DefinitionUri`` file, and it never checks that ``Next`` targets exist or that every
+state is reachable. This module does both, standalone (no project imports), so any
+project — or a local runner — can call it::
+
+    from cfn_lint_mensajeria import asl
+    problems = asl.structure_problems(asl.load_file("statemachines/x.asl.json"))
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from cfn_lint_mensajeria.recursos import SAM_STATE_MACHINE, STATE_MACHINES, props, resources
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+TERMINAL_TYPES = ("Succeed", "Fail")
+# A Lambda task whose retrier lists only these errors is retried before the function's
+# code ran: such retries never reach the function's dependency.
+LAMBDA_SERVICE_ERRORS = frozenset({
+    "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException", "Lambda.ClientExecutionTimeoutException",
+})
+
+
+class AslLoadError(ValueError):
+    """The definition could not be read (missing file, not JSON/YAML, not an object)."""
+
+
+@dataclass(frozen=True)
+class Estado:
+    """One state, wherever it is nested (Parallel branches, Map processors)."""
+
+    scope: tuple[str, ...]  # enclosing states, outermost first ("" scope = top level)
+    name: str
+    body: dict
+
+    @property
+    def label(self) -> str:
+        return "/".join((*self.scope, self.name))
+
+
+def load_file(path: str | Path) -> dict:
+    """Parse an ``.asl.json`` / ``.asl.yaml`` file into a definition dict."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AslLoadError(f"cannot read {p}: {exc.strerror}") from exc
+    try:
+        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise AslLoadError(f"{p} is not valid JSON: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise AslLoadError(f"{p} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise AslLoadError(f"{p} does not hold a JSON object")
+    return data
+
+
+def definition_of(resource: dict, base_dir: Path) -> tuple[dict | None, str]:
+    """(definition, where it came from) of a state machine resource; (None, why) when unreadable.
+
+    Reads a SAM ``Definition``/``DefinitionUri`` (a local path, relative to the
+    template) or a native ``Definition``/``DefinitionString`` (plain or ``Fn::Sub``).
+    """
+    p = props(resource)
+    if isinstance(p.get("Definition"), dict):
+        return p["Definition"], "Definition"
+    uri = p.get("DefinitionUri")
+    if resource.get("Type") == SAM_STATE_MACHINE and isinstance(uri, str):
+        try:
+            return load_file(base_dir / uri), uri
+        except AslLoadError as exc:
+            return None, str(exc)
+    text = p.get("DefinitionString")
+    if isinstance(text, dict) and "Fn::Sub" in text:
+        sub = text["Fn::Sub"]
+        text = sub[0] if isinstance(sub, list) and sub else sub
+    if isinstance(text, str):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            return None, f"DefinitionString is not JSON: {exc}"
+        return (data, "DefinitionString") if isinstance(data, dict) else (None, "DefinitionString not an object")
+    return None, "no local definition (S3 location or intrinsic)"
+
+
+def state_machines(template: dict, base_dir: Path) -> Iterator[tuple[str, dict | None, str]]:
+    """(logical id, definition or None, origin or reason) for every state machine."""
+    for rid, res in resources(template, *STATE_MACHINES).items():
+        definition, origin = definition_of(res, base_dir)
+        yield rid, definition, origin
+
+
+def walk(definition: dict, scope: tuple[str, ...] = ()) -> Iterator[Estado]:
+    """Every state, recursing into Parallel branches and Map item processors."""
+    states = definition.get("States")
+    if not isinstance(states, dict):
+        return
+    for name, body in states.items():
+        if not isinstance(body, dict):
+            continue
+        yield Estado(scope, name, body)
+        for i, branch in enumerate(body.get("Branches") or []):
+            if isinstance(branch, dict):
+                yield from walk(branch, (*scope, f"{name}[{i}]"))
+        processor = body.get("ItemProcessor") or body.get("Iterator")
+        if isinstance(processor, dict):
+            yield from walk(processor, (*scope, name))
+
+
+def _targets(body: dict) -> list[tuple[str, Any]]:
+    """(field, target name) pairs a state can transition to."""
+    out = [("Next", body["Next"])] if "Next" in body else []
+    if "Default" in body:
+        out.append(("Default", body["Default"]))
+    for i, choice in enumerate(body.get("Choices") or []):
+        if isinstance(choice, dict) and "Next" in choice:
+            out.append((f"Choices[{i}].Next", choice["Next"]))
+    for i, catcher in enumerate(body.get("Catch") or []):
+        if isinstance(catcher, dict) and "Next" in catcher:
+            out.append((f"Catch[{i}].Next", catcher["Next"]))
+    return out
+
+
+def _scope_problems(definition: dict, where: str) -> list[str]:
+    """Problems inside one States block (targets, reachability, dead ends)."""
+    states = definition.get("States")
+    if not isinstance(states, dict) or not states:
+        return [f"{where}: no States"]
+    problems = []
+    start = definition.get("StartAt")
+    if start not in states:
+        problems.append(f"{where}: StartAt '{start}' is not a state")
+    for name, body in states.items():
+        if not isinstance(body, dict):
+            continue
+        for fieldname, target in _targets(body):
+            if target not in states:
+                problems.append(f"{where}{name}: {fieldname} '{target}' is not a state in this scope")
+        stype = body.get("Type")
+        if stype not in (*TERMINAL_TYPES, "Choice") and not body.get("End") and "Next" not in body:
+            problems.append(f"{where}{name}: neither Next nor End")
+    seen, todo = set(), [start] if start in states else []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(t for _, t in _targets(states[name]) if t in states and t not in seen)
+    problems.extend(f"{where}{name}: unreachable from StartAt" for name in states if name not in seen)
+    return problems
+
+
+def structure_problems(definition: dict) -> list[str]:
+    """Missing targets, dead ends and unreachable states, in every scope of a definition."""
+    problems = _scope_problems(definition, "")
+    for estado in walk(definition):
+        for i, branch in enumerate(estado.body.get("Branches") or []):
+            if isinstance(branch, dict):
+                problems.extend(_scope_problems(branch, f"{estado.label}[{i}]/"))
+        processor = estado.body.get("ItemProcessor") or estado.body.get("Iterator")
+        if isinstance(processor, dict):
+            problems.extend(_scope_problems(processor, f"{estado.label}/"))
+    return problems
+
+
+@functools.cache
+def _default_rules():
+    from cfnlint.core import get_rules
+
+    return get_rules([], [], [])
+
+
+def schema_problems(definition: dict) -> list[str]:
+    """cfn-lint's own ASL checks (E3601), run by wrapping the definition in a native
+    ``AWS::StepFunctions::StateMachine`` — the only place cfn-lint applies them."""
+    from cfnlint.api import lint
+
+    wrapper = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Resources": {"Machine": {
+            "Type": "AWS::StepFunctions::StateMachine",
+            "Properties": {"RoleArn": "arn:aws:iam::123456789012:role/asl-check", "Definition": definition},
+        }},
+    }
+    matches = lint(json.dumps(wrapper), rules=_default_rules())
+    return [f"{'/'.join(map(str, m.path[4:]))}: {m.message}" for m in matches if m.rule.id == "E3601"]
+
+
+def retriers(definition: dict) -> Iterator[tuple[Estado, int, dict]]:
+    """(state, index, retrier) for every Retry entry in the definition."""
+    for estado in walk(definition):
+        for i, retrier in enumerate(estado.body.get("Retry") or []):
+            if isinstance(retrier, dict):
+                yield estado, i, retrier

@@ -1,0 +1,218 @@
+"""Read a decoded CloudFormation/SAM template the way the messaging rules need it.
+
+cfn-lint 1.58 does not run the SAM transform: it hands rules the template as written,
+with ``Globals`` merged into each ``AWS::Serverless::*`` resource. So a queue consumer
+can be spelt two ways (a SAM function's ``Events`` entry of type ``SQS``, or a native
+``AWS::Lambda::EventSourceMapping``) and every helper here understands both.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SQS_QUEUE = "AWS::SQS::Queue"
+ESM = "AWS::Lambda::EventSourceMapping"
+SAM_FUNCTION = "AWS::Serverless::Function"
+LAMBDA_FUNCTION = "AWS::Lambda::Function"
+FUNCTIONS = (SAM_FUNCTION, LAMBDA_FUNCTION)
+PIPE = "AWS::Pipes::Pipe"
+ALARM = "AWS::CloudWatch::Alarm"
+SAM_STATE_MACHINE = "AWS::Serverless::StateMachine"
+SFN_STATE_MACHINE = "AWS::StepFunctions::StateMachine"
+STATE_MACHINES = (SAM_STATE_MACHINE, SFN_STATE_MACHINE)
+
+DEFAULT_LAMBDA_TIMEOUT_S = 3  # CloudFormation's and SAM's default function timeout
+DEFAULT_VISIBILITY_TIMEOUT_S = 30  # SQS default
+STREAM_EVENT_TYPES = ("DynamoDB", "Kinesis")
+
+
+def resources(template: dict, *types: str) -> dict[str, dict]:
+    """Resources of the given types (all when none), by logical id."""
+    found = template.get("Resources") or {}
+    return {
+        rid: res
+        for rid, res in found.items()
+        if isinstance(res, dict) and (not types or res.get("Type") in types)
+    }
+
+
+def props(resource: dict | None) -> dict:
+    """A resource's Properties (empty when absent or not a mapping)."""
+    value = (resource or {}).get("Properties")
+    return value if isinstance(value, dict) else {}
+
+
+def ref_id(value: Any) -> str | None:
+    """The logical id a Ref / GetAtt / simple Sub points at, else None."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    (key, arg), = value.items()
+    if key == "Ref" and isinstance(arg, str):
+        return arg
+    if key == "Fn::GetAtt":
+        if isinstance(arg, list) and arg and isinstance(arg[0], str):
+            return arg[0]
+        if isinstance(arg, str):
+            return arg.split(".", 1)[0]
+    if key == "Fn::Sub" and isinstance(arg, str) and arg.startswith("${") and arg.endswith("}"):
+        return arg[2:-1].split(".", 1)[0]
+    return None
+
+
+def as_int(value: Any) -> int | None:
+    """An integer property value, or None when it is an intrinsic or absent."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def redrive(queue: dict) -> tuple[str | None, int | None] | None:
+    """(DLQ logical id, maxReceiveCount) of a queue, or None without a RedrivePolicy."""
+    policy = props(queue).get("RedrivePolicy")
+    if isinstance(policy, str):
+        try:
+            policy = json.loads(policy)
+        except ValueError:
+            return None
+    if not isinstance(policy, dict):
+        return None
+    return ref_id(policy.get("deadLetterTargetArn")), as_int(policy.get("maxReceiveCount"))
+
+
+def dead_letter_queues(template: dict) -> dict[str, list[str]]:
+    """Queues that receive dead letters, mapped to who sends them there.
+
+    A queue counts as a DLQ when another queue's RedrivePolicy, an event source
+    mapping's OnFailure destination, a Pipe's DeadLetterConfig or a function's
+    DeadLetterQueue points at it.
+    """
+    queues = resources(template, SQS_QUEUE)
+    found: dict[str, list[str]] = {}
+
+    def add(target: Any, source: str) -> None:
+        qid = ref_id(target)
+        if qid in queues:
+            found.setdefault(qid, []).append(source)
+
+    for qid, queue in queues.items():
+        policy = redrive(queue)
+        if policy:
+            add({"Ref": policy[0]} if policy[0] else None, qid)
+    for rid, res in resources(template).items():
+        p = props(res)
+        add(((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination"), rid)
+        add((p.get("DeadLetterQueue") or {}).get("TargetArn"), rid)
+        add((p.get("DeadLetterConfig") or {}).get("TargetArn"), rid)
+        for params in (p.get("SourceParameters") or {}).values():
+            if isinstance(params, dict):
+                add((params.get("DeadLetterConfig") or {}).get("Arn"), rid)
+        for event in sam_events(res):
+            dest = ((event[1].get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+            add(dest, rid)
+    return found
+
+
+def sam_events(resource: dict) -> list[tuple[str, dict, str]]:
+    """(event name, event Properties, event Type) of a SAM function's Events."""
+    events = props(resource).get("Events")
+    if resource.get("Type") != SAM_FUNCTION or not isinstance(events, dict):
+        return []
+    out = []
+    for name, event in events.items():
+        if isinstance(event, dict):
+            ep = event.get("Properties")
+            out.append((name, ep if isinstance(ep, dict) else {}, str(event.get("Type"))))
+    return out
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """Something that receives from a queue or stream: a Lambda mapping or a Pipe."""
+
+    source: str  # logical id of the queue / table / stream
+    kind: str  # "lambda" or "pipe"
+    resource: str  # logical id of the function (SAM event) / mapping / pipe
+    path: tuple[str | int, ...]  # where the mapping's properties sit, for RuleMatch
+    mapping: dict = field(hash=False)  # the mapping's properties (FunctionResponseTypes, ScalingConfig...)
+    function: str | None = None  # consuming function's logical id, when a Lambda
+
+
+def consumers(template: dict, sqs: bool = True) -> list[Consumer]:
+    """SQS consumers (``sqs=True``) or stream consumers (DynamoDB/Kinesis) of the template."""
+    out: list[Consumer] = []
+    queues = resources(template, SQS_QUEUE)
+    for rid, res in resources(template, SAM_FUNCTION).items():
+        for name, ep, etype in sam_events(res):
+            if sqs and etype == "SQS":
+                source = ref_id(ep.get("Queue"))
+            elif not sqs and etype in STREAM_EVENT_TYPES:
+                source = ref_id(ep.get("Stream"))
+            else:
+                continue
+            path = ("Resources", rid, "Properties", "Events", name, "Properties")
+            out.append(Consumer(source or "?", "lambda", rid, path, ep, rid))
+    for rid, res in resources(template, ESM).items():
+        p = props(res)
+        source = ref_id(p.get("EventSourceArn"))
+        if (source in queues) == sqs and _is_known_source(template, p.get("EventSourceArn"), sqs):
+            out.append(Consumer(source or "?", "lambda", rid, ("Resources", rid, "Properties"), p,
+                                ref_id(p.get("FunctionName"))))
+    for rid, res in resources(template, PIPE).items():
+        p = props(res)
+        source = ref_id(p.get("Source"))
+        if (source in queues) == sqs and _is_known_source(template, p.get("Source"), sqs):
+            out.append(Consumer(source or "?", "pipe", rid, ("Resources", rid, "Properties"), p))
+    return out
+
+
+def _is_known_source(template: dict, value: Any, sqs: bool) -> bool:
+    """Whether an ARN value is a queue (sqs) or a stream (not sqs) we can recognise."""
+    rid = ref_id(value)
+    if rid is not None and rid in resources(template):
+        if sqs:
+            return True
+        rtype = resources(template)[rid].get("Type", "")
+        return rtype in ("AWS::DynamoDB::Table", "AWS::Kinesis::Stream", "AWS::Serverless::SimpleTable")
+    text = json.dumps(value)
+    return (":sqs:" in text) if sqs else (":dynamodb:" in text or ":kinesis:" in text)
+
+
+def function_timeout_s(template: dict, function_id: str | None) -> int | None:
+    """A function's Timeout (Globals already merged), its default when unset, None when unknown."""
+    res = resources(template, *FUNCTIONS).get(function_id or "")
+    if res is None:
+        return None
+    timeout = props(res).get("Timeout", DEFAULT_LAMBDA_TIMEOUT_S)
+    return as_int(timeout)
+
+
+def function_env(template: dict, function_id: str | None) -> dict:
+    """A function's environment variables (Globals already merged)."""
+    res = resources(template, *FUNCTIONS).get(function_id or "")
+    variables = (props(res).get("Environment") or {}).get("Variables") if res else None
+    return variables if isinstance(variables, dict) else {}
+
+
+def path_to(resource_id: str, *keys: str | int) -> list[str | int]:
+    """A RuleMatch path under a resource."""
+    return ["Resources", resource_id, *keys]
+
+
+def base_dir(cfn: Any) -> Path:
+    """Folder that relative paths in a template (DefinitionUri) are relative to."""
+    filename = getattr(cfn, "filename", None)
+    return Path(filename).parent if filename else Path()
+
+
+def definition_path(resource_id: str, resource: dict) -> list[str | int]:
+    """Where a state machine's definition is written, for RuleMatch paths."""
+    p = props(resource)
+    key = next((k for k in ("DefinitionUri", "Definition", "DefinitionString") if k in p), "Properties")
+    return path_to(resource_id, "Properties", key) if key != "Properties" else path_to(resource_id)
