@@ -1,0 +1,21 @@
+"""A loopback moto server per test, as the local run uses it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from mercadofresco_local.servidor import ServidorMoto
+
+
+@pytest.fixture
+def servidor_moto() -> Iterator[ServidorMoto]:
+    from mercadofresco_local.servidor import ServidorMoto
+
+    # compresion 60: a queue's 60 s visibility lasts 1 s here
+    with ServidorMoto(compresion=60) as servidor:
+        yield servidor

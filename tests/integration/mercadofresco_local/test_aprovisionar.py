@@ -1,0 +1,61 @@
+"""The local runtime creates template.yaml's resources in moto from their own definitions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from mercadofresco_local.servidor import ServidorMoto
+
+pytestmark = pytest.mark.integration
+
+
+def test_aprovisionar_plantilla_crea_cada_recurso_con_su_nombre_y_configuracion(servidor_moto: ServidorMoto) -> None:
+    from mercadofresco.aws import client
+
+    from mercadofresco_local.aprovisionar import Aprovisionador
+    from mercadofresco_local.plantilla import Plantilla
+
+    # GIVEN the template as committed
+    plantilla = Plantilla()
+
+    # WHEN the runtime provisions it
+    aprovisionador = Aprovisionador(plantilla).aprovisionar()
+
+    # THEN every resource whose condition holds was created or explicitly marked as without local effect
+    activos = {lid for lid, r in plantilla.recursos.items() if plantilla.condicion(r.get("Condition"))}
+    assert set(aprovisionador.creados) | set(aprovisionador.sin_efecto) == activos
+    # AND the idempotency table carries the template's TTL attribute
+    ttl = client("dynamodb").describe_time_to_live(TableName="mercadofresco-idempotencia")
+    assert ttl["TimeToLiveDescription"]["AttributeName"] == "expira_en"
+    # AND every queue's redrive policy points at a queue that exists
+    sqs = client("sqs")
+    arns = set()
+    politicas = []
+    for url in sqs.list_queues().get("QueueUrls", []):
+        atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        arns.add(atributos["QueueArn"])
+        if "RedrivePolicy" in atributos:
+            politicas.append(atributos["RedrivePolicy"])
+    assert all(any(arn in p for arn in arns) for p in politicas)
+
+
+def test_aprovisionar_recurso_con_referencia_imposible_lo_nombra_en_el_error(servidor_moto: ServidorMoto) -> None:
+    from mercadofresco_local.aprovisionar import Aprovisionador
+    from mercadofresco_local.plantilla import Plantilla, PlantillaError
+
+    # GIVEN a template whose queue refers to a resource that does not exist
+    plantilla = Plantilla()
+    plantilla.doc["Resources"] = {
+        "Cola": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": {"Fn::GetAtt": ["NoExiste", "Arn"]}}}
+    }
+
+    # WHEN it is provisioned
+    with pytest.raises(PlantillaError) as error:
+        Aprovisionador(plantilla).aprovisionar()
+
+    # THEN the error names the resource that could not be resolved
+    assert "Cola" in str(error.value)
+    assert "NoExiste" in str(error.value)

@@ -1,0 +1,132 @@
+"""The local SQS event source mapping keeps Lambda's partial-batch and redrive semantics."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from mercadofresco_local.servidor import ServidorMoto
+
+pytestmark = pytest.mark.integration
+
+HANDLER = textwrap.dedent(
+    """
+    import threading
+    vistos = []
+    _cerrojo = threading.Lock()
+
+    def lambda_handler(event, context):
+        fallos = []
+        for r in event["Records"]:
+            with _cerrojo:
+                vistos.append(r["body"])
+            if r["body"].startswith("malo"):
+                fallos.append({"itemIdentifier": r["messageId"]})
+        return {"batchItemFailures": fallos}
+    """
+)
+
+
+def _colas(sqs, max_receive_count: int) -> tuple[str, str, str]:
+    dlq = sqs.create_queue(QueueName="prueba-fallidos")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    politica = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": max_receive_count})
+    cola = sqs.create_queue(QueueName="prueba", Attributes={"VisibilityTimeout": "60", "RedrivePolicy": politica})
+    arn = sqs.get_queue_attributes(QueueUrl=cola["QueueUrl"], AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return cola["QueueUrl"], arn, dlq
+
+
+def _esperar(condicion, timeout_s: float = 20.0) -> None:
+    limite = time.monotonic() + timeout_s
+    while not condicion():
+        assert time.monotonic() < limite, "timed out"
+        time.sleep(0.2)
+
+
+def test_mapeo_con_fallos_parciales_borra_los_buenos_y_redirige_los_malos_tras_max_receive_count(
+    servidor_moto: ServidorMoto, tmp_path: Path
+) -> None:
+    from mercadofresco.aws import client
+
+    from mercadofresco_local.funciones import Funcion
+    from mercadofresco_local.mapeos import Mapeo
+
+    # GIVEN a queue (maxReceiveCount 3) with 20 good and 2 poison messages, and a handler that reports the poison ones
+    (tmp_path / "app.py").write_text(HANDLER)
+    sqs = client("sqs")
+    url, arn, dlq = _colas(sqs, max_receive_count=3)
+    for i in range(20):
+        sqs.send_message(QueueUrl=url, MessageBody=f"bueno-{i}")
+    for i in range(2):
+        sqs.send_message(QueueUrl=url, MessageBody=f"malo-{i}")
+    funcion = Funcion(logical_id="Prueba", nombre="prueba", codigo=tmp_path)
+    mapeo = Mapeo(
+        nombre="prueba", funcion=funcion, cola_url=url, cola_arn=arn, tamano_lote=5, concurrencia=2,
+        reporta_fallos=True, visibilidad_s=1,
+    )  # fmt: skip
+
+    # WHEN the mapping runs until both poison messages are in the DLQ
+    mapeo.arrancar()
+    try:
+        _esperar(lambda: _visibles(sqs, dlq) == 2)
+    finally:
+        mapeo.parar()
+
+    # THEN every good message was processed once and deleted; each poison one was tried exactly 3 times
+    vistos = funcion.cargar().vistos
+    assert sorted(b for b in vistos if b.startswith("bueno")) == sorted(f"bueno-{i}" for i in range(20))
+    assert sorted(b for b in vistos if b.startswith("malo")) == ["malo-0"] * 3 + ["malo-1"] * 3
+    assert _visibles(sqs, url) == 0
+    assert mapeo.estadisticas.borrados == 20
+
+
+def test_mapeo_sin_report_batch_item_failures_cuando_el_handler_falla_no_borra_nada(
+    servidor_moto: ServidorMoto, tmp_path: Path
+) -> None:
+    from mercadofresco.aws import client
+
+    from mercadofresco_local.funciones import Funcion
+    from mercadofresco_local.mapeos import Mapeo
+
+    # GIVEN a handler that raises on every batch
+    (tmp_path / "app.py").write_text("def lambda_handler(event, context):\n    raise RuntimeError('caido')\n")
+    sqs = client("sqs")
+    url, arn, dlq = _colas(sqs, max_receive_count=2)
+    sqs.send_message(QueueUrl=url, MessageBody="uno")
+    funcion = Funcion(logical_id="Caida", nombre="caida", codigo=tmp_path)
+    mapeo = Mapeo(nombre="caida", funcion=funcion, cola_url=url, cola_arn=arn, concurrencia=1, visibilidad_s=1)
+
+    # WHEN the mapping runs
+    mapeo.arrancar()
+    try:
+        _esperar(lambda: _visibles(sqs, dlq) == 1)
+    finally:
+        mapeo.parar()
+
+    # THEN the message was never deleted: SQS redrove it after 2 failed receives
+    assert funcion.errores == 2
+    assert mapeo.estadisticas.borrados == 0
+
+
+def test_ids_fallidos_respuesta_con_id_ajeno_falla_todo_el_lote() -> None:
+    from mercadofresco_local.mapeos import ids_fallidos
+
+    # GIVEN a batch of two records and a response naming a record that is not in it
+    ids = {"a", "b"}
+
+    # WHEN / THEN Lambda treats the malformed response as a failure of the whole batch
+    assert ids_fallidos({"batchItemFailures": [{"itemIdentifier": "x"}]}, ids) == ids
+    assert ids_fallidos({"batchItemFailures": [{"itemIdentifier": "a"}]}, ids) == {"a"}
+    assert ids_fallidos({"batchItemFailures": []}, ids) == set()
+
+
+def _visibles(sqs, url: str) -> int:
+    atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+    return int(atributos["Attributes"]["ApproximateNumberOfMessages"])

@@ -1,0 +1,130 @@
+"""The template's functions as in-process handlers, loaded the way Lambda loads them.
+
+Each ``AWS::Serverless::Function`` becomes a :class:`Funcion`: ``functions/<CodeUri>/app.py``
+imported under a unique module name with its folder first on ``sys.path``, after its
+environment (``Globals`` merged with the function's own ``Environment``, resolved, then the
+local run's overrides such as the stand-ins' URLs) has been put in ``os.environ``.
+
+One process holds every function, so ``os.environ`` is shared: a variable two functions
+set to different values keeps the last one loaded. Handlers read their configuration at
+import (the project's rule), which is when each function's own values are in place.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco_local.plantilla import RAIZ
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from types import ModuleType
+
+_IMPORTAR = threading.Lock()
+
+
+@dataclass
+class ContextoLambda:
+    """What handlers read from Lambda's context object."""
+
+    function_name: str
+    memory_limit_in_mb: int = 512
+    timeout_s: float = 30.0
+    invoked_function_arn: str = ""
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int(self.timeout_s * 1000)
+
+
+@dataclass
+class Funcion:
+    """One function of the template, runnable in this process."""
+
+    logical_id: str
+    nombre: str
+    codigo: Path
+    handler: str = "app.lambda_handler"
+    entorno: dict[str, str] = field(default_factory=dict)
+    timeout_s: float = 30.0
+    memoria_mb: int = 512
+    invocaciones: int = 0
+    errores: int = 0
+    _modulo: ModuleType | None = None
+    _contador: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def manejador(self) -> Callable[[Any, Any], Any]:
+        modulo = self.cargar()
+        return getattr(modulo, self.handler.rsplit(".", 1)[1])
+
+    def cargar(self) -> ModuleType:
+        """Import the handler module once (a cold start), with this function's environment."""
+        with _IMPORTAR:
+            if self._modulo is None:
+                os.environ.update(self.entorno)
+                archivo = self.codigo / f"{self.handler.rsplit('.', 1)[0]}.py"
+                nombre = f"mf_local_{self.logical_id}_{uuid.uuid4().hex[:6]}"
+                spec = importlib.util.spec_from_file_location(nombre, archivo)
+                if spec is None or spec.loader is None:
+                    raise ImportError(f"{self.logical_id}: no handler module at {archivo}")
+                modulo = importlib.util.module_from_spec(spec)
+                sys.modules[nombre] = modulo
+                if str(self.codigo) not in sys.path:
+                    sys.path.insert(0, str(self.codigo))
+                spec.loader.exec_module(modulo)
+                self._modulo = modulo
+            return self._modulo
+
+    def invocar(self, evento: Any) -> Any:
+        """Call the handler as Lambda would; exceptions propagate (Lambda reports them as errors)."""
+        contexto = ContextoLambda(
+            function_name=self.nombre, timeout_s=self.timeout_s, memory_limit_in_mb=self.memoria_mb
+        )
+        with self._contador:
+            self.invocaciones += 1
+        try:
+            return self.manejador(evento, contexto)
+        except Exception:
+            with self._contador:
+                self.errores += 1
+            raise
+
+
+@dataclass
+class Funciones:
+    """Every function of the template, by logical id and by physical name."""
+
+    por_id: dict[str, Funcion] = field(default_factory=dict)
+
+    def agregar(self, funcion: Funcion) -> None:
+        self.por_id[funcion.logical_id] = funcion
+
+    def por_nombre(self, nombre_o_arn: str) -> Funcion:
+        nombre = nombre_o_arn.rsplit(":function:", 1)[-1].split(":", 1)[0]
+        for funcion in self.por_id.values():
+            if nombre in (funcion.nombre, funcion.logical_id):
+                return funcion
+        raise KeyError(f"no local function named {nombre_o_arn!r}")
+
+    def handlers(self) -> dict[str, Callable[[Any, Any], Any]]:
+        """Physical name -> a callable(event, context), for the moto Lambda patch."""
+        return {f.nombre: _manejador_diferido(f) for f in self.por_id.values()}
+
+
+def _manejador_diferido(funcion: Funcion) -> Callable[[Any, Any], Any]:
+    def manejar(evento: Any, contexto: Any = None) -> Any:
+        return funcion.invocar(evento)
+
+    return manejar
+
+
+def ruta_codigo(code_uri: str) -> Path:
+    return (RAIZ / code_uri).resolve()

@@ -1,0 +1,123 @@
+"""moto's server on loopback, so the runtime, the handlers and the operator CLI see one AWS.
+
+The local run uses ``ThreadedMotoServer`` (in this process, on 127.0.0.1 and a free port)
+rather than ``mock_aws``: ``mf-dlq --endpoint-url`` (a separate process) must reach the
+same queues as the handlers. Everything in this process reaches it through
+``AWS_ENDPOINT_URL``, which botocore honours for every client.
+
+Two moto settings are switched on here, in one place:
+
+- ``stepfunctions.execute_state_machine``: moto's ASL interpreter really runs executions;
+  its Lambda tasks call back into this server (``MOTO_PORT``), where the handler runs in
+  process (``mercadofresco_local.moto_lambda``).
+- the interpreter's ``time.sleep`` (Retry intervals) is divided by the run's
+  time-compression factor, so a ``Retry`` written for production (``IntervalSeconds: 2``,
+  ``MaxDelaySeconds: 20``) keeps its shape and ratios but lasts ``1/compresion`` of it.
+  The ASL itself is never copied or rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+CREDENCIALES_LOCALES = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_SECURITY_TOKEN": "testing",
+}
+
+# The moto module whose ``time.sleep`` is a Retry's wait (moto 5.2.5; Wait states use an
+# Event and are not compressed: the workflow has none).
+_MODULOS_CON_ESPERA = ("moto.stepfunctions.parser.asl.component.common.retry.retrier_decl",)
+
+
+def puerto_libre() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def reloj_comprimido(compresion: float) -> SimpleNamespace:
+    """A stand-in for the ``time`` module whose ``sleep`` lasts ``1/compresion`` of the asked time."""
+    reloj = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
+    reloj.sleep = lambda s: time.sleep(max(0.0, float(s)) / compresion)
+    return reloj
+
+
+@dataclass
+class ServidorMoto:
+    """moto's server on ``127.0.0.1:<free port>`` with the local run's settings applied."""
+
+    region: str = "eu-south-2"
+    compresion: float = 1.0
+    puerto: int = field(default_factory=puerto_libre)
+    _servidor: Any = None
+    _env_previo: dict[str, str | None] = field(default_factory=dict)
+    _relojes_previos: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.puerto}"
+
+    def arrancar(self) -> ServidorMoto:
+        import importlib
+        import logging
+
+        from moto.core.config import default_user_config
+        from moto.server import ThreadedMotoServer
+
+        default_user_config["stepfunctions"]["execute_state_machine"] = True
+        default_user_config["lambda"]["use_docker"] = False
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+        self._fijar_env(
+            {
+                **CREDENCIALES_LOCALES,
+                "AWS_ENDPOINT_URL": self.url,
+                "MOTO_PORT": str(self.puerto),
+                "AWS_DEFAULT_REGION": self.region,
+                "AWS_REGION": self.region,
+            }
+        )
+        for nombre in _MODULOS_CON_ESPERA:
+            modulo = importlib.import_module(nombre)
+            self._relojes_previos[nombre] = modulo.time
+            modulo.time = reloj_comprimido(self.compresion)
+        self._servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=self.puerto, verbose=False)
+        self._servidor.start()
+        # moto's backends are process-global: a server started after another must start empty.
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST"), timeout=10)
+        return self
+
+    def parar(self) -> None:
+        import importlib
+
+        if self._servidor is not None:
+            self._servidor.stop()
+            self._servidor = None
+        for nombre, reloj in self._relojes_previos.items():
+            importlib.import_module(nombre).time = reloj
+        self._relojes_previos.clear()
+        for clave, valor in self._env_previo.items():
+            if valor is None:
+                os.environ.pop(clave, None)
+            else:
+                os.environ[clave] = valor
+        self._env_previo.clear()
+
+    def _fijar_env(self, valores: dict[str, str]) -> None:
+        for clave, valor in valores.items():
+            self._env_previo.setdefault(clave, os.environ.get(clave))
+            os.environ[clave] = valor
+
+    def __enter__(self) -> ServidorMoto:
+        return self.arrancar()
+
+    def __exit__(self, *exc: object) -> None:
+        self.parar()
