@@ -72,3 +72,14 @@ NOMBRES_PARA_EL_FLUJO = tuple(
         EventoInvalido,
     )
 )
+
+
+class ResultadoDesconocido(MercadoFrescoError):
+    """A non-idempotent provider call timed out reading: it may or may not have happened.
+
+    Neither transient nor permanent: retrying could charge twice, giving up could lose a charge.
+    The HTTP layer never retries it; the caller reconciles (asks the provider) before acting.
+    """
+
+
+NOMBRES_PARA_EL_FLUJO = (*NOMBRES_PARA_EL_FLUJO, ResultadoDesconocido.__name__)

@@ -1,0 +1,25 @@
+"""A circuit breaker whose state every concurrent consumer shares in Valkey (lesson, section 9).
+
+``CircuitBreaker("pasarela", cliente_valkey(), config=BreakerConfig(...))`` then
+``with breaker.guard(): ...`` or ``breaker.call(fn)``; an open breaker raises
+:class:`mercadofresco.errors.CircuitoAbierto` without calling the dependency.
+Importing this package imports no driver; ``redis`` loads when a breaker gets a client.
+"""
+
+from __future__ import annotations
+
+from mercadofresco.circuit_breaker.config import PREFIJO_CLAVES, BreakerConfig
+from mercadofresco.circuit_breaker.core import CircuitBreaker, Permiso
+from mercadofresco.circuit_breaker.estado import Decision, Estado
+from mercadofresco.circuit_breaker.metricas import Metricas, MetricasPowertools
+
+__all__ = [
+    "PREFIJO_CLAVES",
+    "BreakerConfig",
+    "CircuitBreaker",
+    "Decision",
+    "Estado",
+    "Metricas",
+    "MetricasPowertools",
+    "Permiso",
+]

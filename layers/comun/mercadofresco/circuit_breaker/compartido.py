@@ -1,0 +1,70 @@
+"""The breaker's state in Valkey: one Lua script, one ``EVALSHA`` per guarded call.
+
+redis-py's :class:`~redis.commands.core.Script` sends ``EVALSHA`` and, on ``NOSCRIPT`` (a
+failover, a ``SCRIPT FLUSH``), loads the script and sends it again: no ``SCRIPT LOAD`` round
+trip up front, and a restarted node costs one extra round trip once.
+
+Time: by default the script reads the server's ``TIME``, so every Lambda judges "has the open
+period ended?" and "which bucket is now?" by one clock, immune to skew between hosts. Tests
+pass ``now`` from an injected clock instead, to jump past a cool-down without sleeping.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
+
+from mercadofresco.circuit_breaker.estado import Decision, Estado, EstadoCompartidoNoDisponibleError
+
+if TYPE_CHECKING:
+    import redis
+
+    from mercadofresco.circuit_breaker.config import BreakerConfig
+
+_LUA = files("mercadofresco.circuit_breaker").joinpath("circuito.lua").read_text()
+
+
+class EstadoCompartido:
+    """The script's caller for one dependency's key."""
+
+    def __init__(self, clave: str, redis_client: redis.Redis, config: BreakerConfig) -> None:
+        self.clave = clave
+        self._script = redis_client.register_script(_LUA)
+        self._config_args = [
+            config.cubeta_ms,
+            config.cubetas,
+            config.minimo_llamadas,
+            config.tasa_fallos,
+            config.fallos_seguidos,
+            int(config.apertura_base_s * 1000),
+            int(config.apertura_max_s * 1000),
+            int(config.reserva_sonda_s * 1000),
+        ]
+
+    def ejecutar(
+        self, op: str, *, ahora_ms: int | None, pendientes: str = "", token: str = "", resultado: str = ""
+    ) -> Decision:
+        """Run ``op`` in one round trip; Valkey errors become :class:`EstadoCompartidoNoDisponibleError`."""
+        args = [op, "" if ahora_ms is None else ahora_ms, pendientes, token, resultado, *self._config_args]
+        try:
+            r = self._script(keys=[self.clave], args=args)
+        except RedisError as exc:
+            raise EstadoCompartidoNoDisponibleError(f"{type(exc).__name__}: {exc}") from exc
+        return Decision(
+            admitido=bool(r[0]),
+            estado=Estado(_texto(r[1])),
+            abierto_hasta_ms=int(r[2]),
+            aperturas=int(r[3]),
+            es_sonda=bool(r[4]),
+            motivo_apertura=_texto(r[5]),
+            ahora_ms=int(r[6]),
+            exitos_ventana=int(r[7]),
+            fallos_ventana=int(r[8]),
+            fallos_seguidos=int(r[9]),
+        )
+
+
+def _texto(valor: bytes | str) -> str:
+    return valor.decode() if isinstance(valor, bytes) else valor

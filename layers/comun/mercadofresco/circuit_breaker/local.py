@@ -1,0 +1,85 @@
+"""The degraded mode: a breaker in process memory, used while Valkey is unreachable.
+
+Deliberately simpler than the shared one: only consecutive failures open it (one process sees
+too few calls for a meaningful rate), with a lower bar (``fallos_seguidos_local``); the open
+time still grows exponentially, and half-open admits one probe in this process. Twenty Lambdas
+in degraded mode are twenty small breakers: worse than one shared breaker, far better than none.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from mercadofresco.circuit_breaker.estado import Decision, Estado
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mercadofresco.circuit_breaker.config import BreakerConfig
+
+
+class BreakerLocal:
+    """Process-local state machine; ``reloj`` returns seconds."""
+
+    def __init__(self, config: BreakerConfig, reloj: Callable[[], float]) -> None:
+        self._config, self._reloj = config, reloj
+        self._lock = threading.Lock()
+        self._abierto_hasta = 0.0  # 0 = closed
+        self._aperturas = 0
+        self._seguidos = 0
+        self._sonda_hasta = 0.0  # a live in-process probe reservation
+
+    def adquirir(self) -> Decision:
+        with self._lock:
+            ahora = self._reloj()
+            if self._abierto_hasta == 0:
+                return self._decision(True, Estado.CERRADO, ahora)
+            if ahora < self._abierto_hasta or ahora < self._sonda_hasta:
+                estado = Estado.ABIERTO if ahora < self._abierto_hasta else Estado.SEMIABIERTO
+                return self._decision(False, estado, ahora)
+            self._sonda_hasta = ahora + self._config.reserva_sonda_s
+            return self._decision(True, Estado.SEMIABIERTO, ahora, es_sonda=True)
+
+    def instantanea(self) -> Decision:
+        """The state now, reserving nothing."""
+        with self._lock:
+            ahora = self._reloj()
+            if self._abierto_hasta == 0:
+                estado = Estado.CERRADO
+            else:
+                estado = Estado.ABIERTO if ahora < self._abierto_hasta else Estado.SEMIABIERTO
+            return self._decision(estado is Estado.CERRADO, estado, ahora)
+
+    def registrar(self, exito: bool, *, es_sonda: bool) -> str:
+        """Record one outcome; returns the opening reason when this outcome opened the breaker."""
+        with self._lock:
+            if es_sonda:
+                self._sonda_hasta = 0.0
+                if exito:
+                    self._abierto_hasta, self._aperturas, self._seguidos = 0.0, 0, 0
+                    return ""
+                return self._abrir("sonda_fallida")
+            self._seguidos = 0 if exito else self._seguidos + 1
+            if self._abierto_hasta == 0 and self._seguidos >= self._config.fallos_seguidos_local:
+                return self._abrir("fallos_seguidos")
+            return ""
+
+    def _abrir(self, motivo: str) -> str:
+        duracion = min(self._config.apertura_max_s, self._config.apertura_base_s * 2**self._aperturas)
+        self._abierto_hasta = self._reloj() + duracion
+        self._aperturas += 1
+        self._seguidos = 0
+        return motivo
+
+    def _decision(self, admitido: bool, estado: Estado, ahora: float, *, es_sonda: bool = False) -> Decision:
+        return Decision(
+            admitido=admitido,
+            estado=estado,
+            abierto_hasta_ms=int(self._abierto_hasta * 1000),
+            aperturas=self._aperturas,
+            es_sonda=es_sonda,
+            motivo_apertura="",
+            ahora_ms=int(ahora * 1000),
+            fallos_seguidos=self._seguidos,
+        )

@@ -1,0 +1,44 @@
+"""Metrics the breaker, the budget and the HTTP client emit, one EMF line each.
+
+``single_metric`` flushes at once with its own dimension (``dependencia``), so these counts
+never add a dimension to the handler's own ``Metrics`` set, and a transition is published even
+if the handler later fails before its metrics flush.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+from mercadofresco.circuit_breaker.config import NAMESPACE_METRICAS
+
+CIRCUITO_ABIERTO = "CircuitoAbierto"
+ESTADO_COMPARTIDO_NO_DISPONIBLE = "EstadoCompartidoNoDisponible"
+REINTENTOS = "Reintentos"
+
+
+class Metricas(Protocol):
+    """Where counts go: ``contar("CircuitoAbierto", "pasarela")``."""
+
+    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None: ...
+
+
+class MetricasPowertools:
+    """Counts as Powertools EMF lines in ``MercadoFresco/Tienda`` with dimension ``dependencia``."""
+
+    def __init__(self, namespace: str = NAMESPACE_METRICAS) -> None:
+        self.namespace = namespace
+
+    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+        with single_metric(name=nombre, unit=MetricUnit.Count, value=valor, namespace=self.namespace) as metrica:
+            metrica.add_dimension(name="dependencia", value=dependencia)
+
+
+def como_metricas(metrics: Any) -> Metricas:
+    """Accept ``None`` (default sink), a :class:`Metricas`, or a Powertools ``Metrics`` (its namespace is used)."""
+    if metrics is None:
+        return MetricasPowertools()
+    if hasattr(metrics, "contar"):
+        return metrics
+    return MetricasPowertools(getattr(metrics, "namespace", None) or NAMESPACE_METRICAS)

@@ -1,0 +1,41 @@
+"""Retries that do not turn an outage into a storm (lesson, sections 5-8).
+
+- :class:`FullJitterBackoff` and friends: how long to wait (policy, no loop).
+- :func:`clasificar` / :class:`Clasificacion`: which outcomes deserve a retry, in one table.
+- :class:`RetryPolicy`: how many attempts one layer makes (:data:`MAX_INTENTOS_HTTP` = 2).
+- :class:`RetryBudget`: retries at most ~10 % of calls per dependency, shared in Valkey.
+
+``RetryBudget`` is loaded on first use, so importing this package never imports ``redis``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco.retry.backoff import Backoff, EqualJitterBackoff, FullJitterBackoff, NoBackoff, retry_after_s
+from mercadofresco.retry.clasificacion import Clasificacion, clasificar
+from mercadofresco.retry.politica import MAX_INTENTOS_HTTP, RetryPolicy
+
+if TYPE_CHECKING:
+    from mercadofresco.retry.budget import RetryBudget
+
+__all__ = [
+    "MAX_INTENTOS_HTTP",
+    "Backoff",
+    "Clasificacion",
+    "EqualJitterBackoff",
+    "FullJitterBackoff",
+    "NoBackoff",
+    "RetryBudget",
+    "RetryPolicy",
+    "clasificar",
+    "retry_after_s",
+]
+
+
+def __getattr__(nombre: str) -> Any:
+    if nombre == "RetryBudget":
+        from mercadofresco.retry.budget import RetryBudget
+
+        return RetryBudget
+    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")

@@ -1,0 +1,130 @@
+"""A retry budget per dependency, shared by every process through Valkey.
+
+Choice: the ratio form, as a token bucket fed by calls (Finagle's RetryBudget, gRPC's retry
+throttling). Every first attempt deposits ``ratio`` tokens (0.1), every retry costs one token,
+the bucket holds at most ``capacidad`` (10). So over any stretch retries <= 10 % of calls + 10,
+exactly the lesson's rule ("if more than 10 % of calls are retries, stop retrying until the
+proportion drops"), and after recovery successful calls refill it. botocore's quota form
+(500 capacity, cost 5/10, refund on success) was not chosen: its unit is not a share of the
+traffic, so "10 %" has no direct reading in it.
+
+Cost: zero Valkey round trips on the happy path. Deposits are counted in process and carried
+by the next retry's script call (one EVALSHA per retry). A process that dies loses its unsent
+deposits: the budget errs towards fewer retries, never more.
+
+Valkey unreachable: the same bucket runs in process (:class:`_BucketLocal`), so retries stay
+bounded per process instead of unbounded or all refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
+
+from mercadofresco.circuit_breaker.config import PREFIJO_CLAVES
+
+if TYPE_CHECKING:
+    import redis
+
+RATIO_POR_DEFECTO = 0.1  # the lesson: retries at most ~10 % of the traffic
+CAPACIDAD_POR_DEFECTO = 10.0  # a blip on a quiet dependency may still retry 10 calls
+VIDA_CLAVE_MS = 24 * 3600 * 1000  # an idle dependency's budget starts over full after a day
+
+_LUA = files("mercadofresco.retry").joinpath("presupuesto.lua").read_text()
+logger = logging.getLogger(__name__)
+
+
+class _BucketLocal:
+    """The same token bucket in process memory (degraded mode, or no Valkey client given)."""
+
+    def __init__(self, ratio: float, capacidad: float) -> None:
+        self.ratio, self.capacidad, self.fichas = ratio, capacidad, capacidad
+
+    def visitar(self, llamadas: int, pide: bool) -> bool:
+        self.fichas = min(self.capacidad, self.fichas + llamadas * self.ratio)
+        if pide and self.fichas >= 1:
+            self.fichas -= 1
+            return True
+        return False
+
+
+class RetryBudget:
+    """Whether a dependency may be retried now.
+
+    Parameters
+    ----------
+    dependencia:
+        Budget name (``pasarela``, ``erp``, ``correo-principal``): one bucket per dependency.
+    redis_client:
+        A client from :func:`mercadofresco.valkey.cliente_valkey`, or ``None`` for a budget of
+        this process only.
+    prefijo:
+        Key prefix (tests use a private one).
+
+    Examples
+    --------
+    >>> budget = RetryBudget("pasarela", None)
+    >>> budget.registrar_llamada()
+    >>> budget.permitir_reintento()
+    True
+    """
+
+    def __init__(
+        self,
+        dependencia: str,
+        redis_client: redis.Redis | None,
+        *,
+        prefijo: str = PREFIJO_CLAVES,
+        ratio: float = RATIO_POR_DEFECTO,
+        capacidad: float = CAPACIDAD_POR_DEFECTO,
+    ) -> None:
+        if not 0 < ratio <= 1 or capacidad < 1:
+            raise ValueError(f"need 0 < ratio <= 1 and capacidad >= 1, got {ratio}, {capacidad}")
+        self.dependencia = dependencia
+        self.clave = f"{prefijo}presupuesto:{dependencia}"
+        self.ratio, self.capacidad = ratio, capacidad
+        self._redis = redis_client
+        self._script = redis_client.register_script(_LUA) if redis_client is not None else None
+        self._local = _BucketLocal(ratio, capacidad)
+        self._pendientes = 0
+        self._lock = threading.Lock()
+
+    def registrar_llamada(self) -> None:
+        """Count a first attempt (its deposit travels with the next retry request)."""
+        with self._lock:
+            self._pendientes += 1
+
+    def permitir_reintento(self) -> bool:
+        """Take one token for a retry; ``False`` means: do not retry, fail now."""
+        return self._visitar(pide=True)
+
+    def fichas(self) -> float:
+        """Tokens left (deposits pending in this process are paid in first)."""
+        self._visitar(pide=False)
+        if self._script is None:
+            return self._local.fichas
+        try:
+            return float(self._redis.hget(self.clave, "fichas") or self.capacidad)
+        except RedisError:
+            return self._local.fichas
+
+    def _visitar(self, *, pide: bool) -> bool:
+        with self._lock:
+            llamadas, self._pendientes = self._pendientes, 0
+        if self._script is None:
+            return self._local.visitar(llamadas, pide)
+        try:
+            concedido, _ = self._script(
+                keys=[self.clave], args=[llamadas, self.ratio, self.capacidad, int(pide), VIDA_CLAVE_MS]
+            )
+        except RedisError as exc:
+            logger.warning(
+                "retry budget in Valkey unavailable, using this process's own",
+                extra={"dependencia": self.dependencia, "error": type(exc).__name__},
+            )
+            return self._local.visitar(llamadas, pide)
+        return bool(concedido)

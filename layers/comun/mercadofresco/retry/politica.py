@@ -1,0 +1,69 @@
+"""How many attempts one layer makes, and how long it waits between them.
+
+The lesson's discipline (section 7): one layer governs. For the order workflow the governing
+layer is Step Functions' ``Retry``; the HTTP layer inside a Lambda only absorbs a blip, so its
+default is :data:`MAX_INTENTOS_HTTP` = 2 attempts in total (one retry). The worst-case table
+(attempts per dependency across SDK x queue x workflow <= 15) cites that constant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mercadofresco.retry.backoff import Backoff, FullJitterBackoff
+from mercadofresco.retry.clasificacion import Clasificacion
+
+if TYPE_CHECKING:
+    import random
+
+MAX_INTENTOS_HTTP = 2  # total attempts per provider call in the HTTP layer, the first one included
+RETRY_AFTER_MAX_S = 5.0  # never sleep longer than this inside an invocation, whatever the provider asks
+ESPERA_429_MIN_S = 1.0  # a 429 without Retry-After waits this much more than the backoff: "later" means later
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Attempts and waits for one caller.
+
+    Parameters
+    ----------
+    max_intentos:
+        Total attempts including the first (``1`` disables retrying in this layer).
+    backoff:
+        Wait policy between attempts.
+    retry_after_max_s:
+        Upper bound on a provider's ``Retry-After`` (a provider asking for 10 minutes gets the
+        error instead: the queue or workflow waits, not a billed Lambda).
+    espera_429_min_s:
+        Added to the jittered backoff after a 429 without ``Retry-After`` (added, not max'ed,
+        so the waits of many callers stay spread out).
+    """
+
+    max_intentos: int = MAX_INTENTOS_HTTP
+    backoff: Backoff = field(default_factory=FullJitterBackoff)
+    retry_after_max_s: float = RETRY_AFTER_MAX_S
+    espera_429_min_s: float = ESPERA_429_MIN_S
+
+    def __post_init__(self) -> None:
+        if self.max_intentos < 1:
+            raise ValueError(f"max_intentos must be >= 1, got {self.max_intentos}")
+
+    def queda_intento(self, intento: int) -> bool:
+        """Whether attempt ``intento`` (0-based, just failed) may be followed by another."""
+        return intento + 1 < self.max_intentos
+
+    def espera_s(
+        self, reintento: int, clasificacion: Clasificacion, retry_after: float | None, rng: random.Random
+    ) -> float | None:
+        """Seconds to wait before retry number ``reintento`` (0-based), or ``None`` to give up now.
+
+        ``Retry-After`` wins when the provider sent one (429/503), bounded by ``retry_after_max_s``:
+        a longer request means the retry would not fit, so the caller fails now.
+        """
+        if retry_after is not None:
+            return retry_after if retry_after <= self.retry_after_max_s else None
+        espera = self.backoff.compute(reintento, rng)
+        if clasificacion is Clasificacion.TRANSITORIO_ESPERA_LARGA:
+            espera += self.espera_429_min_s
+        return espera
