@@ -1,0 +1,52 @@
+"""Idempotent consumers: run an operation once per domain key, whatever the redeliveries.
+
+"The system delivers at least once; the exactly-once *effect* is put there by the
+consumer." One conditional write in ``mercadofresco-idempotencia`` claims the key
+(``EN_CURSO``, with a lease), the outcome is stored (``COMPLETADO`` with its result,
+or ``FALLIDO``) and handed to every duplicate; a transient failure releases the key.
+See :mod:`mercadofresco.idempotency.store` for the timeline.
+
+Usage::
+
+    from mercadofresco.idempotency import IdempotencyStore, claves, idempotent
+
+    store = IdempotencyStore.from_env()
+
+    @idempotent(store, clave=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("pedido_id", "importe"))
+    def cobrar(pedido): ...
+"""
+
+from __future__ import annotations
+
+from mercadofresco.idempotency import claves
+from mercadofresco.idempotency.claves import Clave
+from mercadofresco.idempotency.config import IdempotencyConfig, lease_for_timeout
+from mercadofresco.idempotency.decorator import idempotent
+from mercadofresco.idempotency.exceptions import (
+    IdempotencyError,
+    IdempotencyInconsistentStateError,
+    IdempotencyKeyError,
+    IdempotencyPayloadMismatchError,
+    IdempotencyPersistenceError,
+    IdempotencyResultError,
+    OperacionFallidaError,
+)
+from mercadofresco.idempotency.registro import EstadoIdempotencia
+from mercadofresco.idempotency.store import IdempotencyStore
+
+__all__ = [
+    "Clave",
+    "EstadoIdempotencia",
+    "IdempotencyConfig",
+    "IdempotencyError",
+    "IdempotencyInconsistentStateError",
+    "IdempotencyKeyError",
+    "IdempotencyPayloadMismatchError",
+    "IdempotencyPersistenceError",
+    "IdempotencyResultError",
+    "IdempotencyStore",
+    "OperacionFallidaError",
+    "claves",
+    "idempotent",
+    "lease_for_timeout",
+]

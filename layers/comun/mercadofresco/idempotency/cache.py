@@ -1,0 +1,53 @@
+"""In-process LRU of ``COMPLETADO`` records: a warm function answers a duplicate with no call.
+
+Only finished successes are cached. An ``EN_CURSO`` record changes under our feet
+(its owner completes, fails or dies), and a ``FALLIDO`` one is cheap to ask for again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from mercadofresco.idempotency.registro import EstadoIdempotencia
+
+if TYPE_CHECKING:
+    from mercadofresco.idempotency.registro import Registro
+
+
+class CacheCompletados:
+    """A bounded, thread-safe map key → ``COMPLETADO`` record, evicting at ``expira_en``."""
+
+    def __init__(self, max_items: int) -> None:
+        self.max_items = max_items
+        self._registros: OrderedDict[str, Registro] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._registros)
+
+    def __contains__(self, clave: object) -> bool:
+        return clave in self._registros
+
+    def obtener(self, clave: str, ahora_s: float) -> Registro | None:
+        """The cached record, or ``None``; an expired one is evicted on the way."""
+        with self._lock:
+            registro = self._registros.get(clave)
+            if registro is None:
+                return None
+            if registro.expirado(ahora_s):
+                del self._registros[clave]
+                return None
+            self._registros.move_to_end(clave)
+            return registro
+
+    def guardar(self, registro: Registro) -> None:
+        """Cache a ``COMPLETADO`` record; any other state is refused (never cached)."""
+        if registro.estado is not EstadoIdempotencia.COMPLETADO:
+            raise ValueError(f"only COMPLETADO records are cached, got {registro.estado} for {registro.clave!r}")
+        with self._lock:
+            self._registros[registro.clave] = registro
+            self._registros.move_to_end(registro.clave)
+            while len(self._registros) > self.max_items:
+                self._registros.popitem(last=False)

@@ -1,0 +1,152 @@
+"""The four DynamoDB calls of the idempotency record, and the one place their failures are wrapped.
+
+Every call is a single conditional request on the low-level client. A
+``ConditionalCheckFailedException`` is an *answer* (someone else holds or finished
+the key) and comes back as a return value, never as an error to retry; any other
+failure of DynamoDB becomes :class:`IdempotencyPersistenceError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mercadofresco.idempotency.exceptions import IdempotencyPersistenceError
+from mercadofresco.idempotency.registro import EstadoIdempotencia, Registro, error_a_atributo
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+    from mercadofresco.idempotency.registro import ErrorGuardado
+
+_CCF = "ConditionalCheckFailedException"
+
+# Every attribute through a placeholder: the names are ours, DynamoDB's reserved words are many.
+_NOMBRES = {
+    f"#{n}": n
+    for n in ("clave", "estado", "expira_en", "caduca_bloqueo", "propietario", "hash_payload", "resultado", "error")
+}
+
+# The claim succeeds when the key is absent, or its record has expired (TTL deletes late),
+# or it is EN_CURSO with a lapsed lease (its consumer died) -- and, when the caller
+# validates payloads, only a claim over the *same* payload may be taken over.
+_RECLAMO = (
+    "attribute_not_exists(#clave) OR #expira_en < :ahora OR (#estado = :en_curso AND #caduca_bloqueo < :ahora{hash})"
+)
+_RECLAMO_HASH = " AND (attribute_not_exists(#hash_payload) OR #hash_payload = :hash)"
+# Finishing or releasing is for the claim's holder only; if the item vanished meanwhile
+# (deleted by hand), finishing re-creates it so duplicates still see the outcome.
+_ES_MIO = "attribute_not_exists(#clave) OR #propietario = :propietario"
+
+
+class DynamoDBRecords:
+    """Reads and writes idempotency records in one table through a low-level client."""
+
+    def __init__(self, table_name: str, client: BaseClient) -> None:
+        self.table_name = table_name
+        self.client = client
+
+    def reclamar(self, nuevo: Registro, ahora_s: int) -> tuple[bool, Registro | None]:
+        """One conditional PutItem. ``(True, None)`` if claimed, else ``(False, record found)``.
+
+        The record found comes from ``ReturnValuesOnConditionCheckFailure=ALL_OLD``: no GetItem.
+        It is ``None`` only if DynamoDB returned no item with the refusal.
+        """
+        valores: dict[str, Any] = {":ahora": {"N": str(ahora_s)}, ":en_curso": {"S": EstadoIdempotencia.EN_CURSO}}
+        if nuevo.hash_payload is not None:
+            valores[":hash"] = {"S": nuevo.hash_payload}
+        condicion = _RECLAMO.format(hash=_RECLAMO_HASH if nuevo.hash_payload is not None else "")
+        respuesta = self._llamar(
+            "put_item",
+            Item=nuevo.a_item(),
+            ConditionExpression=condicion,
+            ExpressionAttributeNames=_usados(condicion),
+            ExpressionAttributeValues=valores,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+        if isinstance(respuesta, _Rechazo):
+            return False, None if respuesta.item is None else Registro.de_item(respuesta.item)
+        return True, None
+
+    def completar(self, clave: str, propietario: str, resultado_json: str, expira_en: int) -> bool:
+        """EN_CURSO → COMPLETADO with the result; ``False`` if the claim is no longer ours."""
+        return self._terminar(
+            clave,
+            propietario,
+            "SET #estado = :estado, #resultado = :resultado, #expira_en = :expira_en REMOVE #caduca_bloqueo",
+            {
+                ":estado": {"S": EstadoIdempotencia.COMPLETADO},
+                ":resultado": {"S": resultado_json},
+                ":expira_en": {"N": str(expira_en)},
+            },
+        )
+
+    def marcar_fallido(self, clave: str, propietario: str, error: ErrorGuardado, expira_en: int) -> bool:
+        """EN_CURSO → FALLIDO with the error; ``False`` if the claim is no longer ours."""
+        return self._terminar(
+            clave,
+            propietario,
+            "SET #estado = :estado, #error = :error, #expira_en = :expira_en REMOVE #caduca_bloqueo",
+            {
+                ":estado": {"S": EstadoIdempotencia.FALLIDO},
+                ":error": error_a_atributo(error),
+                ":expira_en": {"N": str(expira_en)},
+            },
+        )
+
+    def liberar(self, clave: str, propietario: str) -> bool:
+        """Delete our claim after a transient failure; ``False`` if it is no longer ours."""
+        condicion = "#propietario = :propietario"
+        respuesta = self._llamar(
+            "delete_item",
+            Key={"clave": {"S": clave}},
+            ConditionExpression=condicion,
+            ExpressionAttributeNames=_usados(condicion),
+            ExpressionAttributeValues={":propietario": {"S": propietario}},
+        )
+        return not isinstance(respuesta, _Rechazo)
+
+    def leer(self, clave: str) -> Registro | None:
+        """Strongly consistent GetItem (used only while waiting for another consumer's outcome)."""
+        respuesta = self._llamar("get_item", Key={"clave": {"S": clave}}, ConsistentRead=True)
+        item = None if isinstance(respuesta, _Rechazo) else respuesta.get("Item")
+        return None if item is None else Registro.de_item(item)
+
+    def _terminar(self, clave: str, propietario: str, actualizacion: str, valores: dict[str, Any]) -> bool:
+        texto = f"{actualizacion} {_ES_MIO}"
+        respuesta = self._llamar(
+            "update_item",
+            Key={"clave": {"S": clave}},
+            UpdateExpression=actualizacion,
+            ConditionExpression=_ES_MIO,
+            ExpressionAttributeNames=_usados(texto),
+            ExpressionAttributeValues={**valores, ":propietario": {"S": propietario}},
+        )
+        return not isinstance(respuesta, _Rechazo)
+
+    def _llamar(self, operacion: str, **kwargs: Any) -> dict[str, Any] | _Rechazo:
+        """Call the client: its answer, a :class:`_Rechazo` for a failed condition, else the persistence error."""
+        try:
+            return getattr(self.client, operacion)(TableName=self.table_name, **kwargs)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == _CCF:
+                return _Rechazo(exc.response.get("Item"))
+            raise IdempotencyPersistenceError(
+                f"DynamoDB {operacion} on {self.table_name} failed: {exc.response.get('Error', {}).get('Code')}: {exc}"
+            ) from exc
+        except BotoCoreError as exc:
+            raise IdempotencyPersistenceError(f"DynamoDB {operacion} on {self.table_name} failed: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _Rechazo:
+    """A failed condition: the item DynamoDB returned with it (``ALL_OLD``), if any."""
+
+    item: dict[str, Any] | None
+
+
+def _usados(expresion: str) -> dict[str, str]:
+    """Only the placeholders an expression uses (DynamoDB rejects unused ones)."""
+    return {k: v for k, v in _NOMBRES.items() if k in expresion}

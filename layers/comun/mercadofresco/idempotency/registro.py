@@ -1,0 +1,113 @@
+"""The idempotency record as it lives in DynamoDB (one item per key).
+
+=================  ======  =====================================================================
+attribute          type    meaning
+=================  ======  =====================================================================
+``clave``          S       the key (partition key), e.g. ``cobro:PED-2026-084417``
+``estado``         S       ``EN_CURSO`` | ``COMPLETADO`` | ``FALLIDO``
+``expira_en``      N       epoch seconds; past it the record counts as absent (DynamoDB TTL attribute)
+``caduca_bloqueo`` N       epoch seconds; end of an ``EN_CURSO`` claim (removed once finished)
+``propietario``    S       random token of the claim, so only its holder finishes or releases it
+``hash_payload``   S       SHA-256 of the canonical payload (absent when the caller validates none)
+``resultado``      S       the operation's result as JSON (``COMPLETADO``)
+``error``          M       ``{tipo, mensaje}`` of the permanent failure (``FALLIDO``)
+=================  ======  =====================================================================
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class EstadoIdempotencia(StrEnum):
+    """The three states of a record; with only two, two simultaneous consumers both run."""
+
+    EN_CURSO = "EN_CURSO"
+    COMPLETADO = "COMPLETADO"
+    FALLIDO = "FALLIDO"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGuardado:
+    """A permanent failure as stored: qualified class name and message."""
+
+    tipo: str
+    mensaje: str
+
+    @property
+    def modulo(self) -> str:
+        return self.tipo.rpartition(".")[0]
+
+    @property
+    def nombre(self) -> str:
+        return self.tipo.rpartition(".")[2]
+
+
+@dataclass(frozen=True, slots=True)
+class Registro:
+    """One idempotency record, decoded."""
+
+    clave: str
+    estado: EstadoIdempotencia
+    expira_en: int
+    caduca_bloqueo: int | None = None
+    propietario: str | None = None
+    hash_payload: str | None = None
+    resultado_json: str | None = None
+    error: ErrorGuardado | None = None
+
+    def expirado(self, ahora_s: float) -> bool:
+        """Past ``expira_en``: DynamoDB's TTL deletes late (up to 48 h), so treat it as absent."""
+        return self.expira_en < int(ahora_s)
+
+    def bloqueo_vivo(self, ahora_s: float) -> bool:
+        """An ``EN_CURSO`` claim whose lease has not ended."""
+        return (
+            self.estado is EstadoIdempotencia.EN_CURSO
+            and self.caduca_bloqueo is not None
+            and self.caduca_bloqueo >= int(ahora_s)
+        )
+
+    def resultado(self) -> Any:
+        """The stored result, decoded from JSON."""
+        return None if self.resultado_json is None else json.loads(self.resultado_json)
+
+    def a_item(self) -> dict[str, dict[str, Any]]:
+        """The DynamoDB (low-level, typed) item."""
+        item: dict[str, dict[str, Any]] = {
+            "clave": {"S": self.clave},
+            "estado": {"S": self.estado.value},
+            "expira_en": {"N": str(self.expira_en)},
+        }
+        opcionales = {
+            "caduca_bloqueo": None if self.caduca_bloqueo is None else {"N": str(self.caduca_bloqueo)},
+            "propietario": None if self.propietario is None else {"S": self.propietario},
+            "hash_payload": None if self.hash_payload is None else {"S": self.hash_payload},
+            "resultado": None if self.resultado_json is None else {"S": self.resultado_json},
+            "error": None if self.error is None else error_a_atributo(self.error),
+        }
+        item.update({k: v for k, v in opcionales.items() if v is not None})
+        return item
+
+    @classmethod
+    def de_item(cls, item: dict[str, dict[str, Any]]) -> Registro:
+        """Decode a low-level item (as GetItem or an ``ALL_OLD`` answer returns it)."""
+        error = item.get("error", {}).get("M")
+        return cls(
+            clave=item["clave"]["S"],
+            estado=EstadoIdempotencia(item["estado"]["S"]),
+            expira_en=int(item["expira_en"]["N"]),
+            caduca_bloqueo=int(item["caduca_bloqueo"]["N"]) if "caduca_bloqueo" in item else None,
+            propietario=item.get("propietario", {}).get("S"),
+            hash_payload=item.get("hash_payload", {}).get("S"),
+            resultado_json=item.get("resultado", {}).get("S"),
+            error=None if error is None else ErrorGuardado(tipo=error["tipo"]["S"], mensaje=error["mensaje"]["S"]),
+        )
+
+
+def error_a_atributo(error: ErrorGuardado) -> dict[str, Any]:
+    """The ``error`` map attribute of a ``FALLIDO`` record."""
+    return {"M": {"tipo": {"S": error.tipo}, "mensaje": {"S": error.mensaje}}}

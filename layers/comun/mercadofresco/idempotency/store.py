@@ -1,0 +1,272 @@
+"""``IdempotencyStore``: run an operation once per key and give every duplicate its outcome.
+
+Lock and TTL timeline of one key (``t0`` = claim, ``t1`` = the operation ends)::
+
+    t0 claim (PutItem, conditional)         t0 + lease_s                 t1 + expires_after_s
+    |--- EN_CURSO, lease live --------------|--- EN_CURSO, lease over -----...
+    |    duplicate -> OperacionEnCurso      |    next consumer takes the key over (its consumer died)
+    |
+    t1 success: UpdateItem -> COMPLETADO ---------------------------------|--- counts as absent
+         duplicate -> stored result, no operation                         |    (TTL deletes up to 48 h
+    t1 permanent error: UpdateItem -> FALLIDO                             |     later; a claim
+         duplicate -> the same error again, no operation                  |     overwrites it)
+    t1 transient error: DeleteItem -> absent: the retry runs the operation again
+
+Calls per outcome: first success 2 (PutItem + UpdateItem); duplicate 1 (the refused
+PutItem returns the record with ``ALL_OLD``, no GetItem); duplicate from the local
+cache 0. Only the opt-in wait mode reads (GetItem) while another consumer holds the key.
+
+Why the lease is its own setting: a charge whose function timed out may still be in
+flight at the gateway; the key must stay claimed past the function's death for as long
+as the side effect can take, not merely for the invocation's remaining time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+import uuid
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco import errors
+from mercadofresco.idempotency import claves
+from mercadofresco.idempotency.cache import CacheCompletados
+from mercadofresco.idempotency.config import IdempotencyConfig
+from mercadofresco.idempotency.dynamodb import DynamoDBRecords
+from mercadofresco.idempotency.exceptions import (
+    IdempotencyInconsistentStateError,
+    IdempotencyKeyError,
+    IdempotencyPayloadMismatchError,
+    IdempotencyPersistenceError,
+    IdempotencyResultError,
+    OperacionFallidaError,
+)
+from mercadofresco.idempotency.registro import ErrorGuardado, EstadoIdempotencia, Registro
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from botocore.client import BaseClient
+
+logger = logging.getLogger(__name__)
+
+ENV_TABLA = "TABLA_IDEMPOTENCIA"
+MAX_CLAIM_ATTEMPTS = 3  # a refused claim whose record then vanishes is claimed again, this many times in all
+MAX_ERROR_MESSAGE_CHARS = 1000  # a stored error message is for humans and for the replayed exception
+
+
+class IdempotencyStore:
+    """Idempotency records in one DynamoDB table.
+
+    Parameters
+    ----------
+    table_name
+        The table (``mercadofresco-idempotencia``; partition key ``clave``, TTL ``expira_en``).
+    client
+        A low-level DynamoDB client; ``mercadofresco.aws.client("dynamodb")`` when omitted.
+    config
+        :class:`IdempotencyConfig`; ``IdempotencyConfig()`` when omitted.
+    now_s, sleep
+        Clock (epoch seconds) and sleep, injectable so tests move time instead of waiting.
+
+    Examples
+    --------
+    >>> store = IdempotencyStore.from_env()
+    >>> referencia = store.run(claves.cobro(pedido["pedido_id"]), lambda: pasarela.cobrar(pedido),
+    ...                        payload={"pedido_id": pedido["pedido_id"], "importe": pedido["importe"]})
+    """
+
+    def __init__(
+        self,
+        table_name: str,
+        client: BaseClient | None = None,
+        config: IdempotencyConfig | None = None,
+        *,
+        now_s: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if client is None:
+            from mercadofresco import aws
+
+            client = aws.client("dynamodb")
+        self.table_name = table_name
+        self.config = config or IdempotencyConfig()
+        self.registros = DynamoDBRecords(table_name, client)
+        self.cache = CacheCompletados(self.config.local_cache_max_items) if self.config.local_cache else None
+        self._now_s = now_s
+        self._sleep = sleep
+
+    @classmethod
+    def from_env(cls, config: IdempotencyConfig | None = None, **kwargs: Any) -> IdempotencyStore:
+        """The table named by ``TABLA_IDEMPOTENCIA``, the project's client, ``IdempotencyConfig.from_env()``."""
+        tabla = os.environ.get(ENV_TABLA)
+        if not tabla:
+            raise IdempotencyPersistenceError(f"environment variable {ENV_TABLA} (the idempotency table) is not set")
+        return cls(tabla, None, config or IdempotencyConfig.from_env(), **kwargs)
+
+    def run(self, clave: claves.Clave, operacion: Callable[[], Any], payload: Any = None) -> Any:
+        """Run ``operacion`` once for ``clave`` and return its (JSON round-tripped) result.
+
+        Parameters
+        ----------
+        clave
+            A key from :mod:`mercadofresco.idempotency.claves` (a plain ``str`` is refused).
+        operacion
+            Zero-argument callable returning a JSON-serialisable value.
+        payload
+            What identifies the request (hashed before the operation runs); a duplicate
+            with another payload raises instead of receiving this one's result. ``None``:
+            no validation.
+
+        Raises
+        ------
+        OperacionEnCurso
+            Another consumer holds a live claim (retry later).
+        IdempotencyPayloadMismatchError
+            Same key, different payload.
+        IdempotencyPersistenceError
+            DynamoDB failed.
+        Exception
+            The operation's own error (first run), or the stored permanent one (duplicate).
+        """
+        if type(clave) is not claves.Clave:
+            raise IdempotencyKeyError(
+                f"idempotency key must be built with mercadofresco.idempotency.claves (e.g. claves.cobro(pedido_id)), "
+                f"got {type(clave).__name__} {clave!r}"
+            )
+        hash_payload = None if payload is None else claves.hash_canonico(payload)
+        if self.cache is not None and (guardado := self.cache.obtener(clave, self._now_s())) is not None:
+            _validar_payload(guardado, hash_payload)
+            return guardado.resultado()
+        propietario = uuid.uuid4().hex  # identifies this claim's holder; never part of a key
+        existente = self._reclamar(clave, hash_payload, propietario)
+        if existente is None:
+            return self._ejecutar(clave, operacion, propietario, hash_payload)
+        return self._responder_duplicado(existente)
+
+    def _reclamar(self, clave: str, hash_payload: str | None, propietario: str) -> Registro | None:
+        """Claim the key: ``None`` if ours now, else the outcome-bearing record found."""
+        for _ in range(MAX_CLAIM_ATTEMPTS):
+            ahora = self._now_s()
+            nuevo = Registro(
+                clave=clave,
+                estado=EstadoIdempotencia.EN_CURSO,
+                expira_en=int(ahora) + self.config.expires_after_s,
+                caduca_bloqueo=int(ahora) + self.config.lease_s,
+                propietario=propietario,
+                hash_payload=hash_payload,
+            )
+            ganado, existente = self.registros.reclamar(nuevo, int(ahora))
+            if ganado:
+                return None
+            if existente is not None:
+                _validar_payload(existente, hash_payload)
+                if existente.estado is EstadoIdempotencia.EN_CURSO and self.config.wait_for_completion_s > 0:
+                    existente = self._esperar(existente, hash_payload)
+            if existente is not None:  # None: refused but gone by the time we looked; claim again
+                return existente
+        raise IdempotencyInconsistentStateError(
+            f"claim on {clave!r} refused {MAX_CLAIM_ATTEMPTS} times but no record could be read; retry later"
+        )
+
+    def _esperar(self, en_curso: Registro, hash_payload: str | None) -> Registro | None:
+        """Poll a live claim until its outcome, up to ``wait_for_completion_s``.
+
+        Returns the finished record, the same ``EN_CURSO`` one when time runs out, or
+        ``None`` when the record vanished or its lease lapsed (the key can be claimed).
+        """
+        limite = self._now_s() + self.config.wait_for_completion_s
+        while self._now_s() < limite:
+            self._sleep(self.config.poll_interval_s)
+            leido = self.registros.leer(en_curso.clave)
+            ahora = self._now_s()
+            if leido is None or leido.expirado(ahora):
+                return None
+            _validar_payload(leido, hash_payload)
+            if leido.estado is not EstadoIdempotencia.EN_CURSO:
+                return leido
+            if not leido.bloqueo_vivo(ahora):
+                return None
+            en_curso = leido
+        return en_curso
+
+    def _ejecutar(self, clave: str, operacion: Callable[[], Any], propietario: str, hash_payload: str | None) -> Any:
+        """Run the claimed operation and record its outcome."""
+        try:
+            resultado = operacion()
+        except Exception as exc:
+            if isinstance(exc, self.config.permanent_errors):
+                self._terminar(clave, exc, partial(self._registrar_fallo, clave, propietario, exc))
+            else:
+                self._terminar(clave, exc, partial(self.registros.liberar, clave, propietario))
+            raise
+        try:
+            resultado_json = json.dumps(resultado, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            error = IdempotencyResultError(f"result of {clave!r} is not JSON-serialisable: {exc}")
+            # The side effect has happened: record it FALLIDO rather than let a retry repeat it.
+            self._terminar(clave, error, partial(self._registrar_fallo, clave, propietario, error))
+            raise error from exc
+        expira_en = int(self._now_s()) + self.config.expires_after_s
+        if not self.registros.completar(clave, propietario, resultado_json, expira_en):
+            logger.warning("idempotency claim lost before completion (lease too short?)", extra={"clave": clave})
+        elif self.cache is not None:
+            completado = Registro(
+                clave, EstadoIdempotencia.COMPLETADO, expira_en, None, propietario, hash_payload, resultado_json
+            )
+            self.cache.guardar(completado)
+        return json.loads(resultado_json)
+
+    def _registrar_fallo(self, clave: str, propietario: str, exc: BaseException) -> bool:
+        tipo = f"{type(exc).__module__}.{type(exc).__qualname__}"
+        error = ErrorGuardado(tipo=tipo, mensaje=str(exc)[:MAX_ERROR_MESSAGE_CHARS])
+        expira_en = int(self._now_s()) + self.config.expires_after_s
+        return self.registros.marcar_fallido(clave, propietario, error, expira_en)
+
+    @staticmethod
+    def _terminar(clave: str, exc: BaseException, registrar: Callable[[], bool]) -> None:
+        """Record a failed run; a persistence failure here says which error it was handling."""
+        try:
+            if not registrar():
+                logger.warning("idempotency claim lost before recording a failure", extra={"clave": clave})
+        except IdempotencyPersistenceError as fallo:
+            fallo.add_note(f"while recording the operation's {type(exc).__name__}: {exc}")
+            raise
+
+    def _responder_duplicado(self, registro: Registro) -> Any:
+        """A duplicate's answer: the stored result, the stored failure, or 'in progress'."""
+        if registro.estado is EstadoIdempotencia.COMPLETADO:
+            if self.cache is not None:
+                self.cache.guardar(registro)
+            return registro.resultado()
+        if registro.estado is EstadoIdempotencia.FALLIDO:
+            raise _reconstruir_error(registro)
+        raise errors.OperacionEnCurso(
+            f"operation {registro.clave!r} is EN_CURSO in another consumer until "
+            f"caduca_bloqueo={registro.caduca_bloqueo} (epoch s); retry later"
+        )
+
+
+def _validar_payload(registro: Registro, hash_payload: str | None) -> None:
+    # Only when both sides carry a hash: a caller that validates nothing accepts any record.
+    if hash_payload is not None and registro.hash_payload is not None and hash_payload != registro.hash_payload:
+        raise IdempotencyPayloadMismatchError(registro.clave, registro.hash_payload, hash_payload)
+
+
+def _reconstruir_error(registro: Registro) -> Exception:
+    """The stored permanent failure again: the same domain class (the workflow's Catch matches it by name)."""
+    guardado = registro.error or ErrorGuardado(tipo="desconocido", mensaje="FALLIDO record without error")
+    clase = getattr(errors, guardado.nombre, None) if guardado.modulo == errors.__name__ else None
+    error: Exception | None = None
+    if isinstance(clase, type) and issubclass(clase, Exception):
+        try:
+            error = clase(guardado.mensaje)
+        except TypeError:  # a domain error with a richer constructor: fall back to the generic one
+            error = None
+    if error is None:
+        error = OperacionFallidaError(registro.clave, guardado.tipo, guardado.mensaje)
+    error.add_note(f"replayed from idempotency record {registro.clave!r} (FALLIDO); the operation did not run")
+    return error
