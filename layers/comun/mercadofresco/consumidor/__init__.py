@@ -1,0 +1,22 @@
+"""What every SQS consumer shares: envelopes, tolerant reading, dead letters with reasons, deferral.
+
+Usage in a handler::
+
+    consumidor = Consumidor("erp", {"PedidoConfirmado": Ruta(avisar, campos=("pedido_id",))},
+                            aplazar_en=(CircuitoAbierto,))
+
+    def lambda_handler(event, context):
+        return consumidor(event, context)  # {"batchItemFailures": [...]}
+
+Modules: :mod:`.lectura` (body -> :class:`Evento`), :mod:`.colas` (source queue, its DLQ,
+dead letters with ``mf-*`` attributes), :mod:`.aplazamiento` (defer without burning
+receives), :mod:`.lote` (the Powertools batch glue).
+"""
+
+from __future__ import annotations
+
+from mercadofresco.consumidor.aplazamiento import PoliticaAplazamiento
+from mercadofresco.consumidor.lectura import Evento, MensajeInvalido, Ruta, leer
+from mercadofresco.consumidor.lote import Consumidor
+
+__all__ = ["Consumidor", "Evento", "MensajeInvalido", "PoliticaAplazamiento", "Ruta", "leer"]

@@ -1,0 +1,111 @@
+"""Deferring a message while its dependency's circuit is open, without burning its receive count.
+
+The lesson's ``ChangeMessageVisibility(300)`` waits, but the redelivery still counts as a
+receive: four of them and a 30-minute ERP outage has sent every notice to the DLQ. So a
+standard queue's message is *re-sent* to the same queue with ``DelaySeconds`` and an
+incremented ``mf-aplazamientos`` attribute, and the original is acknowledged: the copy
+starts again at receive count 0. After ``max_aplazamientos`` deferrals the message goes
+to the DLQ with ``Motivo.APLAZAMIENTOS_AGOTADOS`` — an outage that long needs a person.
+
+A FIFO queue takes no per-message ``DelaySeconds``, and a re-send with the same dedup id
+inside 5 minutes would be silently dropped. There the message is *held*: its visibility
+is extended by the deferral delay and it is reported failed, which also stops its group
+(order kept). Only when one receive is left before ``maxReceiveCount`` is it recycled:
+re-sent with a fresh dedup id in the same group, counter + 1, original acknowledged.
+
+Timeline (standard queue, ERP down, defaults)::
+
+    t=0     receive #1, breaker open -> re-send delay 30..60 s,   mf-aplazamientos=1, ack
+    t~1m    receive #1 of the copy   -> re-send delay ~60..120 s, mf-aplazamientos=2, ack
+    ...     delays double up to 900 s (SQS's maximum), each one at least half its step
+    >=67 m  after 12 deferrals: DLQ, motivo aplazamientos-agotados
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+from mercadofresco import dlq
+from mercadofresco.consumidor.colas import aplazamientos, con_atributos, enviar_a_dlq, recepciones
+from mercadofresco.errors import ErrorTransitorio
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+    from mercadofresco.consumidor.colas import Cola
+
+logger = Logger(child=True)
+
+SQS_MAX_DELAY_S = 900  # SendMessage's DelaySeconds (and our hold) maximum
+
+
+class MensajeRetenido(ErrorTransitorio):
+    """A FIFO message held by visibility while its circuit is open: reported failed on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class PoliticaAplazamiento:
+    """How long and how often to defer.
+
+    Delay for deferral ``n`` (0-based): ``step = min(max_delay_s, base_delay_s * 2**n)``,
+    then *equal* jitter ``step/2 + uniform(0, step/2)``. Jitter so that recovered
+    dependencies do not get every deferred message in the same second; equal rather
+    than full jitter so that the total wait has a floor (:meth:`espera_minima_total_s`)
+    that a bound on outage length can be proved against.
+    """
+
+    base_delay_s: int = 60
+    max_delay_s: int = SQS_MAX_DELAY_S
+    max_aplazamientos: int = 12
+    rng: random.Random = field(default_factory=random.Random, compare=False)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.base_delay_s <= self.max_delay_s <= SQS_MAX_DELAY_S:
+            raise ValueError(f"need 0 < base_delay_s <= max_delay_s <= {SQS_MAX_DELAY_S}")
+        if self.max_aplazamientos < 1:
+            raise ValueError("max_aplazamientos must be >= 1")
+
+    def _escalon_s(self, n: int) -> int:
+        return min(self.max_delay_s, self.base_delay_s * 2**n)
+
+    def espera_s(self, n: int) -> int:
+        escalon = self._escalon_s(n)
+        return round(escalon / 2 + self.rng.uniform(0, escalon / 2))
+
+    def espera_minima_total_s(self) -> int:
+        """The shortest outage that can exhaust the deferrals: any shorter one loses nothing."""
+        return sum(self._escalon_s(n) // 2 for n in range(self.max_aplazamientos))
+
+
+def aplazar(
+    sqs: BaseClient, cola: Cola, record: dict[str, Any], politica: PoliticaAplazamiento, funcion: str, causa: str
+) -> None:
+    """Defer ``record``; return to acknowledge it, or raise :class:`MensajeRetenido` to keep it (FIFO)."""
+    n = aplazamientos(record)
+    if n >= politica.max_aplazamientos:
+        detalle = f"{n} deferrals while {causa}"
+        enviar_a_dlq(sqs, cola, record, dlq.Motivo.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
+        return
+    espera_s = politica.espera_s(n)
+    if cola.fifo and recepciones(record) < (cola.max_recepciones or 2) - 1:
+        sqs.change_message_visibility(
+            QueueUrl=cola.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=espera_s
+        )
+        logger.info("message held (FIFO)", espera_s=espera_s, causa=causa, message_id=record.get("messageId"))
+        raise MensajeRetenido(f"held {espera_s} s while {causa}")
+    envio: dict[str, Any] = {
+        "QueueUrl": cola.url,
+        "MessageBody": record["body"],
+        "MessageAttributes": con_atributos(record, {dlq.ATRIBUTO_APLAZAMIENTOS: str(n + 1)}),
+    }
+    if cola.fifo:
+        envio["MessageGroupId"] = record["attributes"]["MessageGroupId"]
+        envio["MessageDeduplicationId"] = f"aplazado:{record['messageId']}"
+    else:
+        envio["DelaySeconds"] = espera_s
+    sqs.send_message(**envio)
+    logger.info("message deferred", aplazamientos=n + 1, espera_s=espera_s, causa=causa, message_id=record["messageId"])

@@ -1,0 +1,148 @@
+"""The queues a record came from, and sending a record on to its dead-letter queue with its reason.
+
+A consumer learns its DLQ from the source queue's own ``RedrivePolicy`` (one
+``GetQueueAttributes`` per queue per cold start), so the template stays the only place
+that says which DLQ belongs to which queue, and ``maxReceiveCount`` comes with it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+from mercadofresco import dlq
+from mercadofresco.aws import cached_client
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+    from mercadofresco.dlq import Motivo
+
+logger = Logger(child=True)
+
+MAX_ATRIBUTOS = 10  # SQS's limit of message attributes per message
+MAX_DETALLE = 1000  # characters of the error kept with a dead letter
+
+
+class ColaSinDlqError(RuntimeError):
+    """The source queue has no RedrivePolicy: there is nowhere safe to put a bad message."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cola:
+    """A source queue as a consumer needs it."""
+
+    arn: str
+    url: str
+    dlq_url: str | None
+    max_recepciones: int | None
+
+    @property
+    def nombre(self) -> str:
+        return self.arn.rsplit(":", 1)[-1]
+
+    @property
+    def fifo(self) -> bool:
+        return self.nombre.endswith(".fifo")
+
+
+class Colas:
+    """Resolves a record's ``eventSourceARN`` to its :class:`Cola`, cached for the container's life."""
+
+    def __init__(self, sqs: BaseClient | None = None) -> None:
+        self._sqs = sqs
+        self._cache: dict[str, Cola] = {}
+
+    @property
+    def sqs(self) -> BaseClient:
+        return self._sqs or cached_client("sqs")
+
+    def _url(self, arn: str) -> str:
+        partes = arn.split(":")
+        return self.sqs.get_queue_url(QueueName=partes[5], QueueOwnerAWSAccountId=partes[4])["QueueUrl"]
+
+    def de_arn(self, arn: str) -> Cola:
+        if arn not in self._cache:
+            url = self._url(arn)
+            atributos = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])
+            redrive = json.loads(atributos.get("Attributes", {}).get("RedrivePolicy") or "{}")
+            destino = redrive.get("deadLetterTargetArn")
+            self._cache[arn] = Cola(
+                arn=arn,
+                url=url,
+                dlq_url=self._url(destino) if destino else None,
+                max_recepciones=int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
+            )
+        return self._cache[arn]
+
+
+def atributos_originales(record: dict[str, Any], excluir: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """The record's message attributes in ``SendMessage`` form (Lambda's event uses camelCase)."""
+    salida: dict[str, dict[str, Any]] = {}
+    for nombre, valor in (record.get("messageAttributes") or {}).items():
+        if nombre in excluir:
+            continue
+        tipo = valor.get("dataType", "String")
+        if valor.get("stringValue") is not None:
+            salida[nombre] = {"DataType": tipo, "StringValue": valor["stringValue"]}
+        elif valor.get("binaryValue") is not None:
+            salida[nombre] = {"DataType": tipo, "BinaryValue": base64.b64decode(valor["binaryValue"])}
+    return salida
+
+
+def con_atributos(record: dict[str, Any], propios: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The record's attributes with ``propios`` set (ours win), within SQS's limit of 10."""
+    nuestros = {k: {"DataType": "String", "StringValue": v} for k, v in propios.items()}
+    originales = atributos_originales(record, excluir=frozenset(nuestros))
+    cabe = MAX_ATRIBUTOS - len(nuestros)
+    return dict(list(originales.items())[:cabe]) | nuestros
+
+
+def recepciones(record: dict[str, Any]) -> int:
+    return int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
+
+
+def aplazamientos(record: dict[str, Any]) -> int:
+    valor = (record.get("messageAttributes") or {}).get(dlq.ATRIBUTO_APLAZAMIENTOS, {})
+    try:
+        return int(valor.get("stringValue") or 0)
+    except ValueError:
+        return 0
+
+
+def enviar_a_dlq(
+    sqs: BaseClient, cola: Cola, record: dict[str, Any], motivo: Motivo, detalle: str, funcion: str
+) -> None:
+    """Copy ``record`` to ``cola``'s DLQ with why (``mf-*`` attributes); the caller then acknowledges it.
+
+    A FIFO DLQ keeps the record's ``MessageGroupId``; its dedup id is the record's
+    MessageId, so a copy sent twice (the ack after it was lost) lands once.
+    """
+    if cola.dlq_url is None:
+        raise ColaSinDlqError(f"{cola.nombre} has no RedrivePolicy: refusing to drop a {motivo.value} message")
+    propios = {
+        dlq.ATRIBUTO_MOTIVO: motivo.value,
+        dlq.ATRIBUTO_DETALLE: detalle[:MAX_DETALLE],
+        dlq.ATRIBUTO_COLA_ORIGEN: cola.url,
+        dlq.ATRIBUTO_FUNCION: funcion,
+    }
+    envio: dict[str, Any] = {
+        "QueueUrl": cola.dlq_url,
+        "MessageBody": record["body"],
+        "MessageAttributes": con_atributos(record, propios),
+    }
+    if cola.dlq_url.endswith(".fifo"):
+        envio["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "sin-grupo"
+        envio["MessageDeduplicationId"] = record["messageId"]
+    sqs.send_message(**envio)
+    logger.warning(
+        "message sent to its DLQ",
+        motivo=motivo.value,
+        detalle=detalle[:MAX_DETALLE],
+        message_id=record.get("messageId"),
+        cola=cola.nombre,
+    )

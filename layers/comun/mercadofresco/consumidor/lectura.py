@@ -1,0 +1,125 @@
+"""Reading an SQS record's body as a domain event: envelopes, tolerant reader, contract check.
+
+A body reaches a consumer queue in one of three shapes, and the consumer must not care which:
+
+- raw JSON: ``{"tipo": "PedidoConfirmado", "version": 1, "pedido_id": ...}`` (SNS raw
+  delivery, a direct ``SendMessage`` such as the workflow's stock reservations);
+- an SNS envelope (a subscription without raw delivery): ``{"Type": "Notification",
+  "Message": "<the JSON above, as a string>", ...}``;
+- an EventBridge envelope (a bus rule targeting the queue): ``{"detail-type":
+  "CarritoAbandonado", "detail": {"version": 1, "carrito_id": ...}, ...}``. The envelope's
+  own ``"version": "0"`` is EventBridge's, never the event's: only ``detail`` counts.
+
+Tolerant reader: only the contract's required fields are checked; unknown fields are kept
+in ``Evento.datos`` and ignored, so a producer may add fields before its consumers know them
+(the lesson's compatible evolution). What cannot be read raises :class:`MensajeInvalido`
+with its :class:`~mercadofresco.dlq.Motivo`, which the batch glue turns into a dead letter.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco.dlq import Motivo
+from mercadofresco.errors import EventoInvalido
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+VERSIONES_POR_DEFECTO = frozenset({1})
+
+
+class MensajeInvalido(EventoInvalido):
+    """A message the consumer will never process: goes to the DLQ with ``motivo``."""
+
+    def __init__(self, motivo: Motivo, detalle: str) -> None:
+        super().__init__(f"{motivo.value}: {detalle}")
+        self.motivo = motivo
+        self.detalle = detalle
+
+
+@dataclass(frozen=True, slots=True)
+class Ruta:
+    """What a consumer does with one event type: its required fields, versions and handler."""
+
+    manejar: Callable[[Evento], Any]
+    campos: tuple[str, ...] = ()
+    versiones: frozenset[int] = field(default=VERSIONES_POR_DEFECTO)
+
+
+@dataclass(frozen=True, slots=True)
+class Evento:
+    """A domain event read from a record, whatever its envelope."""
+
+    tipo: str
+    version: int
+    datos: Mapping[str, Any]
+    sobre: str  # "sqs" (raw), "sns" or "eventbridge": where it came from, for logs
+
+    def __getitem__(self, campo: str) -> Any:
+        return self.datos[campo]
+
+    def get(self, campo: str, defecto: Any = None) -> Any:
+        return self.datos.get(campo, defecto)
+
+
+def _json_objeto(texto: str, que: str) -> dict[str, Any]:
+    try:
+        valor = json.loads(texto)
+    except (TypeError, ValueError) as exc:
+        raise MensajeInvalido(Motivo.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
+    if not isinstance(valor, dict):
+        raise MensajeInvalido(Motivo.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
+    return valor
+
+
+def desenvolver(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
+    """Strip the envelope: return ``(datos, tipo_del_sobre, sobre)``."""
+    datos = _json_objeto(cuerpo, "body")
+    if datos.get("Type") == "Notification" and isinstance(datos.get("Message"), str) and "TopicArn" in datos:
+        return _json_objeto(datos["Message"], "SNS Message"), None, "sns"
+    if "detail-type" in datos and "detail" in datos and "source" in datos:
+        detalle = datos["detail"]
+        if not isinstance(detalle, dict):
+            raise MensajeInvalido(Motivo.JSON_INVALIDO, "EventBridge detail is not an object")
+        return detalle, str(datos["detail-type"]), "eventbridge"
+    return datos, None, "sqs"
+
+
+def _version(datos: Mapping[str, Any], ruta: Ruta, tipo: str) -> int:
+    if "version" not in datos:
+        raise MensajeInvalido(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
+    version = datos["version"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {version!r}")
+    if version not in ruta.versiones:
+        esperadas = ", ".join(str(v) for v in sorted(ruta.versiones))
+        raise MensajeInvalido(Motivo.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
+    return version
+
+
+def leer(cuerpo: str, rutas: Mapping[str, Ruta], tipo_por_defecto: str | None = None) -> Evento:
+    """Read ``cuerpo`` as one of the event types in ``rutas``.
+
+    The type comes from the EventBridge ``detail-type``, else the body's ``tipo``, else
+    ``tipo_por_defecto`` (a queue that only ever carries one type, like the stock queue).
+
+    Raises
+    ------
+    MensajeInvalido
+        Not JSON, unknown type, missing field or ``version``, or a version this consumer does not read.
+    """
+    datos, tipo_sobre, sobre = desenvolver(cuerpo)
+    tipo = tipo_sobre or datos.get("tipo") or tipo_por_defecto
+    if not tipo:
+        raise MensajeInvalido(Motivo.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
+    ruta = rutas.get(str(tipo))
+    if ruta is None:
+        raise MensajeInvalido(Motivo.DATO_INVALIDO, f"event type {tipo!r} is not one this consumer handles")
+    version = _version(datos, ruta, str(tipo))
+    ausentes = [c for c in ruta.campos if datos.get(c) in (None, "")]
+    if ausentes:
+        raise MensajeInvalido(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
+    return Evento(tipo=str(tipo), version=version, datos=datos, sobre=sobre)

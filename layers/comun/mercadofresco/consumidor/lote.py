@@ -1,0 +1,128 @@
+"""The batch glue every SQS consumer shares: Powertools partial batch responses around our rules.
+
+Per record: read it (:mod:`.lectura`), dispatch by event type to its :class:`Ruta`, and
+classify what went wrong:
+
+============================  ==================================================  =================
+outcome                       what happens                                        receive burnt?
+============================  ==================================================  =================
+handled                       acknowledged                                        no
+bad input / permanent error   copied to the DLQ with ``mf-motivo``, acknowledged  no
+an ``aplazar_en`` error       deferred (:mod:`.aplazamiento`), acknowledged       no
+any other error (transient)   reported in ``batchItemFailures``; SQS redelivers   yes (safety net)
+============================  ==================================================  =================
+
+FIFO queues go through ``SqsFifoPartialProcessor(skip_group_on_error=True)``: a failed
+record stops *its* message group for the rest of the batch (order kept per group) while
+other groups go on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    SqsFifoPartialProcessor,
+    process_partial_response,
+)
+
+from mercadofresco.consumidor.aplazamiento import PoliticaAplazamiento, aplazar
+from mercadofresco.consumidor.colas import Colas, enviar_a_dlq
+from mercadofresco.consumidor.lectura import MensajeInvalido, leer
+from mercadofresco.dlq import Motivo
+from mercadofresco.errors import ErrorPermanente
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+    from botocore.client import BaseClient
+
+    from mercadofresco.consumidor.colas import Cola
+    from mercadofresco.consumidor.lectura import Evento, Ruta
+
+logger = Logger(child=True)
+metrics = Metrics()
+
+CLAVES_CORRELACION = ("pedido_id", "carrito_id", "sku")  # logged with every line about a record
+
+
+class Consumidor:
+    """An SQS consumer: ``Consumidor(...)(event, context)`` returns ``batchItemFailures``.
+
+    Parameters
+    ----------
+    funcion
+        The consumer's name, written on every dead letter (``mf-funcion``).
+    rutas
+        Event type -> :class:`Ruta` (required fields, versions, handler): the dispatch table.
+    tipos_por_cola
+        Queue-name prefix -> event type, for queues whose bodies carry no ``tipo``.
+    aplazar_en
+        Exceptions meaning "the dependency is unavailable on purpose" (an open circuit):
+        the record is deferred instead of failed.
+    politica, sqs
+        Deferral policy and SQS client (defaults: :class:`PoliticaAplazamiento`, the project's client).
+    """
+
+    def __init__(
+        self,
+        funcion: str,
+        rutas: Mapping[str, Ruta],
+        *,
+        tipos_por_cola: Mapping[str, str] | None = None,
+        aplazar_en: tuple[type[BaseException], ...] = (),
+        politica: PoliticaAplazamiento | None = None,
+        sqs: BaseClient | None = None,
+    ) -> None:
+        self.funcion = funcion
+        self.rutas = rutas
+        self.tipos_por_cola = dict(tipos_por_cola or {})
+        self.aplazar_en = aplazar_en
+        self.politica = politica or PoliticaAplazamiento()
+        self.colas = Colas(sqs)
+
+    def __call__(self, event: dict[str, Any], context: Any = None) -> PartialItemFailureResponse:
+        registros = event.get("Records") or []
+        if any(r.get("eventSourceARN", "").endswith(".fifo") for r in registros):
+            procesador: BatchProcessor = SqsFifoPartialProcessor(skip_group_on_error=True, logger=logger)
+        else:
+            procesador = BatchProcessor(event_type=EventType.SQS, logger=logger)
+        # A batch where every record failed is still a partial response, not an exception.
+        procesador.raise_on_entire_batch_failure = False
+        return process_partial_response(
+            event=event, record_handler=self.registro, processor=procesador, context=context
+        )
+
+    def _tipo_por_defecto(self, cola: Cola) -> str | None:
+        return next((t for prefijo, t in self.tipos_por_cola.items() if cola.nombre.startswith(prefijo)), None)
+
+    def registro(self, record: SQSRecord) -> None:
+        """Handle one record; return to acknowledge it, raise to report it failed."""
+        crudo = record.raw_event
+        cola = self.colas.de_arn(record.event_source_arn)
+        try:
+            evento = leer(record.body, self.rutas, self._tipo_por_defecto(cola))
+            self._manejar(evento)
+        except (MensajeInvalido, ErrorPermanente) as exc:
+            motivo = exc.motivo if isinstance(exc, MensajeInvalido) else Motivo.DATO_INVALIDO
+            detalle = exc.detalle if isinstance(exc, MensajeInvalido) else f"{type(exc).__name__}: {exc}"
+            enviar_a_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.funcion)
+            metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
+        except self.aplazar_en as exc:
+            aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, f"{type(exc).__name__}: {exc}")
+            metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
+
+    def _manejar(self, evento: Evento) -> None:
+        claves = {c: evento.get(c) for c in CLAVES_CORRELACION if evento.get(c) is not None}
+        logger.append_keys(**claves)
+        try:
+            logger.debug("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
+            self.rutas[evento.tipo].manejar(evento)
+        finally:
+            logger.remove_keys(list(claves))

@@ -1,0 +1,134 @@
+"""Deferral while a circuit is open: delays, bounds and exact SQS requests (Stubber, no network)."""
+
+from __future__ import annotations
+
+import random
+
+import boto3
+import pytest
+from botocore.stub import ANY, Stubber
+from mercadofresco.consumidor.aplazamiento import MensajeRetenido, PoliticaAplazamiento, aplazar
+from mercadofresco.consumidor.colas import Cola
+
+from tests.conftest import load_event
+
+URL = "https://sqs.eu-south-2.amazonaws.com/123456789012/"
+COLA = Cola("arn:aws:sqs:eu-south-2:123456789012:mercadofresco-erp", URL + "mercadofresco-erp", URL + "erp-f", 4)
+STOCK = Cola(
+    "arn:aws:sqs:eu-south-2:123456789012:cola-mercadofresco-stock.fifo",
+    URL + "cola-mercadofresco-stock.fifo",
+    URL + "mercadofresco-stock-fallidos.fifo",
+    4,
+)
+TREINTA_MINUTOS_S = 30 * 60
+
+
+@pytest.fixture
+def sqs():
+    cliente = boto3.client("sqs", region_name="eu-south-2")
+    with Stubber(cliente) as stubber:
+        yield cliente, stubber
+        stubber.assert_no_pending_responses()
+
+
+def _con_aplazamientos(record: dict, n: int) -> dict:
+    return record | {"messageAttributes": {"mf-aplazamientos": {"stringValue": str(n), "dataType": "Number"}}}
+
+
+def test_politica_delays_double_within_equal_jitter_and_cap() -> None:
+    # GIVEN the default policy with a seeded rng
+    politica = PoliticaAplazamiento(rng=random.Random(7))
+    # WHEN many delays are drawn per deferral number
+    for n, escalon in enumerate([60, 120, 240, 480, 900, 900]):
+        esperas = [politica.espera_s(n) for _ in range(200)]
+        # THEN each lies in [step/2, step] and never above SQS's 900 s
+        assert escalon / 2 <= min(esperas) and max(esperas) <= escalon <= 900
+
+
+def test_politica_default_bound_covers_a_thirty_minute_outage() -> None:
+    # The shortest outage that could exhaust the deferrals is longer than 30 minutes.
+    assert PoliticaAplazamiento().espera_minima_total_s() >= TREINTA_MINUTOS_S
+    assert PoliticaAplazamiento(max_aplazamientos=3).espera_minima_total_s() < TREINTA_MINUTOS_S
+
+
+@pytest.mark.parametrize("kwargs", [{"base_delay_s": 0}, {"max_delay_s": 901}, {"max_aplazamientos": 0}])
+def test_politica_invalid_settings_raise(kwargs: dict) -> None:
+    with pytest.raises(ValueError):
+        PoliticaAplazamiento(**kwargs)
+
+
+def test_aplazar_standard_resends_with_delay_and_counter(sqs) -> None:
+    # GIVEN a record already deferred twice
+    cliente, stubber = sqs
+    record = _con_aplazamientos(load_event("erp-pedido-confirmado.json")["Records"][0], 2)
+    politica = PoliticaAplazamiento(rng=random.Random(1))
+    esperada = PoliticaAplazamiento(rng=random.Random(1)).espera_s(2)
+    stubber.add_response(
+        "send_message",
+        {"MessageId": "m-2"},
+        {
+            "QueueUrl": COLA.url,
+            "MessageBody": record["body"],
+            "MessageAttributes": {"mf-aplazamientos": {"DataType": "String", "StringValue": "3"}},
+            "DelaySeconds": esperada,
+        },
+    )
+    # WHEN deferred: returns normally, so the batch acknowledges the original
+    aplazar(cliente, COLA, record, politica, "erp", "CircuitoAbierto: erp")
+    # THEN the delay is the third step's (120..240 s)
+    assert 120 <= esperada <= 240
+
+
+def test_aplazar_after_max_deferrals_sends_to_dlq_with_reason(sqs) -> None:
+    cliente, stubber = sqs
+    record = _con_aplazamientos(load_event("erp-pedido-confirmado.json")["Records"][0], 12)
+    stubber.add_response(
+        "send_message",
+        {"MessageId": "m-3"},
+        {
+            "QueueUrl": COLA.dlq_url,
+            "MessageBody": record["body"],
+            "MessageAttributes": {
+                "mf-aplazamientos": {"DataType": "Number", "StringValue": "12"},
+                "mf-motivo": {"DataType": "String", "StringValue": "aplazamientos-agotados"},
+                "mf-detalle": {"DataType": "String", "StringValue": "12 deferrals while CircuitoAbierto: erp"},
+                "mf-cola-origen": {"DataType": "String", "StringValue": COLA.url},
+                "mf-funcion": {"DataType": "String", "StringValue": "erp"},
+            },
+        },
+    )
+    aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto: erp")
+
+
+def test_aplazar_fifo_with_receives_to_spare_holds_by_visibility(sqs) -> None:
+    # GIVEN a FIFO record on its first receive (maxReceiveCount 4)
+    cliente, stubber = sqs
+    record = load_event("erp-reserva-stock.json")["Records"][0]
+    stubber.add_response(
+        "change_message_visibility",
+        {},
+        {"QueueUrl": STOCK.url, "ReceiptHandle": record["receiptHandle"], "VisibilityTimeout": ANY},
+    )
+    # WHEN deferred  THEN it is reported failed on purpose (its group stops; nothing re-sent)
+    with pytest.raises(MensajeRetenido):
+        aplazar(cliente, STOCK, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto: erp")
+
+
+def test_aplazar_fifo_on_last_spare_receive_recycles_in_same_group(sqs) -> None:
+    # GIVEN a FIFO record received 3 times of 4: one more failure could send it to the DLQ
+    cliente, stubber = sqs
+    record = load_event("erp-reserva-stock.json")["Records"][0]
+    record = record | {"attributes": record["attributes"] | {"ApproximateReceiveCount": "3"}}
+    stubber.add_response(
+        "send_message",
+        {"MessageId": "m-4"},
+        {
+            "QueueUrl": STOCK.url,
+            "MessageBody": record["body"],
+            "MessageAttributes": {"mf-aplazamientos": {"DataType": "String", "StringValue": "1"}},
+            "MessageGroupId": "FRU-MAN-001",
+            "MessageDeduplicationId": f"aplazado:{record['messageId']}",
+        },
+    )
+    # WHEN / THEN: re-sent (fresh dedup id, no DelaySeconds: FIFO refuses it) and acknowledged
+    aplazar(cliente, STOCK, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto: erp")

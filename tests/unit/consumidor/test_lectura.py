@@ -1,0 +1,112 @@
+"""Reading bodies into events: envelopes, tolerant reader, and each bad input's Motivo."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mercadofresco.consumidor import MensajeInvalido, Ruta, leer
+from mercadofresco.dlq import Motivo
+
+from tests.conftest import load_event
+
+RUTAS = {
+    "PedidoConfirmado": Ruta(lambda e: None, campos=("pedido_id",)),
+    "CarritoAbandonado": Ruta(lambda e: None, campos=("carrito_id",)),
+    "ReservaStock": Ruta(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
+}
+
+
+def _cuerpo(evento: str, n: int = 0) -> str:
+    return load_event(evento)["Records"][n]["body"]
+
+
+def _motivo(cuerpo: str, **kwargs: str) -> Motivo:
+    with pytest.raises(MensajeInvalido) as info:
+        leer(cuerpo, RUTAS, **kwargs)
+    return info.value.motivo
+
+
+def test_leer_raw_json_returns_type_version_and_fields() -> None:
+    # GIVEN a raw-delivery body  WHEN it is read
+    evento = leer(_cuerpo("erp-pedido-confirmado.json"), RUTAS)
+    # THEN
+    assert (evento.tipo, evento.version, evento.sobre) == ("PedidoConfirmado", 1, "sqs")
+    assert evento["pedido_id"] == "PED-2026-084417"
+
+
+def test_leer_sns_envelope_unwraps_message() -> None:
+    evento = leer(_cuerpo("correo-confirmacion-sobre-sns.json"), RUTAS)
+    assert (evento.tipo, evento.sobre, evento["pedido_id"]) == ("PedidoConfirmado", "sns", "PED-2026-084417")
+
+
+def test_leer_eventbridge_envelope_uses_detail_type_and_detail_version() -> None:
+    # GIVEN an EventBridge envelope whose own "version" is "0"
+    cuerpo = _cuerpo("correo-carrito-abandonado.json")
+    assert json.loads(cuerpo)["version"] == "0"
+    # WHEN it is read
+    evento = leer(cuerpo, RUTAS)
+    # THEN the event's version is the detail's, not EventBridge's
+    assert (evento.tipo, evento.version, evento.sobre) == ("CarritoAbandonado", 1, "eventbridge")
+    assert evento["carrito_id"] == "CAR-7781"
+
+
+def test_leer_unknown_fields_are_ignored() -> None:
+    evento = leer(_cuerpo("erp-pedido-confirmado-campos-extra.json"), RUTAS)
+    assert evento["pedido_id"] == "PED-2026-084419"
+
+
+def test_leer_default_type_applies_only_without_tipo() -> None:
+    cuerpo = json.dumps({"version": 1, "pedido_id": "PED-1", "sku": "S1", "cantidad": 1})
+    assert leer(cuerpo, RUTAS, tipo_por_defecto="ReservaStock").tipo == "ReservaStock"
+    assert _motivo(cuerpo) is Motivo.CAMPO_AUSENTE
+
+
+@pytest.mark.parametrize(
+    ("cuerpo", "motivo"),
+    [
+        (_cuerpo("erp-malformado.json"), Motivo.JSON_INVALIDO),
+        ("[1, 2]", Motivo.JSON_INVALIDO),
+        ("", Motivo.JSON_INVALIDO),
+        (json.dumps({"Type": "Notification", "TopicArn": "arn:t", "Message": "{roto"}), Motivo.JSON_INVALIDO),
+        (json.dumps({"detail-type": "CarritoAbandonado", "source": "s", "detail": "x"}), Motivo.JSON_INVALIDO),
+        (_cuerpo("erp-campo-ausente.json"), Motivo.CAMPO_AUSENTE),
+        (json.dumps({"tipo": "PedidoConfirmado", "pedido_id": "PED-1"}), Motivo.CAMPO_AUSENTE),
+        (json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": ""}), Motivo.CAMPO_AUSENTE),
+        (_cuerpo("erp-version-2.json"), Motivo.VERSION_DESCONOCIDA),
+        (json.dumps({"tipo": "PedidoConfirmado", "version": "1", "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
+        (json.dumps({"tipo": "PedidoConfirmado", "version": True, "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
+        (json.dumps({"tipo": "PedidoEnviado", "version": 1, "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
+    ],
+    ids=[
+        "truncated-json",
+        "json-array",
+        "empty",
+        "sns-message-not-json",
+        "eventbridge-detail-not-object",
+        "missing-pedido-id",
+        "missing-version",
+        "empty-pedido-id",
+        "version-2",
+        "version-string",
+        "version-bool",
+        "unknown-type",
+    ],
+)
+def test_leer_bad_input_raises_classified_reason(cuerpo: str, motivo: Motivo) -> None:
+    # WHEN / THEN: every bad input gets its Motivo and a detail a person can read
+    with pytest.raises(MensajeInvalido) as info:
+        leer(cuerpo, RUTAS)
+    assert info.value.motivo is motivo
+    assert info.value.detalle
+
+
+def test_leer_missing_fields_detail_names_every_missing_field() -> None:
+    with pytest.raises(MensajeInvalido) as info:
+        leer(json.dumps({"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-1"}), RUTAS)
+    assert "sku" in info.value.detalle and "cantidad" in info.value.detalle
+
+
+def test_leer_version_accepted_when_route_declares_it() -> None:
+    rutas = {"PedidoConfirmado": Ruta(lambda e: None, campos=("pedido_id",), versiones=frozenset({1, 2}))}
+    assert leer(_cuerpo("erp-version-2.json"), rutas).version == 2
