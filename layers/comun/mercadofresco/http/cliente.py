@@ -1,0 +1,226 @@
+"""The one place a function calls an external provider over HTTP (gateway, ERP, e-mail).
+
+One attempt = one guarded call: the shared breaker admits it (or raises ``CircuitoAbierto``
+with no network call), urllib3 sends it with explicit connect/read timeouts and no retries of
+its own, the outcome is classified by :func:`mercadofresco.retry.clasificar` and recorded in the
+breaker. Transient outcomes are retried by *this* loop only: at most ``retry.max_intentos``
+attempts (:data:`~mercadofresco.retry.MAX_INTENTOS_HTTP` = 2 by default, because the workflow's
+``Retry`` governs the charge), full-jitter waits, ``Retry-After`` honoured for 429/503 within a
+bound, and the dependency's retry budget asked before every retry.
+
+Outcomes
+--------
+- 2xx/3xx and 4xx other than 429: returned as :class:`Respuesta` (``status``, ``cuerpo``). A 4xx is
+  the provider's business answer (402 ``{"motivo": "fondos insuficientes"}``): the caller maps it.
+- 5xx, 429, refused, reset, connect timeout, or a read timeout with ``idempotente=True``:
+  retried; when attempts, budget or ``Retry-After`` bound run out, ``error_no_disponible``.
+- Read timeout with ``idempotente=False``: :class:`~mercadofresco.errors.ResultadoDesconocido`,
+  never retried (the provider may have acted).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import urllib3
+
+from mercadofresco.circuit_breaker.metricas import REINTENTOS, como_metricas
+from mercadofresco.errors import ErrorTransitorio, ProveedorNoDisponible, ResultadoDesconocido
+from mercadofresco.retry.backoff import retry_after_s
+from mercadofresco.retry.clasificacion import Clasificacion, clasificar
+from mercadofresco.retry.politica import RetryPolicy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mercadofresco.circuit_breaker.core import CircuitBreaker, Permiso
+    from mercadofresco.retry.budget import RetryBudget
+
+logger = logging.getLogger("mercadofresco.http")
+CUERPO_TEXTO_MAX = 1000  # characters of a non-JSON body kept for the caller's log
+
+
+class Respuesta(NamedTuple):
+    """A provider's answer: ``status, cuerpo = cliente.post(...)``."""
+
+    status: int
+    cuerpo: dict[str, Any]
+
+
+class _Intento(NamedTuple):
+    clasificacion: Clasificacion
+    respuesta: Respuesta | None
+    retry_after_s: float | None
+    error: BaseException | None
+    detalle: str
+
+
+class ClienteProveedor:
+    """HTTP client for one provider, with the project's retry, budget and breaker discipline.
+
+    Parameters
+    ----------
+    dependencia:
+        Breaker/budget/metric name (``pasarela``, ``erp``, ``correo-principal``).
+    base_url:
+        ``https://pasarela.example`` (paths passed to :meth:`post` are appended).
+    breaker, budget:
+        The dependency's shared :class:`CircuitBreaker` and :class:`RetryBudget` (``None``: none).
+    retry:
+        Attempts and waits; :class:`RetryPolicy` defaults (2 attempts) otherwise.
+    connect_timeout_s, read_timeout_s:
+        urllib3 ``Timeout``; their sum also bounds one whole attempt.
+    error_no_disponible:
+        The :class:`ErrorTransitorio` subclass raised when attempts run out
+        (``PasarelaNoDisponible`` for the gateway): the state machine matches it by name.
+    rng, sleep:
+        Injected for tests (a seeded ``random.Random``; a sleep that records instead of waiting).
+
+    Examples
+    --------
+    >>> cliente = ClienteProveedor(dependencia="pasarela", base_url="https://pasarela.example")
+    >>> status, cuerpo = cliente.post("/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1",
+    ...                               idempotente=True)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        *,
+        dependencia: str,
+        base_url: str,
+        breaker: CircuitBreaker | None = None,
+        retry: RetryPolicy | None = None,
+        budget: RetryBudget | None = None,
+        connect_timeout_s: float = 2.0,
+        read_timeout_s: float = 10.0,
+        error_no_disponible: type[ErrorTransitorio] = ProveedorNoDisponible,
+        metrics: Any = None,
+        cabeceras: dict[str, str] | None = None,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.dependencia = dependencia
+        self.base_url = base_url.rstrip("/")
+        self.breaker, self.budget = breaker, budget
+        self.retry = retry or RetryPolicy()
+        self.error_no_disponible = error_no_disponible
+        self._metricas = como_metricas(metrics)
+        self._rng, self._sleep = rng or random.Random(), sleep
+        self._timeout = urllib3.Timeout(
+            connect=connect_timeout_s, read=read_timeout_s, total=connect_timeout_s + read_timeout_s
+        )
+        self._pool = urllib3.PoolManager(
+            retries=False,
+            timeout=self._timeout,
+            headers={"Content-Type": "application/json", "Accept": "application/json", **(cabeceras or {})},
+        )
+
+    def post(
+        self, ruta: str, *, json: Any = None, idempotency_key: str | None = None, idempotente: bool = False
+    ) -> Respuesta:
+        """POST ``json`` to ``ruta``; ``idempotente`` says whether a read timeout may be retried."""
+        return self.solicitar("POST", ruta, json=json, idempotency_key=idempotency_key, idempotente=idempotente)
+
+    def get(self, ruta: str) -> Respuesta:
+        """GET ``ruta`` (a read: always idempotent)."""
+        return self.solicitar("GET", ruta, idempotente=True)
+
+    def solicitar(
+        self,
+        metodo: str,
+        ruta: str,
+        *,
+        json: Any = None,
+        idempotency_key: str | None = None,
+        idempotente: bool = False,
+    ) -> Respuesta:
+        """Send with retries as the module docstring describes."""
+        cuerpo = None if json is None else _json_bytes(json)
+        cabeceras = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        if self.budget is not None:
+            self.budget.registrar_llamada()
+        intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
+        numero = 0
+        while intento.clasificacion.reintentable:
+            espera = self._espera_antes_de_reintentar(numero, intento)
+            if espera is None:
+                break
+            self._metricas.contar(REINTENTOS, self.dependencia)
+            self._sleep(espera)
+            numero += 1
+            intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
+        return self._resultado(intento, numero + 1)
+
+    def _espera_antes_de_reintentar(self, numero: int, intento: _Intento) -> float | None:
+        """Seconds to wait before another attempt, or ``None`` to stop (attempts, Retry-After or budget)."""
+        if not self.retry.queda_intento(numero):
+            return None
+        espera = self.retry.espera_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
+        motivo = "retry_after_demasiado_largo" if espera is None else None
+        if espera is not None and self.budget is not None and not self.budget.permitir_reintento():
+            espera, motivo = None, "presupuesto_agotado"
+        extra = {"dependencia": self.dependencia, "intento": numero + 1, "detalle": intento.detalle}
+        if espera is None:
+            logger.warning("provider retry refused", extra={**extra, "motivo": motivo})
+        else:
+            logger.info("provider retry", extra={**extra, "espera_s": round(espera, 3)})
+        return espera
+
+    def _intentar(
+        self, metodo: str, ruta: str, cuerpo: bytes | None, cabeceras: dict[str, str], idempotente: bool
+    ) -> _Intento:
+        """One attempt under the breaker (``CircuitoAbierto`` propagates: nothing was sent)."""
+        permiso = self.breaker.adquirir() if self.breaker is not None else None
+        try:
+            resp = self._pool.request(
+                metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras or None, redirect=False
+            )
+        except Exception as exc:
+            clasificacion = clasificar(exc, idempotente=idempotente)
+            _anotar(permiso, fallo=clasificacion is not Clasificacion.PERMANENTE)
+            if clasificacion is Clasificacion.PERMANENTE:
+                raise  # not a provider failure (a bad URL, our bug): surface it as it is
+            return _Intento(clasificacion, None, None, exc, f"{type(exc).__name__}: {exc}")
+        clasificacion = clasificar(resp.status)
+        _anotar(permiso, fallo=clasificacion.reintentable)
+        espera = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
+        return _Intento(clasificacion, Respuesta(resp.status, _cuerpo(resp.data)), espera, None, f"HTTP {resp.status}")
+
+    def _resultado(self, intento: _Intento, intentos: int) -> Respuesta:
+        if intento.clasificacion is Clasificacion.RESULTADO_DESCONOCIDO:
+            raise ResultadoDesconocido(
+                f"{self.dependencia}: sin respuesta a tiempo en una operación no idempotente ({intento.detalle}); "
+                "puede haberse ejecutado: conciliar antes de repetir"
+            ) from intento.error
+        if not intento.clasificacion.reintentable:
+            assert intento.respuesta is not None
+            return intento.respuesta
+        error = self.error_no_disponible(
+            f"{self.dependencia} no disponible tras {intentos} intento(s); último: {intento.detalle}"
+        )
+        error.intentos, error.ultimo = intentos, intento.detalle  # type: ignore[attr-defined]
+        raise error from intento.error
+
+
+def _anotar(permiso: Permiso | None, *, fallo: bool) -> None:
+    if permiso is not None:
+        permiso.fallo() if fallo else permiso.exito()
+
+
+def _json_bytes(datos: Any) -> bytes:
+    return json.dumps(datos, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _cuerpo(datos: bytes) -> dict[str, Any]:
+    """The body as a dict: JSON objects as they are, anything else wrapped so the caller can log it."""
+    if not datos:
+        return {}
+    try:
+        valor = json.loads(datos)
+    except ValueError:
+        return {"texto": datos[:CUERPO_TEXTO_MAX].decode("utf-8", "replace")}
+    return valor if isinstance(valor, dict) else {"datos": valor}
