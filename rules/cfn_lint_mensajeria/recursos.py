@@ -184,20 +184,37 @@ def _is_known_source(template: dict, value: Any, sqs: bool) -> bool:
     return (":sqs:" in text) if sqs else (":dynamodb:" in text or ":kinesis:" in text)
 
 
-def function_timeout_s(template: dict, function_id: str | None) -> int | None:
-    """A function's Timeout (Globals already merged), its default when unset, None when unknown."""
+def function_props(template: dict, function_id: str | None) -> dict | None:
+    """A function's Properties with SAM Globals applied (cfn-lint has merged them already;
+    a template read by a plain decoder has not), None when the id is not a function."""
     res = resources(template, *FUNCTIONS).get(function_id or "")
     if res is None:
         return None
-    timeout = props(res).get("Timeout", DEFAULT_LAMBDA_TIMEOUT_S)
-    return as_int(timeout)
+    own = props(res)
+    glob = ((template.get("Globals") or {}).get("Function") or {}) if res.get("Type") == SAM_FUNCTION else {}
+    if not isinstance(glob, dict) or not glob:
+        return own
+    merged = {**glob, **own}
+    variables = {**_variables(glob), **_variables(own)}
+    if variables:
+        merged["Environment"] = {**(merged.get("Environment") or {}), "Variables": variables}
+    return merged
+
+
+def _variables(properties: dict) -> dict:
+    variables = (properties.get("Environment") or {}).get("Variables")
+    return variables if isinstance(variables, dict) else {}
+
+
+def function_timeout_s(template: dict, function_id: str | None) -> int | None:
+    """A function's Timeout (with Globals), its default when unset, None when unknown."""
+    p = function_props(template, function_id)
+    return None if p is None else as_int(p.get("Timeout", DEFAULT_LAMBDA_TIMEOUT_S))
 
 
 def function_env(template: dict, function_id: str | None) -> dict:
-    """A function's environment variables (Globals already merged)."""
-    res = resources(template, *FUNCTIONS).get(function_id or "")
-    variables = (props(res).get("Environment") or {}).get("Variables") if res else None
-    return variables if isinstance(variables, dict) else {}
+    """A function's environment variables (with Globals)."""
+    return _variables(function_props(template, function_id) or {})
 
 
 def path_to(resource_id: str, *keys: str | int) -> list[str | int]:

@@ -43,5 +43,5 @@ class TablaSinTtl(CloudFormationLintRule):
                 continue
             matches.append(RuleMatch(path_to(tid), (
                 f"Idempotency table {tid} has no TTL: add TimeToLiveSpecification {{AttributeName: expira_en, "
-                "Enabled: true}} (an AWS::DynamoDB::Table; SimpleTable cannot) and write expira_en = now + 24 h.")))
+                "Enabled: true} (an AWS::DynamoDB::Table; SimpleTable cannot) and write expira_en = now + 24 h.")))
         return matches

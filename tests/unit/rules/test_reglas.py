@@ -1,0 +1,126 @@
+"""The rule pack on small templates: each bad one fires its rule and only it; the good one fires none."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from cfnlint.api import lint_file
+from cfnlint.decode import decode
+
+from cfn_lint_mensajeria import RULES_DIR
+from cfn_lint_mensajeria.intentos import peor_caso
+
+RAIZ = Path(__file__).resolve().parents[3]
+PLANTILLAS = RAIZ / "tests" / "fixtures" / "templates"
+MALAS = sorted(PLANTILLAS.glob("*_malo.yaml"))
+
+
+def _lint(path: Path) -> list:
+    return lint_file(path, config={"append_rules": [RULES_DIR], "regions": ["eu-south-2"]})
+
+
+def _ids_del_paquete(matches: list) -> set[str]:
+    return {m.rule.id for m in matches if m.rule.id[1:3] == "91"}
+
+
+def test_paquete_cada_regla_tiene_plantilla_mala():
+    # GIVEN the rule modules WHEN listing their ids THEN each has a bad template fixture
+    ids = {p.name.split("_", 1)[0] for p in MALAS}
+    assert ids == {"E9101", "E9102", "E9103", "E9104", "E9105", "E9106", "E9107", "E9108", "W9109", "E9110",
+                   "E9111", "E9112"}
+
+
+@pytest.mark.parametrize("plantilla", MALAS, ids=lambda p: p.stem)
+def test_regla_plantilla_mala_dispara_solo_su_id(plantilla):
+    # GIVEN a template breaking exactly one rule WHEN linted with the pack
+    matches = _lint(plantilla)
+    # THEN that rule fires, no other rule of the pack does, and cfn-lint's own rules stay quiet
+    esperado = plantilla.name.split("_", 1)[0]
+    assert _ids_del_paquete(matches) == {esperado}
+    assert {m.rule.id for m in matches} == {esperado}
+
+
+def test_regla_plantilla_buena_no_dispara_nada():
+    # GIVEN a template with every feature done right (SAM and native spellings, DefinitionUri)
+    # WHEN linted THEN nothing matches
+    assert [str(m) for m in _lint(PLANTILLAS / "bueno.yaml")] == []
+
+
+def test_e9111_plantilla_mala_nombra_la_ruta_y_el_total():
+    # GIVEN 5 HTTP attempts behind a queue with maxReceiveCount 4 WHEN linted
+    (match,) = _lint(PLANTILLAS / "E9111_malo.yaml")
+    # THEN the message names the path and the product
+    assert "Cola (maxReceiveCount 4) → Consumidor (HTTP_MAX_INTENTOS 5)" in match.message
+    assert "= 20" in match.message
+
+
+def test_supresion_metadata_ignore_checks_silencia_solo_ese_recurso(tmp_path):
+    # GIVEN the E9101 bad template with the documented per-resource suppression on the queue
+    texto = (PLANTILLAS / "E9101_malo.yaml").read_text()
+    texto = texto.replace("  Cola:\n    Type: AWS::SQS::Queue\n",
+                          "  Cola:\n    Type: AWS::SQS::Queue\n    Metadata:\n      cfn-lint:\n        config:\n"
+                          "          ignore_checks: [E9101]\n", 1)
+    plantilla = tmp_path / "suprimida.yaml"
+    plantilla.write_text(texto)
+    # WHEN linted THEN E9101 no longer fires
+    assert _ids_del_paquete(_lint(plantilla)) == set()
+
+
+def test_e9101_dlq_consumida_exenta(tmp_path):
+    # GIVEN a DLQ that a redrive function consumes (it is a DLQ: no DLQ of its own needed)
+    texto = (PLANTILLAS / "bueno.yaml").read_text() + (
+        "  Redrive:\n    Type: AWS::Serverless::Function\n    Properties:\n      Events:\n        Dlq:\n"
+        "          Type: SQS\n          Properties:\n            Queue: !GetAtt Fallidos.Arn\n"
+        "            FunctionResponseTypes: [ReportBatchItemFailures]\n"
+        "            ScalingConfig: {MaximumConcurrency: 2}\n")
+    shutil.copy(PLANTILLAS / "bueno.asl.json", tmp_path)
+    plantilla = tmp_path / "con_redrive.yaml"
+    plantilla.write_text(texto.replace("      MessageRetentionPeriod: 1209600\n",
+                                       "      MessageRetentionPeriod: 1209600\n      VisibilityTimeout: 180\n"))
+    # WHEN linted THEN neither E9101 nor anything else fires
+    assert _ids_del_paquete(_lint(plantilla)) == set()
+
+
+def test_peor_caso_leccion_5x4x4_son_80():
+    # GIVEN the lesson's numbers: SDK 5, maxReceiveCount 4, workflow Retry MaxAttempts 3 (1 + 3 = 4),
+    # the queue redelivering what the workflow fails (a synchronous Pipe)
+    plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
+    plantilla["Globals"]["Function"]["Environment"]["Variables"]["HTTP_MAX_INTENTOS"] = "5"
+    tubo = plantilla["Resources"]["PipePedidos"]["Properties"]
+    tubo["TargetParameters"]["StepFunctionStateMachineParameters"]["InvocationType"] = "REQUEST_RESPONSE"
+    # WHEN computing the worst case
+    rutas = {r.dependencia: r for r in peor_caso(plantilla, PLANTILLAS)}
+    # THEN the charge's route is 5 x 4 x 4 = 80 and names every hop
+    assert rutas["pasarela"].total == 80
+    assert rutas["pasarela"].pasos[:3] == ("Pedidos (maxReceiveCount 4)", "PipePedidos (REQUEST_RESPONSE)",
+                                           "Flujo:Cobrar (1+retries = 4)")
+
+
+def test_peor_caso_plantilla_buena_rutas_y_totales():
+    # GIVEN the good template WHEN computing THEN one route per consumer, FIRE_AND_FORGET not multiplied,
+    # Lambda-service-only retriers not counted, undeclared HTTP attempts assumed 2
+    plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
+    rutas = [(r.dependencia, r.intentos_http, r.recepciones, r.intentos_flujo, r.http_supuesto)
+             for r in peor_caso(plantilla, PLANTILLAS)]
+    assert rutas == [("erp", 2, 4, 1, False), ("pasarela", 2, 1, 4, False), ("Nativa", 2, 3, 1, True)]
+
+
+@pytest.mark.slow
+def test_cfnlintrc_cli_y_sam_validate_ejecutan_el_paquete(tmp_path):
+    # GIVEN the repo's .cfnlintrc and a bad template inside the repo (paths are relative to the root)
+    malo = RAIZ / f".tmp-reglas-{tmp_path.name}.yaml"
+    malo.write_text((PLANTILLAS / "E9101_malo.yaml").read_text())
+    venv = RAIZ / ".venv" / "bin"
+    try:
+        # WHEN cfn-lint and sam validate --lint run from the root with no --append-rules
+        cli = subprocess.run([venv / "cfn-lint", malo.name], cwd=RAIZ, capture_output=True, text=True, timeout=120)
+        sam = subprocess.run([venv / "sam", "validate", "--lint", "-t", malo.name], cwd=RAIZ, capture_output=True,
+                             text=True, timeout=180, env={"PATH": f"{venv}:/usr/bin:/bin", "HOME": str(tmp_path)})
+    finally:
+        malo.unlink()
+    # THEN both report E9101
+    assert "E9101" in cli.stdout
+    assert "E9101" in sam.stdout + sam.stderr

@@ -1,0 +1,54 @@
+"""The project's worst-case attempts, computed from template.yaml + its ASL, match the written doc.
+
+The lesson: write down how many attempts a dependency can receive in the worst case;
+above 15 something retries too much. The number is computed by the rule pack
+(``cfn_lint_mensajeria.intentos.peor_caso``) and the doc must say the same.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from cfnlint.decode import decode
+
+from cfn_lint_mensajeria import asl
+from cfn_lint_mensajeria.intentos import LIMIT, peor_caso
+
+RAIZ = Path(__file__).resolve().parents[3]
+PLANTILLA = RAIZ / "template.yaml"
+DOC = RAIZ / "docs" / "worst-case-attempts.md"
+
+
+@pytest.fixture(scope="module")
+def rutas():
+    plantilla, errores = decode(str(PLANTILLA))
+    assert not errores, errores
+    maquinas = list(asl.state_machines(plantilla, RAIZ))
+    if not maquinas:
+        pytest.skip("template.yaml has no state machine yet (statemachines/*.asl.json not wired): nothing to compute")
+    sin_leer = [f"{mid}: {origen}" for mid, definicion, origen in maquinas if definicion is None]
+    assert not sin_leer, sin_leer
+    return peor_caso(plantilla, RAIZ)
+
+
+def test_peor_caso_proyecto_cada_ruta_no_supera_15(rutas):
+    # GIVEN the project's template WHEN computing every route THEN none exceeds the lesson's 15
+    assert rutas, "the template has state machines or queue consumers but no route to a function"
+    excesos = [r.describir() for r in rutas if r.total > LIMIT]
+    assert excesos == []
+
+
+def test_peor_caso_proyecto_coincide_con_el_documento(rutas):
+    # GIVEN the written doc
+    if not DOC.exists():
+        pytest.skip(f"{DOC.relative_to(RAIZ)} does not exist yet (engineer 5a writes it)")
+    texto = DOC.read_text(encoding="utf-8")
+    # WHEN looking for each computed route THEN a line names its function (or dependency) with the same total
+    faltan = []
+    for ruta in rutas:
+        lineas = [ln for ln in texto.splitlines() if ruta.funcion in ln or ruta.dependencia in ln]
+        if not any(re.search(rf"(?<![\d.]){ruta.total}(?![\d.])", ln) for ln in lineas):
+            faltan.append(ruta.describir())
+    assert faltan == [], "routes missing or with another total in the doc"
