@@ -7,11 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cfnlint.api import lint_file
-from cfnlint.decode import decode
-
 from cfn_lint_mensajeria import RULES_DIR
 from cfn_lint_mensajeria.intentos import peor_caso
+from cfnlint.api import lint_file
+from cfnlint.decode import decode
 
 RAIZ = Path(__file__).resolve().parents[3]
 PLANTILLAS = RAIZ / "tests" / "fixtures" / "templates"

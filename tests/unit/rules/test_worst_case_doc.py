@@ -11,10 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from cfnlint.decode import decode
-
 from cfn_lint_mensajeria import asl
 from cfn_lint_mensajeria.intentos import LIMIT, peor_caso
+from cfnlint.decode import decode
 
 RAIZ = Path(__file__).resolve().parents[3]
 PLANTILLA = RAIZ / "template.yaml"
