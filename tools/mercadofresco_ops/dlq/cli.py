@@ -1,0 +1,294 @@
+"""``mf-dlq``: the DLQ runbook's commands (``runbooks/dlq.md``).
+
+Exit codes a script can rely on:
+
+- 0  done / the check passed;
+- 1  a check failed: ``verificar`` found messages left or too few processed, ``reprocesar``
+     refused because the source's consumer is failing, or some messages could not be moved;
+- 2  usage error, unknown queue, missing permissions or credentials (one line on stderr);
+- 130 interrupted (Ctrl-C): what was moved is in the source, the rest is still in the DLQ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from mercadofresco_ops.dlq import clasificador, nativo, presentacion, reproceso, salud, verificacion
+from mercadofresco_ops.dlq.conexion import (
+    ErrorOperador,
+    Opciones,
+    contar,
+    errores_de_aws,
+    muestrear,
+    resolver_cola,
+)
+from mercadofresco_ops.dlq.mensajes import leer
+from mercadofresco_ops.dlq.tasa import TokenBucket
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+OK, FALLO, USO, INTERRUMPIDO = 0, 1, 2, 130
+VISIBILIDAD_INSPECCION_S = 5  # the lesson's detail: messages come back to the DLQ at once if the tool dies
+
+
+def _comunes(con_cola: bool = True) -> argparse.ArgumentParser:
+    comunes = argparse.ArgumentParser(add_help=False)
+    if con_cola:
+        comunes.add_argument("--queue", "--cola", dest="cola", required=True, help="la DLQ, por nombre o URL")
+    comunes.add_argument("--region", help="región de AWS (por defecto la del perfil/entorno)")
+    comunes.add_argument("--profile", dest="perfil", help="perfil de AWS (~/.aws/config)")
+    comunes.add_argument("--endpoint-url", help="otro endpoint (p. ej. moto_server en http://127.0.0.1:5000)")
+    comunes.add_argument("--json", action="store_true", help="salida JSON en stdout, para scripts")
+    return comunes
+
+
+def construir_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mf-dlq",
+        description="Herramientas del runbook de DLQ de MercadoFresco (runbooks/dlq.md).",
+        epilog="Códigos de salida: 0 bien, 1 comprobación fallida o rechazo, 2 uso/cola desconocida/permisos, "
+        "130 interrumpido.",
+    )
+    sub = parser.add_subparsers(dest="orden", required=True, metavar="ORDEN")
+    comunes = _comunes()
+    p = sub.add_parser("inspeccionar", parents=[comunes], help="ver mensajes sin borrarlos (visibilidad 5 s)",
+                       description="Recibe hasta N mensajes con VisibilityTimeout=5 y NUNCA borra: vuelven solos "
+                       "a la DLQ en 5 s. Cada lectura suma 1 a ApproximateReceiveCount.")
+    p.add_argument("-n", "--maximo", type=int, default=10, help="cuántos mensajes (por defecto 10)")
+    p = sub.add_parser("clasificar", parents=[comunes], help="transitorio / envenenado / de datos, con evidencias",
+                       description="Muestrea la DLQ (sin borrar) y clasifica: la distribución temporal es una "
+                       "pista, el contenido (version, cuerpo ilegible, motivo) es la prueba.")
+    p.add_argument("--muestra", type=int, default=50, help="mensajes a muestrear (por defecto 50)")
+    p.add_argument("--version-esperada", type=_literal, default=1,
+                   help="la version del contrato que entiende el consumidor (por defecto 1)")
+    _parser_reprocesar(sub, comunes)
+    p = sub.add_parser("verificar", parents=[comunes], help="DLQ a cero y la cola de origen procesó lo esperado",
+                       description="Sale con 0 si la DLQ está a cero (visibles, en vuelo y retrasados) y, con "
+                       "--esperados, si NumberOfMessagesDeleted de la cola de origen sumó al menos N desde --desde.")
+    p.add_argument("--destino", help="la cola de origen (si no, la que tiene esta DLQ en su RedrivePolicy)")
+    p.add_argument("--esperados", type=int, help="mensajes que la cola de origen debe haber procesado")
+    p.add_argument("--desde", type=_fecha, help="inicio del reprocesado, ISO 8601 (por defecto hace 30 min)")
+    sub.add_parser("tareas", parents=[comunes], help="estado de las tareas nativas (ListMessageMoveTasks)")
+    p = sub.add_parser("cancelar", parents=[_comunes(con_cola=False)], help="cancelar una tarea de movimiento nativa")
+    p.add_argument("--tarea", required=True, help="el TaskHandle (lo muestra 'tareas')")
+    return parser
+
+
+def _parser_reprocesar(sub: Any, comunes: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "reprocesar", parents=[comunes], help="devolver mensajes a su cola de origen con límite de velocidad",
+        description="Mueve mensajes de la DLQ a su cola de origen a --tasa mensajes/s. Por defecto: recibir, "
+        "enviar y solo entonces borrar (un corte deja como mucho un duplicado), con --filtro y --transformar; "
+        "FIFO conserva MessageGroupId. --nativo usa StartMessageMoveTask (sin filtro ni transformación). "
+        "Se niega si el consumidor de origen falla (alarmas en ALARM sobre la cola de origen, su mensaje más "
+        "viejo por encima de --edad-max-s, o la DLQ aún creciendo, según CloudWatch) salvo con --forzar.")
+    p.add_argument("--destino", help="cola de origen (nombre o URL); si no: la única con esta DLQ en su "
+                   "RedrivePolicy, o el atributo mf-cola-origen de los mensajes")
+    p.add_argument("--tasa", type=float, default=10.0, help="mensajes por segundo (por defecto 10; nativo ≤ 500)")
+    p.add_argument("--filtro", help="JMESPath sobre el evento; solo se mueven los que cumple, p. ej. 'version == `2`'")
+    p.add_argument("--transformar", help="modulo:funcion que recibe el evento y devuelve el que se envía, "
+                   "p. ej. mercadofresco_ops.dlq.adaptadores:v2_a_v1")
+    p.add_argument("--max", dest="maximo", type=int, help="mover como mucho N mensajes")
+    p.add_argument("--dry-run", "--simulacro", dest="simulacro", action="store_true",
+                   help="no envía ni borra: cuenta lo que movería y enseña ejemplos")
+    p.add_argument("--forzar", action="store_true", help="reprocesar aunque el consumidor parezca fallar")
+    p.add_argument("--edad-max-s", type=int, default=salud.EDAD_MAX_S,
+                   help="antigüedad máxima tolerada del mensaje más viejo en origen (por defecto 300 s)")
+    p.add_argument("--visibilidad-s", type=int, default=30,
+                   help="visibilidad de los mensajes en curso (por defecto 30 s; tras un corte vuelven en ese plazo)")
+    p.add_argument("--nativo", action="store_true", help="usar StartMessageMoveTask (redrive sin filtro)")
+    p.add_argument("--sin-esperar", action="store_true", help="con --nativo: iniciar y salir sin seguir la tarea")
+
+
+def _literal(texto: str) -> Any:
+    try:
+        return json.loads(texto)
+    except ValueError:
+        return texto
+
+
+def _fecha(texto: str) -> datetime:
+    try:
+        fecha = datetime.fromisoformat(texto)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"fecha ISO 8601 no válida: {texto}") from exc
+    return fecha if fecha.tzinfo else fecha.replace(tzinfo=UTC)
+
+
+def inspeccionar(args: argparse.Namespace, opciones: Opciones) -> int:
+    sqs = opciones.cliente("sqs")
+    dlq = resolver_cola(sqs, args.cola)
+    antes = contar(sqs, dlq)
+    lista = [leer(m) for m in muestrear(sqs, dlq, args.maximo, VISIBILIDAD_INSPECCION_S)]
+    if args.json:
+        presentacion.imprimir_json({"cola": dlq.nombre, "cuentas": antes, "mensajes": [m.a_dict() for m in lista]})
+    else:
+        presentacion.mensajes(lista, f"{dlq.nombre}: {antes['visibles']} visibles, {antes['en_vuelo']} en vuelo "
+                              f"(se muestran {len(lista)}; nada se borra)")
+    return OK
+
+
+def clasificar(args: argparse.Namespace, opciones: Opciones) -> int:
+    sqs = opciones.cliente("sqs")
+    dlq = resolver_cola(sqs, args.cola)
+    lista = [leer(m) for m in muestrear(sqs, dlq, args.muestra, VISIBILIDAD_INSPECCION_S)]
+    if not lista:
+        if args.json:
+            presentacion.imprimir_json({"cola": dlq.nombre, "tipo": None, "muestra": 0})
+        else:
+            presentacion.salida.print(f"{dlq.nombre} está vacía: nada que clasificar.")
+        return OK
+    diagnostico = clasificador.clasificar(lista, args.version_esperada)
+    if args.json:
+        presentacion.imprimir_json({"cola": dlq.nombre, **diagnostico.a_dict()})
+    else:
+        presentacion.diagnostico(diagnostico, dlq.nombre)
+    return OK
+
+
+def reprocesar(args: argparse.Namespace, opciones: Opciones) -> int:
+    sqs = opciones.cliente("sqs")
+    dlq = resolver_cola(sqs, args.cola)
+    if args.nativo and (args.filtro or args.transformar or args.maximo):
+        raise ErrorOperador("--nativo mueve todo tal cual: --filtro, --transformar y --max exigen el modo normal")
+    transformar = reproceso.cargar_transformacion(args.transformar) if args.transformar else None
+    if args.filtro:
+        reproceso.compilar_filtro(args.filtro)
+    if args.tasa <= 0:
+        raise ErrorOperador("--tasa debe ser positiva")
+    destino = reproceso.resolver_destino(sqs, dlq, args.destino)
+    if not args.simulacro and not _consumidor_sano(args, opciones, dlq, destino):
+        return FALLO
+    if args.nativo:
+        return _reprocesar_nativo(args, sqs, dlq, destino)
+    plan = reproceso.Plan(dlq, destino, args.filtro, transformar, args.maximo, args.visibilidad_s, args.simulacro)
+    inicio = datetime.now(UTC)
+    total = contar(sqs, dlq)["visibles"]
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=presentacion.errores, disable=args.simulacro) as barra:
+        tarea = barra.add_task(f"{dlq.nombre} → {destino.nombre} a {args.tasa:g}/s", total=args.maximo or total)
+        resultado = reproceso.reprocesar(sqs, plan, TokenBucket(args.tasa), lambda n: barra.advance(tarea, n))
+    quedan = contar(sqs, dlq)
+    _informe_reproceso(args, dlq, destino, resultado, quedan, inicio)
+    return FALLO if resultado.fallidos else OK
+
+
+def _consumidor_sano(args: argparse.Namespace, opciones: Opciones, dlq: Any, destino: Any) -> bool:
+    if args.forzar:
+        presentacion.errores.print("--forzar: no se comprueba si el consumidor de origen falla")
+        return True
+    resultado = salud.comprobar(opciones.cliente("cloudwatch"), dlq, destino, args.edad_max_s)
+    if all(c.correcta for c in resultado):
+        return True
+    if args.json:
+        presentacion.imprimir_json({"rechazado": True, "comprobaciones": [c.__dict__ for c in resultado]})
+    else:
+        presentacion.comprobaciones(resultado, f"El consumidor de {destino.nombre} parece fallar")
+        presentacion.errores.print("No se reprocesa: corrige primero (paso 4) o usa --forzar si sabes por qué.")
+    return False
+
+
+def _informe_reproceso(args: argparse.Namespace, dlq: Any, destino: Any, resultado: Any, quedan: dict,
+                       inicio: datetime) -> None:
+    verificar = (f"mf-dlq verificar --queue {dlq.nombre} --destino {destino.nombre} "
+                 f"--esperados {resultado.movidos} --desde {inicio:%Y-%m-%dT%H:%M:%SZ}")
+    if args.json:
+        presentacion.imprimir_json({"simulacro": args.simulacro, "destino": destino.nombre, **resultado.a_dict(),
+                                    "quedan_en_dlq": quedan, "verificar": verificar})
+        return
+    verbo = "se moverían" if args.simulacro else "movidos"
+    presentacion.salida.print(f"{verbo}: {resultado.movidos}  omitidos por el filtro: {resultado.omitidos}  "
+                              f"fallidos: {len(resultado.fallidos)}  quedan en la DLQ: {quedan}")
+    for message_id, error in resultado.fallidos.items():
+        presentacion.salida.print(f"  [red]{message_id}[/red]: {error} (sigue en la DLQ)")
+    for ejemplo in resultado.ejemplos:
+        presentacion.salida.print(f"  ejemplo: {ejemplo}", highlight=False)
+    if quedan["en_vuelo"]:
+        presentacion.salida.print(f"{quedan['en_vuelo']} mensajes en vuelo (otra lectura o un corte): vuelven a la "
+                                  "DLQ al vencer su visibilidad; entonces repite la orden.")
+    if not args.simulacro:
+        presentacion.salida.print(f"Siguiente paso (verificar, en ~5 min): {verificar}", highlight=False)
+
+
+def _reprocesar_nativo(args: argparse.Namespace, sqs: Any, dlq: Any, destino: Any) -> int:
+    if args.simulacro:
+        presentacion.salida.print(f"StartMessageMoveTask {dlq.arn} → {destino.arn} a {int(args.tasa)}/s (simulacro)")
+        return OK
+    handle = nativo.iniciar(sqs, dlq, destino, args.tasa)
+    presentacion.errores.print(f"tarea iniciada: {handle}")
+    if args.sin_esperar:
+        if args.json:
+            presentacion.imprimir_json({"TaskHandle": handle})
+        return OK
+    with Progress(console=presentacion.errores) as barra:
+        tarea = barra.add_task(f"{dlq.nombre} → {destino.nombre} (nativo)", total=None)
+        final = nativo.esperar(sqs, dlq, lambda movidos, total: barra.update(tarea, completed=movidos, total=total))
+    if args.json:
+        presentacion.imprimir_json(final)
+    else:
+        presentacion.tareas([final], dlq.nombre)
+    return OK if final["Status"] == "COMPLETED" else FALLO
+
+
+def verificar(args: argparse.Namespace, opciones: Opciones) -> int:
+    sqs = opciones.cliente("sqs")
+    dlq = resolver_cola(sqs, args.cola)
+    resultado = [verificacion.dlq_vacia(sqs, dlq)]
+    if args.esperados is not None:
+        destino = reproceso.resolver_destino(sqs, dlq, args.destino)
+        desde = args.desde or datetime.now(UTC) - timedelta(minutes=30)
+        resultado.append(verificacion.procesados(opciones.cliente("cloudwatch"), destino, args.esperados, desde))
+    correcto = all(c.correcta for c in resultado)
+    if args.json:
+        presentacion.imprimir_json({"correcto": correcto, "comprobaciones": [c.__dict__ for c in resultado]})
+    else:
+        presentacion.comprobaciones(resultado, f"Verificación de {dlq.nombre}")
+        if not correcto:
+            presentacion.salida.print("Si los mensajes vuelven a la DLQ: para y vuelve al paso 2 (clasificar).")
+    return OK if correcto else FALLO
+
+
+def tareas(args: argparse.Namespace, opciones: Opciones) -> int:
+    sqs = opciones.cliente("sqs")
+    dlq = resolver_cola(sqs, args.cola)
+    lista = nativo.tareas(sqs, dlq)
+    if args.json:
+        presentacion.imprimir_json(lista)
+    else:
+        presentacion.tareas(lista, dlq.nombre)
+    return OK
+
+
+def cancelar(args: argparse.Namespace, opciones: Opciones) -> int:
+    movidos = nativo.cancelar(opciones.cliente("sqs"), args.tarea)
+    presentacion.salida.print(f"cancelada; ya se habían movido ~{movidos} mensajes")
+    return OK
+
+
+ORDENES = {"inspeccionar": inspeccionar, "clasificar": clasificar, "reprocesar": reprocesar,
+           "verificar": verificar, "tareas": tareas, "cancelar": cancelar}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = construir_parser().parse_args(argv)
+    opciones = Opciones(args.region, args.perfil, args.endpoint_url)
+    try:
+        with errores_de_aws("AWS"):  # a last net: any AWS/botocore failure is one line, never a traceback
+            return ORDENES[args.orden](args, opciones)
+    except ErrorOperador as exc:
+        print(f"mf-dlq: {exc}", file=sys.stderr)
+        return USO
+    except KeyboardInterrupt:
+        print("mf-dlq: interrumpido; lo movido está en la cola de origen, lo demás sigue en la DLQ", file=sys.stderr)
+        return INTERRUMPIDO
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Clients and queues for ``mf-dlq``: ``--region``/``--profile``/``--endpoint-url``, names or URLs.
+
+Every failure an operator can cause (unknown queue, no permission, no credentials, wrong
+endpoint) becomes :class:`ErrorOperador`: one line, exit code 2, no traceback.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError, ProfileNotFound
+from mercadofresco.aws import SDK_CONFIG, client
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from botocore.client import BaseClient
+
+COLAS_INEXISTENTES = {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"}
+SIN_PERMISO = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "InvalidClientTokenId"}
+
+
+class ErrorOperador(Exception):
+    """Something the operator must fix (usage, unknown queue, permissions): exit 2, one line."""
+
+
+@dataclass(frozen=True)
+class Opciones:
+    """Where to talk to AWS."""
+
+    region: str | None = None
+    perfil: str | None = None
+    endpoint_url: str | None = None
+
+    def cliente(self, servicio: str) -> BaseClient:
+        """A client with the project's SDK policy (``mercadofresco.aws``), honouring the options."""
+        extra: dict[str, Any] = {}
+        if self.region:
+            extra["region_name"] = self.region
+        if self.endpoint_url:
+            extra["endpoint_url"] = self.endpoint_url
+        if self.perfil:
+            try:
+                return boto3.Session(profile_name=self.perfil).client(servicio, config=SDK_CONFIG, **extra)
+            except ProfileNotFound as exc:
+                raise ErrorOperador(f"perfil desconocido: {self.perfil}") from exc
+        return client(servicio, **extra)
+
+
+@contextmanager
+def errores_de_aws(contexto: str) -> Iterator[None]:
+    """Turn AWS/botocore failures into one-line :class:`ErrorOperador` messages."""
+    try:
+        yield
+    except ClientError as exc:
+        codigo = exc.response.get("Error", {}).get("Code", "")
+        if codigo in COLAS_INEXISTENTES:
+            raise ErrorOperador(f"{contexto}: la cola no existe") from exc
+        if codigo in SIN_PERMISO:
+            raise ErrorOperador(f"{contexto}: sin permiso ({exc.operation_name}: {codigo})") from exc
+        raise ErrorOperador(f"{contexto}: {exc.operation_name} falló: {codigo} {exc}") from exc
+    except NoCredentialsError as exc:
+        raise ErrorOperador(f"{contexto}: no hay credenciales de AWS (usa --profile o AWS_PROFILE)") from exc
+    except NoRegionError as exc:
+        raise ErrorOperador(f"{contexto}: falta la región (usa --region o AWS_DEFAULT_REGION)") from exc
+    except BotoCoreError as exc:
+        raise ErrorOperador(f"{contexto}: {exc}") from exc
+
+
+def nombre_de(url: str) -> str:
+    return url.rstrip("/").rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Cola:
+    """A resolved queue."""
+
+    url: str
+    arn: str
+
+    @property
+    def nombre(self) -> str:
+        return nombre_de(self.url)
+
+    @property
+    def fifo(self) -> bool:
+        return self.nombre.endswith(".fifo")
+
+
+def resolver_cola(sqs: BaseClient, cola: str) -> Cola:
+    """``cola`` by name or URL; checks it exists (and that we may read it)."""
+    with errores_de_aws(f"cola {cola}"):
+        url = cola if cola.startswith(("https://", "http://")) else sqs.get_queue_url(QueueName=cola)["QueueUrl"]
+        atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
+    return Cola(url, atributos["QueueArn"])
+
+
+def contar(sqs: BaseClient, cola: Cola) -> dict[str, int]:
+    """Visible, in-flight and delayed messages (SQS's approximate counts)."""
+    nombres = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+               "ApproximateNumberOfMessagesDelayed"]
+    with errores_de_aws(f"cola {cola.nombre}"):
+        atributos = sqs.get_queue_attributes(QueueUrl=cola.url, AttributeNames=nombres)["Attributes"]
+    return {
+        "visibles": int(atributos.get("ApproximateNumberOfMessages", 0)),
+        "en_vuelo": int(atributos.get("ApproximateNumberOfMessagesNotVisible", 0)),
+        "retrasados": int(atributos.get("ApproximateNumberOfMessagesDelayed", 0)),
+    }
+
+
+def recibir(sqs: BaseClient, cola: Cola, maximo: int, visibilidad_s: int, espera_s: int = 0) -> list[dict[str, Any]]:
+    """One ReceiveMessage with every attribute the runbook reads (never deletes)."""
+    with errores_de_aws(f"cola {cola.nombre}"):
+        respuesta = sqs.receive_message(
+            QueueUrl=cola.url,
+            MaxNumberOfMessages=max(1, min(10, maximo)),
+            VisibilityTimeout=visibilidad_s,
+            WaitTimeSeconds=espera_s,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+    return respuesta.get("Messages", [])
+
+
+def muestrear(sqs: BaseClient, cola: Cola, maximo: int, visibilidad_s: int) -> list[dict[str, Any]]:
+    """Up to ``maximo`` distinct messages, each hidden only ``visibilidad_s`` and never deleted.
+
+    Stops at the first empty receive; a message seen twice (it became visible again) counts once.
+    """
+    vistos: dict[str, dict[str, Any]] = {}
+    while len(vistos) < maximo:
+        lote = recibir(sqs, cola, maximo - len(vistos), visibilidad_s, espera_s=1)
+        nuevos = [m for m in lote if m["MessageId"] not in vistos]
+        if not nuevos:
+            break
+        vistos.update((m["MessageId"], m) for m in nuevos)
+    return list(vistos.values())

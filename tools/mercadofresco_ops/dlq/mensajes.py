@@ -1,0 +1,142 @@
+"""Reading a dead letter: its body (through SNS/EventBridge envelopes), attributes and reason.
+
+A malformed body is not an error here: it is evidence, recorded as ``cuerpo_invalido``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from mercadofresco.dlq import (
+    ATRIBUTO_APLAZAMIENTOS,
+    ATRIBUTO_COLA_ORIGEN,
+    ATRIBUTO_DETALLE,
+    ATRIBUTO_FUNCION,
+    ATRIBUTO_MOTIVO,
+)
+
+ATRIBUTOS_DLQ = (ATRIBUTO_MOTIVO, ATRIBUTO_DETALLE, ATRIBUTO_COLA_ORIGEN, ATRIBUTO_FUNCION, ATRIBUTO_APLAZAMIENTOS)
+RESUMEN_MAX_CHARS = 80
+
+
+@dataclass(frozen=True)
+class Sobre:
+    """How the event travelled: ``None`` (raw), ``"sns"`` or ``"eventbridge"``; plus the parsed outer body."""
+
+    tipo: str | None
+    exterior: Any = None
+
+
+@dataclass(frozen=True)
+class MensajeDlq:
+    """One dead letter, as the runbook reads it."""
+
+    message_id: str
+    cuerpo: str
+    enviado_ms: int | None
+    recepciones: int | None
+    evento: dict[str, Any] | None  # the event itself, unwrapped; None when the body is not a JSON object
+    sobre: Sobre = field(default_factory=lambda: Sobre(None))
+    version: Any = None
+    motivo: str | None = None
+    detalle: str | None = None
+    cola_origen: str | None = None
+    funcion: str | None = None
+    grupo: str | None = None
+    receipt_handle: str | None = None
+    atributos: dict[str, Any] = field(default_factory=dict)  # MessageAttributes as SQS returned them
+
+    @property
+    def cuerpo_invalido(self) -> bool:
+        return self.evento is None
+
+    @property
+    def enviado(self) -> datetime | None:
+        return None if self.enviado_ms is None else datetime.fromtimestamp(self.enviado_ms / 1000, UTC)
+
+    def resumen(self) -> str:
+        texto = " ".join(self.cuerpo.split())
+        return texto if len(texto) <= RESUMEN_MAX_CHARS else texto[: RESUMEN_MAX_CHARS - 1] + "…"
+
+    def a_dict(self) -> dict[str, Any]:
+        """The JSON view the CLI prints with ``--json``."""
+        return {
+            "message_id": self.message_id,
+            "enviado": self.enviado.isoformat() if self.enviado else None,
+            "recepciones": self.recepciones,
+            "motivo": self.motivo,
+            "detalle": self.detalle,
+            "cola_origen": self.cola_origen,
+            "funcion": self.funcion,
+            "version": self.version,
+            "sobre": self.sobre.tipo,
+            "grupo": self.grupo,
+            "cuerpo_invalido": self.cuerpo_invalido,
+            "cuerpo": self.resumen(),
+        }
+
+
+def desenvolver(cuerpo: str) -> tuple[dict[str, Any] | None, Sobre]:
+    """The event inside ``cuerpo``: raw JSON, an SNS notification's ``Message``, or EventBridge's ``detail``.
+
+    EventBridge's own top-level ``version`` ("0") is the envelope's, never the event's: only
+    ``detail`` is returned for it.
+    """
+    try:
+        datos = json.loads(cuerpo)
+    except (ValueError, TypeError):
+        return None, Sobre(None)
+    if isinstance(datos, dict) and datos.get("Type") == "Notification" and isinstance(datos.get("Message"), str):
+        interior, _ = desenvolver(datos["Message"])
+        return interior, Sobre("sns", datos)
+    if isinstance(datos, dict) and isinstance(datos.get("detail"), dict) and "detail-type" in datos:
+        return datos["detail"], Sobre("eventbridge", datos)
+    return (datos, Sobre(None)) if isinstance(datos, dict) else (None, Sobre(None))
+
+
+def envolver(evento: dict[str, Any], sobre: Sobre) -> str:
+    """The body to send for ``evento``, in the same envelope it arrived in."""
+    if sobre.tipo == "sns":
+        return json.dumps({**sobre.exterior, "Message": json.dumps(evento)})
+    if sobre.tipo == "eventbridge":
+        return json.dumps({**sobre.exterior, "detail": evento})
+    return json.dumps(evento)
+
+
+def _atributo(atributos: dict[str, Any], nombre: str) -> str | None:
+    valor = atributos.get(nombre)
+    return None if valor is None else valor.get("StringValue")
+
+
+def _entero(valor: str | None) -> int | None:
+    try:
+        return int(valor) if valor is not None else None
+    except ValueError:
+        return None
+
+
+def leer(mensaje: dict[str, Any]) -> MensajeDlq:
+    """A :class:`MensajeDlq` from one element of ``ReceiveMessage``'s ``Messages``."""
+    cuerpo = mensaje.get("Body", "")
+    sistema = mensaje.get("Attributes", {})
+    atributos = mensaje.get("MessageAttributes", {}) or {}
+    evento, sobre = desenvolver(cuerpo)
+    return MensajeDlq(
+        message_id=mensaje["MessageId"],
+        cuerpo=cuerpo,
+        enviado_ms=_entero(sistema.get("SentTimestamp")),
+        recepciones=_entero(sistema.get("ApproximateReceiveCount")),
+        evento=evento,
+        sobre=sobre,
+        version=evento.get("version") if evento is not None else None,
+        motivo=_atributo(atributos, ATRIBUTO_MOTIVO),
+        detalle=_atributo(atributos, ATRIBUTO_DETALLE),
+        cola_origen=_atributo(atributos, ATRIBUTO_COLA_ORIGEN),
+        funcion=_atributo(atributos, ATRIBUTO_FUNCION),
+        grupo=sistema.get("MessageGroupId"),
+        receipt_handle=mensaje.get("ReceiptHandle"),
+        atributos=atributos,
+    )

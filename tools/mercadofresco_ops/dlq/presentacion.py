@@ -1,0 +1,89 @@
+"""What ``mf-dlq`` prints: rich tables for a person, ``--json`` for a script (stdout only)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from mercadofresco_ops.dlq.clasificador import Diagnostico
+    from mercadofresco_ops.dlq.mensajes import MensajeDlq
+    from mercadofresco_ops.dlq.salud import Comprobacion
+
+ANCHO_SIN_TERMINAL = 160  # piped into a file or a ticket: do not fold tables at 80 columns
+
+salida = Console(width=None if sys.stdout.isatty() else ANCHO_SIN_TERMINAL)
+errores = Console(stderr=True)
+
+
+def imprimir_json(datos: Any) -> None:
+    print(json.dumps(datos, ensure_ascii=False, indent=2, default=str))
+
+
+def mensajes(lista: Sequence[MensajeDlq], titulo: str) -> None:
+    tabla = Table(title=titulo, show_lines=False)
+    tabla.add_column("MessageId", min_width=36, no_wrap=True)
+    tabla.add_column("enviado (UTC)", min_width=19, no_wrap=True)
+    tabla.add_column("recep.", min_width=6, justify="right")
+    tabla.add_column("motivo", min_width=22, overflow="fold")
+    tabla.add_column("version", min_width=7)
+    tabla.add_column("cuerpo", overflow="ellipsis", no_wrap=True, max_width=50)
+    for m in lista:
+        motivo = m.motivo or "[dim]sin motivo (redrive)[/dim]"
+        if m.detalle:
+            motivo += f"\n[dim]{m.detalle}[/dim]"
+        tabla.add_row(
+            m.message_id,
+            f"{m.enviado:%Y-%m-%d %H:%M:%S}" if m.enviado else "?",
+            str(m.recepciones if m.recepciones is not None else "?"),
+            motivo,
+            "[red]ilegible[/red]" if m.cuerpo_invalido else repr(m.version),
+            m.resumen(),
+        )
+    salida.print(tabla)
+
+
+def diagnostico(d: Diagnostico, cola: str) -> None:
+    color = {"transitorio": "yellow", "envenenado": "red", "de datos": "magenta"}[d.tipo]
+    salida.print(f"[bold]{cola}[/bold]: muestra de {d.muestra} mensajes")
+    salida.print(f"Clasificación: [bold {color}]{d.tipo.upper()}[/bold {color}] (confianza {d.confianza})")
+    salida.print(d.explicacion)
+    salida.print("\n[bold]Evidencias[/bold]")
+    for evidencia in d.evidencias:
+        salida.print(f"  • {evidencia}", highlight=False)
+    if d.distribucion.histograma:
+        salida.print("\n[bold]Entrada en la cola (SentTimestamp, UTC)[/bold]")
+        for linea in d.distribucion.texto_histograma():
+            salida.print(f"  {linea}", highlight=False)
+
+
+def comprobaciones(lista: Sequence[Comprobacion], titulo: str) -> None:
+    tabla = Table(title=titulo)
+    tabla.add_column("comprobación")
+    tabla.add_column("")
+    tabla.add_column("detalle", overflow="fold")
+    for c in lista:
+        tabla.add_row(c.nombre, "[green]bien[/green]" if c.correcta else "[red]MAL[/red]", c.detalle)
+    salida.print(tabla)
+
+
+def tareas(lista: Sequence[dict[str, Any]], cola: str) -> None:
+    tabla = Table(title=f"Tareas de movimiento de {cola}")
+    for columna in ("estado", "movidos", "a mover", "tasa/s", "destino", "TaskHandle / fallo"):
+        tabla.add_column(columna, overflow="fold")
+    for t in lista:
+        tabla.add_row(
+            t.get("Status", "?"),
+            str(t.get("ApproximateNumberOfMessagesMoved", "?")),
+            str(t.get("ApproximateNumberOfMessagesToMove", "?")),
+            str(t.get("MaxNumberOfMessagesPerSecond", "?")),
+            str(t.get("DestinationArn", "origen de cada mensaje")),
+            t.get("TaskHandle") or t.get("FailureReason", ""),
+        )
+    salida.print(tabla)
