@@ -42,7 +42,12 @@ class Estadisticas:
     borrados: int = 0
     fallidos: int = 0
     filtrados: int = 0
+    errores_sondeo: list[str] = field(default_factory=list)
     _cerrojo: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def registrar_error(self, exc: Exception) -> None:
+        with self._cerrojo:
+            self.errores_sondeo.append(f"{type(exc).__name__}: {exc}")
 
     def sumar(self, **valores: int) -> None:
         with self._cerrojo:
@@ -84,9 +89,13 @@ class Mapeo:
     def _sondear(self) -> None:
         sqs = client("sqs")
         while not self._parar.is_set():
-            mensajes = self._recibir(sqs)
-            if mensajes:
-                self.procesar(sqs, mensajes)
+            try:
+                mensajes = self._recibir(sqs)
+                if mensajes:
+                    self.procesar(sqs, mensajes)
+            except Exception as exc:  # a poller never dies: Lambda's keeps polling after an API error
+                self.estadisticas.registrar_error(exc)
+                self._parar.wait(ESPERA_SONDEO_S)
 
     def _recibir(self, sqs: Any) -> list[dict[str, Any]]:
         mensajes: list[dict[str, Any]] = []

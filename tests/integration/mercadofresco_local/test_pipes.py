@@ -1,0 +1,125 @@
+"""Local Pipes: SQS → workflow start, and a DynamoDB stream (TTL deletions only) → event bus."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from mercadofresco_local.servidor import ServidorMoto
+
+pytestmark = pytest.mark.integration
+
+
+def _esperar(condicion, timeout_s: float = 15.0) -> None:
+    limite = time.monotonic() + timeout_s
+    while not condicion():
+        assert time.monotonic() < limite, "timed out"
+        time.sleep(0.2)
+
+
+def test_aplicar_plantilla_inserta_json_fuera_de_comillas_y_texto_dentro() -> None:
+    from mercadofresco_local.pipes import aplicar_plantilla
+
+    # GIVEN an SQS record whose body is JSON
+    evento = {"messageId": "m-1", "body": json.dumps({"pedido_id": "PED-1", "lineas": [{"sku": "A"}]})}
+
+    # WHEN a Pipes input template reads into the body
+    salida = aplicar_plantilla(
+        '{"id": "<$.messageId>", "pedido": "P:<$.body.pedido_id>", "l": <$.body.lineas>}', evento
+    )
+
+    # THEN quoted placeholders become text and bare ones JSON values
+    assert salida == {"id": "m-1", "pedido": "P:PED-1", "l": [{"sku": "A"}]}
+
+
+def test_pipe_sqs_a_maquina_arranca_una_ejecucion_por_mensaje_y_borra_el_mensaje(servidor_moto: ServidorMoto) -> None:
+    from mercadofresco.aws import client
+
+    from mercadofresco_local.funciones import Funciones
+    from mercadofresco_local.pipes import Destino, _pipe_sqs
+
+    # GIVEN a queue with 5 messages and a pipe (batch size 1) to a state machine
+    sqs, sfn = client("sqs"), client("stepfunctions")
+    url = sqs.create_queue(QueueName="origen")["QueueUrl"]
+    arn_cola = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    rol = "arn:aws:iam::123456789012:role/x"
+    definicion = json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}})
+    arn_sm = sfn.create_state_machine(name="m", definition=definicion, roleArn=rol)["stateMachineArn"]
+    for i in range(5):
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"pedido_id": f"PED-{i}"}))
+    destino = Destino("pipe-mf-prueba", arn_sm, {}, '{"pedido_id": "<$.body.pedido_id>"}', Funciones())
+    pipe = _pipe_sqs("pipe-mf-prueba", arn_cola, destino, {"SqsQueueParameters": {"BatchSize": 1}}, [], 30)
+
+    # WHEN the pipe runs
+    pipe.arrancar()
+    try:
+        _esperar(lambda: len(sfn.list_executions(stateMachineArn=arn_sm)["executions"]) == 5)
+    finally:
+        pipe.parar()
+
+    # THEN each message started one execution with the templated input (a batch array) and was deleted
+    entradas = [
+        json.loads(sfn.describe_execution(executionArn=e["executionArn"])["input"])
+        for e in sfn.list_executions(stateMachineArn=arn_sm)["executions"]
+    ]
+    assert sorted(e[0]["pedido_id"] for e in entradas) == [f"PED-{i}" for i in range(5)]
+    assert (
+        sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"][
+            "ApproximateNumberOfMessages"
+        ]
+        == "0"
+    )
+
+
+def test_pipe_stream_con_ttl_publica_solo_las_expiraciones(servidor_moto: ServidorMoto) -> None:
+    from mercadofresco.aws import client
+
+    from mercadofresco_local.funciones import Funciones
+    from mercadofresco_local.pipes import Destino, PipeStream
+    from mercadofresco_local.ttl import BarredorTtl
+
+    # GIVEN a carts table with a stream and TTL, a bus whose rule feeds a queue, one expired and one live cart
+    ddb, events, sqs = client("dynamodb"), client("events"), client("sqs")
+    tabla = ddb.create_table(
+        TableName="carritos", BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "carrito_id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "carrito_id", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )["TableDescription"]  # fmt: skip
+    ddb.update_time_to_live(
+        TableName="carritos", TimeToLiveSpecification={"AttributeName": "expira_en", "Enabled": True}
+    )
+    bus = events.create_event_bus(Name="bus")["EventBusArn"]
+    url = sqs.create_queue(QueueName="recordatorios")["QueueUrl"]
+    arn_cola = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="r", EventBusName="bus", EventPattern=json.dumps({"detail-type": ["CarritoAbandonado"]}))
+    events.put_targets(Rule="r", EventBusName="bus", Targets=[{"Id": "q", "Arn": arn_cola}])
+    ahora = int(time.time())
+    ddb.put_item(TableName="carritos", Item={"carrito_id": {"S": "C-viejo"}, "expira_en": {"N": str(ahora - 10)}})
+    ddb.put_item(TableName="carritos", Item={"carrito_id": {"S": "C-vivo"}, "expira_en": {"N": str(ahora + 3600)}})
+    ddb.delete_item(TableName="carritos", Key={"carrito_id": {"S": "C-vivo"}})  # the customer emptied it
+    barredor = BarredorTtl.de_tablas_con_stream()
+    filtro = {"eventName": ["REMOVE"], "userIdentity": {"principalId": ["dynamodb.amazonaws.com"]}}
+    destino = Destino(
+        "pipe-mf-carritos", bus, {"EventBridgeEventBusParameters": {"DetailType": "CarritoAbandonado", "Source": "mf"}},
+        '{"carrito_id": "<$.dynamodb.Keys.carrito_id.S>"}', Funciones(),
+    )  # fmt: skip
+    pipe = PipeStream("pipe-mf-carritos", tabla["LatestStreamArn"], destino, [filtro], barredor=barredor)
+
+    # WHEN TTL sweeps and the pipe reads the stream
+    assert barredor.barrer() == 1
+    pipe.arrancar()
+    try:
+        _esperar(lambda: pipe.enviados == 1)
+        time.sleep(0.5)
+    finally:
+        pipe.parar()
+
+    # THEN only the expired cart became a CarritoAbandonado event on the bus
+    mensajes = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"])["detail"] for m in mensajes] == [{"carrito_id": "C-viejo"}]
+    assert pipe.leidos == 4

@@ -1,0 +1,171 @@
+"""The whole template running locally: moto + in-process handlers + what moto does not run.
+
+``RuntimeLocal`` is the one object a scenario holds::
+
+    with RuntimeLocal(entorno_local={"PASARELA_URL": p.pasarela.url}, compresion=30) as rt:
+        rt.arrancar_consumo()          # mappings, pipes, schedules, TTL sweeper
+        ...                            # put orders in, wait for rt.en_reposo()
+        rt.parar_consumo()
+
+Order of start-up: moto's server (:mod:`servidor`), every resource of ``template.yaml``
+(:mod:`aprovisionar`), moto's Lambda invoke hooked to the in-process handlers (engineer
+5a's :mod:`moto_lambda`, so the state machine's Lambda tasks run the real code), then the
+event source mappings (:mod:`mapeos`), the Pipes (:mod:`pipes`), the schedules
+(:mod:`programador`) and DynamoDB's TTL (:mod:`ttl`).
+
+``compresion`` is the run's single time-compression factor: queue visibility timeouts,
+batching windows, schedule periods and the state machine's Retry waits last
+``1/compresion`` of what the template says. Nothing else is shortened: provider latencies
+are set by the scenario in real seconds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco.aws import client
+
+from mercadofresco_local.aprovisionar import Aprovisionador
+from mercadofresco_local.mapeos import Mapeo, mapeos_de_plantilla
+from mercadofresco_local.pipes import PipeStream, pipes_de_plantilla
+from mercadofresco_local.plantilla import Plantilla
+from mercadofresco_local.programador import Programa, programas_de_plantilla
+from mercadofresco_local.servidor import ServidorMoto
+from mercadofresco_local.ttl import BarredorTtl
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mercadofresco_local.funciones import Funciones
+
+
+@dataclass
+class RuntimeLocal:
+    """``template.yaml`` provisioned in a loopback moto, with its event plumbing runnable."""
+
+    entorno_local: dict[str, str] = field(default_factory=dict)
+    compresion: float = 30.0
+    plantilla: Plantilla = field(default_factory=Plantilla)
+    tope_concurrencia: int | None = None  # cap each mapping's pollers (a laptop is not Lambda)
+    servidor: ServidorMoto | None = None
+    aprovisionador: Aprovisionador | None = None
+    mapeos: list[Mapeo] = field(default_factory=list)
+    pipes: list[Mapeo | PipeStream] = field(default_factory=list)
+    programas: list[Programa] = field(default_factory=list)
+    barredor: BarredorTtl | None = None
+    faltan: list[str] = field(default_factory=list)  # parts of the system not available locally
+    _deshacer: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def funciones(self) -> Funciones:
+        assert self.aprovisionador is not None, "call arrancar() first"
+        return self.aprovisionador.funciones
+
+    def arrancar(self) -> RuntimeLocal:
+        self.servidor = ServidorMoto(region=self.plantilla.region, compresion=self.compresion).arrancar()
+        self._deshacer.append(self.servidor.parar)
+        self.aprovisionador = Aprovisionador(self.plantilla, entorno_local=dict(self.entorno_local)).aprovisionar()
+        self._enganchar_lambda()
+        self.mapeos = mapeos_de_plantilla(self.plantilla, self.funciones, self.compresion)
+        if self.tope_concurrencia is not None:
+            for mapeo in self.mapeos:
+                mapeo.concurrencia = min(mapeo.concurrencia, self.tope_concurrencia)
+        self.barredor = BarredorTtl.de_tablas_con_stream()
+        self.pipes = pipes_de_plantilla(self.plantilla, self.funciones, self.barredor, self.compresion)
+        self.programas = programas_de_plantilla(self.plantilla, self.funciones, self.compresion)
+        return self
+
+    def _enganchar_lambda(self) -> None:
+        """Route moto's Lambda invoke (Step Functions tasks) to the in-process handlers."""
+        try:
+            moto_lambda = importlib.import_module("mercadofresco_local.moto_lambda")
+        except ImportError:
+            self.faltan.append("mercadofresco_local.moto_lambda (Lambda tasks of the state machine)")
+            return
+        deshacer = moto_lambda.instalar(self.funciones.handlers())
+        if callable(deshacer):
+            self._deshacer.append(deshacer)
+
+    def arrancar_consumo(self) -> None:
+        """Start every poller, pipe, schedule and the TTL sweeper."""
+        for parte in self._partes():
+            parte.arrancar()
+
+    def parar_consumo(self) -> None:
+        for parte in reversed(self._partes()):
+            parte.parar()
+
+    def _partes(self) -> list[Any]:
+        barredor = [self.barredor] if self.barredor and self.barredor.tablas else []
+        return [*self.mapeos, *self.pipes, *self.programas, *barredor]
+
+    def parar(self) -> None:
+        self.parar_consumo()
+        while self._deshacer:
+            self._deshacer.pop()()
+
+    def __enter__(self) -> RuntimeLocal:
+        return self.arrancar()
+
+    def __exit__(self, *exc: object) -> None:
+        self.parar()
+
+    # ------------------------------------------------------------------ observation
+    def url_cola(self, logical_id: str) -> str:
+        return self.plantilla.ref(logical_id)
+
+    def profundidad(self, logical_id: str) -> int:
+        """Messages visible + in flight + delayed in one of the template's queues."""
+        nombres = [
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ]
+        atributos = client("sqs").get_queue_attributes(QueueUrl=self.url_cola(logical_id), AttributeNames=nombres)
+        return sum(int(atributos["Attributes"].get(n, 0)) for n in nombres)
+
+    def colas(self) -> dict[str, str]:
+        """Logical id -> queue name, for every queue of the template."""
+        return {lid: self.plantilla.get_att(lid, "QueueName") for lid in self.plantilla.de_tipo("AWS::SQS::Queue")}
+
+    def ejecuciones_en_curso(self) -> int:
+        sfn = client("stepfunctions")
+        assert self.aprovisionador is not None
+        return sum(
+            len(sfn.list_executions(stateMachineArn=arn, statusFilter="RUNNING")["executions"])
+            for arn in self.aprovisionador.maquinas.values()
+        )
+
+    def esperar_reposo(
+        self, timeout_s: float, estable_s: float = 1.0, al_avanzar: Callable[[], None] | None = None
+    ) -> float:
+        """Wait until no queue holds a message and no execution runs (for ``estable_s``); return seconds waited."""
+        inicio = time.monotonic()
+        quieto_desde: float | None = None
+        while time.monotonic() - inicio < timeout_s:
+            if al_avanzar is not None:
+                al_avanzar()
+            ocupado = self.ejecuciones_en_curso() + sum(
+                self.profundidad(lid) for lid in self.colas() if not _es_dlq(self.plantilla, lid)
+            )
+            if ocupado == 0:
+                quieto_desde = quieto_desde or time.monotonic()
+                if time.monotonic() - quieto_desde >= estable_s:
+                    return time.monotonic() - inicio
+            else:
+                quieto_desde = None
+            time.sleep(0.25)
+        raise TimeoutError(f"the system did not drain in {timeout_s:.0f} s")
+
+
+def _es_dlq(plantilla: Plantilla, logical_id: str) -> bool:
+    """A queue some other queue's RedrivePolicy points at."""
+    arn = plantilla.get_att(logical_id, "Arn")
+    for lid in plantilla.de_tipo("AWS::SQS::Queue"):
+        politica = plantilla.propiedades(lid).get("RedrivePolicy", {})
+        if politica.get("deadLetterTargetArn") == arn:
+            return True
+    return False
