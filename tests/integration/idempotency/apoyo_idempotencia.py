@@ -38,3 +38,21 @@ class Operacion:
         if self.error is not None:
             raise self.error
         return self.resultado
+
+
+def consumidor_que_muere(endpoint_url: str, tabla: str, pedido_id: str, reclamado: Any, ejecuciones: Any) -> None:
+    """Child process: claim ``cobro:{pedido_id}`` with the real clock, count one run, then hang until killed."""
+    import time
+
+    from mercadofresco import aws
+    from mercadofresco.idempotency import IdempotencyStore, claves
+
+    store = IdempotencyStore(tabla, aws.client("dynamodb", endpoint_url=endpoint_url))
+
+    def cobrar_y_colgarse() -> None:
+        with ejecuciones.get_lock():
+            ejecuciones.value += 1
+        reclamado.set()
+        time.sleep(120)  # "the gateway is still processing" when SIGKILL arrives
+
+    store.run(claves.cobro(pedido_id), cobrar_y_colgarse)

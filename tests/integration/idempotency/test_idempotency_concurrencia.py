@@ -1,0 +1,139 @@
+"""Concurrency with real threads and a real process killed with SIGKILL."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import urllib.request
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from mercadofresco import aws
+from mercadofresco.errors import OperacionEnCurso
+from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStore, claves
+
+from tests.integration.idempotency.apoyo_idempotencia import consumidor_que_muere
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.integration
+
+HILOS = 50
+RESULTADO = {"referencia_cobro": "ch_0001"}
+
+
+def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: str) -> None:
+    # GIVEN 50 consumers (each its own client, as 50 Lambdas) released at the same instant
+    stores = [IdempotencyStore(tabla_idempotencia, aws.client("dynamodb")) for _ in range(HILOS)]
+    clave = claves.cobro("PED-2026-084417")
+    ejecuciones: list[int] = []
+    salida = threading.Barrier(HILOS)
+
+    def cobrar() -> dict[str, str]:
+        ejecuciones.append(threading.get_ident())
+        time.sleep(0.05)  # the gateway takes a moment, so some duplicates meet EN_CURSO
+        return RESULTADO
+
+    def consumidor(store: IdempotencyStore, resultados: list[Any]) -> None:
+        salida.wait(10)
+        try:
+            resultados.append(store.run(clave, cobrar))
+        except OperacionEnCurso as exc:
+            resultados.append(exc)
+        except Exception as exc:  # anything else is a failure of the test, kept to be asserted
+            resultados.append(exc)
+
+    def ronda() -> list[Any]:
+        resultados: list[Any] = []
+        hilos = [threading.Thread(target=consumidor, args=(s, resultados)) for s in stores]
+        for h in hilos:
+            h.start()
+        for h in hilos:
+            h.join(30)
+        return resultados
+
+    # WHEN they all run the same charge, and then all 50 are redelivered after it finished
+    primera = ronda()
+    segunda = ronda()
+    # THEN the charge ran exactly once; everyone got its result or the in-progress error; then all got the result
+    assert len(ejecuciones) == 1
+    assert len(primera) == HILOS
+    assert all(r == RESULTADO or type(r) is OperacionEnCurso for r in primera), primera
+    assert primera.count(RESULTADO) >= 1
+    assert any(type(r) is OperacionEnCurso for r in primera), "no duplicate met the claim: no race happened"
+    assert segunda == [RESULTADO] * HILOS
+
+
+@pytest.fixture
+def servidor_moto() -> Iterator[tuple[str, str]]:
+    """moto as a real HTTP server on loopback, so another process sees the same DynamoDB."""
+    from mercadofresco_local.plantilla import Plantilla, crear_tabla
+    from moto.server import ThreadedMotoServer
+
+    servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    servidor.start()
+    host, puerto = servidor.get_host_and_port()
+    url = f"http://{host}:{puerto}"
+    reiniciar = urllib.request.Request(f"{url}/moto-api/reset", method="POST")
+    urllib.request.urlopen(reiniciar, timeout=10).close()  # moto's backends are process-global: start empty
+    try:
+        plantilla = Plantilla()
+        kms = aws.client("kms", endpoint_url=url)
+        clave_kms = kms.create_key(Description="alias/mercadofresco-datos (local)")["KeyMetadata"]
+        plantilla.fisicos["DatosKey"] = {"Ref": clave_kms["KeyId"], "Arn": clave_kms["Arn"]}
+        tabla = crear_tabla(aws.client("dynamodb", endpoint_url=url), plantilla, "TablaIdempotencia")
+        yield url, tabla
+    finally:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
+        servidor.stop()
+
+
+def test_process_killed_after_claim_next_consumer_runs_once_after_lease(servidor_moto: tuple[str, str]) -> None:
+    # GIVEN a consumer process that claimed the charge and was SIGKILLed while "the gateway processes it"
+    url, tabla = servidor_moto
+    contexto = multiprocessing.get_context("spawn")
+    reclamado, ejecuciones = contexto.Event(), contexto.Value("i", 0)
+    hijo = contexto.Process(target=consumidor_que_muere, args=(url, tabla, "PED-2026-084417", reclamado, ejecuciones))
+    hijo.start()
+    assert reclamado.wait(60), "the child never claimed the key"
+    os.kill(hijo.pid, signal.SIGKILL)
+    hijo.join(10)
+    cliente = aws.client("dynamodb", endpoint_url=url)
+    clave = claves.cobro("PED-2026-084417")
+    huerfano = cliente.get_item(TableName=tabla, Key={"clave": {"S": clave}}, ConsistentRead=True)["Item"]
+    lease_s = IdempotencyConfig().lease_s
+
+    def cobrar() -> dict[str, str]:
+        with ejecuciones.get_lock():
+            ejecuciones.value += 1
+        return RESULTADO
+
+    def consumidor(desfase_s: float, resultados: list[Any]) -> None:
+        store = IdempotencyStore(tabla, aws.client("dynamodb", endpoint_url=url), now_s=lambda: time.time() + desfase_s)
+        try:
+            resultados.append(store.run(clave, cobrar))
+        except OperacionEnCurso as exc:
+            resultados.append(exc)
+
+    # WHEN a consumer comes while the lease lives, then 10 consumers come at once after it lapsed
+    antes: list[Any] = []
+    consumidor(0, antes)
+    despues: list[Any] = []
+    hilos = [threading.Thread(target=consumidor, args=(lease_s + 1, despues)) for _ in range(10)]
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join(30)
+    # THEN the orphan claim blocked the first; after the lease exactly one more run happened (2 in all)
+    assert hijo.exitcode == -signal.SIGKILL
+    assert huerfano["estado"] == {"S": "EN_CURSO"}
+    assert type(antes[0]) is OperacionEnCurso
+    assert ejecuciones.value == 2
+    assert len(despues) == 10 and despues.count(RESULTADO) >= 1
+    assert all(r == RESULTADO or type(r) is OperacionEnCurso for r in despues)
+    final = cliente.get_item(TableName=tabla, Key={"clave": {"S": clave}}, ConsistentRead=True)["Item"]
+    assert final["estado"] == {"S": "COMPLETADO"}
