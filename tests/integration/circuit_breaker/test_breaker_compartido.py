@@ -1,0 +1,222 @@
+"""The shared breaker on the real Redis, driven by an injected clock (no sleeps)."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import pytest
+from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
+from mercadofresco.errors import CircuitoAbierto, CobroRechazado
+
+if TYPE_CHECKING:
+    import redis
+
+pytestmark = pytest.mark.integration
+
+
+class Dependencia:
+    """A stand-in for the provider call that counts how often it is really reached."""
+
+    def __init__(self) -> None:
+        self.llamadas = 0
+
+    def falla(self) -> None:
+        self.llamadas += 1
+        raise ConnectionResetError("reset by peer")
+
+    def responde(self) -> str:
+        self.llamadas += 1
+        return "ok"
+
+
+def _breaker(cliente: redis.Redis, prefijo: str, reloj=None, **config) -> CircuitBreaker:
+    return CircuitBreaker("pasarela", cliente, config=BreakerConfig(**config), prefijo=prefijo, clock=reloj)
+
+
+def _llamar(breaker: CircuitBreaker, fn) -> str:
+    try:
+        breaker.call(fn)
+    except CircuitoAbierto:
+        return "rechazada"
+    except ConnectionResetError:
+        return "fallo"
+    return "exito"
+
+
+def test_breaker_19_consecutive_failures_stays_closed_20th_opens(cliente, redis_prefix, reloj):
+    # GIVEN the lesson's threshold of 20 consecutive failures
+    breaker, dep = _breaker(cliente, redis_prefix, reloj), Dependencia()
+    # WHEN 19 calls fail
+    for _ in range(19):
+        _llamar(breaker, dep.falla)
+    # THEN it is still closed
+    assert breaker.estado().estado is Estado.CERRADO
+    # WHEN the 20th fails
+    _llamar(breaker, dep.falla)
+    estado = breaker.estado()
+    # THEN it is open for apertura_base_s, and call 21 does not reach the dependency
+    assert estado.estado is Estado.ABIERTO
+    assert estado.abierto_hasta_ms - estado.ahora_ms == 30_000
+    assert _llamar(breaker, dep.responde) == "rechazada"
+    assert dep.llamadas == 20
+
+
+def test_breaker_failure_rate_below_minimum_calls_does_not_open(cliente, redis_prefix, reloj):
+    # GIVEN a rate rule (50 % over >= 20 calls) and a consecutive rule out of reach
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=1000), Dependencia()
+    # WHEN 19 calls alternate, 10 failures and 9 successes (53 %)
+    for i in range(19):
+        _llamar(breaker, dep.falla if i % 2 == 0 else dep.responde)
+    # THEN the rate does not count yet
+    assert breaker.estado().estado is Estado.CERRADO
+    # WHEN the 20th call fails (11/20 = 55 %)
+    _llamar(breaker, dep.falla)
+    # THEN the rate opens it
+    assert breaker.estado().estado is Estado.ABIERTO
+
+
+def test_breaker_failure_rate_under_threshold_stays_closed(cliente, redis_prefix, reloj):
+    # GIVEN 40 calls of which 40 % fail, never 20 in a row
+    breaker, dep = _breaker(cliente, redis_prefix, reloj), Dependencia()
+    for i in range(40):
+        _llamar(breaker, dep.falla if i % 5 < 2 else dep.responde)
+    # THEN it stays closed and every call reached the dependency
+    estado = breaker.estado()
+    assert estado.estado is Estado.CERRADO
+    assert (estado.exitos_ventana, estado.fallos_ventana) == (24, 16)
+    assert dep.llamadas == 40
+
+
+def test_breaker_failures_older_than_window_are_forgotten(cliente, redis_prefix, reloj):
+    # GIVEN 15 failures, then the 30 s window passes
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=1000), Dependencia()
+    for _ in range(15):
+        _llamar(breaker, dep.falla)
+    breaker.flush()
+    reloj.avanzar(31)
+    # WHEN 15 more fail (30 failures in all, but only 15 inside any 30 s window)
+    for _ in range(15):
+        _llamar(breaker, dep.falla)
+    estado = breaker.estado()
+    # THEN the rate rule sees 15 < minimo_llamadas and it stays closed
+    assert estado.estado is Estado.CERRADO
+    assert estado.fallos_ventana == 15
+
+
+def test_breaker_open_rejects_fast_without_calling_dependency(cliente, redis_prefix, reloj):
+    # GIVEN an open breaker
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=3), Dependencia()
+    for _ in range(3):
+        _llamar(breaker, dep.falla)
+    # WHEN 100 more calls are made during the open period
+    resultados = [_llamar(breaker, dep.responde) for _ in range(100)]
+    # THEN all are refused with CircuitoAbierto and none reached the dependency
+    assert resultados == ["rechazada"] * 100
+    assert dep.llamadas == 3
+    with pytest.raises(CircuitoAbierto) as info:
+        breaker.call(dep.responde)
+    assert info.value.dependencia == "pasarela"
+    assert 0 < info.value.reintentar_en_s <= 30
+
+
+def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_prefix, reloj):
+    # GIVEN a breaker opened once (30 s)
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=3), Dependencia()
+    for _ in range(3):
+        _llamar(breaker, dep.falla)
+    assert _llamar(breaker, dep.responde) == "rechazada"
+    # WHEN the cool-down ends and the probe fails
+    reloj.avanzar(30)
+    assert _llamar(breaker, dep.falla) == "fallo"
+    estado = breaker.estado()
+    # THEN it re-opens for twice as long
+    assert estado.estado is Estado.ABIERTO
+    assert estado.abierto_hasta_ms - estado.ahora_ms == 60_000
+    reloj.avanzar(30)
+    assert _llamar(breaker, dep.responde) == "rechazada"
+    # WHEN the longer cool-down ends and the probe succeeds
+    reloj.avanzar(30)
+    assert _llamar(breaker, dep.responde) == "exito"
+    # THEN it is closed, and the next trip starts again from 30 s
+    assert breaker.estado().estado is Estado.CERRADO
+    for _ in range(3):
+        _llamar(breaker, dep.falla)
+    estado = breaker.estado()
+    assert estado.abierto_hasta_ms - estado.ahora_ms == 30_000
+
+
+def test_breaker_open_duration_is_capped(cliente, redis_prefix, reloj):
+    # GIVEN base 30 s and cap 300 s
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=1), Dependencia()
+    _llamar(breaker, dep.falla)
+    duraciones = []
+    # WHEN 6 probes in a row fail
+    for _ in range(6):
+        estado = breaker.estado()
+        duraciones.append((estado.abierto_hasta_ms - estado.ahora_ms) // 1000)
+        reloj.avanzar(duraciones[-1])
+        _llamar(breaker, dep.falla)
+    # THEN the open time doubles up to the cap
+    assert duraciones == [30, 60, 120, 240, 300, 300]
+
+
+def test_breaker_metric_emitted_once_per_opening_across_instances(cliente, redis_prefix, reloj, capsys, lineas_emf):
+    # GIVEN four breaker instances (four "Lambdas") on the same dependency, failing concurrently
+    breakers = [_breaker(cliente, redis_prefix, reloj) for _ in range(4)]
+    dep = Dependencia()
+
+    def trabajar(b: CircuitBreaker) -> None:
+        for _ in range(15):
+            _llamar(b, dep.falla)
+
+    hilos = [threading.Thread(target=trabajar, args=(b,)) for b in breakers]
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join()
+    # WHEN they keep calling after it opened
+    for b in breakers:
+        _llamar(b, dep.responde)
+    # THEN exactly one CircuitoAbierto metric was published, with its dimension
+    [linea] = lineas_emf(capsys.readouterr().out, "CircuitoAbierto")
+    assert linea["dependencia"] == "pasarela"
+    assert linea["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "MercadoFresco/Tienda"
+    # AND the breaker opened after at most one extra failure per instance (the piggyback lag)
+    assert 20 <= dep.llamadas <= 24
+
+
+def test_breaker_business_refusal_counts_as_success(cliente, redis_prefix, reloj):
+    # GIVEN a dependency that answers "card declined" 30 times
+    breaker = _breaker(cliente, redis_prefix, reloj)
+
+    def rechaza() -> None:
+        raise CobroRechazado("fondos insuficientes")
+
+    for _ in range(30):
+        with pytest.raises(CobroRechazado):
+            breaker.call(rechaza)
+    # THEN the breaker stays closed: the provider is up, it just said no
+    estado = breaker.estado()
+    assert estado.estado is Estado.CERRADO
+    assert estado.exitos_ventana == 30
+
+
+def test_breaker_forced_open_rejects_and_forced_closed_admits(cliente, redis_prefix, reloj):
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=3), Dependencia()
+    # GIVEN an operator forcing it open with no failures at all
+    breaker.forzar("abierto")
+    # THEN calls are refused
+    assert _llamar(breaker, dep.responde) == "rechazada"
+    assert breaker.estado().estado is Estado.FORZADO_ABIERTO
+    # WHEN forced closed, failures do not open it
+    breaker.forzar("cerrado")
+    resultados = [_llamar(breaker, dep.falla) for _ in range(10)]
+    assert resultados == ["fallo"] * 10
+    assert breaker.estado().estado is Estado.FORZADO_CERRADO
+    # WHEN released to automatic
+    breaker.forzar("")
+    # THEN it starts closed with clean counters
+    estado = breaker.estado()
+    assert (estado.estado, estado.fallos_seguidos) == (Estado.CERRADO, 0)
+    assert dep.llamadas == 10
