@@ -23,6 +23,7 @@ Timeline (standard queue, ERP down, defaults)::
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from aws_lambda_powertools import Logger
 from mercadofresco import dlq
 from mercadofresco.consumidor.colas import aplazamientos, con_atributos, enviar_a_dlq, recepciones
 from mercadofresco.errors import ErrorTransitorio
+from mercadofresco.retry.backoff import EqualJitterBackoff
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -51,11 +53,11 @@ class MensajeRetenido(ErrorTransitorio):
 class PoliticaAplazamiento:
     """How long and how often to defer.
 
-    Delay for deferral ``n`` (0-based): ``step = min(max_delay_s, base_delay_s * 2**n)``,
-    then *equal* jitter ``step/2 + uniform(0, step/2)``. Jitter so that recovered
-    dependencies do not get every deferred message in the same second; equal rather
-    than full jitter so that the total wait has a floor (:meth:`espera_minima_total_s`)
-    that a bound on outage length can be proved against.
+    Delay for deferral ``n`` (0-based): :class:`~mercadofresco.retry.EqualJitterBackoff`,
+    ``step/2 + uniform(0, step/2)`` with ``step = min(max_delay_s, base_delay_s * 2**n)``.
+    Jitter so that a recovered dependency does not get every deferred message in the same
+    second; *equal* rather than full jitter so that the total wait has a floor
+    (:meth:`espera_minima_total_s`) that a bound on outage length can be proved against.
     """
 
     base_delay_s: int = 60
@@ -69,16 +71,26 @@ class PoliticaAplazamiento:
         if self.max_aplazamientos < 1:
             raise ValueError("max_aplazamientos must be >= 1")
 
-    def _escalon_s(self, n: int) -> int:
-        return min(self.max_delay_s, self.base_delay_s * 2**n)
+    @property
+    def backoff(self) -> EqualJitterBackoff:
+        return EqualJitterBackoff(base_s=self.base_delay_s, cap_s=self.max_delay_s)
 
     def espera_s(self, n: int) -> int:
-        escalon = self._escalon_s(n)
-        return round(escalon / 2 + self.rng.uniform(0, escalon / 2))
+        return min(self.max_delay_s, round(self.backoff.compute(n, self.rng)))
 
     def espera_minima_total_s(self) -> int:
         """The shortest outage that can exhaust the deferrals: any shorter one loses nothing."""
-        return sum(self._escalon_s(n) // 2 for n in range(self.max_aplazamientos))
+        return sum(math.floor(self.backoff.compute(n, _SIN_AZAR)) for n in range(self.max_aplazamientos))
+
+
+class _SinAzar(random.Random):
+    """An rng whose ``uniform`` returns its lower bound: the backoff's floor."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return a
+
+
+_SIN_AZAR = _SinAzar()
 
 
 def aplazar(

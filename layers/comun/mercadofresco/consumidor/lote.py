@@ -109,6 +109,7 @@ class Consumidor:
         try:
             evento = leer(record.body, self.rutas, self._tipo_por_defecto(cola))
             self._manejar(evento)
+            metrics.add_metric(name="MensajesProcesados", unit=MetricUnit.Count, value=1)
         except (MensajeInvalido, ErrorPermanente) as exc:
             motivo = exc.motivo if isinstance(exc, MensajeInvalido) else Motivo.DATO_INVALIDO
             detalle = exc.detalle if isinstance(exc, MensajeInvalido) else f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,81 @@
+"""ColaCorreo (PedidoConfirmado, CarritoAbandonado) -> one e-mail each; secondary provider while the primary is open.
+
+Exactly one e-mail per operation: the idempotency key (``correo-confirmacion:{pedido_id}``,
+``recordatorio-carrito:{carrito_id}``) wraps the *choice* of provider too, so a fallback
+never adds a second e-mail; the key also goes to the provider as ``Idempotency-Key``, so
+a read timeout may be retried (``idempotente=True``). The fallback happens only on ``CircuitoAbierto`` (the primary
+was not called); a failed call to the primary is retried by the queue, not re-sent
+elsewhere, because it may have been delivered. With both circuits open the message is
+deferred, as the lesson allows ("o simplemente retrasarse").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from mercadofresco.consumidor import Consumidor, Ruta
+from mercadofresco.consumidor.proveedores import aceptado, cliente_desde_env
+from mercadofresco.errors import CircuitoAbierto
+from mercadofresco.idempotency import IdempotencyStore, claves
+
+if TYPE_CHECKING:
+    from mercadofresco.consumidor import Evento
+    from mercadofresco.http import ClienteProveedor
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+
+
+def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, store: IdempotencyStore) -> Consumidor:
+    """The e-mail consumer: confirmation and cart reminder, one key each, fallback inside the key."""
+
+    def enviar(clave: claves.Clave, correo: dict[str, Any]) -> None:
+        def por(cliente: ClienteProveedor) -> dict[str, Any]:
+            respuesta = cliente.post("/correos", json=correo, idempotency_key=clave, idempotente=True)
+            return aceptado(respuesta, cliente.dependencia)
+
+        def operacion() -> dict[str, Any]:
+            try:
+                return por(principal)
+            except CircuitoAbierto:
+                logger.warning("primary e-mail circuit open: sending through the secondary", clave=clave)
+                metrics.add_metric(name="CorreoProveedorSecundario", unit=MetricUnit.Count, value=1)
+                return por(secundario)
+
+        store.run(clave, operacion, payload=correo)
+
+    def confirmar(evento: Evento) -> None:
+        datos = {c: evento.get(c) for c in ("pedido_id", "importe", "moneda", "lineas") if evento.get(c) is not None}
+        correo = {"destinatario": evento["email"], "plantilla": "confirmacion-pedido", "datos": datos}
+        enviar(claves.correo_confirmacion(evento["pedido_id"]), correo)
+
+    def recordar(evento: Evento) -> None:
+        datos = {c: evento.get(c) for c in ("carrito_id", "skus") if evento.get(c) is not None}
+        correo = {"destinatario": evento["email"], "plantilla": "recordatorio-carrito", "datos": datos}
+        enviar(claves.recordatorio_carrito(evento["carrito_id"]), correo)
+
+    return Consumidor(
+        "correo",
+        {
+            "PedidoConfirmado": Ruta(confirmar, campos=("pedido_id", "email")),
+            "CarritoAbandonado": Ruta(recordar, campos=("carrito_id", "email")),
+        },
+        aplazar_en=(CircuitoAbierto,),
+    )
+
+
+consumidor = crear_consumidor(
+    cliente_desde_env("correo-principal", "CORREO_PRINCIPAL_URL"),
+    cliente_desde_env("correo-secundario", "CORREO_SECUNDARIO_URL"),
+    IdempotencyStore.from_env(),
+)
+
+
+@tracer.capture_lambda_handler
+@logger.inject_lambda_context
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return dict(consumidor(event, context))

@@ -1,0 +1,71 @@
+"""ColaErp (PedidoConfirmado notice) and ColaStock (stock reservations) -> the ERP; defers while its circuit is open.
+
+Reordering: this consumer needs no version-conditional write, for two reasons. (1) The
+only order-lifecycle event it receives is ``PedidoConfirmado``, once per order: the
+workflow publishes it after the charge and the reservations, and its compensation path
+(refund, ``PedidoCancelado``) never publishes it, so there is no pair of lifecycle
+events to arrive in the wrong order; a redelivered notice is a duplicate, absorbed by
+``aviso-erp:{pedido_id}``. (2) Reservations are one per order line (``reserva:{pedido_id}:{sku}``),
+kept in order per sku by the FIFO group; a reservation may reach the ERP before its order's
+notice, and the ERP files both by ``pedido_id``. A future lifecycle event on this queue
+must carry a per-order sequence and be applied with ``if secuencia > secuencia_actual``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from mercadofresco.consumidor import Consumidor, Ruta
+from mercadofresco.consumidor.proveedores import aceptado, cliente_desde_env
+from mercadofresco.errors import CircuitoAbierto
+from mercadofresco.idempotency import IdempotencyStore, claves
+
+if TYPE_CHECKING:
+    from mercadofresco.consumidor import Evento
+    from mercadofresco.http import ClienteProveedor
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+
+CAMPOS_AVISO = ("pedido_id", "cliente_id", "importe", "moneda", "referencia_cobro", "lineas", "confirmado_en")
+
+
+def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumidor:
+    """The ERP consumer: one route per event type; an open ``erp`` circuit defers the message."""
+
+    def enviar(ruta: str, clave: claves.Clave, cuerpo: dict[str, Any]) -> dict[str, Any]:
+        def operacion() -> dict[str, Any]:
+            respuesta = erp.post(ruta, json=cuerpo, idempotency_key=clave, idempotente=True)
+            return aceptado(respuesta, "erp")
+
+        return store.run(clave, operacion, payload=cuerpo)
+
+    def avisar(evento: Evento) -> None:
+        cuerpo = {c: evento.get(c) for c in CAMPOS_AVISO if evento.get(c) is not None}
+        enviar("/avisos", claves.aviso_erp(evento["pedido_id"]), cuerpo)
+
+    def reservar(evento: Evento) -> None:
+        cuerpo = {"pedido_id": evento["pedido_id"], "sku": evento["sku"], "cantidad": evento["cantidad"]}
+        enviar("/reservas", claves.reserva(evento["pedido_id"], evento["sku"]), cuerpo)
+
+    return Consumidor(
+        "erp",
+        {
+            "PedidoConfirmado": Ruta(avisar, campos=("pedido_id",)),
+            "ReservaStock": Ruta(reservar, campos=("pedido_id", "sku", "cantidad")),
+        },
+        tipos_por_cola={"cola-mercadofresco-stock": "ReservaStock"},
+        aplazar_en=(CircuitoAbierto,),
+    )
+
+
+consumidor = crear_consumidor(cliente_desde_env("erp", "ERP_URL"), IdempotencyStore.from_env())
+
+
+@tracer.capture_lambda_handler
+@logger.inject_lambda_context
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return dict(consumidor(event, context))

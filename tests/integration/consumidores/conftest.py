@@ -1,0 +1,203 @@
+"""The fan-out consumers on moto, real Redis and loopback providers, driven like Lambda's SQS mapping.
+
+moto's own SQS -> Lambda mapping deletes whole batches (it ignores ``batchItemFailures``),
+so :class:`Sondeo` does what Lambda does, one batch at a time and in the test's thread:
+receive, invoke the handler, delete what it did not report failed. Time is a
+:class:`Reloj` the test moves: moto's SQS clock (visibility, ``DelaySeconds``), the
+breaker's, the idempotency store's, the providers' fault windows and the HTTP client's
+retry sleeps all read it, so a 30-minute outage runs in about a second.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from mercadofresco.circuit_breaker import BreakerConfig
+from mercadofresco.consumidor.proveedores import cliente_desde_env
+from mercadofresco.idempotency import IdempotencyStore
+from mercadofresco_local.aprovisionar import Aprovisionador
+from mercadofresco_local.fallos import ControlFallos
+from mercadofresco_local.mapeos import registro_sqs
+from mercadofresco_local.plantilla import Plantilla
+from mercadofresco_local.proveedores import Proveedores
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+# What these tests create from template.yaml (and what those reference).
+RECURSOS = (
+    "DatosKey",
+    "TablaIdempotencia",
+    "ColaErpFallidos",
+    "ColaErp",
+    "ColaCorreoFallidos",
+    "ColaCorreo",
+    "ColaStockFallidos",
+    "ColaStock",
+    "TopicPedidoConfirmado",
+    "SuscripcionErp",
+    "SuscripcionCorreo",
+    "BusMercadoFresco",
+    "ReglaCarritoAbandonado",
+)
+# Issue 5a owns these two; until its section is in the template, the DESIGN.md names stand in.
+PROVISIONALES = {
+    "TopicPedidoConfirmado": {
+        "Type": "AWS::SNS::Topic",
+        "Properties": {"TopicName": "mercadofresco-pedido-confirmado"},
+    },
+    "BusMercadoFresco": {"Type": "AWS::Events::EventBus", "Properties": {"Name": "bus-mercadofresco"}},
+}
+# A breaker that trips after 3 consecutive failures (the default 20 needs more messages than a test sends).
+BREAKER_PRUEBA = BreakerConfig(fallos_seguidos=3, minimo_llamadas=3, apertura_base_s=30, apertura_max_s=300)
+
+
+class Reloj:
+    """Epoch seconds that move when the test says so (and by 1 ms per reading, as moto compares strictly)."""
+
+    def __init__(self) -> None:
+        self.t = time.time()
+
+    def __call__(self) -> float:
+        self.t += 0.001
+        return self.t
+
+    def avanzar(self, segundos: float) -> None:
+        self.t += segundos
+
+
+@pytest.fixture
+def reloj(monkeypatch: pytest.MonkeyPatch) -> Reloj:
+    """Also moto's SQS clock (it reads ``unix_time``/``unix_time_millis`` imported into its models module)."""
+    import moto.sqs.models as sqs_models
+
+    r = Reloj()
+    monkeypatch.setattr(sqs_models, "unix_time", lambda *a: r())
+    monkeypatch.setattr(sqs_models, "unix_time_millis", lambda *a: r() * 1000)
+    return r
+
+
+@pytest.fixture
+def recursos(aws: None) -> Plantilla:
+    """This section's queues, subscriptions and rule, created in moto from template.yaml."""
+    plantilla = Plantilla()
+    todos = plantilla.doc["Resources"]
+    seleccion = {lid: todos.get(lid) or PROVISIONALES.get(lid) for lid in RECURSOS}
+    plantilla.__dict__["doc"] = {**plantilla.doc, "Resources": seleccion}
+    Aprovisionador(plantilla).aprovisionar()
+    return plantilla
+
+
+@pytest.fixture
+def proveedores(reloj: Reloj) -> Iterator[Proveedores]:
+    with Proveedores(fallos=ControlFallos(reloj=reloj)) as p:
+        yield p
+
+
+@dataclass
+class Cola:
+    url: str
+    arn: str
+
+    @classmethod
+    def de(cls, plantilla: Plantilla, lid: str) -> Cola:
+        fisico = plantilla.fisicos[lid]
+        return cls(fisico["Ref"], fisico["Arn"])
+
+
+@dataclass
+class Sondeo:
+    """Lambda's SQS event source mapping, one batch per call, partial batch responses honoured."""
+
+    sqs: Any
+    cola: Cola
+    handler: Callable[[dict[str, Any], Any], Any]
+    contexto: Any
+    tamano_lote: int = 10
+    respuestas: list[dict[str, Any]] = field(default_factory=list)
+    aplazamientos_vistos: int = 0
+
+    def lote(self) -> int:
+        """Receive and handle one batch; return how many messages it had."""
+        mensajes = self.sqs.receive_message(
+            QueueUrl=self.cola.url,
+            MaxNumberOfMessages=self.tamano_lote,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
+        if not mensajes:
+            return 0
+        for m in mensajes:
+            valor = m.get("MessageAttributes", {}).get("mf-aplazamientos", {}).get("StringValue", "0")
+            self.aplazamientos_vistos = max(self.aplazamientos_vistos, int(valor))
+        respuesta = self.handler({"Records": [registro_sqs(m, self.cola.arn) for m in mensajes]}, self.contexto)
+        self.respuestas.append(respuesta)
+        fallidos = {f["itemIdentifier"] for f in respuesta["batchItemFailures"]}
+        for m in mensajes:
+            if m["MessageId"] not in fallidos:
+                self.sqs.delete_message(QueueUrl=self.cola.url, ReceiptHandle=m["ReceiptHandle"])
+        return len(mensajes)
+
+    def drenar(self) -> int:
+        """Handle batches until a receive comes back empty; return messages handled."""
+        total = 0
+        while n := self.lote():
+            total += n
+        return total
+
+
+def mensajes(sqs: Any, cola: Cola) -> list[dict[str, Any]]:
+    """Every visible message, made visible again at once (moto reads ``VisibilityTimeout=0`` as "the default")."""
+    vistos: dict[str, dict[str, Any]] = {}
+    while lote := sqs.receive_message(
+        QueueUrl=cola.url, MaxNumberOfMessages=10, AttributeNames=["All"], MessageAttributeNames=["All"]
+    ).get("Messages", []):
+        vistos.update({m["MessageId"]: m for m in lote})
+    for m in vistos.values():
+        sqs.change_message_visibility(QueueUrl=cola.url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=0)
+    return list(vistos.values())
+
+
+def motivo(mensaje: dict[str, Any]) -> str | None:
+    return mensaje.get("MessageAttributes", {}).get("mf-motivo", {}).get("StringValue")
+
+
+@pytest.fixture
+def cargar_consumidor(
+    app_module: Callable[..., Any],
+    recursos: Plantilla,
+    proveedores: Proveedores,
+    reloj: Reloj,
+    redis_url: str,
+    redis_prefix: str,
+) -> Callable[..., Any]:
+    """Load functions/<name>/app.py, then rebuild its consumer on this test's clock, Valkey prefix and breaker."""
+    tabla = recursos.fisicos["TablaIdempotencia"]["Ref"]
+    urls = {
+        "ERP_URL": proveedores.erp.url,
+        "CORREO_PRINCIPAL_URL": proveedores.correo_principal.url,
+        "CORREO_SECUNDARIO_URL": proveedores.correo_secundario.url,
+    }
+
+    def cliente(dependencia: str, variable: str) -> Any:
+        return cliente_desde_env(
+            dependencia, variable, config=BREAKER_PRUEBA, clock=reloj, prefijo=redis_prefix, sleep=reloj.avanzar
+        )
+
+    def _cargar(nombre: str) -> Any:
+        app = app_module(nombre, TABLA_IDEMPOTENCIA=tabla, REDIS_URL=redis_url, **urls)
+        store = IdempotencyStore(tabla, now_s=reloj)
+        if nombre == "erp":
+            app.consumidor = app.crear_consumidor(cliente("erp", "ERP_URL"), store)
+        else:
+            app.consumidor = app.crear_consumidor(
+                cliente("correo-principal", "CORREO_PRINCIPAL_URL"),
+                cliente("correo-secundario", "CORREO_SECUNDARIO_URL"),
+                store,
+            )
+        return app
+
+    return _cargar
