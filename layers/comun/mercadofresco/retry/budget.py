@@ -9,8 +9,11 @@ proportion drops"), and after recovery successful calls refill it. botocore's qu
 traffic, so "10 %" has no direct reading in it.
 
 Cost: zero Valkey round trips on the happy path. Deposits are counted in process and carried
-by the next retry's script call (one EVALSHA per retry). A process that dies loses its unsent
-deposits: the budget errs towards fewer retries, never more.
+by the next retry's script call (one EVALSHA per retry). Only deposits of the last
+``ventana_deposito_s`` (10 s) travel: a process that was healthy for an hour does not bring an
+hour of deposits to the start of an outage (with 20 Lambdas that would be 20 full buckets at
+once); as in Finagle, retries are bounded by ~10 % of the *recent* calls. A process that dies
+loses its unsent deposits: the budget errs towards fewer retries, never more.
 
 Valkey unreachable: the same bucket runs in process (:class:`_BucketLocal`), so retries stay
 bounded per process instead of unbounded or all refused.
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections import deque
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
@@ -28,11 +33,14 @@ from redis.exceptions import RedisError
 from mercadofresco.circuit_breaker.config import PREFIJO_CLAVES
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import redis
 
 RATIO_POR_DEFECTO = 0.1  # the lesson: retries at most ~10 % of the traffic
 CAPACIDAD_POR_DEFECTO = 10.0  # a blip on a quiet dependency may still retry 10 calls
 VIDA_CLAVE_MS = 24 * 3600 * 1000  # an idle dependency's budget starts over full after a day
+VENTANA_DEPOSITO_S = 10  # deposits older than this are dropped before they travel (Finagle's ttl)
 
 _LUA = files("mercadofresco.retry").joinpath("presupuesto.lua").read_text()
 logger = logging.getLogger(__name__)
@@ -64,6 +72,10 @@ class RetryBudget:
         this process only.
     prefijo:
         Key prefix (tests use a private one).
+    ratio, capacidad:
+        Tokens a call deposits, and the bucket's ceiling.
+    clock:
+        Seconds, for tests (ages the pending deposits); ``time.monotonic`` otherwise.
 
     Examples
     --------
@@ -81,6 +93,7 @@ class RetryBudget:
         prefijo: str = PREFIJO_CLAVES,
         ratio: float = RATIO_POR_DEFECTO,
         capacidad: float = CAPACIDAD_POR_DEFECTO,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not 0 < ratio <= 1 or capacidad < 1:
             raise ValueError(f"need 0 < ratio <= 1 and capacidad >= 1, got {ratio}, {capacidad}")
@@ -90,13 +103,20 @@ class RetryBudget:
         self._redis = redis_client
         self._script = redis_client.register_script(_LUA) if redis_client is not None else None
         self._local = _BucketLocal(ratio, capacidad)
-        self._pendientes = 0
+        self._clock = clock
+        self._pendientes: deque[list[int]] = deque()  # [second, calls] oldest first
         self._lock = threading.Lock()
 
     def registrar_llamada(self) -> None:
         """Count a first attempt (its deposit travels with the next retry request)."""
+        segundo = int(self._clock())
         with self._lock:
-            self._pendientes += 1
+            if self._pendientes and self._pendientes[-1][0] == segundo:
+                self._pendientes[-1][1] += 1
+            else:
+                self._pendientes.append([segundo, 1])
+            while self._pendientes[0][0] <= segundo - VENTANA_DEPOSITO_S:
+                self._pendientes.popleft()
 
     def permitir_reintento(self) -> bool:
         """Take one token for a retry; ``False`` means: do not retry, fail now."""
@@ -113,8 +133,10 @@ class RetryBudget:
             return self._local.fichas
 
     def _visitar(self, *, pide: bool) -> bool:
+        desde = int(self._clock()) - VENTANA_DEPOSITO_S
         with self._lock:
-            llamadas, self._pendientes = self._pendientes, 0
+            llamadas = sum(n for segundo, n in self._pendientes if segundo > desde)
+            self._pendientes.clear()
         if self._script is None:
             return self._local.visitar(llamadas, pide)
         try:
