@@ -1,0 +1,200 @@
+"""ClienteProveedor against a real loopback HTTP server (and the real Redis for breaker/budget)."""
+
+from __future__ import annotations
+
+import random
+import socket
+
+import pytest
+import redis
+from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
+from mercadofresco.errors import CircuitoAbierto, PasarelaNoDisponible, ResultadoDesconocido
+from mercadofresco.http import MAX_INTENTOS_HTTP, ClienteProveedor
+from mercadofresco.retry import FullJitterBackoff, RetryBudget, RetryPolicy
+
+pytestmark = pytest.mark.integration
+
+
+class Metricas:
+    def __init__(self) -> None:
+        self.eventos: list[tuple[str, str]] = []
+
+    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+        self.eventos.append((nombre, dependencia))
+
+
+def _cliente(url: str, esperas: list[float], **kwargs) -> ClienteProveedor:
+    opciones = {
+        "dependencia": "pasarela",
+        "base_url": url,
+        "retry": RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0)),
+        "connect_timeout_s": 0.5,
+        "read_timeout_s": 0.3,
+        "error_no_disponible": PasarelaNoDisponible,
+        "metrics": Metricas(),
+        "rng": random.Random(7),
+        "sleep": esperas.append,
+    }
+    return ClienteProveedor(**{**opciones, **kwargs})
+
+
+def test_post_success_sends_idempotency_key_once(proveedor):
+    # GIVEN a gateway that accepts the charge
+    proveedor.responder(201, {"referencia_cobro": "ch_1"})
+    esperas: list[float] = []
+    # WHEN the client posts with the operation's key
+    status, cuerpo = _cliente(proveedor.url, esperas).post(
+        "/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1", idempotente=True
+    )
+    # THEN one request carried the key and the JSON body, and the answer came back
+    assert (status, cuerpo) == (201, {"referencia_cobro": "ch_1"})
+    [peticion] = proveedor.peticiones
+    assert peticion["cabeceras"]["Idempotency-Key"] == "cobro:PED-1"
+    assert peticion["cuerpo"] == b'{"importe":4820}'
+    assert esperas == []
+
+
+def test_post_business_4xx_returned_not_retried(proveedor):
+    proveedor.responder(402, {"motivo": "fondos insuficientes"})
+    esperas: list[float] = []
+    respuesta = _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotency_key="cobro:PED-2")
+    # THEN the caller gets the business answer to map (CobroRechazado), after a single request
+    assert respuesta == (402, {"motivo": "fondos insuficientes"})
+    assert respuesta.status == 402
+    assert len(proveedor.peticiones) == 1
+    assert esperas == []
+
+
+def test_post_503_then_200_retried_once_with_jitter_and_counted(proveedor):
+    proveedor.responder(503)
+    proveedor.responder(200, {"ok": True})
+    esperas: list[float] = []
+    metricas = Metricas()
+    respuesta = _cliente(proveedor.url, esperas, metrics=metricas).post("/cobros", json={}, idempotente=True)
+    # THEN the second attempt succeeded after a full-jitter wait in [0, base]
+    assert respuesta == (200, {"ok": True})
+    assert len(proveedor.peticiones) == 2
+    [espera] = esperas
+    assert 0 <= espera <= 0.2
+    assert metricas.eventos == [("Reintentos", "pasarela")]
+
+
+def test_post_503_every_time_raises_after_max_attempts(proveedor):
+    for _ in range(5):
+        proveedor.responder(503)
+    esperas: list[float] = []
+    with pytest.raises(PasarelaNoDisponible) as info:
+        _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=True)
+    # THEN exactly MAX_INTENTOS_HTTP requests were made, and the error says so
+    assert len(proveedor.peticiones) == MAX_INTENTOS_HTTP == 2
+    assert info.value.intentos == 2
+    assert "HTTP 503" in str(info.value)
+
+
+@pytest.mark.parametrize("retry_after", ["3", "Thu, 01 Jan 2099 00:00:00 GMT"])
+def test_post_429_honours_retry_after_or_gives_up_when_too_long(proveedor, retry_after):
+    proveedor.responder(429, retry_after=retry_after)
+    esperas: list[float] = []
+    cliente = _cliente(proveedor.url, esperas)
+    if retry_after == "3":
+        # THEN a short Retry-After is waited exactly, then the retry succeeds
+        assert cliente.post("/cobros", json={}, idempotente=True).status == 200
+        assert esperas == [3.0]
+    else:
+        # THEN a Retry-After beyond the bound is not slept inside the Lambda: fail now
+        with pytest.raises(PasarelaNoDisponible, match="429"):
+            cliente.post("/cobros", json={}, idempotente=True)
+        assert esperas == []
+        assert len(proveedor.peticiones) == 1
+
+
+def test_post_read_timeout_non_idempotent_is_unknown_outcome_not_retried(proveedor):
+    # GIVEN a gateway slower than the read timeout (it may well have charged)
+    proveedor.lento(0.5)
+    esperas: list[float] = []
+    # WHEN a non-idempotent POST times out reading
+    with pytest.raises(ResultadoDesconocido, match="conciliar"):
+        _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=False)
+    # THEN it was not sent again
+    assert len(proveedor.peticiones) == 1
+    assert esperas == []
+
+
+def test_post_read_timeout_idempotent_is_retried(proveedor):
+    proveedor.lento(0.5)
+    esperas: list[float] = []
+    respuesta = _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotency_key="k", idempotente=True)
+    assert respuesta.status == 200
+    assert len(proveedor.peticiones) == 2
+    assert proveedor.peticiones[1]["cabeceras"]["Idempotency-Key"] == "k"
+
+
+def test_post_connection_reset_is_retried(proveedor):
+    proveedor.cortar()
+    esperas: list[float] = []
+    assert _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=True).status == 200
+    assert len(proveedor.peticiones) == 2
+    assert len(esperas) == 1
+
+
+def test_post_connection_refused_raises_error_no_disponible():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        puerto = s.getsockname()[1]  # closed as soon as the block ends: nobody listens
+    esperas: list[float] = []
+    with pytest.raises(PasarelaNoDisponible, match="2 intento"):
+        _cliente(f"http://127.0.0.1:{puerto}", esperas).post("/cobros", json={}, idempotente=True)
+    assert len(esperas) == 1
+
+
+def test_post_non_json_error_body_kept_as_text(proveedor):
+    proveedor.responder(404, crudo=b"<html>no existe</html>")
+    assert _cliente(proveedor.url, []).get("/cobros/x") == (404, {"texto": "<html>no existe</html>"})
+
+
+def test_post_budget_spent_fails_fast_without_retry(proveedor, redis_url, redis_prefix):
+    # GIVEN a shared budget already spent
+    budget = RetryBudget("pasarela", redis.Redis.from_url(redis_url), prefijo=redis_prefix, capacidad=1)
+    assert budget.permitir_reintento()
+    proveedor.responder(503)
+    esperas: list[float] = []
+    # WHEN the call fails transiently
+    with pytest.raises(PasarelaNoDisponible):
+        _cliente(proveedor.url, esperas, budget=budget).post("/cobros", json={}, idempotente=True)
+    # THEN no retry was made and nothing was slept
+    assert len(proveedor.peticiones) == 1
+    assert esperas == []
+
+
+def test_post_breaker_opens_on_5xx_then_no_request_reaches_provider(proveedor, redis_url, redis_prefix):
+    # GIVEN a shared breaker that opens after 4 consecutive failures
+    breaker = CircuitBreaker(
+        "pasarela",
+        redis.Redis.from_url(redis_url),
+        config=BreakerConfig(fallos_seguidos=4),
+        prefijo=redis_prefix,
+        metrics=Metricas(),
+    )
+    for _ in range(10):
+        proveedor.responder(500)
+    cliente = _cliente(proveedor.url, [], breaker=breaker)
+    # WHEN two calls fail (2 attempts each = 4 failures)
+    for _ in range(2):
+        with pytest.raises(PasarelaNoDisponible):
+            cliente.post("/cobros", json={}, idempotente=True)
+    # THEN the third call is refused by the breaker with no request sent
+    with pytest.raises(CircuitoAbierto):
+        cliente.post("/cobros", json={}, idempotente=True)
+    assert len(proveedor.peticiones) == 4
+    assert breaker.estado().estado is Estado.ABIERTO
+
+
+def test_post_402_counts_as_success_for_breaker(proveedor, redis_url, redis_prefix):
+    breaker = CircuitBreaker(
+        "pasarela", redis.Redis.from_url(redis_url), config=BreakerConfig(fallos_seguidos=2), prefijo=redis_prefix
+    )
+    for _ in range(5):
+        proveedor.responder(402, {"motivo": "fondos insuficientes"})
+    cliente = _cliente(proveedor.url, [], breaker=breaker)
+    assert [cliente.post("/cobros", json={}).status for _ in range(5)] == [402] * 5
+    assert breaker.estado().estado is Estado.CERRADO

@@ -1,0 +1,36 @@
+"""How a provider's body becomes the dict the caller maps (no network)."""
+
+from __future__ import annotations
+
+import pytest
+from mercadofresco.http import ClienteProveedor, Respuesta
+from mercadofresco.http.cliente import CUERPO_TEXTO_MAX, _cuerpo
+
+
+@pytest.mark.parametrize(
+    ("crudo", "esperado"),
+    [
+        (b"", {}),
+        (b'{"motivo": "fondos insuficientes"}', {"motivo": "fondos insuficientes"}),
+        (b"[1, 2]", {"datos": [1, 2]}),
+        (b"<html>502 Bad Gateway</html>", {"texto": "<html>502 Bad Gateway</html>"}),
+        (b"\xff\xfe", {"texto": "\ufffd\ufffd"}),
+    ],
+)
+def test_cuerpo_any_body_becomes_a_dict(crudo: bytes, esperado: dict) -> None:
+    assert _cuerpo(crudo) == esperado
+
+
+def test_cuerpo_long_text_truncated() -> None:
+    assert len(_cuerpo(b"x" * 5000)["texto"]) == CUERPO_TEXTO_MAX
+
+
+def test_respuesta_unpacks_as_status_and_body() -> None:
+    status, cuerpo = Respuesta(402, {"motivo": "x"})
+    assert (status, cuerpo) == (402, {"motivo": "x"})
+
+
+def test_cliente_strips_trailing_slash_and_defaults_to_two_attempts() -> None:
+    cliente = ClienteProveedor(dependencia="erp", base_url="http://erp.local/")
+    assert cliente.base_url == "http://erp.local"
+    assert cliente.retry.max_intentos == 2
