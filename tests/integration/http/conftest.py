@@ -27,7 +27,7 @@ class Proveedor:
         self.servidor = ThreadingHTTPServer(("127.0.0.1", 0), self._manejador())
         self.servidor.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.servidor.server_address[1]}"
-        threading.Thread(target=self.servidor.serve_forever, daemon=True).start()
+        threading.Thread(target=self.servidor.serve_forever, args=(0.02,), daemon=True).start()
 
     def responder(self, status: int, cuerpo: Any = None, *, retry_after: str | None = None, crudo: bytes | None = None):
         self.guion.append(("responder", (status, cuerpo, retry_after, crudo)))
