@@ -1,0 +1,51 @@
+"""The operator command ``mf-circuito`` on the real Redis: read, force open, close; clear failures."""
+
+from __future__ import annotations
+
+import pytest
+from mercadofresco.circuit_breaker import CircuitBreaker, Estado
+from mercadofresco.errors import CircuitoAbierto
+from mercadofresco_ops.circuito import SALIDA_CONFIG, SALIDA_OK, SALIDA_USO, SALIDA_VALKEY, main
+
+pytestmark = pytest.mark.integration
+
+
+def test_mf_circuito_abrir_stops_calls_and_cerrar_restores(cliente, redis_url, redis_prefix, capsys):
+    breaker = CircuitBreaker("pasarela", cliente, prefijo=redis_prefix)
+    base = ["--redis-url", redis_url, "--prefijo", redis_prefix]
+    # WHEN the operator forces the gateway's breaker open
+    assert main([*base, "abrir", "pasarela"]) == SALIDA_OK
+    # THEN every process's calls fail fast
+    with pytest.raises(CircuitoAbierto):
+        breaker.call(lambda: "no llega")
+    assert main([*base, "estado", "pasarela", "erp"]) == SALIDA_OK
+    salida = capsys.readouterr().out.splitlines()
+    assert salida[-2].startswith("pasarela: forzado_abierto")
+    assert salida[-1].startswith("erp: cerrado")
+    # WHEN it closes it again
+    assert main([*base, "cerrar", "pasarela"]) == SALIDA_OK
+    # THEN calls go through and the state is automatic and closed
+    assert breaker.call(lambda: "ok") == "ok"
+    assert breaker.estado().estado is Estado.CERRADO
+
+
+def test_mf_circuito_valkey_unreachable_one_line_error_exit_3(capsys):
+    codigo = main(["--redis-url", "redis://127.0.0.1:1/0", "abrir", "pasarela"])
+    error = capsys.readouterr().err
+    assert codigo == SALIDA_VALKEY
+    assert error.count("\n") == 1
+    assert "Valkey no responde" in error
+    assert "Traceback" not in error
+
+
+def test_mf_circuito_without_configuration_exit_4(monkeypatch, capsys):
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.delenv("VALKEY_ENDPOINT", raising=False)
+    assert main(["estado", "pasarela"]) == SALIDA_CONFIG
+    assert "VALKEY_ENDPOINT" in capsys.readouterr().err
+
+
+def test_mf_circuito_bad_usage_exit_2():
+    with pytest.raises(SystemExit) as info:
+        main(["abrir"])
+    assert info.value.code == SALIDA_USO

@@ -1,0 +1,88 @@
+"""``mf-circuito``: read or force the shared circuit breakers in mercadofresco-catalogo.
+
+Usage::
+
+    mf-circuito estado pasarela erp correo-principal
+    mf-circuito abrir pasarela            # forced open until 'cerrar' (e.g. provider announced maintenance)
+    mf-circuito cerrar pasarela           # back to automatic, counters reset, closed
+    mf-circuito cerrar pasarela --forzado # stays closed whatever fails, until 'cerrar' or 'abrir'
+
+Valkey: ``--redis-url`` or, as the functions do, ``REDIS_URL`` / ``VALKEY_ENDPOINT`` (+ secret).
+Exit codes: 0 done, 2 bad usage, 3 Valkey unreachable, 4 configuration missing or invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from mercadofresco.circuit_breaker import Decision
+
+SALIDA_OK, SALIDA_USO, SALIDA_VALKEY, SALIDA_CONFIG = 0, 2, 3, 4
+TIMEOUT_OPERADOR_MS = 2000  # an operator can wait 2 s; a Lambda cannot
+
+
+def _argumentos() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mf-circuito", description="Read or force MercadoFresco's shared breakers.")
+    p.add_argument("--redis-url", help="redis://host:port/db (default: REDIS_URL or VALKEY_ENDPOINT)")
+    p.add_argument("--prefijo", default=None, help="key prefix (default: mf:)")
+    sub = p.add_subparsers(dest="orden", required=True)
+    estado = sub.add_parser("estado", help="show each dependency's breaker")
+    estado.add_argument("dependencias", nargs="+", metavar="DEPENDENCIA")
+    abrir = sub.add_parser("abrir", help="force open: every call fails fast until 'cerrar'")
+    abrir.add_argument("dependencia")
+    cerrar = sub.add_parser("cerrar", help="close and return to automatic (or --forzado: keep closed)")
+    cerrar.add_argument("dependencia")
+    cerrar.add_argument("--forzado", action="store_true", help="stay closed whatever fails")
+    return p
+
+
+def _hora(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%H:%M:%SZ")
+
+
+def describir(dependencia: str, d: Decision) -> str:
+    """One line an operator reads at 3 a.m."""
+    linea = f"{dependencia}: {d.estado.value}"
+    if d.abierto_hasta_ms:
+        linea += f" (abierto hasta {_hora(d.abierto_hasta_ms)}, aperturas {d.aperturas})"
+    ventana = f"ventana {d.exitos_ventana} éxitos / {d.fallos_ventana} fallos"
+    return f"{linea}; {ventana}; fallos seguidos {d.fallos_seguidos}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _argumentos().parse_args(argv)
+    try:
+        from mercadofresco.circuit_breaker import PREFIJO_CLAVES, BreakerConfig
+        from mercadofresco.circuit_breaker.compartido import EstadoCompartido
+        from mercadofresco.circuit_breaker.estado import EstadoCompartidoNoDisponibleError
+        from mercadofresco.valkey import cliente_valkey
+
+        cliente = cliente_valkey(args.redis_url, socket_timeout_ms=TIMEOUT_OPERADOR_MS)
+    except ValueError as exc:
+        print(f"mf-circuito: configuración: {exc}", file=sys.stderr)
+        return SALIDA_CONFIG
+    prefijo = PREFIJO_CLAVES if args.prefijo is None else args.prefijo
+    dependencias = args.dependencias if args.orden == "estado" else [args.dependencia]
+    modo = {"estado": None, "abrir": "abierto", "cerrar": "cerrado" if getattr(args, "forzado", False) else ""}
+    try:
+        for dependencia in dependencias:
+            estado = EstadoCompartido(f"{prefijo}circuito:{dependencia}", cliente, BreakerConfig())
+            if modo[args.orden] is None:
+                decision = estado.ejecutar("estado", ahora_ms=None)
+            else:
+                decision = estado.ejecutar("forzar", ahora_ms=None, token=modo[args.orden])
+            print(describir(dependencia, decision))
+    except EstadoCompartidoNoDisponibleError as exc:
+        print(f"mf-circuito: Valkey no responde ({exc}); nada se ha cambiado", file=sys.stderr)
+        return SALIDA_VALKEY
+    return SALIDA_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
