@@ -53,6 +53,7 @@ PROVISIONALES = {
 }
 # A breaker that trips after 3 consecutive failures (the default 20 needs more messages than a test sends).
 BREAKER_PRUEBA = BreakerConfig(fallos_seguidos=3, minimo_llamadas=3, apertura_base_s=30, apertura_max_s=300)
+BREAKER_QUE_NO_ABRE = BreakerConfig(fallos_seguidos=10_000, minimo_llamadas=10_000)
 
 
 class Reloj:
@@ -182,12 +183,12 @@ def cargar_consumidor(
         "CORREO_SECUNDARIO_URL": proveedores.correo_secundario.url,
     }
 
-    def cliente(dependencia: str, variable: str) -> Any:
-        return cliente_desde_env(
-            dependencia, variable, config=BREAKER_PRUEBA, clock=reloj, prefijo=redis_prefix, sleep=reloj.avanzar
-        )
+    def _cargar(nombre: str, breaker: BreakerConfig = BREAKER_PRUEBA) -> Any:
+        def cliente(dependencia: str, variable: str) -> Any:
+            return cliente_desde_env(
+                dependencia, variable, config=breaker, clock=reloj, prefijo=redis_prefix, sleep=reloj.avanzar
+            )
 
-    def _cargar(nombre: str) -> Any:
         app = app_module(nombre, TABLA_IDEMPOTENCIA=tabla, REDIS_URL=redis_url, **urls)
         store = IdempotencyStore(tabla, now_s=reloj)
         if nombre == "erp":

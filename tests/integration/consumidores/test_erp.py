@@ -1,0 +1,108 @@
+"""The ERP consumer under faults: redrive after maxReceiveCount, FIFO groups, and a 30-minute outage."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from mercadofresco_local.fallos import Fallo
+
+from tests.conftest import load_event
+from tests.integration.consumidores.conftest import BREAKER_QUE_NO_ABRE, Cola, Sondeo, mensajes, motivo
+
+pytestmark = pytest.mark.integration
+
+PEDIDO = json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"])
+VISIBILIDAD_S = 180
+
+
+def _pedido(n: int) -> str:
+    return json.dumps(PEDIDO | {"pedido_id": f"PED-2026-{n:06d}"})
+
+
+def test_transient_failure_reaches_dlq_after_max_receive_count_without_reason(
+    recursos, cargar_consumidor, proveedores, reloj, lambda_context
+) -> None:
+    # GIVEN an ERP answering 500 to everything, and a breaker that never opens on one message
+    sqs = boto3.client("sqs")
+    app = cargar_consumidor("erp", breaker=BREAKER_QUE_NO_ABRE)
+    proveedores.fallos.programar(Fallo.estado(500, proveedor="erp"))
+    cola, dlq = Cola.de(recursos, "ColaErp"), Cola.de(recursos, "ColaErpFallidos")
+    sqs.send_message(QueueUrl=cola.url, MessageBody=_pedido(1))
+    sondeo = Sondeo(sqs, cola, app.lambda_handler, lambda_context)
+    # WHEN it is received as often as the queue allows (visibility 180 s between receives)
+    for _ in range(6):
+        sondeo.lote()
+        reloj.avanzar(VISIBILIDAD_S + 1)
+    sondeo.lote()
+    # THEN it was tried on 4 receives (2 HTTP attempts each) and SQS's redrive moved it
+    assert len(sondeo.respuestas) == 4
+    assert all(len(r["batchItemFailures"]) == 1 for r in sondeo.respuestas)
+    assert proveedores.erp.llamadas["/avisos"] == 4 * 2
+    (muerto,) = mensajes(sqs, dlq)
+    assert json.loads(muerto["Body"])["pedido_id"] == "PED-2026-000001"
+    # AND it carries no reason: the DLQ tools read that as "transient, outlived the retries"
+    assert motivo(muerto) is None
+    assert mensajes(sqs, cola) == []
+
+
+def test_fifo_group_stops_at_first_failure_other_groups_go_on(
+    recursos, cargar_consumidor, proveedores, reloj, lambda_context
+) -> None:
+    # GIVEN reservations: two lines of sku A (in order), one of sku B; the ERP fails the first two requests
+    sqs = boto3.client("sqs")
+    app = cargar_consumidor("erp")
+    cola = Cola.de(recursos, "ColaStock")
+    lineas = [("PED-1", "A"), ("PED-2", "A"), ("PED-3", "B")]
+    for pedido_id, sku in lineas:
+        cuerpo = {"tipo": "ReservaStock", "version": 1, "pedido_id": pedido_id, "sku": sku, "cantidad": 1}
+        sqs.send_message(
+            QueueUrl=cola.url,
+            MessageBody=json.dumps(cuerpo),
+            MessageGroupId=sku,
+            MessageDeduplicationId=f"reserva:{pedido_id}:{sku}",
+        )
+    proveedores.fallos.programar(Fallo.estado(503, proveedor="erp", ruta="/reservas", veces=2))
+    sondeo = Sondeo(sqs, cola, app.lambda_handler, lambda_context)
+    # WHEN one batch holds all three
+    assert sondeo.lote() == 3
+    # THEN PED-1/A failed (both attempts), PED-2/A was not even tried (its group stopped), B went on
+    (respuesta,) = sondeo.respuestas
+    assert len(respuesta["batchItemFailures"]) == 2
+    assert proveedores.erp.llamadas["/reservas"] == 2 + 1
+    assert list(proveedores.erp.efectos_por_clave) == ["reserva:PED-3:B"]
+    # WHEN the failed group is redelivered after its visibility
+    reloj.avanzar(VISIBILIDAD_S + 1)
+    sondeo.drenar()
+    # THEN sku A's reservations reach the ERP once each. (Their order on redelivery is moto's:
+    # moto 5.2.5 hands back a FIFO group's second message before its first after both time out.)
+    assert proveedores.erp.efectos_por_clave == {"reserva:PED-3:B": 1, "reserva:PED-1:A": 1, "reserva:PED-2:A": 1}
+    assert mensajes(sqs, cola) == []
+
+
+def test_erp_outage_of_30_minutes_defers_and_ends_with_zero_messages_in_dlq(
+    recursos, cargar_consumidor, proveedores, reloj, lambda_context
+) -> None:
+    # GIVEN 20 order notices and an ERP returning 503 for the first 30 minutes
+    sqs = boto3.client("sqs")
+    app = cargar_consumidor("erp")
+    cola, dlq = Cola.de(recursos, "ColaErp"), Cola.de(recursos, "ColaErpFallidos")
+    proveedores.fallos.programar(Fallo.estado(503, proveedor="erp", hasta_s=30 * 60))
+    pedidos = [f"PED-2026-{n:06d}" for n in range(20)]
+    for n in range(20):
+        sqs.send_message(QueueUrl=cola.url, MessageBody=_pedido(n))
+    sondeo = Sondeo(sqs, cola, app.lambda_handler, lambda_context)
+    # WHEN the consumer polls every 10 s for 3 hours of (compressed) time
+    for _ in range(3 * 360):
+        sondeo.drenar()
+        reloj.avanzar(10)
+    # THEN every notice reached the ERP exactly once, none is left, and the DLQ is empty
+    assert proveedores.erp.efectos_por_clave == {f"aviso-erp:{p}": 1 for p in pedidos}
+    assert mensajes(sqs, cola) == []
+    assert mensajes(sqs, dlq) == []
+    # AND it was the deferral that carried them: messages came back with mf-aplazamientos, while
+    # the open breaker kept the ERP's load to a handful of probes instead of 20 messages x receives
+    assert sondeo.aplazamientos_vistos >= 3
+    llamadas_en_caida = proveedores.erp.llamadas["/avisos"] - len(pedidos)
+    assert llamadas_en_caida < 40
