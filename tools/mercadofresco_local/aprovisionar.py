@@ -163,10 +163,23 @@ class Aprovisionador:
 
     def _alarma(self, lid: str, props: dict[str, Any]) -> None:
         claves = (
-            "AlarmName", "AlarmDescription", "ActionsEnabled", "AlarmActions", "OKActions", "MetricName",
-            "Namespace", "Statistic", "Dimensions", "Period", "EvaluationPeriods", "DatapointsToAlarm",
-            "Threshold", "ComparisonOperator", "TreatMissingData", "Metrics",
-        )  # fmt: skip
+            "AlarmName",
+            "AlarmDescription",
+            "ActionsEnabled",
+            "AlarmActions",
+            "OKActions",
+            "MetricName",
+            "Namespace",
+            "Statistic",
+            "Dimensions",
+            "Period",
+            "EvaluationPeriods",
+            "DatapointsToAlarm",
+            "Threshold",
+            "ComparisonOperator",
+            "TreatMissingData",
+            "Metrics",
+        )
         args = {k: props[k] for k in claves if k in props}
         args.setdefault("AlarmName", lid)
         client("cloudwatch").put_metric_alarm(**args)

@@ -20,6 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco_local.moto_lambda import ContextoLambda
 from mercadofresco_local.plantilla import RAIZ
 
 if TYPE_CHECKING:
@@ -28,20 +29,6 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 _IMPORTAR = threading.Lock()
-
-
-@dataclass
-class ContextoLambda:
-    """What handlers read from Lambda's context object."""
-
-    function_name: str
-    memory_limit_in_mb: int = 512
-    timeout_s: float = 30.0
-    invoked_function_arn: str = ""
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-
-    def get_remaining_time_in_millis(self) -> int:
-        return int(self.timeout_s * 1000)
 
 
 @dataclass
@@ -83,10 +70,13 @@ class Funcion:
                 self._modulo = modulo
             return self._modulo
 
-    def invocar(self, evento: Any) -> Any:
+    def invocar(self, evento: Any, contexto: Any = None) -> Any:
         """Call the handler as Lambda would; exceptions propagate (Lambda reports them as errors)."""
-        contexto = ContextoLambda(
-            function_name=self.nombre, timeout_s=self.timeout_s, memory_limit_in_mb=self.memoria_mb
+        contexto = contexto or ContextoLambda(
+            function_name=self.nombre,
+            invoked_function_arn=f"arn:aws:lambda:::function:{self.nombre}",
+            timeout_s=self.timeout_s,
+            memory_limit_in_mb=self.memoria_mb,
         )
         with self._contador:
             self.invocaciones += 1
@@ -121,7 +111,7 @@ class Funciones:
 
 def _manejador_diferido(funcion: Funcion) -> Callable[[Any, Any], Any]:
     def manejar(evento: Any, contexto: Any = None) -> Any:
-        return funcion.invocar(evento)
+        return funcion.invocar(evento, contexto)
 
     return manejar
 

@@ -208,9 +208,9 @@ def _mapeo(nombre: str, funcion: Funcion, props: dict[str, Any], compresion: flo
     sqs = client("sqs")
     cola_arn = props["Queue"]
     url = sqs.get_queue_url(QueueName=cola_arn.rsplit(":", 1)[1])["QueueUrl"]
-    visibilidad = int(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"][
-        "VisibilityTimeout"
-    ])  # fmt: skip
+    visibilidad = int(
+        sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]["VisibilityTimeout"]
+    )
     return Mapeo(
         nombre=nombre,
         funcion=funcion,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,8 +63,11 @@ class Programa:
             self.errores += 1
 
     def _bucle(self) -> None:
-        while not self._parar.wait(self.periodo_s):
+        # The first run is at start-up (the deployed schedule has been ticking for a while).
+        while not self._parar.is_set():
+            inicio = time.monotonic()
             self.disparar()
+            self._parar.wait(max(0.0, self.periodo_s - (time.monotonic() - inicio)))
 
 
 def programas_de_plantilla(

@@ -21,7 +21,6 @@ are set by the scenario in real seconds.
 
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -56,7 +55,7 @@ class RuntimeLocal:
     pipes: list[Mapeo | PipeStream] = field(default_factory=list)
     programas: list[Programa] = field(default_factory=list)
     barredor: BarredorTtl | None = None
-    faltan: list[str] = field(default_factory=list)  # parts of the system not available locally
+    registro_lambda: Any = None  # moto_lambda's Registro: Lambda-task invocations and errors
     _deshacer: list[Callable[[], None]] = field(default_factory=list)
 
     @property
@@ -80,14 +79,11 @@ class RuntimeLocal:
 
     def _enganchar_lambda(self) -> None:
         """Route moto's Lambda invoke (Step Functions tasks) to the in-process handlers."""
-        try:
-            moto_lambda = importlib.import_module("mercadofresco_local.moto_lambda")
-        except ImportError:
-            self.faltan.append("mercadofresco_local.moto_lambda (Lambda tasks of the state machine)")
-            return
-        deshacer = moto_lambda.instalar(self.funciones.handlers())
-        if callable(deshacer):
-            self._deshacer.append(deshacer)
+        from mercadofresco_local.moto_lambda import en_proceso
+
+        activo = en_proceso(self.funciones.handlers())
+        self.registro_lambda = activo.__enter__()
+        self._deshacer.append(lambda: activo.__exit__(None, None, None))
 
     def arrancar_consumo(self) -> None:
         """Start every poller, pipe, schedule and the TTL sweeper."""
@@ -131,6 +127,14 @@ class RuntimeLocal:
         """Logical id -> queue name, for every queue of the template."""
         return {lid: self.plantilla.get_att(lid, "QueueName") for lid in self.plantilla.de_tipo("AWS::SQS::Queue")}
 
+    def es_dlq(self, logical_id: str) -> bool:
+        """A queue some other queue's RedrivePolicy points at."""
+        arn = self.plantilla.get_att(logical_id, "Arn")
+        return any(
+            self.plantilla.propiedades(lid).get("RedrivePolicy", {}).get("deadLetterTargetArn") == arn
+            for lid in self.plantilla.de_tipo("AWS::SQS::Queue")
+        )
+
     def ejecuciones_en_curso(self) -> int:
         sfn = client("stepfunctions")
         assert self.aprovisionador is not None
@@ -149,7 +153,7 @@ class RuntimeLocal:
             if al_avanzar is not None:
                 al_avanzar()
             ocupado = self.ejecuciones_en_curso() + sum(
-                self.profundidad(lid) for lid in self.colas() if not _es_dlq(self.plantilla, lid)
+                self.profundidad(lid) for lid in self.colas() if not self.es_dlq(lid)
             )
             if ocupado == 0:
                 quieto_desde = quieto_desde or time.monotonic()
@@ -159,13 +163,3 @@ class RuntimeLocal:
                 quieto_desde = None
             time.sleep(0.25)
         raise TimeoutError(f"the system did not drain in {timeout_s:.0f} s")
-
-
-def _es_dlq(plantilla: Plantilla, logical_id: str) -> bool:
-    """A queue some other queue's RedrivePolicy points at."""
-    arn = plantilla.get_att(logical_id, "Arn")
-    for lid in plantilla.de_tipo("AWS::SQS::Queue"):
-        politica = plantilla.propiedades(lid).get("RedrivePolicy", {})
-        if politica.get("deadLetterTargetArn") == arn:
-            return True
-    return False

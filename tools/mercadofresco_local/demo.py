@@ -1,0 +1,128 @@
+"""``mf-demo``: the whole order flow on this machine, through one of the lesson's incidents.
+
+    mf-demo                                   # viernes: the gateway degrades, then fails for 30 s
+    mf-demo --escenario normal --pedidos 500
+    mf-demo --escenario cobro-duplicado | despliegue-v2 | doble-escritura
+
+Exit codes: 0 every invariant and the scenario's checks held; 1 one of them broke (the
+report says which); 2 the run could not complete (a service missing, a timeout) — one line
+on stderr saying what. Handler logs go to ``.demo/mf-demo-<escenario>.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from mercadofresco_local import ejercicios, escenarios
+from mercadofresco_local.escenarios import Escenario
+from mercadofresco_local.informe import Informe
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+ESCENARIOS = {
+    e.nombre: e
+    for e in (
+        Escenario(
+            "viernes",
+            240,
+            6.0,
+            10.0,
+            "la pasarela pasa de 240 ms a 4 s, devuelve 503 durante 30 s y se recupera",
+            escenarios.viernes,
+        ),
+        Escenario("normal", 500, 25.0, 30.0, "N pedidos, todo bien", escenarios.normal),
+        Escenario(
+            "cobro-duplicado",
+            40,
+            4.0,
+            2.0,
+            "ejercicio 1: visibilidad 1 s < latencia 2,5 s, el mismo mensaje dos veces en paralelo",
+            ejercicios.cobro_duplicado,
+        ),
+        Escenario(
+            "despliegue-v2",
+            200,
+            25.0,
+            30.0,
+            "ejercicio 2: eventos version 2 a la DLQ; clasificar, reprocesar v2→v1, verificar",
+            ejercicios.despliegue_v2,
+        ),
+        Escenario(
+            "doble-escritura",
+            900,
+            30.0,
+            30.0,
+            "ejercicio 3: la tienda cae entre COMMIT y publicar en 1 de cada 900 pedidos",
+            escenarios.doble_escritura,
+        ),
+    )
+}
+
+
+def construir_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mf-demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--escenario",
+        choices=list(ESCENARIOS),
+        default="viernes",
+        help="qué incidente reproducir (por defecto viernes)",
+    )
+    parser.add_argument("--pedidos", type=int, help="cuántos pedidos (por defecto, los del escenario)")
+    parser.add_argument("--ritmo", type=float, help="pedidos por segundo que crea la tienda")
+    parser.add_argument(
+        "--compresion",
+        type=float,
+        help="factor de compresión del tiempo de la plantilla (visibilidades, horarios, Retry)",
+    )
+    return parser
+
+
+def ejecutar(
+    nombre: str,
+    pedidos: int | None = None,
+    ritmo: float | None = None,
+    compresion: float | None = None,
+    consola: Console | None = None,
+) -> Informe:
+    """Run one scenario and return its report (the e2e tests call this)."""
+    from mercadofresco_local.sesion import Sesion
+
+    esc = ESCENARIOS[nombre]
+    n, ritmo = pedidos or esc.pedidos, ritmo or esc.ritmo_por_s
+    if n < 1:
+        raise ValueError("--pedidos must be at least 1")
+    consola = consola or Console(file=sys.__stdout__)
+    informe = Informe(nombre)
+    consola.print(f"[bold]mf-demo[/] «{nombre}»: {esc.descripcion} — {n} pedidos")
+    columnas = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columnas, console=consola, transient=True) as progreso:
+        tarea = progreso.add_task("arrancando moto, PostgreSQL, Redis y los proveedores", total=n)
+
+        def avance(texto: str, hechos: int, total: int) -> None:
+            progreso.update(tarea, description=texto, completed=hechos, total=total)
+
+        with Sesion(nombre, compresion=compresion or esc.compresion) as sesion:
+            esc.correr(sesion, n, ritmo, informe, avance)
+    return informe
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = construir_parser().parse_args(argv)
+    consola = Console(file=sys.__stdout__)
+    try:
+        informe = ejecutar(args.escenario, args.pedidos, args.ritmo, args.compresion, consola)
+    except (TimeoutError, ValueError, OSError, ImportError) as exc:
+        print(f"mf-demo: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    informe.imprimir(consola)
+    return 0 if informe.correcto else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

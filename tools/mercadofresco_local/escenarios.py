@@ -1,0 +1,206 @@
+"""The five scenarios of ``mf-demo``: what each injects, and what it must show.
+
+Every scenario runs the same system (``template.yaml`` in moto, the real handlers, real
+PostgreSQL and Redis, the loopback providers), ends with the four invariants of
+:mod:`mercadofresco_local.flujo`, and adds the checks that make it *that* scenario.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco_local import flujo
+from mercadofresco_local.invariantes import Invariante
+from mercadofresco_local.proveedores import Fallo
+
+if TYPE_CHECKING:
+    from mercadofresco_local.informe import Informe
+    from mercadofresco_local.sesion import Sesion
+
+Avance = Callable[[str, int, int], None]  # (what is happening, done, total)
+
+LATENCIA_NORMAL_S = 0.24  # the lesson's gateway: 240 ms
+LATENCIA_DEGRADADA_S = 4.0  # "la latencia sube de 240 ms a 4 s"
+CAIDA_S = 30.0  # "si la pasarela se cae 30 segundos"
+PEOR_CASO_MAX = 15  # "si el número supera 15, hay algo mal"
+
+
+@dataclass(frozen=True)
+class Escenario:
+    nombre: str
+    pedidos: int  # default N
+    ritmo_por_s: float  # orders per second the store creates
+    compresion: float  # the runtime's time-compression factor
+    descripcion: str
+    correr: Callable[[Sesion, int, float, Informe, Avance], None]
+    timeout_s: float = 240.0
+
+
+# ---------------------------------------------------------------- shared steps
+def fase(
+    sesion: Sesion,
+    n: int,
+    ritmo: float,
+    crear: Callable[[dict[str, Any], int], None],
+    texto: str,
+    avance: Avance,
+    timeout_s: float = 240.0,
+    ya_terminadas: int = 0,
+) -> tuple[flujo.Productor, float]:
+    """Create ``n`` orders and wait for everything to drain; return the producer and the drain time."""
+    productor = flujo.Productor(sesion, n, ritmo, crear).arrancar()
+
+    def al_avanzar() -> None:
+        hechas = max(0, flujo.terminadas(sesion) - ya_terminadas)
+        avance(f"{texto} ({sesion.segundos():.0f} s)", min(hechas, n), n)
+
+    drenaje = flujo.esperar_drenaje(sesion, productor, timeout_s, al_avanzar)
+    al_avanzar()
+    return productor, drenaje
+
+
+def resumir(sesion: Sesion, res: flujo.Resultados, informe: Informe, drenaje_s: float) -> None:
+    """The report's common figures, all read from the components."""
+    f = res.finales
+    informe.anotar("pedidos", "creados (en PostgreSQL)", len(res.comprometidos))
+    informe.anotar("pedidos", "confirmados", f["Confirmado"])
+    informe.anotar("pedidos", "cobrados (según la pasarela)", len(res.cobros))
+    informe.anotar("pedidos", "rechazados (tarjeta)", f["Rechazado"])
+    informe.anotar("pedidos", "no confirmados: pasarela caída, «inténtelo en unos minutos»", f["PasarelaCaida"])
+    informe.anotar("pedidos", "cobro no completado", f["CobroNoCompletado"])
+    informe.anotar("pedidos", "reembolsados", len(res.reembolsos))
+    informe.anotar("duplicados evitados", "ejecuciones paradas en la reclamación", f["Duplicado"])
+    repetidas = sum(max(0, n - 1) for n in res.intentos_cobro.values())
+    informe.anotar("duplicados evitados", "cobros repetidos sin efecto (clave cobro:{pedido_id})", repetidas)
+    for nombre, n in sorted(res.dlq.items()):
+        informe.anotar("mensajes en DLQ", nombre, n)
+    assert sesion.observador is not None and sesion.captura is not None
+    for dependencia, t in sesion.observador.breakers.items():
+        informe.anotar("interruptores", f"{dependencia}: aperturas / cierres", f"{t.aperturas} / {t.cierres}")
+    for dependencia, n in sorted(sesion.captura.por_dependencia("Reintentos").items()):
+        informe.anotar("reintentos", f"HTTP a {dependencia}", int(n))
+    peor = max(res.intentos_cobro.values(), default=0)
+    informe.anotar("reintentos", "invocaciones de cobro por pedido, peor caso", peor)
+    informe.anotar("tiempos", "drenaje tras el último pedido", f"{drenaje_s:.1f} s")
+    informe.anotar("tiempos", "duración total", f"{sesion.segundos():.1f} s")
+    cola_max = max(sesion.observador.profundidad_max.values(), default=0)
+    informe.anotar("tiempos", "profundidad máxima de una cola", cola_max)
+
+
+def cerrar(sesion: Sesion, prefijo: str, informe: Informe, drenaje_s: float) -> flujo.Resultados:
+    res = flujo.recolectar(sesion, prefijo)
+    resumir(sesion, res, informe, drenaje_s)
+    flujo.comprobar_invariantes(sesion, res, informe)
+    return res
+
+
+def _check(informe: Informe, nombre: str, cumple: bool, detalle: str) -> None:
+    informe.comprobaciones.append(Invariante(nombre, cumple, detalle))
+
+
+# ---------------------------------------------------------------- scenarios
+def normal(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
+    assert sesion.tienda is not None
+    crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
+    _, drenaje = fase(sesion, n, ritmo, crear, "pedidos normales", avance)
+    res = cerrar(sesion, sesion.tienda.prefijo, informe, drenaje)
+    _check(
+        informe, "todos los pedidos confirmados", res.finales["Confirmado"] == n, f"{res.finales['Confirmado']} de {n}"
+    )
+    _check(informe, "todas las DLQ vacías", not any(res.dlq.values()), f"{sum(res.dlq.values())} mensajes")
+
+
+def viernes(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
+    """Gateway 240 ms -> 4 s -> 503 for 30 s -> recovered, while orders keep coming."""
+    assert sesion.tienda is not None
+    duracion_s = n / ritmo
+    t_lenta, t_caida = 0.2 * duracion_s, 0.4 * duracion_s
+    t_vuelta = t_caida + CAIDA_S
+    sesion.proveedores.fallos.programar(
+        Fallo.latencia(LATENCIA_NORMAL_S, proveedor="pasarela", hasta_s=t_lenta),
+        Fallo.latencia(LATENCIA_DEGRADADA_S, proveedor="pasarela", desde_s=t_lenta, hasta_s=t_caida),
+        Fallo.estado(503, proveedor="pasarela", desde_s=t_caida, hasta_s=t_vuelta),
+        Fallo.latencia(LATENCIA_NORMAL_S, proveedor="pasarela", desde_s=t_vuelta),
+    )
+    informe.notas.append(
+        f"pasarela: 240 ms hasta t={t_lenta:.0f} s, 4 s hasta t={t_caida:.0f} s, 503 hasta t={t_vuelta:.0f} s, "
+        "luego 240 ms"
+    )
+    crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
+    _, drenaje = fase(sesion, n, ritmo, crear, "viernes de octubre", avance)
+    res = cerrar(sesion, sesion.tienda.prefijo, informe, drenaje)
+    _comprobar_viernes(sesion, res, informe)
+
+
+def _comprobar_viernes(sesion: Sesion, res: flujo.Resultados, informe: Informe) -> None:
+    assert sesion.observador is not None and sesion.captura is not None
+    t = sesion.observador.breakers["pasarela"]
+    _check(
+        informe,
+        "el circuito de la pasarela se abrió y se cerró",
+        t.aperturas >= 1 and t.cierres >= 1,
+        f"{t.aperturas} aperturas, {t.cierres} cierres; estados: {_linea_tiempo(t.estados)}",
+    )
+    pasarela = sesion.proveedores.pasarela
+    llamadas = sum(pasarela.llamadas.values())
+    reintentos = sesion.captura.metrica("Reintentos", "pasarela")
+    limite = 0.1 * max(0.0, llamadas - reintentos) + 10
+    _check(
+        informe,
+        "reintentos HTTP dentro del presupuesto (≤ 10 % + 10)",
+        reintentos <= limite,
+        f"{reintentos:.0f} reintentos en {llamadas} llamadas a la pasarela (límite {limite:.0f})",
+    )
+    peor = max(res.intentos_cobro.values(), default=0)
+    por_invocacion = int(sesion.runtime.funciones.por_id["CobroFunction"].entorno.get("HTTP_MAX_INTENTOS", "2"))  # type: ignore[union-attr]
+    _check(
+        informe,
+        f"peor caso de intentos a la pasarela por pedido ≤ {PEOR_CASO_MAX}",
+        peor * por_invocacion <= PEOR_CASO_MAX,
+        f"{peor} invocaciones × {por_invocacion} intentos HTTP = {peor * por_invocacion}",
+    )
+    en_dlq = sum(n for nombre, n in res.dlq.items() if "pedidos" in nombre)
+    _check(informe, "ningún pedido legítimo en la DLQ", en_dlq == 0, f"{en_dlq} en mercadofresco-pedidos-fallidos")
+
+
+def _linea_tiempo(estados: list[tuple[float, str]]) -> str:
+    return " → ".join(f"{e}@{t:.0f}s" for t, e in estados[:8]) or "siempre cerrado"
+
+
+def doble_escritura(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
+    """Exercise 3: the store dies between COMMIT and publish once in ``cada`` orders, without and with the outbox."""
+    tienda = sesion.tienda
+    assert tienda is not None
+    cada = 900 if n >= 900 else max(2, n // 3)
+    caer = lambda numero: numero % cada == cada // 2  # noqa: E731
+    tienda.prefijo = "PED-SINOUTBOX-"
+    _, _ = fase(
+        sesion, n, ritmo, lambda d, k: tienda.crear_ingenuo(d, caer(k)), "sin outbox: INSERT y luego PutEvents", avance
+    )
+    sin_outbox = flujo.recolectar(sesion, tienda.prefijo)
+    perdidos = [p for p in sin_outbox.comprometidos if not sin_outbox.por_pedido.get(p)]
+    ya = flujo.terminadas(sesion)
+    tienda.prefijo = "PED-OUTBOX-"
+
+    def con_outbox(datos: dict[str, Any], numero: int) -> None:
+        tienda.crear_con_outbox(datos)
+        if caer(numero):  # the same crash, after COMMIT: the event is already in the outbox
+            tienda.caidas += 1
+
+    _, drenaje = fase(
+        sesion, n, ritmo, con_outbox, "con outbox: pedido y evento en una transacción", avance, ya_terminadas=ya
+    )
+    res = cerrar(sesion, tienda.prefijo, informe, drenaje)
+    sin_evento = [p for p in res.comprometidos if not res.por_pedido.get(p)]
+    informe.anotar("doble escritura", f"caídas entre COMMIT y publicar (1 de cada {cada})", tienda.caidas)
+    informe.anotar("doble escritura", "sin outbox: pedidos en BD sin evento", len(perdidos))
+    informe.anotar("doble escritura", "con outbox: pedidos en BD sin evento", len(sin_evento))
+    _check(
+        informe,
+        "sin outbox se pierde un evento por caída",
+        len(perdidos) == n // cada + (n % cada > cada // 2),
+        f"{len(perdidos)} perdidos: {', '.join(perdidos[:3])}",
+    )
+    _check(informe, "con outbox: cero pedidos sin su evento", not sin_evento, f"{len(sin_evento)} sin evento")

@@ -1,0 +1,209 @@
+"""Driving a :class:`~mercadofresco_local.sesion.Sesion`: put orders in, wait for the system to drain,
+read back what happened, and check the invariants.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco.aws import client
+
+from mercadofresco_local import invariantes as inv
+from mercadofresco_local.observador import ejecuciones, resultados_por_pedido
+from mercadofresco_local.tienda import CaidaSimulada
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mercadofresco_local.informe import Informe
+    from mercadofresco_local.sesion import Sesion
+
+
+@dataclass
+class Productor:
+    """Creates ``n`` orders at ``ritmo_por_s`` in a thread, through ``crear(datos, numero)``."""
+
+    sesion: Sesion
+    n: int
+    ritmo_por_s: float
+    crear: Callable[[dict[str, Any], int], None]
+    creados: int = 0
+    caidas: int = 0
+    terminado: threading.Event = field(default_factory=threading.Event)
+
+    def arrancar(self) -> Productor:
+        threading.Thread(target=self._producir, name="tienda", daemon=True).start()
+        return self
+
+    def _producir(self) -> None:
+        assert self.sesion.tienda is not None
+        inicio = time.monotonic()
+        try:
+            for numero, datos in enumerate(self.sesion.tienda.pedidos(self.n), start=1):
+                espera = inicio + numero / self.ritmo_por_s - time.monotonic()
+                if espera > 0:
+                    time.sleep(espera)
+                try:
+                    self.crear(datos, numero)
+                except CaidaSimulada:
+                    self.caidas += 1
+                self.creados += 1
+        finally:
+            self.terminado.set()
+
+
+def pendientes_outbox(sesion: Sesion) -> int:
+    assert sesion.base is not None
+    return int(sesion.base.consultar("SELECT count(*) FROM outbox WHERE NOT publicado")[0][0])
+
+
+def mensajes_en(nombre_cola: str) -> int:
+    """Visible + in flight + delayed messages in a queue, by name."""
+    sqs = client("sqs")
+    url = sqs.get_queue_url(QueueName=nombre_cola)["QueueUrl"]
+    nombres = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
+    atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=nombres)["Attributes"]
+    return sum(int(atributos.get(n, 0)) for n in nombres)
+
+
+def esperar_cola_vacia(url: str, timeout_s: float) -> None:
+    limite = time.monotonic() + timeout_s
+    while mensajes_en(url.rsplit("/", 1)[1]) > 0:
+        if time.monotonic() > limite:
+            raise TimeoutError(f"{url} did not drain in {timeout_s:.0f} s")
+        time.sleep(0.3)
+
+
+def terminadas(sesion: Sesion) -> int:
+    """Executions that have finished (any status), for the progress bar."""
+    assert sesion.runtime is not None and sesion.runtime.aprovisionador is not None
+    sfn = client("stepfunctions")
+    total = 0
+    for arn in sesion.runtime.aprovisionador.maquinas.values():
+        for pagina in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn):
+            total += sum(1 for e in pagina["executions"] if e["status"] != "RUNNING")
+    return total
+
+
+def esperar_drenaje(
+    sesion: Sesion, productor: Productor | None, timeout_s: float, al_avanzar: Callable[[], None]
+) -> float:
+    """Wait for the producer, the outbox and every queue and execution; return the drain time in s."""
+    assert sesion.runtime is not None
+    limite = time.monotonic() + timeout_s
+    while productor is not None and not productor.terminado.is_set():
+        al_avanzar()
+        if time.monotonic() > limite:
+            raise TimeoutError("the store did not finish creating orders in time")
+        time.sleep(0.3)
+    fin_produccion = time.monotonic()
+    while pendientes_outbox(sesion) > 0:
+        al_avanzar()
+        if time.monotonic() > limite:
+            raise TimeoutError("the outbox relay did not publish every row in time")
+        time.sleep(0.3)
+    sesion.runtime.esperar_reposo(max(1.0, limite - time.monotonic()), estable_s=1.5, al_avanzar=al_avanzar)
+    return time.monotonic() - fin_produccion
+
+
+@dataclass
+class Resultados:
+    """What the components recorded, for the orders whose id starts with ``prefijo``."""
+
+    prefijo: str
+    comprometidos: list[str]
+    por_pedido: dict[str, Counter[str]]
+    finales: Counter[str]
+    cobros: list[dict[str, Any]]
+    reembolsos: list[dict[str, Any]]
+    dlq: dict[str, int]
+    colas: dict[str, int]
+    intentos_cobro: Counter[str]  # pedido_id -> charge Lambda invocations
+
+    def es_nuestro(self, pedido_id: str | None) -> bool:
+        return bool(pedido_id) and str(pedido_id).startswith(self.prefijo)
+
+
+def recolectar(sesion: Sesion, prefijo: str) -> Resultados:
+    assert sesion.runtime is not None and sesion.base is not None and sesion.runtime.aprovisionador is not None
+    rt = sesion.runtime
+    filas = sesion.base.consultar("SELECT pedido_id FROM pedidos WHERE pedido_id LIKE %s", f"{prefijo}%")
+    lista = [e for arn in rt.aprovisionador.maquinas.values() for e in ejecuciones(arn)]
+    lista = [e for e in lista if e.pedido_id is None or e.pedido_id.startswith(prefijo)]
+    pasarela = sesion.proveedores.pasarela
+    with pasarela._lock:
+        cobros = [dict(c) for c in pasarela.cobros.values() if c["pedido_id"].startswith(prefijo)]
+        reembolsos = [dict(r) for r in pasarela.reembolsos.values() if r["pedido_id"].startswith(prefijo)]
+    dlqs = {rt.plantilla.get_att(lid, "QueueName"): rt.profundidad(lid) for lid in rt.colas() if rt.es_dlq(lid)}
+    colas = {rt.plantilla.get_att(lid, "QueueName"): rt.profundidad(lid) for lid in rt.colas() if not rt.es_dlq(lid)}
+    return Resultados(
+        prefijo=prefijo,
+        comprometidos=[f[0] for f in filas],
+        por_pedido=resultados_por_pedido(lista),
+        finales=Counter(e.final for e in lista),
+        cobros=cobros,
+        reembolsos=reembolsos,
+        dlq=dlqs,
+        colas=colas,
+        intentos_cobro=intentos_de_cobro(sesion, prefijo),
+    )
+
+
+def intentos_de_cobro(sesion: Sesion, prefijo: str) -> Counter[str]:
+    """Charge Lambda invocations per order, from moto_lambda's record of the workflow's tasks."""
+    registro = sesion.runtime.registro_lambda if sesion.runtime else None
+    intentos: Counter[str] = Counter()
+    for _nombre, evento in list(registro.eventos if registro else []):
+        carga = json.loads(evento) if isinstance(evento, str) else evento
+        if isinstance(carga, dict) and carga.get("operacion") == "cobro":
+            pedido_id = str(carga.get("pedido", {}).get("pedido_id", ""))
+            if pedido_id.startswith(prefijo):
+                intentos[pedido_id] += 1
+    return intentos
+
+
+def comprobar_invariantes(sesion: Sesion, res: Resultados, informe: Informe) -> None:
+    """The four invariants of issue 8, from the components' own records."""
+    informe.invariantes.extend(
+        [
+            inv.un_evento_procesado_por_pedido(res.comprometidos, res.por_pedido),
+            inv.un_cobro_como_maximo(res.cobros),
+            inv.reembolsos_con_cobro(res.cobros, res.reembolsos),
+            inv.ningun_mensaje_perdido(balances(sesion, res)),
+        ]
+    )
+
+
+def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
+    """Per flow: events accepted into it = processed + in its DLQ + still queued/running."""
+    assert sesion.runtime is not None and sesion.base is not None
+    aceptados = {
+        f[0]
+        for f in sesion.base.consultar(
+            "SELECT agregado_id FROM outbox WHERE publicado AND tipo_evento = 'PedidoCreado' AND agregado_id LIKE %s",
+            f"{res.prefijo}%",
+        )
+    }
+    procesados = {p for p, c in res.por_pedido.items() if any(f in inv.PROCESADO for f in c)}
+    en_dlq_pedidos = sum(n for nombre, n in res.dlq.items() if "pedidos" in nombre)
+    en_curso = sesion.runtime.ejecuciones_en_curso() + sum(n for nombre, n in res.colas.items() if "pedidos" in nombre)
+    pedidos = inv.Balance("pedidos", len(aceptados), len(procesados & aceptados), en_dlq_pedidos, en_curso)
+    confirmados = {p for p, c in res.por_pedido.items() if c.get("Confirmado")}
+    erp = {e["cuerpo"].get("pedido_id") for e in sesion.proveedores.erp.efectos if e["ruta"] == "/avisos"}
+    correo = sesion.proveedores.correo_principal.efectos + sesion.proveedores.correo_secundario.efectos
+    correos = {e["cuerpo"].get("pedido_id") for e in correo}
+    fanout = []
+    for flujo, hechos in (("erp", erp), ("correo", correos)):
+        dlq = sum(n for nombre, n in res.dlq.items() if flujo in nombre)
+        cola = sum(n for nombre, n in res.colas.items() if flujo in nombre)
+        fanout.append(inv.Balance(f"aviso {flujo}", len(confirmados), len(hechos & confirmados), dlq, cola))
+    return [pedidos, *fanout]

@@ -1,0 +1,104 @@
+"""The invariants every scenario must keep, computed from the components' own records.
+
+Inputs are plain data read from the database (committed orders), the workflow executions
+(each order's outcomes), the gateway stand-in (charges and refunds it really made) and SQS
+(what sits in each DLQ and queue). Nothing is taken from what the scenario meant to do.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+#: Final states of ``mercadofresco-procesar-pedido`` where the order was dealt with (one way or another).
+PROCESADO = frozenset(
+    {"Confirmado", "Rechazado", "PasarelaCaida", "CobroNoCompletado", "Cancelado", "ReembolsoNoCompletado"}
+)
+#: Final states that did nothing on purpose: a duplicate start, an unreadable event sent to the DLQ.
+SIN_EFECTO = frozenset({"Duplicado", "EventoInvalido", "EnviarAFallidos"})
+
+
+@dataclass(frozen=True)
+class Invariante:
+    nombre: str
+    cumple: bool
+    detalle: str
+
+
+def _ejemplos(ids: Iterable[str], n: int = 3) -> str:
+    lista = sorted(ids)
+    return ", ".join(lista[:n]) + (f" (+{len(lista) - n})" if len(lista) > n else "")
+
+
+def un_evento_procesado_por_pedido(comprometidos: Iterable[str], resultados: Mapping[str, Counter[str]]) -> Invariante:
+    """Every committed order was processed by exactly one workflow execution (duplicates ended at the claim)."""
+    comprometidos = list(comprometidos)
+    procesados = {
+        p: sum(n for final, n in resultados.get(p, Counter()).items() if final in PROCESADO) for p in comprometidos
+    }
+    ninguno = [p for p, n in procesados.items() if n == 0]
+    varios = [p for p, n in procesados.items() if n > 1]
+    detalle = f"{len(comprometidos) - len(ninguno) - len(varios)}/{len(comprometidos)} con exactamente uno"
+    if ninguno:
+        detalle += f"; sin procesar: {_ejemplos(ninguno)}"
+    if varios:
+        detalle += f"; procesados más de una vez: {_ejemplos(varios)}"
+    return Invariante(
+        "cada pedido confirmado en BD: exactamente un evento procesado", not ninguno and not varios, detalle
+    )
+
+
+def un_cobro_como_maximo(cobros: Iterable[Mapping[str, Any]]) -> Invariante:
+    """The gateway made at most one charge per order (counted at the gateway, not by us)."""
+    por_pedido = Counter(c["pedido_id"] for c in cobros)
+    dobles = [p for p, n in por_pedido.items() if n > 1]
+    detalle = f"{sum(por_pedido.values())} cobros en {len(por_pedido)} pedidos"
+    if dobles:
+        detalle += f"; cobrados dos veces: {_ejemplos(dobles)}"
+    return Invariante("como mucho un cobro por pedido", not dobles, detalle)
+
+
+def reembolsos_con_cobro(cobros: Iterable[Mapping[str, Any]], reembolsos: Iterable[Mapping[str, Any]]) -> Invariante:
+    """Every refund refers to a real charge, and no charge is refunded twice."""
+    referencias = {c["referencia_cobro"] for c in cobros}
+    reembolsos = list(reembolsos)
+    huerfanos = [r["referencia_reembolso"] for r in reembolsos if r["referencia_cobro"] not in referencias]
+    repetidos = [ref for ref, n in Counter(r["referencia_cobro"] for r in reembolsos).items() if n > 1]
+    detalle = f"{len(reembolsos)} reembolsos"
+    if huerfanos:
+        detalle += f"; sin cobro: {_ejemplos(huerfanos)}"
+    if repetidos:
+        detalle += f"; cobro reembolsado dos veces: {_ejemplos(repetidos)}"
+    return Invariante("cada reembolso corresponde a un cobro", not huerfanos and not repetidos, detalle)
+
+
+@dataclass(frozen=True)
+class Balance:
+    """One flow's message accounting: accepted = processed + in its DLQ + still queued."""
+
+    flujo: str
+    aceptados: int
+    procesados: int
+    en_dlq: int
+    en_cola: int
+
+    @property
+    def cuadra(self) -> bool:
+        return self.aceptados == self.procesados + self.en_dlq + self.en_cola
+
+
+def ningun_mensaje_perdido(balances: Iterable[Balance]) -> Invariante:
+    balances = list(balances)
+    partes = [
+        f"{b.flujo}: {b.aceptados} = {b.procesados} + {b.en_dlq} DLQ + {b.en_cola} en cola" + ("" if b.cuadra else " ✗")
+        for b in balances
+    ]
+    return Invariante(
+        "ningún mensaje perdido (aceptados = procesados + DLQ + en cola)",
+        all(b.cuadra for b in balances),
+        "; ".join(partes),
+    )

@@ -1,0 +1,145 @@
+"""What the report reads while and after a scenario runs: breakers, queues and executions.
+
+Everything here is read from the real components, never from the scenario's own intentions:
+breaker transitions from the shared state in Redis (through the layer's ``CircuitBreaker``),
+queue depths from SQS, each order's outcome from its workflow execution's history.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco.aws import client
+
+if TYPE_CHECKING:
+    from mercadofresco_local.runtime import RuntimeLocal
+
+DEPENDENCIAS = ("pasarela", "erp", "correo-principal")
+INTERVALO_S = 0.2
+
+
+@dataclass
+class Transiciones:
+    """One breaker's transitions as sampled: openings from its trip counter, closings from its state."""
+
+    aperturas: int = 0
+    cierres: int = 0
+    estados: list[tuple[float, str]] = field(default_factory=list)
+    _aperturas_iniciales: int | None = None
+    _ultimo: str = "cerrado"
+
+    def observar(self, instante_s: float, estado: str, aperturas: int) -> None:
+        if self._aperturas_iniciales is None:
+            self._aperturas_iniciales = aperturas
+        self.aperturas = max(self.aperturas, aperturas - self._aperturas_iniciales)
+        if estado != self._ultimo:
+            self.estados.append((instante_s, estado))
+            if estado == "cerrado" and self._ultimo in ("abierto", "semiabierto"):
+                self.cierres += 1
+            self._ultimo = estado
+
+
+@dataclass
+class Observador:
+    """Samples breakers and queue depths in a thread while a scenario runs."""
+
+    runtime: RuntimeLocal
+    redis_url: str
+    dependencias: tuple[str, ...] = DEPENDENCIAS
+    breakers: dict[str, Transiciones] = field(default_factory=dict)
+    profundidad_max: Counter[str] = field(default_factory=Counter)
+    _parar: threading.Event = field(default_factory=threading.Event)
+    _hilo: threading.Thread | None = None
+    _inicio: float = field(default_factory=time.monotonic)
+
+    def arrancar(self) -> Observador:
+        from mercadofresco.circuit_breaker import CircuitBreaker
+        from mercadofresco.valkey import cliente_valkey
+
+        redis_client = cliente_valkey(self.redis_url, socket_timeout_ms=1000)
+        self._vigilados = {d: CircuitBreaker(d, redis_client, metrics=_SinMetricas()) for d in self.dependencias}
+        self.breakers = {d: Transiciones() for d in self.dependencias}
+        self._hilo = threading.Thread(target=self._bucle, name="observador", daemon=True)
+        self._hilo.start()
+        return self
+
+    def parar(self) -> None:
+        self._parar.set()
+        if self._hilo is not None:
+            self._hilo.join(timeout=5)
+        self.muestrear()
+
+    def _bucle(self) -> None:
+        while not self._parar.wait(INTERVALO_S):
+            try:
+                self.muestrear()
+            except Exception:  # a sample lost to a busy server is not worth stopping the watch
+                continue
+
+    def muestrear(self) -> None:
+        ahora = time.monotonic() - self._inicio
+        for dependencia, breaker in self._vigilados.items():
+            decision = breaker.estado()
+            self.breakers[dependencia].observar(ahora, decision.estado.value, decision.aperturas)
+        for lid, nombre in self.runtime.colas().items():
+            self.profundidad_max[nombre] = max(self.profundidad_max[nombre], self.runtime.profundidad(lid))
+
+
+class _SinMetricas:
+    """The observer only reads: it must not add to the breaker's metrics."""
+
+    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class Ejecucion:
+    """One workflow execution: the order it carried and where it ended."""
+
+    pedido_id: str | None
+    estado: str  # SUCCEEDED / FAILED / RUNNING ...
+    final: str  # the last state entered (Confirmado, Duplicado, Rechazado, PasarelaCaida, ...)
+    version: Any
+
+
+def ejecuciones(maquina_arn: str) -> list[Ejecucion]:
+    """Every execution of a state machine with its order and final state (one history read each)."""
+    sfn = client("stepfunctions")
+    resultado = []
+    for pagina in sfn.get_paginator("list_executions").paginate(stateMachineArn=maquina_arn):
+        for e in pagina["executions"]:
+            descripcion = sfn.describe_execution(executionArn=e["executionArn"])
+            pedido_id, version = _pedido_de_entrada(descripcion.get("input", "[]"))
+            resultado.append(Ejecucion(pedido_id, e["status"], _ultimo_estado(sfn, e["executionArn"]), version))
+    return resultado
+
+
+def _pedido_de_entrada(entrada: str) -> tuple[str | None, Any]:
+    try:
+        registros = json.loads(entrada)
+        detalle = json.loads(registros[0]["body"])["detail"]
+        return detalle.get("pedido_id"), detalle.get("version")
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None, None
+
+
+def _ultimo_estado(sfn: Any, arn: str) -> str:
+    eventos = sfn.get_execution_history(executionArn=arn, reverseOrder=True, maxResults=50)["events"]
+    for evento in eventos:
+        if evento["type"].endswith("StateEntered"):
+            return evento["stateEnteredEventDetails"]["name"]
+    return ""
+
+
+def resultados_por_pedido(lista: list[Ejecucion]) -> dict[str, Counter[str]]:
+    """pedido_id -> how many executions ended in each final state."""
+    por_pedido: dict[str, Counter[str]] = defaultdict(Counter)
+    for e in lista:
+        if e.pedido_id is not None:
+            por_pedido[e.pedido_id][e.final] += 1
+    return por_pedido
