@@ -154,15 +154,15 @@ def clasificar(args: argparse.Namespace, opciones: Opciones) -> int:
 
 
 def reprocesar(args: argparse.Namespace, opciones: Opciones) -> int:
-    sqs = opciones.cliente("sqs")
-    dlq = resolver_cola(sqs, args.cola)
     if args.nativo and (args.filtro or args.transformar or args.maximo):
         raise ErrorOperador("--nativo mueve todo tal cual: --filtro, --transformar y --max exigen el modo normal")
     transformar = reproceso.cargar_transformacion(args.transformar) if args.transformar else None
     if args.filtro:
         reproceso.compilar_filtro(args.filtro)
-    if args.tasa <= 0:
-        raise ErrorOperador("--tasa debe ser positiva")
+    if args.tasa <= 0 or args.visibilidad_s < 1:
+        raise ErrorOperador("--tasa y --visibilidad-s deben ser positivas")
+    sqs = opciones.cliente("sqs")
+    dlq = resolver_cola(sqs, args.cola)
     destino = reproceso.resolver_destino(sqs, dlq, args.destino)
     if not args.simulacro and not _consumidor_sano(args, opciones, dlq, destino):
         return FALLO

@@ -1,5 +1,7 @@
 """A token bucket that spaces sends so no one-second window exceeds the rate.
 
+Written as its virtual-scheduling form (GCRA): one "theoretical arrival time" instead of a
+float token count, so there is no refill loop that float rounding could spin forever.
 The capacity is one token on purpose: a bucket that may hold ``rate`` tokens lets a burst
 of ``rate`` through right after an idle moment, i.e. up to twice the rate inside one second
 — exactly the spike a reprocess must not throw at a dependency that just recovered.
@@ -20,27 +22,24 @@ class TokenBucket:
     def __init__(
         self,
         tasa_por_s: float,
-        capacidad: float = 1.0,
+        capacidad: int = 1,
         reloj: Callable[[], float] = time.monotonic,
         dormir: Callable[[float], None] = time.sleep,
     ) -> None:
-        if tasa_por_s <= 0:
-            raise ValueError("la tasa debe ser positiva")
+        if tasa_por_s <= 0 or capacidad < 1:
+            raise ValueError("la tasa y la capacidad deben ser positivas")
         self.tasa_por_s = tasa_por_s
-        self.capacidad = capacidad
+        self._intervalo_s = 1 / tasa_por_s
+        self._tolerancia_s = (capacidad - 1) * self._intervalo_s  # how far ahead a burst may run
         self._reloj = reloj
         self._dormir = dormir
-        self._fichas = capacidad
-        self._ultimo = reloj()
-
-    def _rellenar(self) -> None:
-        ahora = self._reloj()
-        self._fichas = min(self.capacidad, self._fichas + (ahora - self._ultimo) * self.tasa_por_s)
-        self._ultimo = ahora
+        self._teorico = reloj()  # when the next operation is due if the bucket were always busy
 
     def adquirir(self) -> None:
-        self._rellenar()
-        while self._fichas < 1:
-            self._dormir((1 - self._fichas) / self.tasa_por_s)
-            self._rellenar()
-        self._fichas -= 1
+        ahora = self._reloj()
+        permitido = self._teorico - self._tolerancia_s
+        if ahora < permitido:
+            self._dormir(permitido - ahora)
+            # Re-read: a real sleep may overshoot, and spacing counts from when we really go.
+            ahora = max(permitido, self._reloj())
+        self._teorico = max(self._teorico, ahora) + self._intervalo_s

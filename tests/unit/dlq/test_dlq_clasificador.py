@@ -1,0 +1,124 @@
+"""The classifier as a pure function over dead letters with realistic, generated timestamps."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from dlq_generadores import caida_de_proveedor, crudo, ejercicio_2, goteo_de_datos, pedido, repartidos
+from mercadofresco_ops.dlq.clasificador import DE_DATOS, ENVENENADO, TRANSITORIO, clasificar, distribucion
+from mercadofresco_ops.dlq.mensajes import leer
+
+
+def test_clasificar_ejercicio_2_ventana_tras_despliegue_es_envenenado_por_el_contenido() -> None:
+    # GIVEN the lesson's exercise 2: 340 messages, all "version": 2, in a 1 h 47 min window, ReceiveCount 5
+    mensajes = ejercicio_2()
+
+    # WHEN classified against a consumer that reads version 1
+    diagnostico = clasificar(mensajes, version_esperada=1)
+
+    # THEN poison, proved by the content, with the misleading window named as only a clue
+    assert diagnostico.tipo == ENVENENADO
+    assert diagnostico.confianza == "alta"
+    assert diagnostico.distribucion.forma == "ventana"
+    assert "El contenido es la prueba: 340/340" in diagnostico.explicacion
+    assert '"version": 2' in diagnostico.explicacion
+    assert "1 h 47 min" in diagnostico.explicacion and "solo una pista" in diagnostico.explicacion
+    assert any("uniforme = 5 en 340/340" in e for e in diagnostico.evidencias)
+    assert any("ausente en 340/340" in e for e in diagnostico.evidencias)
+
+
+def test_clasificar_rafaga_de_30_min_con_contenido_sano_es_transitorio() -> None:
+    # GIVEN a 30-minute burst of healthy orders after a provider outage (18:12–18:41)
+    mensajes = caida_de_proveedor()
+
+    # WHEN classified
+    diagnostico = clasificar(mensajes)
+
+    # THEN transient: a window and nothing wrong in the content
+    assert diagnostico.tipo == TRANSITORIO
+    assert diagnostico.confianza == "alta"
+    assert diagnostico.distribucion.forma == "ventana"
+    assert diagnostico.distribucion.inicio == datetime(2026, 11, 23, 18, 12, tzinfo=UTC)
+    assert any("sin defecto visible en 340/340" in e for e in diagnostico.evidencias)
+
+
+def test_clasificar_goteo_de_tres_dias_con_defectos_distintos_es_de_datos() -> None:
+    # GIVEN malformed and missing-field messages trickling in over three days
+    mensajes = goteo_de_datos()
+
+    # WHEN classified
+    diagnostico = clasificar(mensajes)
+
+    # THEN data: a trickle and a different defect from message to message
+    assert diagnostico.tipo == DE_DATOS
+    assert diagnostico.confianza == "alta"
+    assert diagnostico.distribucion.forma == "goteo"
+    assert "3 d" in diagnostico.explicacion
+    assert any("errores distintos" in e for e in diagnostico.evidencias)
+
+
+def test_clasificar_goteo_con_contenido_sano_es_de_datos_con_confianza_baja() -> None:
+    # GIVEN healthy-looking orders trickling over two days
+    inicio = datetime(2026, 11, 20, tzinfo=UTC)
+    mensajes = [leer(crudo(pedido(i), t)) for i, t in enumerate(repartidos(inicio, timedelta(days=2), 40))]
+
+    # WHEN classified
+    diagnostico = clasificar(mensajes)
+
+    # THEN not transient (a redrive would bring them back), and the tool says it could not prove it
+    assert (diagnostico.tipo, diagnostico.confianza) == (DE_DATOS, "baja")
+    assert "registros por MessageId" in diagnostico.explicacion
+
+
+def test_clasificar_aplazamientos_agotados_es_transitorio_aunque_goteen() -> None:
+    # GIVEN ERP messages that exhausted their deferrals while the circuit stayed open, over a day
+    inicio = datetime(2026, 11, 20, tzinfo=UTC)
+    mensajes = [
+        leer(crudo(pedido(i), t, 1, "aplazamientos-agotados"))
+        for i, t in enumerate(repartidos(inicio, timedelta(days=1), 20))
+    ]
+
+    # WHEN classified
+    diagnostico = clasificar(mensajes)
+
+    # THEN transient: the dependency was down
+    assert (diagnostico.tipo, diagnostico.confianza) == (TRANSITORIO, "alta")
+
+
+def test_clasificar_version_en_sobre_sns_y_eventbridge_se_lee_dentro_del_sobre() -> None:
+    # GIVEN version-2 events inside SNS and EventBridge envelopes (EventBridge's own "version" is "0")
+    t = datetime(2026, 11, 22, 22, 4, tzinfo=UTC)
+
+    sns = {"Type": "Notification", "Message": json.dumps(pedido(1, version=2))}
+    eb = {"version": "0", "detail-type": "PedidoCreado", "source": "mercadofresco.tienda", "detail": pedido(2, 2)}
+    mensajes = [leer(crudo(sns, t)), leer(crudo(eb, t + timedelta(minutes=5)))]
+
+    # WHEN classified
+    diagnostico = clasificar(mensajes)
+
+    # THEN both count as version 2: poison
+    assert [m.version for m in mensajes] == [2, 2]
+    assert diagnostico.tipo == ENVENENADO
+
+
+def test_clasificar_muestra_vacia_falla() -> None:
+    # GIVEN / WHEN / THEN an empty sample is refused, not classified
+    with pytest.raises(ValueError, match="vacía") as error:
+        clasificar([])
+    assert error.type is ValueError
+
+
+def test_distribucion_histograma_reparte_todos_los_mensajes_en_barras() -> None:
+    # GIVEN 340 messages over 1 h 47 min
+    tiempos = [m.enviado_ms for m in ejercicio_2()]
+
+    # WHEN the distribution is computed
+    dist = distribucion(tiempos)
+
+    # THEN 12 bars that add up to the sample, and one text line per bar
+    assert len(dist.histograma) == 12
+    assert sum(n for _, n in dist.histograma) == 340
+    assert len(dist.texto_histograma()) == 12
+    assert dist.duracion_s == pytest.approx(107 * 60, abs=1)

@@ -1,0 +1,64 @@
+"""Reading dead letters: envelopes, malformed bodies and the consumers' reason attributes."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from dlq_generadores import crudo, pedido
+from mercadofresco_ops.dlq.adaptadores import v2_a_v1
+from mercadofresco_ops.dlq.mensajes import desenvolver, envolver, leer
+
+T = datetime(2026, 11, 22, 22, 4, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("cuerpo", ["{no es json", "[1, 2]", '"texto"', ""])
+def test_desenvolver_cuerpo_que_no_es_objeto_json_queda_como_evidencia(cuerpo: str) -> None:
+    # GIVEN / WHEN an unreadable body is read
+    mensaje = leer(crudo(cuerpo, T))
+
+    # THEN it is marked, not raised
+    assert mensaje.cuerpo_invalido
+    assert mensaje.version is None
+
+
+def test_leer_atributos_del_consumidor_y_del_sistema() -> None:
+    # GIVEN a message a consumer sent to the DLQ with its reason
+    m = leer(crudo(pedido(1, version=3), T, recepciones=2, motivo="version-desconocida", detalle="version 3"))
+
+    # THEN every field the runbook reads is there
+    assert (m.motivo, m.detalle, m.version, m.recepciones) == ("version-desconocida", "version 3", 3, 2)
+    assert m.enviado == T
+    assert m.a_dict()["motivo"] == "version-desconocida"
+
+
+@pytest.mark.parametrize(
+    "sobre",
+    [
+        lambda e: e,
+        lambda e: {"Type": "Notification", "TopicArn": "arn:t", "Message": json.dumps(e)},
+        lambda e: {"version": "0", "detail-type": "PedidoCreado", "source": "mf", "detail": e},
+    ],
+    ids=["crudo", "sns", "eventbridge"],
+)
+def test_envolver_devuelve_el_evento_transformado_en_el_mismo_sobre(sobre) -> None:
+    # GIVEN a version-2 order in some envelope
+    evento = {**pedido(1, 2), "cliente": {"id": "c-9"}, "importe_total": {"cantidad": "10.00", "moneda": "EUR"}}
+    del evento["cliente_id"], evento["importe"]
+    interior, forma = desenvolver(json.dumps(sobre(evento)))
+
+    # WHEN transformed and wrapped again
+    cuerpo = envolver(v2_a_v1(interior), forma)
+
+    # THEN unwrapping the new body gives the version-1 event, in the same envelope
+    nuevo, forma_nueva = desenvolver(cuerpo)
+    assert forma_nueva.tipo == forma.tipo
+    assert nuevo == {"version": 1, "pedido_id": "ped-0001", "cliente_id": "c-9", "importe": "10.00"}
+
+
+def test_v2_a_v1_rechaza_un_evento_que_no_es_version_2() -> None:
+    # GIVEN / WHEN / THEN a version-1 event is not silently "adapted"
+    with pytest.raises(ValueError, match="version 2") as error:
+        v2_a_v1(pedido(1, version=1))
+    assert error.type is ValueError
