@@ -6,10 +6,12 @@ import json
 
 import boto3
 import pytest
+from mercadofresco.circuit_breaker import CircuitBreaker
+from mercadofresco.valkey import cliente_valkey
 from mercadofresco_local.fallos import Fallo
 
 from tests.conftest import load_event
-from tests.integration.consumidores.conftest import BREAKER_QUE_NO_ABRE, Cola, Sondeo, mensajes, motivo
+from tests.integration.consumidores.conftest import BREAKER_PRUEBA, BREAKER_QUE_NO_ABRE, Cola, Sondeo, mensajes, motivo
 
 pytestmark = pytest.mark.integration
 
@@ -106,3 +108,34 @@ def test_erp_outage_of_30_minutes_defers_and_ends_with_zero_messages_in_dlq(
     assert sondeo.aplazamientos_vistos >= 3
     llamadas_en_caida = proveedores.erp.llamadas["/avisos"] - len(pedidos)
     assert llamadas_en_caida < 40
+
+
+def test_fifo_reservation_with_erp_circuit_open_is_held_then_recycled_never_dead_lettered(
+    recursos, cargar_consumidor, proveedores, redis_url, redis_prefix, reloj, lambda_context
+) -> None:
+    # GIVEN a reservation on the FIFO queue and the ERP's breaker forced open
+    sqs = boto3.client("sqs")
+    app = cargar_consumidor("erp")
+    breaker = CircuitBreaker("erp", cliente_valkey(redis_url), config=BREAKER_PRUEBA, prefijo=redis_prefix)
+    breaker.forzar("abierto")
+    cola, dlq = Cola.de(recursos, "ColaStock"), Cola.de(recursos, "ColaStockFallidos")
+    cuerpo = {"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-9", "sku": "A", "cantidad": 3}
+    sqs.send_message(
+        QueueUrl=cola.url, MessageBody=json.dumps(cuerpo), MessageGroupId="A", MessageDeduplicationId="reserva:PED-9:A"
+    )
+    sondeo = Sondeo(sqs, cola, app.lambda_handler, lambda_context)
+    # WHEN it is received 6 times, each time after the longest hold (900 s)
+    for _ in range(6):
+        sondeo.lote()
+        reloj.avanzar(901)
+    # THEN it was held by visibility on receives 1-2 (reported failed: its group waits), recycled on the
+    # 3rd with maxReceiveCount 4 still one away, and so on: never in the DLQ, the ERP never called
+    assert [len(r["batchItemFailures"]) for r in sondeo.respuestas] == [1, 1, 0, 1, 1, 0]
+    assert sondeo.aplazamientos_vistos == 1
+    assert proveedores.erp.llamadas["/reservas"] == 0
+    assert mensajes(sqs, dlq) == []
+    # WHEN the circuit closes  THEN the reservation goes through once
+    breaker.forzar("")
+    sondeo.drenar()
+    assert proveedores.erp.efectos_por_clave == {"reserva:PED-9:A": 1}
+    assert mensajes(sqs, cola) == []
