@@ -283,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with errores_de_aws("AWS"):  # a last net: any AWS/botocore failure is one line, never a traceback
             return ORDENES[args.orden](args, opciones)
     except ErrorOperador as exc:
-        print(f"mf-dlq: {exc}", file=sys.stderr)
+        print(f"mf-dlq: {' '.join(str(exc).split())}", file=sys.stderr)  # one line, whatever the library said
         return USO
     except KeyboardInterrupt:
         print("mf-dlq: interrumpido; lo movido está en la cola de origen, lo demás sigue en la DLQ", file=sys.stderr)

@@ -1,0 +1,38 @@
+"""Usage errors: exit 2 and one line, before any AWS call."""
+
+from __future__ import annotations
+
+import pytest
+from mercadofresco_ops.dlq import cli
+
+
+@pytest.mark.parametrize(
+    ("argumentos", "mensaje"),
+    [
+        (["--nativo", "--filtro", "version == `2`"], "--nativo mueve todo tal cual"),
+        (["--filtro", "version == ["], "--filtro no es JMESPath válido"),
+        (["--transformar", "sin_dos_puntos"], "modulo:funcion"),
+        (["--transformar", "mercadofresco_ops.no_existe:f"], "no se puede cargar"),
+        (["--transformar", "mercadofresco_ops.dlq.adaptadores:no_existe"], "no se puede cargar"),
+        (["--tasa", "0"], "deben ser positivas"),
+    ],
+)
+def test_reprocesar_argumentos_invalidos_sale_con_2_y_una_linea(argumentos, mensaje, capsys) -> None:
+    # GIVEN / WHEN an invalid combination (no AWS endpoint reachable: none is needed)
+    codigo = cli.main(["reprocesar", "--queue", "mercadofresco-pedidos-fallidos", *argumentos])
+
+    # THEN exit 2, one line on stderr that says what is wrong, nothing on stdout
+    salida = capsys.readouterr()
+    assert codigo == cli.USO
+    assert mensaje in salida.err
+    assert salida.err.count("\n") == 1 and "Traceback" not in salida.err
+    assert salida.out == ""
+
+
+def test_sin_queue_argparse_sale_con_2() -> None:
+    # GIVEN / WHEN a subcommand without --queue
+    with pytest.raises(SystemExit) as salida:
+        cli.main(["inspeccionar"])
+
+    # THEN argparse's usage error code
+    assert salida.value.code == cli.USO
