@@ -37,6 +37,7 @@ from mercadofresco.idempotency.cache import CacheCompletados
 from mercadofresco.idempotency.config import IdempotencyConfig
 from mercadofresco.idempotency.dynamodb import DynamoDBRecords
 from mercadofresco.idempotency.exceptions import (
+    IdempotencyError,
     IdempotencyInconsistentStateError,
     IdempotencyKeyError,
     IdempotencyPayloadMismatchError,
@@ -104,7 +105,7 @@ class IdempotencyStore:
         """The table named by ``TABLA_IDEMPOTENCIA``, the project's client, ``IdempotencyConfig.from_env()``."""
         tabla = os.environ.get(ENV_TABLA)
         if not tabla:
-            raise IdempotencyPersistenceError(f"environment variable {ENV_TABLA} (the idempotency table) is not set")
+            raise IdempotencyError(f"environment variable {ENV_TABLA} (the idempotency table's name) is not set")
         return cls(tabla, None, config or IdempotencyConfig.from_env(), **kwargs)
 
     def run(self, clave: claves.Clave, operacion: Callable[[], Any], payload: Any = None) -> Any:
