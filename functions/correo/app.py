@@ -28,6 +28,10 @@ logger = Logger()
 metrics = Metrics()
 tracer = Tracer()
 
+# What each e-mail's template shows; everything else in the event is ignored (tolerant reader).
+CAMPOS_CONFIRMACION = ("pedido_id", "importe_centimos", "moneda", "lineas")
+CAMPOS_RECORDATORIO = ("carrito_id", "skus")
+
 
 def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, store: IdempotencyStore) -> Consumidor:
     """The e-mail consumer: confirmation and cart reminder, one key each, fallback inside the key."""
@@ -48,12 +52,12 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
         store.run(clave, operacion, payload=correo)
 
     def confirmar(evento: Evento) -> None:
-        datos = {c: evento.get(c) for c in ("pedido_id", "importe", "moneda", "lineas") if evento.get(c) is not None}
+        datos = {c: evento.get(c) for c in CAMPOS_CONFIRMACION if evento.get(c) is not None}
         correo = {"destinatario": evento["email"], "plantilla": "confirmacion-pedido", "datos": datos}
         enviar(claves.correo_confirmacion(evento["pedido_id"]), correo)
 
     def recordar(evento: Evento) -> None:
-        datos = {c: evento.get(c) for c in ("carrito_id", "skus") if evento.get(c) is not None}
+        datos = {c: evento.get(c) for c in CAMPOS_RECORDATORIO if evento.get(c) is not None}
         correo = {"destinatario": evento["email"], "plantilla": "recordatorio-carrito", "datos": datos}
         enviar(claves.recordatorio_carrito(evento["carrito_id"]), correo)
 

@@ -29,7 +29,7 @@ logger = Logger()
 metrics = Metrics()
 tracer = Tracer()
 
-CAMPOS_AVISO = ("pedido_id", "cliente_id", "importe", "moneda", "referencia_cobro", "lineas", "confirmado_en")
+CAMPOS_AVISO = ("pedido_id", "cliente_id", "importe_centimos", "moneda", "referencia_cobro", "lineas", "confirmado_en")
 
 
 def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumidor:
