@@ -97,10 +97,10 @@ def definition_of(resource: dict, base_dir: Path) -> tuple[dict | None, str]:
     return None, "no local definition (S3 location or intrinsic)"
 
 
-def state_machines(template: dict, base_dir: Path) -> Iterator[tuple[str, dict | None, str]]:
+def state_machines(template: dict, base_dir: str | Path) -> Iterator[tuple[str, dict | None, str]]:
     """(logical id, definition or None, origin or reason) for every state machine."""
     for rid, res in resources(template, *STATE_MACHINES).items():
-        definition, origin = definition_of(res, base_dir)
+        definition, origin = definition_of(res, Path(base_dir))
         yield rid, definition, origin
 
 

@@ -11,8 +11,9 @@ Inputs the template cannot show are declared by the function owners:
 - ``HTTP_MAX_INTENTOS`` (function environment variable, Globals allowed): attempts the
   function makes per invocation at its provider. Absent → ``DEFAULT_HTTP_ATTEMPTS``
   (2, the ``max_attempts=2`` the lesson sets), and the route says it was assumed.
-- ``Metadata: {Mensajeria: {Dependencia: <name>}}`` on the function: the provider's
-  name in reports (default: the function's logical id).
+- ``Metadata: {Mensajeria: {Dependencia: <name>, ErroresSinLlamada: [...]}}`` on the
+  function: the provider's name in reports (default: the function's logical id), and the
+  errors it raises *without* calling the provider (e.g. ``CircuitoAbierto``, failing fast).
 
 How redelivery multiplies:
 
@@ -24,7 +25,8 @@ How redelivery multiplies:
   bring it back, so × 1.
 - A workflow task invoking the function: × (1 + Σ ``MaxAttempts``) of its retriers,
   counting every retrier except those matching only Lambda service errors (which fire
-  before the function's code runs). Σ, not max: each retrier keeps its own counter.
+  before the function's code runs) or the function's declared ``ErroresSinLlamada``.
+  Σ, not max: each retrier keeps its own counter.
 """
 
 from __future__ import annotations
@@ -86,10 +88,20 @@ def _http_attempts(template: dict, function_id: str) -> tuple[int, bool]:
     return (declared, False) if declared else (DEFAULT_HTTP_ATTEMPTS, True)
 
 
-def _dependency(template: dict, function_id: str) -> str:
+def _mensajeria(template: dict, function_id: str) -> dict:
     meta = (resources(template, *FUNCTIONS).get(function_id) or {}).get("Metadata") or {}
-    name = (meta.get("Mensajeria") or {}).get("Dependencia") if isinstance(meta, dict) else None
+    found = meta.get("Mensajeria") if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _dependency(template: dict, function_id: str) -> str:
+    name = _mensajeria(template, function_id).get("Dependencia")
     return name if isinstance(name, str) else function_id
+
+
+def _no_call_errors(template: dict, function_id: str) -> frozenset[str]:
+    declared = _mensajeria(template, function_id).get("ErroresSinLlamada") or []
+    return asl.LAMBDA_SERVICE_ERRORS | {e for e in declared if isinstance(e, str)}
 
 
 def _ruta(template: dict, function_id: str, pasos: list[str], receives: int, workflow: int) -> Ruta:
@@ -104,13 +116,13 @@ def _queue_step(template: dict, queue_id: str) -> tuple[str, int]:
     return f"{queue_id} (maxReceiveCount {count if policy else 'none'})", count
 
 
-def _workflow_attempts(retry: list[Any]) -> int:
+def _workflow_attempts(retry: list[Any], no_call: frozenset[str]) -> int:
     total = 1
     for retrier in retry or []:
         if not isinstance(retrier, dict):
             continue
         errors = set(retrier.get("ErrorEquals") or [])
-        if errors and errors <= asl.LAMBDA_SERVICE_ERRORS:
+        if errors and errors <= no_call:
             continue
         total += as_int(retrier.get("MaxAttempts", DEFAULT_RETRY_MAX_ATTEMPTS)) or 0
     return total
@@ -161,7 +173,7 @@ def _workflow_routes(template: dict, base_dir: Path) -> Iterator[Ruta]:
             fid = _invoked_function(estado.body, subs, functions)
             if fid is None:
                 continue
-            attempts = _workflow_attempts(estado.body.get("Retry"))
+            attempts = _workflow_attempts(estado.body.get("Retry"), _no_call_errors(template, fid))
             for steps, receives in _machine_entries(template, mid):
                 yield _ruta(template, fid, [*steps, f"{mid}:{estado.label} (1+retries = {attempts})"],
                             receives, attempts)

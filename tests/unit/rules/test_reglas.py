@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -105,6 +106,25 @@ def test_peor_caso_plantilla_buena_rutas_y_totales():
     rutas = [(r.dependencia, r.intentos_http, r.recepciones, r.intentos_flujo, r.http_supuesto)
              for r in peor_caso(plantilla, PLANTILLAS)]
     assert rutas == [("erp", 2, 4, 1, False), ("pasarela", 2, 1, 4, False), ("Nativa", 2, 3, 1, True)]
+
+
+def test_peor_caso_errores_sin_llamada_declarados_no_cuentan():
+    # GIVEN a retrier on CircuitoAbierto (fail fast: the gateway is not called) added to Cobrar
+    plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
+    definicion = json.loads((PLANTILLAS / "bueno.asl.json").read_text())
+    definicion["States"]["Cobrar"]["Retry"].append({"ErrorEquals": ["CircuitoAbierto"], "MaxAttempts": 2,
+                                                    "MaxDelaySeconds": 300, "JitterStrategy": "FULL"})
+    maquina = plantilla["Resources"]["Flujo"]["Properties"]
+    del maquina["DefinitionUri"]
+    maquina["Definition"] = definicion
+
+    def cobro() -> int:
+        return next(r.intentos_flujo for r in peor_caso(plantilla, PLANTILLAS) if r.dependencia == "pasarela")
+
+    # WHEN undeclared THEN it counts (1 + 3 + 2); WHEN the function declares it THEN it does not (1 + 3)
+    assert cobro() == 6
+    plantilla["Resources"]["Cobro"]["Metadata"]["Mensajeria"]["ErroresSinLlamada"] = ["CircuitoAbierto"]
+    assert cobro() == 4
 
 
 @pytest.mark.slow
