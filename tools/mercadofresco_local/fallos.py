@@ -108,6 +108,7 @@ class ControlFallos:
             self._importes.clear()
 
     def rechazar_tarjeta(self, token: str) -> None:
+        """Decline charges made with this card token (or this cliente_id, the card on file)."""
         with self._lock:
             self._tarjetas.add(token)
 

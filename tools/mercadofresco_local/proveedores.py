@@ -7,9 +7,10 @@ against the real providers. Nothing here fakes an AWS service or a database.
 Providers and routes (JSON in, JSON out):
 
 - :class:`Pasarela` (payment gateway): ``POST /cobros`` ``{pedido_id, importe_centimos,
-  moneda, token_tarjeta}`` -> 201 ``{referencia_cobro, ...}`` or 402 ``{"error":
-  "tarjeta_rechazada"}``; ``POST /reembolsos`` ``{pedido_id | referencia_cobro}`` -> 201
-  ``{referencia_reembolso, referencia_cobro}``, 404 when there is nothing to refund.
+  moneda, token_tarjeta | cliente_id}`` (a card token, or the customer's card on file) -> 201
+  ``{referencia_cobro, ...}`` or 402 ``{"error": "tarjeta_rechazada"}``; ``POST /reembolsos``
+  ``{pedido_id | referencia_cobro}`` -> 201 ``{referencia_reembolso, referencia_cobro}``, 404 when
+  there is nothing to refund, 409 when another key already refunded it.
   Both honour ``Idempotency-Key`` like the real gateway: the same key returns the stored
   answer (header ``Idempotent-Replayed: true``) and never charges twice.
 - :class:`Erp`: ``POST /avisos`` and ``POST /reservas`` -> 200.
@@ -34,7 +35,7 @@ a provider and a route prefix, inside a time window (seconds since
 - ``Fallo.conexion_cortada(tras_procesar=False)``: reset the TCP connection (RST); with
   ``tras_procesar=True`` the effect happens first.
 
-Declined cards: ``control.rechazar_tarjeta(token)`` / ``control.rechazar_importe(centimos)``.
+Declined cards: ``control.rechazar_tarjeta(token_or_cliente_id)`` / ``control.rechazar_importe(centimos)``.
 
 Example (the ``viernes`` scenario: the gateway returns 503 from t=10 s to t=40 s)::
 
@@ -162,10 +163,13 @@ class Pasarela(ProveedorHttp):
             return sum(1 for r in self.reembolsos.values() if r["pedido_id"] == pedido_id)
 
     def _cobrar(self, cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
-        faltan = [c for c in ("pedido_id", "importe_centimos", "token_tarjeta") if c not in cuerpo]
+        faltan = [c for c in ("pedido_id", "importe_centimos") if c not in cuerpo]
+        if "token_tarjeta" not in cuerpo and "cliente_id" not in cuerpo:
+            faltan.append("token_tarjeta|cliente_id")  # a card token, or the customer's card on file
         if faltan or clave is None:
             return 400, {"error": "peticion_invalida", "faltan": faltan or ["Idempotency-Key"]}
-        if self.fallos.rechaza(cuerpo["token_tarjeta"], cuerpo["importe_centimos"]):
+        medio = cuerpo.get("token_tarjeta") or cuerpo.get("cliente_id")
+        if self.fallos.rechaza(medio, cuerpo["importe_centimos"]):
             return 402, {"error": "tarjeta_rechazada", "pedido_id": cuerpo["pedido_id"]}
         referencia = f"ch_{len(self.cobros) + 1:06d}"
         cobro = {

@@ -1,0 +1,89 @@
+"""Order workflow task (``Cobrar`` / ``Reembolsar``) -> the payment gateway, once per order.
+
+Dispatches on the payload's ``operacion`` (``cobro`` or ``reembolso``). Errors leave as their
+class names, which the state machine's ``Retry``/``Catch`` match (``PasarelaNoDisponible``,
+``CircuitoAbierto``, ``CobroRechazado``...). Gateway URL and API key come from configuration
+(``PASARELA_URL``; the key from the Secrets Manager secret ``PASARELA_SECRET_ARN``, cached by
+Powertools Parameters); the breaker and retry budget ``pasarela`` live in Valkey.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parameters import SecretsProvider
+from mercadofresco.aws import cached_client
+from mercadofresco.consumidor.proveedores import cliente_desde_env
+from mercadofresco.errors import PasarelaNoDisponible
+from mercadofresco.idempotency import IdempotencyStore
+from mercadofresco.retry import RetryPolicy
+from operaciones import Operaciones
+from solicitud import Solicitud
+
+if TYPE_CHECKING:
+    from mercadofresco.http import ClienteProveedor
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+
+SECRETO_MAX_AGE_S = 300  # one Secrets Manager call per 5 min per container; a rotated key is seen within it
+HTTP_MAX_INTENTOS = int(os.environ.get("HTTP_MAX_INTENTOS", "2"))  # docs/worst-case-attempts.md counts it
+READ_TIMEOUT_S = float(os.environ.get("PASARELA_READ_TIMEOUT_S", "10"))
+CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
+
+
+@lru_cache(maxsize=2)
+def _cliente(clave_api: str) -> ClienteProveedor:
+    cabeceras = {"Authorization": f"Bearer {clave_api}"} if clave_api else {}
+    return cliente_desde_env(
+        "pasarela",
+        "PASARELA_URL",
+        error_no_disponible=PasarelaNoDisponible,
+        retry=RetryPolicy(max_intentos=HTTP_MAX_INTENTOS),
+        connect_timeout_s=CONNECT_TIMEOUT_S,
+        read_timeout_s=READ_TIMEOUT_S,
+        cabeceras=cabeceras,
+        metrics=metrics,
+    )
+
+
+def pasarela() -> ClienteProveedor:
+    """The gateway client for the current API key (no secret configured: no key, for local runs)."""
+    arn = os.environ.get("PASARELA_SECRET_ARN", "").strip()
+    if not arn:
+        return _cliente("")
+    secreto: Any = SecretsProvider(boto3_client=cached_client("secretsmanager")).get(arn, max_age=SECRETO_MAX_AGE_S)
+    try:
+        clave_api = json.loads(secreto)["api_key"]
+    except (ValueError, TypeError, KeyError):
+        clave_api = str(secreto)  # a plain-string secret is the key itself
+    return _cliente(clave_api)
+
+
+operaciones = Operaciones(pasarela=pasarela, store=IdempotencyStore.from_env())
+DESPACHO = {"cobro": Operaciones.cobro, "reembolso": Operaciones.reembolso}
+METRICA = {"cobro": "Cobro", "reembolso": "Reembolso"}  # + Completado / Rechazado / Fallido: the dashboard's outcomes
+
+
+@tracer.capture_lambda_handler
+@logger.inject_lambda_context(correlation_id_path="pedido.pedido_id")
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    solicitud = Solicitud.desde_evento(event)
+    logger.append_keys(pedido_id=solicitud.pedido_id, operacion=solicitud.operacion)
+    try:
+        resultado = DESPACHO[solicitud.operacion](operaciones, solicitud)
+    except Exception as exc:
+        desenlace = "Rechazado" if type(exc).__name__.endswith("Rechazado") else "Fallido"
+        metrics.add_metric(name=METRICA[solicitud.operacion] + desenlace, unit=MetricUnit.Count, value=1)
+        logger.warning("operation failed", extra={"error": type(exc).__name__, "detalle": str(exc)})
+        raise
+    metrics.add_metric(name=METRICA[solicitud.operacion] + "Completado", unit=MetricUnit.Count, value=1)
+    logger.info("operation done", extra={"referencia_cobro": resultado.get("referencia_cobro")})
+    return resultado

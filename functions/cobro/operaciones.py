@@ -1,0 +1,100 @@
+"""Charge and refund at the payment gateway, each once per order whatever the retries.
+
+Two nets, as the lesson asks: the idempotency record (``cobro:{pedido_id}`` /
+``reembolso:{pedido_id}`` in ``mercadofresco-idempotencia``) returns the stored
+``referencia_cobro`` to a duplicate without calling the gateway, and the same key travels as
+``Idempotency-Key`` so the gateway itself answers a repeat (the gap between "charged" and
+"recorded") with the same charge. Because of that key the HTTP call is ``idempotente``: a
+read timeout may be retried.
+
+Gateway answers: 2xx done; 402 -> :class:`CobroRechazado` (business answer, recorded
+``FALLIDO``, never retried); 404/409 on a refund -> :class:`ReembolsoRechazado`; any other
+4xx -> :class:`RespuestaPasarelaInesperada` (our request or configuration is wrong: not retried).
+5xx, 429, timeouts and resets are retried by the HTTP client and then raise
+``PasarelaNoDisponible`` for the workflow's ``Retry``; an open circuit raises ``CircuitoAbierto``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco.errors import CobroRechazado, ErrorPermanente, ReembolsoRechazado
+from mercadofresco.idempotency import claves
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mercadofresco.http import ClienteProveedor
+    from mercadofresco.idempotency import IdempotencyStore
+    from solicitud import Solicitud
+
+RECHAZO_TARJETA = 402
+REEMBOLSO_IMPOSIBLE = (404, 409)  # nothing to refund / refunded under another key
+
+
+class RespuestaPasarelaInesperada(ErrorPermanente):
+    """The gateway refused the request itself (400, 401, 422...): a bug or a bad API key, not retried."""
+
+
+@dataclass
+class Operaciones:
+    """The function's two operations; ``pasarela`` returns the current client (the API key may rotate)."""
+
+    pasarela: Callable[[], ClienteProveedor]
+    store: IdempotencyStore
+    reloj_s: Callable[[], float] = field(default=time.time)
+
+    def cobro(self, solicitud: Solicitud) -> dict[str, Any]:
+        """Charge the order once; a duplicate gets the first charge's result."""
+        clave = claves.cobro(solicitud.pedido_id)
+        peticion = {
+            "pedido_id": solicitud.pedido_id,
+            "importe_centimos": solicitud.importe_centimos,
+            "moneda": solicitud.moneda,
+        }
+
+        def cobrar() -> dict[str, Any]:
+            status, cuerpo = self.pasarela().post(
+                "/cobros", json={**peticion, **solicitud.medio_de_pago}, idempotency_key=clave, idempotente=True
+            )
+            if status == RECHAZO_TARJETA:
+                raise CobroRechazado(f"the gateway declined the card for order {solicitud.pedido_id}")
+            _exigir_exito(status, cuerpo, "cobro", solicitud.pedido_id)
+            return {
+                "pedido_id": solicitud.pedido_id,
+                "referencia_cobro": cuerpo["referencia_cobro"],
+                "importe_centimos": solicitud.importe_centimos,
+                "cobrado_en": int(self.reloj_s()),  # epoch s: the workflow derives the claim's 24 h TTL from it
+            }
+
+        return self.store.run(clave, cobrar, payload=peticion)
+
+    def reembolso(self, solicitud: Solicitud) -> dict[str, Any]:
+        """Refund the order's charge once (the workflow's compensation)."""
+        clave = claves.reembolso(solicitud.pedido_id)
+        peticion = {"pedido_id": solicitud.pedido_id, "referencia_cobro": solicitud.referencia_cobro}
+
+        def reembolsar() -> dict[str, Any]:
+            cuerpo_peticion = {k: v for k, v in peticion.items() if v is not None}
+            status, cuerpo = self.pasarela().post(
+                "/reembolsos", json=cuerpo_peticion, idempotency_key=clave, idempotente=True
+            )
+            if status in REEMBOLSO_IMPOSIBLE:
+                raise ReembolsoRechazado(f"the gateway refused the refund of order {solicitud.pedido_id}: {status}")
+            _exigir_exito(status, cuerpo, "reembolso", solicitud.pedido_id)
+            return {
+                "pedido_id": solicitud.pedido_id,
+                "referencia_cobro": cuerpo.get("referencia_cobro", solicitud.referencia_cobro),
+                "referencia_reembolso": cuerpo["referencia_reembolso"],
+                "reembolsado_en": int(self.reloj_s()),
+            }
+
+        return self.store.run(clave, reembolsar, payload=peticion)
+
+
+def _exigir_exito(status: int, cuerpo: dict[str, Any], operacion: str, pedido_id: str) -> None:
+    if not 200 <= status < 300:
+        error = cuerpo.get("error", "")
+        raise RespuestaPasarelaInesperada(f"{operacion} of order {pedido_id}: gateway answered {status} {error}")

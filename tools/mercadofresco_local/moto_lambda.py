@@ -1,0 +1,147 @@
+"""The ONE place that makes moto's Lambda run the project's real handlers, in this process.
+
+Why it exists: moto's Step Functions interpreter runs Lambda tasks through moto's Lambda,
+which wants Docker; with ``{"lambda": {"use_docker": False}}`` it only echoes the payload.
+While :func:`en_proceso` is active, invoking a function whose *name* was registered runs the
+registered handler here instead, with Lambda's contract:
+
+- the event is the invoke payload (JSON), the context a small :class:`ContextoLambda`;
+- a return value is the JSON result;
+- an exception becomes an *errored* result ``{"errorType": <class name>, "errorMessage": ...}``
+  (what the Python runtime sends), which Step Functions turns into the error named by
+  ``errorType``: the ASL's ``Retry``/``Catch`` match it exactly as on AWS.
+
+What is patched (moto 5.2.5, pinned in requirements/constraints.txt):
+
+- ``moto.awslambda.models.LambdaFunction._invoke_lambda(self, event=None)``: returns
+  ``(result_json, errored, logs)``; registered functions run in process, others keep moto's code.
+- ``moto.awslambda_simple.models.LambdaSimpleBackend.invoke``: the Docker-less backend never calls
+  ``_invoke_lambda``; for registered functions it now takes the regular backend's path.
+
+Functions not registered behave exactly as moto makes them. Usable with ``mock_aws`` and with
+``ThreadedMotoServer`` (both run the backend in this process). Example::
+
+    with en_proceso({"mercadofresco-cobro": app.lambda_handler}) as registro:
+        ...  # start executions; registro.invocaciones["mercadofresco-cobro"] counts calls
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import traceback
+import uuid
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+    Manejador = Callable[[Any, Any], Any]
+
+
+@dataclass
+class ContextoLambda:
+    """What handlers read from Lambda's context object (remaining time counts down from the timeout)."""
+
+    function_name: str
+    invoked_function_arn: str
+    timeout_s: float = 30.0
+    memory_limit_in_mb: int = 512
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    _inicio: float = field(default_factory=time.monotonic)
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.timeout_s - (time.monotonic() - self._inicio)) * 1000))
+
+
+@dataclass
+class Registro:
+    """Registered handlers and what happened to them (thread-safe: Map states invoke in parallel)."""
+
+    manejadores: dict[str, Manejador] = field(default_factory=dict)
+    invocaciones: Counter[str] = field(default_factory=Counter)
+    errores: Counter[str] = field(default_factory=Counter)
+    eventos: list[tuple[str, Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def registrar(self, nombre_funcion: str, manejador: Manejador) -> None:
+        with self._lock:
+            self.manejadores[nombre_funcion] = manejador
+
+    def manejador(self, nombre_funcion: str) -> Manejador | None:
+        with self._lock:
+            return self.manejadores.get(nombre_funcion)
+
+    def invocar(self, funcion: Any, evento: Any) -> tuple[str, bool, str]:
+        """Run the handler registered for moto's ``funcion`` the way Lambda would."""
+        nombre = funcion.function_name
+        manejador = self.manejador(nombre)
+        assert manejador is not None, nombre
+        contexto = ContextoLambda(nombre, funcion.function_arn, float(funcion.timeout or 30))
+        with self._lock:
+            self.invocaciones[nombre] += 1
+            self.eventos.append((nombre, evento))
+        try:
+            resultado = manejador(evento, contexto)
+        except Exception as exc:
+            with self._lock:
+                self.errores[nombre] += 1
+            error = {
+                "errorType": type(exc).__name__,
+                "errorMessage": str(exc),
+                "requestId": contexto.aws_request_id,
+                "stackTrace": traceback.format_exception(exc)[-5:],
+            }
+            return json.dumps(error), True, f"{type(exc).__name__}: {exc}"
+        return json.dumps(resultado, default=str), False, ""
+
+
+_ACTIVO: Registro | None = None
+_LOCK = threading.Lock()
+
+
+@contextmanager
+def en_proceso(manejadores: Mapping[str, Manejador] | None = None) -> Iterator[Registro]:
+    """Run the given handlers (function name -> ``handler(event, context)``) for moto's invokes.
+
+    Not re-entrant: one registry at a time (a second activation raises), so two tests or
+    two local runs in one process cannot silently share handlers.
+    """
+    global _ACTIVO
+    from moto.awslambda.models import LambdaBackend, LambdaFunction
+    from moto.awslambda_simple.models import LambdaSimpleBackend
+
+    registro = Registro()
+    for nombre, manejador in (manejadores or {}).items():
+        registro.registrar(nombre, manejador)
+    with _LOCK:
+        if _ACTIVO is not None:
+            raise RuntimeError("moto_lambda.en_proceso is already active in this process")
+        _ACTIVO = registro
+    invoke_lambda_original = LambdaFunction._invoke_lambda
+    invoke_simple_original = LambdaSimpleBackend.invoke
+
+    def _invoke_lambda(self: Any, event: Any = None) -> tuple[str, bool, str]:
+        if registro.manejador(self.function_name) is None:
+            return invoke_lambda_original(self, event)
+        return registro.invocar(self, event)
+
+    def invoke_simple(self: Any, function_name: str, qualifier: str | None, *args: Any) -> Any:
+        funcion = self.get_function(function_name, qualifier)
+        if registro.manejador(funcion.function_name) is None:
+            return invoke_simple_original(self, function_name, qualifier, *args)
+        return LambdaBackend.invoke(self, function_name, qualifier, *args)
+
+    LambdaFunction._invoke_lambda = _invoke_lambda  # type: ignore[method-assign]
+    LambdaSimpleBackend.invoke = invoke_simple  # type: ignore[method-assign]
+    try:
+        yield registro
+    finally:
+        LambdaFunction._invoke_lambda = invoke_lambda_original  # type: ignore[method-assign]
+        LambdaSimpleBackend.invoke = invoke_simple_original  # type: ignore[method-assign]
+        with _LOCK:
+            _ACTIVO = None
