@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
+class _Servidor(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that timed out and left makes the handler's write fail: expected here, not noise
+
+
 class Proveedor:
     """Answers requests from a script: ``responder(503)``, ``responder(429, retry_after="2")``,
     ``lento(1.0)`` (headers sent late), ``cortar()`` (TCP reset). When the script runs out, 200 ``{}``."""
@@ -24,8 +31,7 @@ class Proveedor:
         self.guion: list[tuple[str, Any]] = []
         self.peticiones: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self.servidor = ThreadingHTTPServer(("127.0.0.1", 0), self._manejador())
-        self.servidor.daemon_threads = True
+        self.servidor = _Servidor(("127.0.0.1", 0), self._manejador())
         self.url = f"http://127.0.0.1:{self.servidor.server_address[1]}"
         threading.Thread(target=self.servidor.serve_forever, args=(0.02,), daemon=True).start()
 

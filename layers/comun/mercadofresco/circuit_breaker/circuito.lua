@@ -13,10 +13,12 @@
 -- ARGV[3]  pending outcomes of this process, oldest first: 'E' success, 'F' failure
 -- ARGV[4]  adquirir: a fresh token for a probe | sonda: the probe's token | forzar: '', 'abierto', 'cerrado'
 -- ARGV[5]  sonda: 'E' or 'F'
--- ARGV[6..13] cubeta_ms, cubetas, minimo_llamadas, tasa_fallos, fallos_seguidos, base_ms, max_ms, reserva_ms
+-- ARGV[6]  the config, one string: "cubeta_ms cubetas minimo_llamadas tasa_fallos fallos_seguidos base_ms max_ms
+--          reserva_ms" (one argument and one reply string keep the client's encode/parse cost per call low)
 --
--- Returns {admitido 0/1, estado, abierto_hasta, aperturas, es_sonda 0/1, motivo_apertura ('' unless THIS
---          call opened it: the caller that gets it emits the metric, so it is emitted once), now, ok, ko, seguidos}
+-- Returns one string "admitido|estado|abierto_hasta|aperturas|es_sonda|motivo_apertura|now|ok|ko|seguidos":
+--          admitido/es_sonda 0/1; motivo_apertura is '' unless THIS call opened it (the caller that gets it
+--          emits the metric, so it is emitted once); ok/ko are the window sums (0 for 'adquirir').
 --
 -- Timeline of one trip:
 --   closed --(20 in a row | rate >= tasa with >= minimo calls)--> open [now, now + base*2^(aperturas-1))
@@ -32,11 +34,15 @@ if ARGV[2] == '' then
 else
   ahora = tonumber(ARGV[2])
 end
-local cubeta_ms, ncub = tonumber(ARGV[6]), tonumber(ARGV[7])
-local minimo, tasa, seguidos_max = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-local base_ms, max_ms, reserva_ms = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local cfg = {}
+for v in string.gmatch(ARGV[6], '%S+') do cfg[#cfg + 1] = tonumber(v) end
+local cubeta_ms, ncub, minimo, tasa = cfg[1], cfg[2], cfg[3], cfg[4]
+local seguidos_max, base_ms, max_ms, reserva_ms = cfg[5], cfg[6], cfg[7], cfg[8]
 
-local h = redis.call('HMGET', clave, 'abierto_hasta', 'aperturas', 'seguidos', 'forzado', 'sonda', 'sonda_hasta')
+-- One HMGET reads the state and every bucket: the hot path makes no other read.
+local campos = {'abierto_hasta', 'aperturas', 'seguidos', 'forzado', 'sonda', 'sonda_hasta'}
+for i = 0, ncub - 1 do campos[#campos + 1] = 'c' .. i end
+local h = redis.call('HMGET', clave, unpack(campos))
 local abierto_hasta, aperturas = tonumber(h[1]) or 0, tonumber(h[2]) or 0
 local seguidos, forzado = tonumber(h[3]) or 0, h[4] or ''
 local sonda, sonda_hasta = h[5] or '', tonumber(h[6]) or 0
@@ -44,7 +50,7 @@ local epoca = math.floor(ahora / cubeta_ms)
 local motivo = ''
 
 local function leer_cubeta(i)
-  local v = redis.call('HGET', clave, 'c' .. i)
+  local v = h[7 + i]
   if not v then return -1, 0, 0 end
   local e, ok, ko = string.match(v, '^(%-?%d+):(%d+):(%d+)$')
   return tonumber(e), tonumber(ok), tonumber(ko)
@@ -60,7 +66,8 @@ local function ventana()
 end
 
 local function vaciar_cubetas()
-  for i = 0, ncub - 1 do redis.call('HDEL', clave, 'c' .. i) end
+  redis.call('HDEL', clave, unpack(campos, 7))
+  for i = 7, #campos do h[i] = false end
 end
 
 local function abrir(por)
@@ -86,8 +93,10 @@ local function registrar(resultados)
   for i = 1, #resultados do
     if string.sub(resultados, i, i) == 'E' then ok, seguidos = ok + 1, 0 else ko, seguidos = ko + 1, seguidos + 1 end
   end
-  redis.call('HSET', clave, 'c' .. slot, epoca .. ':' .. ok .. ':' .. ko, 'seguidos', seguidos)
-  if abierto_hasta ~= 0 or forzado ~= '' then return end
+  h[7 + slot] = epoca .. ':' .. ok .. ':' .. ko
+  redis.call('HSET', clave, 'c' .. slot, h[7 + slot], 'seguidos', seguidos)
+  -- Only a failure can push a closed breaker over a threshold: a batch of successes skips the window sum.
+  if abierto_hasta ~= 0 or forzado ~= '' or not string.find(resultados, 'F', 1, true) then return end
   if seguidos >= seguidos_max then abrir('fallos_seguidos'); return end
   local ok_total, ko_total = ventana()
   if ok_total + ko_total >= minimo and ko_total / (ok_total + ko_total) >= tasa then abrir('tasa_fallos') end
@@ -102,8 +111,10 @@ local function estado()
 end
 
 local function respuesta(admitido, es_sonda)
-  local ok_total, ko_total = ventana()
-  return {admitido, estado(), abierto_hasta, aperturas, es_sonda, motivo, ahora, ok_total, ko_total, seguidos}
+  local ok_total, ko_total = 0, 0
+  if op ~= 'adquirir' then ok_total, ko_total = ventana() end  -- the hot path does not need the sums
+  return table.concat({admitido, estado(), string.format('%d', abierto_hasta), aperturas, es_sonda, motivo,
+    string.format('%d', ahora), ok_total, ko_total, seguidos}, '|')
 end
 
 registrar(ARGV[3])

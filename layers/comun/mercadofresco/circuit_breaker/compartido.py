@@ -32,37 +32,41 @@ class EstadoCompartido:
     def __init__(self, clave: str, redis_client: redis.Redis, config: BreakerConfig) -> None:
         self.clave = clave
         self._script = redis_client.register_script(_LUA)
-        self._config_args = [
-            config.cubeta_ms,
-            config.cubetas,
-            config.minimo_llamadas,
-            config.tasa_fallos,
-            config.fallos_seguidos,
-            int(config.apertura_base_s * 1000),
-            int(config.apertura_max_s * 1000),
-            int(config.reserva_sonda_s * 1000),
-        ]
+        self._config = " ".join(
+            str(v)
+            for v in (
+                config.cubeta_ms,
+                config.cubetas,
+                config.minimo_llamadas,
+                config.tasa_fallos,
+                config.fallos_seguidos,
+                int(config.apertura_base_s * 1000),
+                int(config.apertura_max_s * 1000),
+                int(config.reserva_sonda_s * 1000),
+            )
+        )
 
     def ejecutar(
         self, op: str, *, ahora_ms: int | None, pendientes: str = "", token: str = "", resultado: str = ""
     ) -> Decision:
         """Run ``op`` in one round trip; Valkey errors become :class:`EstadoCompartidoNoDisponibleError`."""
-        args = [op, "" if ahora_ms is None else ahora_ms, pendientes, token, resultado, *self._config_args]
+        args = [op, "" if ahora_ms is None else ahora_ms, pendientes, token, resultado, self._config]
         try:
             r = self._script(keys=[self.clave], args=args)
         except RedisError as exc:
             raise EstadoCompartidoNoDisponibleError(f"{type(exc).__name__}: {exc}") from exc
+        admitido, estado, hasta, aperturas, sonda, motivo, ahora, ok, ko, seguidos = _texto(r).split("|")
         return Decision(
-            admitido=bool(r[0]),
-            estado=Estado(_texto(r[1])),
-            abierto_hasta_ms=int(r[2]),
-            aperturas=int(r[3]),
-            es_sonda=bool(r[4]),
-            motivo_apertura=_texto(r[5]),
-            ahora_ms=int(r[6]),
-            exitos_ventana=int(r[7]),
-            fallos_ventana=int(r[8]),
-            fallos_seguidos=int(r[9]),
+            admitido=admitido == "1",
+            estado=Estado(estado),
+            abierto_hasta_ms=int(hasta),
+            aperturas=int(aperturas),
+            es_sonda=sonda == "1",
+            motivo_apertura=motivo,
+            ahora_ms=int(ahora),
+            exitos_ventana=int(ok),
+            fallos_ventana=int(ko),
+            fallos_seguidos=int(seguidos),
         )
 
 

@@ -20,6 +20,7 @@ Degraded mode: if Valkey errors or exceeds the client's socket timeout (tens of 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import secrets
 import threading
@@ -117,6 +118,8 @@ class CircuitBreaker:
             self._compartido = EstadoCompartido(self.clave, redis_client, self.config)
         self._pendientes: list[str] = []
         self._lock = threading.Lock()
+        # Probe tokens: unique per process (random base) and per call (counter); no syscall per call.
+        self._tokens = (f"{secrets.token_hex(6)}-{n}" for n in itertools.count())
         self._degradado_hasta: float | None = None  # set while Valkey is considered unavailable
 
     @contextmanager
@@ -146,7 +149,7 @@ class CircuitBreaker:
     def adquirir(self) -> Permiso:
         """Ask leave for one call (one round trip, carrying this process's pending outcomes)."""
         if self._usa_compartido():
-            token = secrets.token_hex(8)
+            token = next(self._tokens)
             try:
                 decision = self._ejecutar("adquirir", token=token)
             except EstadoCompartidoNoDisponibleError as exc:
