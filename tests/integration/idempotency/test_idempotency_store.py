@@ -12,6 +12,7 @@ from mercadofresco.errors import CobroRechazado, OperacionEnCurso, PasarelaNoDis
 from mercadofresco.idempotency import (
     IdempotencyKeyError,
     IdempotencyPayloadMismatchError,
+    IdempotencyResultError,
     OperacionFallidaError,
     claves,
     idempotent,
@@ -300,3 +301,17 @@ def test_cache_never_holds_en_curso_and_evicts_expired(crear_store, reloj, llama
     assert nueva.ejecuciones == 1
     assert resultado == {"referencia_cobro": "ch_0002"}
     assert dict(llamadas) == {"PutItem": 1, "UpdateItem": 1}
+
+
+def test_run_result_not_json_records_fallido_so_side_effect_is_not_repeated(store, leer_item) -> None:
+    # GIVEN an operation whose side effect happens but whose result JSON cannot express
+    operacion = Operacion({"referencia_cobro": object()})
+    with pytest.raises(IdempotencyResultError):
+        store.run(CLAVE, operacion)
+    # WHEN the duplicate comes
+    with pytest.raises(OperacionFallidaError) as info:
+        store.run(CLAVE, Operacion(RESULTADO))
+    # THEN the record is FALLIDO (the side effect is not run twice) and the duplicate learns why
+    assert operacion.ejecuciones == 1
+    assert leer_item(CLAVE)["estado"] == {"S": "FALLIDO"}
+    assert info.value.tipo == "mercadofresco.idempotency.exceptions.IdempotencyResultError"

@@ -6,6 +6,11 @@ consumer." One conditional write in ``mercadofresco-idempotencia`` claims the ke
 or ``FALLIDO``) and handed to every duplicate; a transient failure releases the key.
 See :mod:`mercadofresco.idempotency.store` for the timeline.
 
+Permissions a function using it needs, and no more: ``dynamodb:PutItem``,
+``dynamodb:UpdateItem`` and ``dynamodb:DeleteItem`` on the table (``dynamodb:GetItem``
+only with ``wait_for_completion_s`` > 0), and ``kms:Decrypt`` + ``kms:GenerateDataKey``
+on the ``alias/mercadofresco-datos`` key. It never scans or queries.
+
 Usage::
 
     from mercadofresco.idempotency import IdempotencyStore, claves, idempotent
