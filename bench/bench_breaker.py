@@ -5,6 +5,10 @@ command or pipeline = one round trip) and guarded calls per second; then how man
 when 8 processes hit a half-open breaker at once. Goal (issue 4): 1 round trip per call in every
 state, >= 2x pybreaker's calls/s, exactly 1 probe.
 
+calls/s is measured twice: straight to the local Redis (loopback, ~0.05 ms round trip, where the
+client's CPU dominates), and through a loopback proxy that adds ``--latencia-ms`` (0.5 ms) to each
+round trip, as a same-region ElastiCache has; there the round-trip count decides.
+
     .venv/bin/python bench/bench_breaker.py [--redis-url redis://127.0.0.1:6379/0] [--llamadas 2000]
 
 "Tripping" is the round trips of the call during which the state changes to open. Ours: the
@@ -15,13 +19,17 @@ the call whose failure trips it. "Half-open probe" is the single call that probe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 import pybreaker
 import redis
@@ -64,10 +72,8 @@ def medir(fn: Any, n: int) -> tuple[float, float]:
     """(round trips per call, calls per second) of ``n`` calls of ``fn``."""
     antes, inicio = ConexionContadora.envios, time.perf_counter()
     for _ in range(n):
-        try:
+        with contextlib.suppress(RuntimeError, CircuitoAbierto, pybreaker.CircuitBreakerError):
             fn()
-        except (RuntimeError, CircuitoAbierto, pybreaker.CircuitBreakerError):
-            pass
     duracion = time.perf_counter() - inicio
     return (ConexionContadora.envios - antes) / n, n / duracion
 
@@ -133,10 +139,8 @@ def trabajador(url: str, cual: str, prefijo: str) -> None:
 
     r.incr(f"{prefijo}listos")
     r.blpop([f"{prefijo}puerta"], timeout=30)
-    try:
+    with contextlib.suppress(CircuitoAbierto, pybreaker.CircuitBreakerError):
         b.call(llamada)
-    except (CircuitoAbierto, pybreaker.CircuitBreakerError):
-        pass
 
 
 def sondas_con_8_procesos(url: str, cual: str) -> int:
@@ -144,10 +148,8 @@ def sondas_con_8_procesos(url: str, cual: str) -> int:
     prefijo = f"bench:{uuid.uuid4().hex[:8]}:"
     b = nuestro(r, prefijo, fallos_seguidos=FALLOS_PARA_ABRIR) if cual == "nuestro" else suyo(r, prefijo)
     for _ in range(FALLOS_PARA_ABRIR + 1):
-        try:
+        with contextlib.suppress(RuntimeError, CircuitoAbierto, pybreaker.CircuitBreakerError):
             b.call(falla)
-        except (RuntimeError, CircuitoAbierto, pybreaker.CircuitBreakerError):
-            pass
     args = [sys.executable, __file__, "--trabajador", cual, "--prefijo", prefijo, "--redis-url", url]
     procesos = [subprocess.Popen(args) for _ in range(PROCESOS)]
     while int(r.get(f"{prefijo}listos") or 0) < PROCESOS:
@@ -162,6 +164,58 @@ def sondas_con_8_procesos(url: str, cual: str) -> int:
     return sondas
 
 
+class ProxyConLatencia:
+    """A loopback TCP proxy to Redis that delays every forwarded chunk by half the added round trip."""
+
+    def __init__(self, url: str, latencia_ms: float) -> None:
+        partes = urlsplit(url)
+        self.destino = (partes.hostname or "127.0.0.1", partes.port or 6379)
+        self.medio_s = latencia_ms / 2000
+        self.escucha = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self.escucha.getsockname()[1]}{partes.path or '/0'}"
+        threading.Thread(target=self._aceptar, daemon=True).start()
+
+    def _aceptar(self) -> None:
+        while True:
+            cliente, _ = self.escucha.accept()
+            servidor = socket.create_connection(self.destino)
+            for s in (cliente, servidor):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._bombear, args=(cliente, servidor), daemon=True).start()
+            threading.Thread(target=self._bombear, args=(servidor, cliente), daemon=True).start()
+
+    def _bombear(self, origen: socket.socket, destino: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while datos := origen.recv(65536):
+                time.sleep(self.medio_s)
+                destino.sendall(datos)
+        with contextlib.suppress(OSError):
+            destino.shutdown(socket.SHUT_WR)
+
+
+def mejor(fn: Any, n: int, rondas: int = 3) -> float:
+    """Best calls/s of a few rounds: the machine is shared, and noise only ever slows a round down."""
+    return max(medir(fn, max(1, n // rondas))[1] for _ in range(rondas))
+
+
+def velocidad_con_latencia(url: str, latencia_ms: float, n: int) -> dict[str, tuple[float, float]]:
+    """calls/s through the latency proxy for the three states measured in bulk."""
+    r = cliente(ProxyConLatencia(url, latencia_ms).url)
+    p = f"bench:{uuid.uuid4().hex[:8]}:"
+    res: dict[str, tuple[float, float]] = {}
+    nb, sb = nuestro(r, p + "a:"), suyo(r, p + "b:")
+    medir(lambda: nb.call(ok), 5)
+    res["closed-success"] = (mejor(lambda: nb.call(ok), n), mejor(lambda: sb.call(ok), n))
+    nb = nuestro(r, p + "c:", fallos_seguidos=10**9, minimo_llamadas=10**9)
+    sb = suyo(r, p + "d:", fail_max=10**9)
+    res["closed-failure"] = (mejor(lambda: nb.call(falla), n), mejor(lambda: sb.call(falla), n))
+    nb, sb = nuestro(r, p + "e:", fallos_seguidos=1), suyo(r, p + "f:", fail_max=1)
+    medir(lambda: nb.call(falla), 2)
+    medir(lambda: sb.call(falla), 2)
+    res["open-rejected"] = (mejor(lambda: nb.call(ok), n), mejor(lambda: sb.call(ok), n))
+    return res
+
+
 def limpiar(url: str) -> None:
     r = redis.Redis.from_url(url)
     for clave in r.scan_iter(match="bench:*", count=1000):
@@ -172,6 +226,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     ap.add_argument("--llamadas", type=int, default=2000)
+    ap.add_argument("--latencia-ms", type=float, default=0.5, help="round trip added by the proxy")
     ap.add_argument("--trabajador", choices=["nuestro", "suyo"])
     ap.add_argument("--prefijo")
     a = ap.parse_args()
@@ -182,6 +237,7 @@ def main() -> int:
     r = cliente(a.redis_url)
     try:
         nuestros, suyos = estados_nuestro(r, a.llamadas), estados_suyo(r, a.llamadas)
+        con_latencia = velocidad_con_latencia(a.redis_url, a.latencia_ms, max(100, a.llamadas // 4))
         sondas = {cual: sondas_con_8_procesos(a.redis_url, cual) for cual in ("nuestro", "suyo")}
     finally:
         limpiar(a.redis_url)
@@ -190,8 +246,13 @@ def main() -> int:
         rt_s, cps_s = suyos[estado]
         velocidad = f"{cps:>14.0f}{cps_s:>13.0f}{cps / cps_s:>7.2f}x" if cps and cps_s else f"{'':>14}{'':>13}{'':>8}"
         print(f"{estado:<17}{rt:>13.2f}{rt_s:>12.2f}{velocidad}")
-    print(f"probes with {PROCESOS} processes at half-open: ours {sondas['nuestro']}, pybreaker {sondas['suyo']}")
-    print(json.dumps({"nuestro": nuestros, "pybreaker": suyos, "sondas": sondas}))
+    print(f"\nwith +{a.latencia_ms} ms per round trip (proxy):")
+    print(f"{'state':<17}{'calls/s ours':>14}{'calls/s pyb':>13}{'ratio':>8}")
+    for estado, (ours, pyb) in con_latencia.items():
+        print(f"{estado:<17}{ours:>14.0f}{pyb:>13.0f}{ours / pyb:>7.2f}x")
+    print(f"\nprobes with {PROCESOS} processes at half-open: ours {sondas['nuestro']}, pybreaker {sondas['suyo']}")
+    resumen = {"nuestro": nuestros, "pybreaker": suyos, "con_latencia": con_latencia, "sondas": sondas}
+    print(json.dumps(resumen))
     return 0
 
 
