@@ -102,7 +102,7 @@ def test_post_429_honours_retry_after_or_gives_up_when_too_long(proveedor, retry
         assert esperas == [3.0]
     else:
         # THEN a Retry-After beyond the bound is not slept inside the Lambda: fail now
-        with pytest.raises(PasarelaNoDisponible, match="429"):
+        with pytest.raises(PasarelaNoDisponible, match="Retry-After mayor"):
             cliente.post("/cobros", json={}, idempotente=True)
         assert esperas == []
         assert len(proveedor.peticiones) == 1
@@ -159,7 +159,7 @@ def test_post_budget_spent_fails_fast_without_retry(proveedor, redis_url, redis_
     proveedor.responder(503)
     esperas: list[float] = []
     # WHEN the call fails transiently
-    with pytest.raises(PasarelaNoDisponible):
+    with pytest.raises(PasarelaNoDisponible, match="presupuesto de reintentos agotado"):
         _cliente(proveedor.url, esperas, budget=budget).post("/cobros", json={}, idempotente=True)
     # THEN no retry was made and nothing was slept
     assert len(proveedor.peticiones) == 1

@@ -144,31 +144,31 @@ class ClienteProveedor:
         if self.budget is not None:
             self.budget.registrar_llamada()
         intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
-        numero = 0
+        numero, motivo = 0, ""
         while intento.clasificacion.reintentable:
-            espera = self._espera_antes_de_reintentar(numero, intento)
+            espera, motivo = self._espera_antes_de_reintentar(numero, intento)
             if espera is None:
                 break
             self._metricas.contar(REINTENTOS, self.dependencia)
             self._sleep(espera)
             numero += 1
             intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
-        return self._resultado(intento, numero + 1)
+        return self._resultado(intento, numero + 1, motivo)
 
-    def _espera_antes_de_reintentar(self, numero: int, intento: _Intento) -> float | None:
-        """Seconds to wait before another attempt, or ``None`` to stop (attempts, Retry-After or budget)."""
+    def _espera_antes_de_reintentar(self, numero: int, intento: _Intento) -> tuple[float | None, str]:
+        """Seconds to wait before another attempt, or ``None`` and why not (attempts, Retry-After, budget)."""
         if not self.retry.queda_intento(numero):
-            return None
+            return None, "intentos agotados"
         espera = self.retry.espera_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
-        motivo = "retry_after_demasiado_largo" if espera is None else None
+        motivo = "Retry-After mayor que el límite" if espera is None else ""
         if espera is not None and self.budget is not None and not self.budget.permitir_reintento():
-            espera, motivo = None, "presupuesto_agotado"
+            espera, motivo = None, "presupuesto de reintentos agotado"
         extra = {"dependencia": self.dependencia, "intento": numero + 1, "detalle": intento.detalle}
         if espera is None:
             logger.warning("provider retry refused", extra={**extra, "motivo": motivo})
         else:
             logger.info("provider retry", extra={**extra, "espera_s": round(espera, 3)})
-        return espera
+        return espera, motivo
 
     def _intentar(
         self, metodo: str, ruta: str, cuerpo: bytes | None, cabeceras: dict[str, str], idempotente: bool
@@ -190,7 +190,7 @@ class ClienteProveedor:
         espera = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
         return _Intento(clasificacion, Respuesta(resp.status, _cuerpo(resp.data)), espera, None, f"HTTP {resp.status}")
 
-    def _resultado(self, intento: _Intento, intentos: int) -> Respuesta:
+    def _resultado(self, intento: _Intento, intentos: int, motivo: str) -> Respuesta:
         if intento.clasificacion is Clasificacion.RESULTADO_DESCONOCIDO:
             raise ResultadoDesconocido(
                 f"{self.dependencia}: sin respuesta a tiempo en una operación no idempotente ({intento.detalle}); "
@@ -200,7 +200,7 @@ class ClienteProveedor:
             assert intento.respuesta is not None
             return intento.respuesta
         error = self.error_no_disponible(
-            f"{self.dependencia} no disponible tras {intentos} intento(s); último: {intento.detalle}"
+            f"{self.dependencia} no disponible tras {intentos} intento(s) ({motivo}); último: {intento.detalle}"
         )
         error.intentos, error.ultimo = intentos, intento.detalle  # type: ignore[attr-defined]
         raise error from intento.error
