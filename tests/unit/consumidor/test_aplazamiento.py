@@ -132,3 +132,18 @@ def test_aplazar_fifo_on_last_spare_receive_recycles_in_same_group(sqs) -> None:
     )
     # WHEN / THEN: re-sent (fresh dedup id, no DelaySeconds: FIFO refuses it) and acknowledged
     aplazar(cliente, STOCK, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto: erp")
+
+
+def test_aplazar_waits_at_least_what_the_breaker_says_capped_at_900(sqs) -> None:
+    # GIVEN a first deferral (30..60 s by policy) while the breaker says "open for 250 s more", then "for 2000 s"
+    cliente, stubber = sqs
+    record = load_event("erp-pedido-confirmado.json")["Records"][0]
+    for esperada in (250, 900):
+        stubber.add_response(
+            "send_message",
+            {"MessageId": "m"},
+            {"QueueUrl": COLA.url, "MessageBody": record["body"], "MessageAttributes": ANY, "DelaySeconds": esperada},
+        )
+    # WHEN / THEN (the Stubber checks DelaySeconds)
+    aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto", minimo_s=249.2)
+    aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto", minimo_s=2000)

@@ -94,15 +94,26 @@ _SIN_AZAR = _SinAzar()
 
 
 def aplazar(
-    sqs: BaseClient, cola: Cola, record: dict[str, Any], politica: PoliticaAplazamiento, funcion: str, causa: str
+    sqs: BaseClient,
+    cola: Cola,
+    record: dict[str, Any],
+    politica: PoliticaAplazamiento,
+    funcion: str,
+    causa: str,
+    *,
+    minimo_s: float = 0,
 ) -> None:
-    """Defer ``record``; return to acknowledge it, or raise :class:`MensajeRetenido` to keep it (FIFO)."""
+    """Defer ``record``; return to acknowledge it, or raise :class:`MensajeRetenido` to keep it (FIFO).
+
+    ``minimo_s``: wait at least this long (capped at 900 s), e.g. the time the breaker says it
+    stays open: a copy that comes back before the circuit can close only costs an invocation.
+    """
     n = aplazamientos(record)
     if n >= politica.max_aplazamientos:
         detalle = f"{n} deferrals while {causa}"
         enviar_a_dlq(sqs, cola, record, dlq.Motivo.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
         return
-    espera_s = politica.espera_s(n)
+    espera_s = max(politica.espera_s(n), min(politica.max_delay_s, math.ceil(minimo_s)))
     if cola.fifo and recepciones(record) < (cola.max_recepciones or 2) - 1:
         sqs.change_message_visibility(
             QueueUrl=cola.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=espera_s

@@ -116,7 +116,8 @@ class Consumidor:
             enviar_a_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.funcion)
             metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
         except self.aplazar_en as exc:
-            aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, f"{type(exc).__name__}: {exc}")
+            causa, minimo_s = f"{type(exc).__name__}: {exc}", getattr(exc, "reintentar_en_s", 0)
+            aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, minimo_s=minimo_s)
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
 
     def _manejar(self, evento: Evento) -> None:
