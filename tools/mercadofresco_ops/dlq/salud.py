@@ -72,7 +72,7 @@ def _serie(cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime) ->
         MetricName=metrica,
         Dimensions=[{"Name": "QueueName", "Value": cola.nombre}],
         StartTime=ahora - timedelta(seconds=VENTANA_S),
-        EndTime=ahora,
+        EndTime=ahora + timedelta(seconds=PERIODO_S),  # include the current, still-open period
         Period=PERIODO_S,
         Statistics=["Maximum"],
     )["Datapoints"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from mercadofresco_ops.dlq.conexion import contar, errores_de_aws
@@ -32,7 +32,7 @@ def borrados_en_origen(cloudwatch: BaseClient, origen: Cola, desde: datetime, ah
             MetricName="NumberOfMessagesDeleted",
             Dimensions=[{"Name": "QueueName", "Value": origen.nombre}],
             StartTime=desde,
-            EndTime=ahora,
+            EndTime=ahora + timedelta(seconds=PERIODO_S),  # include the current, still-open period
             Period=PERIODO_S,
             Statistics=["Sum"],
         )["Datapoints"]

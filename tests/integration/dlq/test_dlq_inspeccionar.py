@@ -1,0 +1,63 @@
+"""``mf-dlq inspeccionar`` on moto: shows the messages, deletes none, hides them only 5 s."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from dlq_colas import llenar, total
+from mercadofresco_ops.dlq import cli
+
+pytestmark = pytest.mark.integration
+
+
+def test_inspeccionar_muestra_los_mensajes_y_no_borra_ninguno(sqs, colas, capsys) -> None:
+    # GIVEN a DLQ with 6 version-2 orders (one with the consumer's reason) and a malformed body
+    _, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [{"version": 2, "pedido_id": f"p-{i}"} for i in range(5)])
+    llenar(sqs, dlq, [{"version": 2, "pedido_id": "p-5"}], MessageAttributes={
+        "mf-motivo": {"DataType": "String", "StringValue": "version-desconocida"},
+        "mf-detalle": {"DataType": "String", "StringValue": "version 2 no soportada"}})
+    llenar(sqs, dlq, ["{roto"])
+    antes = total(sqs, dlq)
+
+    # WHEN the on-call inspects up to 10
+    codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos", "--json"])
+
+    # THEN all 7 are shown with version, reason and receive count, and all 7 are still in the queue
+    informe = json.loads(capsys.readouterr().out)
+    assert codigo == cli.OK
+    assert total(sqs, dlq) == antes == 7
+    assert len(informe["mensajes"]) == 7
+    assert sorted(str(m["version"]) for m in informe["mensajes"]) == ["2"] * 6 + ["None"]
+    assert [m["motivo"] for m in informe["mensajes"] if m["motivo"]] == ["version-desconocida"]
+    assert [m["cuerpo_invalido"] for m in informe["mensajes"]].count(True) == 1
+    assert {m["recepciones"] for m in informe["mensajes"]} == {1}
+
+
+def test_inspeccionar_los_mensajes_vuelven_a_ser_visibles_a_los_5_s(sqs, colas, capsys) -> None:
+    # GIVEN a DLQ with 3 messages, inspected (hidden with VisibilityTimeout=5)
+    _, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{i}"} for i in range(3)])
+    assert cli.main(["inspeccionar", "--queue", dlq, "--json"]) == cli.OK
+    capsys.readouterr()
+    oculto = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
+
+    # WHEN the short visibility timeout passes
+    time.sleep(5.5)
+
+    # THEN they were hidden, and are all visible again (nothing was lost if the tool had died)
+    visibles = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
+    assert oculto["ApproximateNumberOfMessages"] == "0"
+    assert visibles["ApproximateNumberOfMessages"] == "3"
+
+
+def test_inspeccionar_cola_desconocida_sale_con_2_y_una_linea(sqs, capsys) -> None:
+    # GIVEN / WHEN a queue name that does not exist
+    codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-no-existe"])
+
+    # THEN exit 2, one line, no traceback
+    err = capsys.readouterr().err
+    assert codigo == cli.USO
+    assert err == "mf-dlq: cola mercadofresco-no-existe: la cola no existe\n"

@@ -1,0 +1,212 @@
+"""``mf-dlq reprocesar`` (receive–send–delete) on moto: filter, transform, rate, FIFO, refusals."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import boto3
+import pytest
+from dlq_colas import crear_par, drenar, llenar, total
+from mercadofresco_ops.dlq import cli, reproceso
+from mercadofresco_ops.dlq.conexion import resolver_cola
+from mercadofresco_ops.dlq.mensajes import desenvolver
+from mercadofresco_ops.dlq.tasa import TokenBucket
+
+pytestmark = pytest.mark.integration
+
+DLQ = "mercadofresco-pedidos-fallidos"
+MOTIVO = {"mf-motivo": {"DataType": "String", "StringValue": "version-desconocida"},
+          "mf-cola-origen": {"DataType": "String", "StringValue": "x"},
+          "traza": {"DataType": "String", "StringValue": "t-1"}}
+
+
+def _v2(n: int) -> dict:
+    return {"version": 2, "pedido_id": f"p-{n}", "cliente": {"id": f"c-{n}"},
+            "importe_total": {"cantidad": "48.20", "moneda": "EUR"}}
+
+
+def test_reprocesar_filtro_y_transformacion_mueve_exactamente_los_filtrados(sqs, colas, capsys) -> None:
+    # GIVEN 8 version-2 orders (half inside an SNS envelope) and 4 version-1 orders in the DLQ
+    origen, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [_v2(n) for n in range(4)], MessageAttributes=MOTIVO)
+    llenar(sqs, dlq, [{"Type": "Notification", "Message": json.dumps(_v2(n))} for n in range(4, 8)])
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}", "cliente_id": "c", "importe": "1"} for n in range(8, 12)])
+
+    # WHEN reprocessed with a filter on version 2 and the v2→v1 adapter
+    codigo = cli.main(["reprocesar", "--queue", DLQ, "--tasa", "100", "--json", "--filtro", "version == `2`",
+                       "--transformar", "mercadofresco_ops.dlq.adaptadores:v2_a_v1"])
+
+    # THEN exactly the 8 version-2 orders reach the source, as version 1, in their envelopes
+    informe = json.loads(capsys.readouterr().out)
+    movidos = drenar(sqs, origen)
+    eventos = {desenvolver(m["Body"])[0]["pedido_id"]: m for m in movidos}
+    assert codigo == cli.OK
+    assert (informe["movidos"], informe["omitidos"]) == (8, 4)
+    assert sorted(eventos) == sorted(f"p-{n}" for n in range(8))
+    assert all(desenvolver(m["Body"])[0]["version"] == 1 for m in movidos)
+    assert desenvolver(eventos["p-0"]["Body"])[0]["cliente_id"] == "c-0"
+    assert sum(desenvolver(m["Body"])[1].tipo == "sns" for m in movidos) == 4
+    # the consumer's DLQ reason is stripped, the message's own attributes travel
+    assert set(eventos["p-0"]["MessageAttributes"]) == {"traza"}
+    # and the 4 version-1 orders are still in the DLQ, visible again at once
+    quedan = drenar(sqs, dlq)
+    assert sorted(json.loads(m["Body"])["pedido_id"] for m in quedan) == sorted(f"p-{n}" for n in range(8, 12))
+
+
+def test_reprocesar_respeta_la_tasa_medida_en_los_envios(sqs, colas) -> None:
+    # GIVEN 30 messages in the DLQ and a client that timestamps every SendMessage as it leaves
+    origen, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}"} for n in range(30)])
+    envios: list[float] = []
+    # The first event of the API call: right after the bucket let the send go, before serialising.
+    sqs.meta.events.register("before-parameter-build.sqs.SendMessage", lambda **_: envios.append(time.monotonic()))
+    plan = reproceso.Plan(resolver_cola(sqs, DLQ), resolver_cola(sqs, origen))
+
+    # WHEN reprocessed at 10/s
+    resultado = reproceso.reprocesar(sqs, plan, TokenBucket(10))
+
+    # THEN all 30 moved; no one-second window holds more than 10 sends; 30 sends take 3 s ± 10 %
+    assert resultado.movidos == 30 == len(envios) == total(sqs, origen)
+    por_segundo = max(sum(1 for u in envios if t <= u < t + 1) for t in envios)
+    duracion_s = (envios[-1] - envios[0]) + 1 / 10  # 30 sends = 29 gaps + the one interval after the last
+    assert por_segundo <= 10, [round(u - envios[0], 4) for u in envios]
+    assert duracion_s == pytest.approx(30 / 10, rel=0.10)
+    assert total(sqs, dlq) == 0
+
+
+def test_reprocesar_fifo_conserva_grupo_y_orden(sqs, colas, capsys) -> None:
+    # GIVEN the stock FIFO DLQ with two skus' reservations, in order within each group
+    origen, dlq = colas["stock"]
+    for n in range(6):
+        for sku in ("sku-A", "sku-B"):
+            llenar(sqs, dlq, [{"version": 1, "sku": sku, "n": n}], MessageGroupId=sku,
+                   MessageDeduplicationId=f"reserva:{sku}:{n}")
+
+    # WHEN reprocessed (source found through the FIFO source's RedrivePolicy)
+    codigo = cli.main(["reprocesar", "--queue", "mercadofresco-stock-fallidos.fifo", "--tasa", "100"])
+
+    # THEN every message is in the source FIFO, in its group, in its order
+    movidos = drenar(sqs, origen)
+    por_grupo: dict[str, list[int]] = {}
+    for m in movidos:
+        cuerpo = json.loads(m["Body"])
+        assert m["Attributes"]["MessageGroupId"] == cuerpo["sku"]
+        por_grupo.setdefault(cuerpo["sku"], []).append(cuerpo["n"])
+    assert codigo == cli.OK
+    assert por_grupo == {"sku-A": list(range(6)), "sku-B": list(range(6))}
+    assert total(sqs, dlq) == 0
+
+
+def test_reprocesar_simulacro_no_mueve_nada(sqs, colas, capsys) -> None:
+    # GIVEN 5 messages in the DLQ
+    origen, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [_v2(n) for n in range(5)])
+
+    # WHEN a dry run with the adapter
+    codigo = cli.main(["reprocesar", "--queue", DLQ, "--dry-run", "--json",
+                       "--transformar", "mercadofresco_ops.dlq.adaptadores:v2_a_v1"])
+
+    # THEN it reports 5 and shows transformed examples, but nothing left the DLQ
+    informe = json.loads(capsys.readouterr().out)
+    assert codigo == cli.OK
+    assert informe["movidos"] == 5 and informe["simulacro"] is True
+    assert json.loads(informe["ejemplos"][0])["version"] == 1
+    assert (total(sqs, dlq), total(sqs, origen)) == (5, 0)
+
+
+def test_reprocesar_transformacion_que_falla_deja_el_mensaje_y_sale_con_1(sqs, colas, capsys) -> None:
+    # GIVEN a version-1 order (the v2→v1 adapter refuses it) and an unreadable body
+    origen, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": "p-1"}, "{roto"])
+
+    # WHEN reprocessed with the adapter
+    codigo = cli.main(["reprocesar", "--queue", DLQ, "--json", "--transformar",
+                       "mercadofresco_ops.dlq.adaptadores:v2_a_v1"])
+
+    # THEN both stay in the DLQ with their errors, and the exit code says so
+    informe = json.loads(capsys.readouterr().out)
+    assert codigo == cli.FALLO
+    assert sorted(informe["fallidos"].values()) == [
+        "cuerpo ilegible: no se puede transformar",
+        "la transformación falló: ValueError: se esperaba version 2, no 1",
+    ]
+    assert (total(sqs, dlq), total(sqs, origen)) == (2, 0)
+
+
+def test_reprocesar_se_niega_con_una_alarma_de_la_cola_de_origen_en_alarm(sqs, colas, capsys) -> None:
+    # GIVEN the source queue's age alarm in ALARM (its consumer is not consuming)
+    origen, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": "p-1"}])
+    cloudwatch = boto3.client("cloudwatch", region_name="eu-south-2")
+    cloudwatch.put_metric_alarm(
+        AlarmName="mf-pedidos-antiguedad", Namespace="AWS/SQS", MetricName="ApproximateAgeOfOldestMessage",
+        Dimensions=[{"Name": "QueueName", "Value": "cola-mercadofresco-pedidos"}], Statistic="Maximum",
+        Period=60, EvaluationPeriods=1, Threshold=300, ComparisonOperator="GreaterThanThreshold")
+    cloudwatch.set_alarm_state(AlarmName="mf-pedidos-antiguedad", StateValue="ALARM", StateReason="prueba")
+
+    # WHEN reprocessed without --forzar
+    codigo = cli.main(["reprocesar", "--queue", DLQ, "--json"])
+
+    # THEN refused with the reason, nothing moved
+    informe = json.loads(capsys.readouterr().out)
+    assert codigo == cli.FALLO
+    assert informe["rechazado"] is True
+    assert "mf-pedidos-antiguedad" in informe["comprobaciones"][0]["detalle"]
+    assert (total(sqs, dlq), total(sqs, origen)) == (1, 0)
+
+    # AND WHEN forced, it moves
+    assert cli.main(["reprocesar", "--queue", DLQ, "--forzar", "--json"]) == cli.OK
+    assert (total(sqs, dlq), total(sqs, origen)) == (0, 1)
+
+
+def test_reprocesar_se_niega_si_el_mensaje_mas_viejo_del_origen_es_antiguo(sqs, colas, capsys) -> None:
+    # GIVEN CloudWatch showing the source's oldest message at 20 minutes
+    _, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": "p-1"}])
+    boto3.client("cloudwatch", region_name="eu-south-2").put_metric_data(Namespace="AWS/SQS", MetricData=[{
+        "MetricName": "ApproximateAgeOfOldestMessage", "Value": 1200, "Unit": "Seconds",
+        "Dimensions": [{"Name": "QueueName", "Value": "cola-mercadofresco-pedidos"}]}])
+
+    # WHEN reprocessed
+    codigo = cli.main(["reprocesar", "--queue", DLQ, "--json"])
+
+    # THEN refused on that check
+    informe = json.loads(capsys.readouterr().out)
+    assert codigo == cli.FALLO
+    edad = informe["comprobaciones"][1]
+    assert (edad["correcta"], edad["detalle"]) == (False, "1200 s (máximo tolerado 300 s)")
+    assert total(sqs, dlq) == 1
+
+
+def test_reprocesar_dlq_de_varias_colas_sin_destino_sale_con_2(sqs, colas, capsys) -> None:
+    # GIVEN a second queue that also uses the orders DLQ
+    _, dlq = colas["pedidos"]
+    arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sqs.create_queue(QueueName="otra", Attributes={"RedrivePolicy": json.dumps(
+        {"deadLetterTargetArn": arn, "maxReceiveCount": 4})})
+    llenar(sqs, dlq, [{"version": 1}])
+
+    # WHEN reprocessed without --destino
+    codigo = cli.main(["reprocesar", "--queue", DLQ])
+
+    # THEN exit 2 naming the ambiguity, nothing moved
+    assert codigo == cli.USO
+    assert "varias colas" in capsys.readouterr().err
+    assert total(sqs, dlq) == 1
+
+
+def test_reprocesar_sin_redrive_usa_el_atributo_mf_cola_origen(sqs, capsys) -> None:
+    # GIVEN a DLQ no RedrivePolicy points at, whose messages name their source queue
+    origen, dlq = crear_par(sqs, "mercadofresco-correo", "mercadofresco-correo-fallidos")
+    sqs.set_queue_attributes(QueueUrl=origen, Attributes={"RedrivePolicy": ""})
+    llenar(sqs, dlq, [{"version": 1, "n": n} for n in range(3)], MessageAttributes={
+        "mf-cola-origen": {"DataType": "String", "StringValue": origen}})
+
+    # WHEN reprocessed
+    codigo = cli.main(["reprocesar", "--queue", "mercadofresco-correo-fallidos", "--json"])
+
+    # THEN they went back to the queue the attribute names
+    assert codigo == cli.OK
+    assert json.loads(capsys.readouterr().out)["destino"] == "mercadofresco-correo"
+    assert (total(sqs, dlq), total(sqs, origen)) == (0, 3)
