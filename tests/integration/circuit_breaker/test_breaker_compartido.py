@@ -161,7 +161,9 @@ def test_breaker_open_duration_is_capped(cliente, redis_prefix, reloj):
     assert duraciones == [30, 60, 120, 240, 300, 300]
 
 
-def test_breaker_metric_emitted_once_per_opening_across_instances(cliente, redis_prefix, reloj, capsys, lineas_emf):
+def test_breaker_metric_emitted_once_per_opening_across_instances(
+    cliente, redis_prefix, reloj, capsys, caplog, lineas_emf
+):
     # GIVEN four breaker instances (four "Lambdas") on the same dependency, failing concurrently
     breakers = [_breaker(cliente, redis_prefix, reloj) for _ in range(4)]
     dep = Dependencia()
@@ -182,6 +184,9 @@ def test_breaker_metric_emitted_once_per_opening_across_instances(cliente, redis
     [linea] = lineas_emf(capsys.readouterr().out, "CircuitoAbierto")
     assert linea["dependencia"] == "pasarela"
     assert linea["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "MercadoFresco/Tienda"
+    # AND one structured log line with the dependency and the reason
+    [registro] = [r for r in caplog.records if r.getMessage() == "circuit opened"]
+    assert (registro.dependencia, registro.motivo, registro.aperturas) == ("pasarela", "fallos_seguidos", 1)
     # AND the breaker opened after at most one extra failure per instance (the piggyback lag)
     assert 20 <= dep.llamadas <= 24
 
