@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 import socket
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import pytest
 import redis
@@ -198,3 +200,15 @@ def test_post_402_counts_as_success_for_breaker(proveedor, redis_url, redis_pref
     cliente = _cliente(proveedor.url, [], breaker=breaker)
     assert [cliente.post("/cobros", json={}).status for _ in range(5)] == [402] * 5
     assert breaker.estado().estado is Estado.CERRADO
+
+
+def test_post_503_with_retry_after_http_date_waits_until_then(proveedor):
+    # GIVEN a 503 asking to come back at an HTTP date 2 s from now
+    cuando = datetime.now(UTC) + timedelta(seconds=2)
+    proveedor.responder(503, retry_after=format_datetime(cuando, usegmt=True))
+    esperas: list[float] = []
+    # WHEN the client retries
+    assert _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=True).status == 200
+    # THEN it waited until that date (whole seconds in the header), not its own short backoff
+    [espera] = esperas
+    assert 0.9 <= espera <= 2.0
