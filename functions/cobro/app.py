@@ -38,6 +38,9 @@ READ_TIMEOUT_S = float(os.environ.get("PASARELA_READ_TIMEOUT_S", "10"))
 CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
 
 
+_secretos = SecretsProvider(boto3_client=cached_client("secretsmanager"))  # its cache lives as long as the container
+
+
 @lru_cache(maxsize=2)
 def _cliente(clave_api: str) -> ClienteProveedor:
     cabeceras = {"Authorization": f"Bearer {clave_api}"} if clave_api else {}
@@ -58,7 +61,7 @@ def pasarela() -> ClienteProveedor:
     arn = os.environ.get("PASARELA_SECRET_ARN", "").strip()
     if not arn:
         return _cliente("")
-    secreto: Any = SecretsProvider(boto3_client=cached_client("secretsmanager")).get(arn, max_age=SECRETO_MAX_AGE_S)
+    secreto: Any = _secretos.get(arn, max_age=SECRETO_MAX_AGE_S)
     try:
         clave_api = json.loads(secreto)["api_key"]
     except (ValueError, TypeError, KeyError):
