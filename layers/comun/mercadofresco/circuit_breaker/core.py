@@ -118,8 +118,9 @@ class CircuitBreaker:
             self._compartido = EstadoCompartido(self.clave, redis_client, self.config)
         self._pendientes: list[str] = []
         self._lock = threading.Lock()
-        # Probe tokens: unique per process (random base) and per call (counter); no syscall per call.
-        self._tokens = (f"{secrets.token_hex(6)}-{n}" for n in itertools.count())
+        # Probe tokens: unique per process (random base) and per call (a counter, whose next() is atomic
+        # under the GIL, unlike a generator's); no syscall per call.
+        self._token_base, self._contador = secrets.token_hex(6), itertools.count()
         self._degradado_hasta: float | None = None  # set while Valkey is considered unavailable
 
     @contextmanager
@@ -149,7 +150,7 @@ class CircuitBreaker:
     def adquirir(self) -> Permiso:
         """Ask leave for one call (one round trip, carrying this process's pending outcomes)."""
         if self._usa_compartido():
-            token = next(self._tokens)
+            token = f"{self._token_base}-{next(self._contador)}"
             try:
                 decision = self._ejecutar("adquirir", token=token)
             except EstadoCompartidoNoDisponibleError as exc:
