@@ -22,8 +22,7 @@ MOTIVO = {"mf-motivo": {"DataType": "String", "StringValue": "version-desconocid
 
 
 def _v2(n: int) -> dict:
-    return {"version": 2, "pedido_id": f"p-{n}", "cliente": {"id": f"c-{n}"},
-            "importe_total": {"cantidad": "48.20", "moneda": "EUR"}}
+    return {"version": 2, "pedido_id": f"p-{n}", "cliente_id": f"c-{n}", "importe": {"centimos": 4820, "moneda": "EUR"}}
 
 
 def test_reprocesar_filtro_y_transformacion_mueve_exactamente_los_filtrados(sqs, colas, capsys) -> None:
@@ -31,7 +30,7 @@ def test_reprocesar_filtro_y_transformacion_mueve_exactamente_los_filtrados(sqs,
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [_v2(n) for n in range(4)], MessageAttributes=MOTIVO)
     llenar(sqs, dlq, [{"Type": "Notification", "Message": json.dumps(_v2(n))} for n in range(4, 8)])
-    llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}", "cliente_id": "c", "importe": "1"} for n in range(8, 12)])
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}", "importe_centimos": 1} for n in range(8, 12)])
 
     # WHEN reprocessed with a filter on version 2 and the v2→v1 adapter
     codigo = cli.main(["reprocesar", "--queue", DLQ, "--tasa", "100", "--json", "--filtro", "version == `2`",
@@ -45,7 +44,7 @@ def test_reprocesar_filtro_y_transformacion_mueve_exactamente_los_filtrados(sqs,
     assert (informe["movidos"], informe["omitidos"]) == (8, 4)
     assert sorted(eventos) == sorted(f"p-{n}" for n in range(8))
     assert all(desenvolver(m["Body"])[0]["version"] == 1 for m in movidos)
-    assert desenvolver(eventos["p-0"]["Body"])[0]["cliente_id"] == "c-0"
+    assert desenvolver(eventos["p-0"]["Body"])[0]["importe_centimos"] == 4820
     assert sum(desenvolver(m["Body"])[1].tipo == "sns" for m in movidos) == 4
     # the consumer's DLQ reason is stripped, the message's own attributes travel
     assert set(eventos["p-0"]["MessageAttributes"]) == {"traza"}
@@ -210,3 +209,48 @@ def test_reprocesar_sin_redrive_usa_el_atributo_mf_cola_origen(sqs, capsys) -> N
     assert codigo == cli.OK
     assert json.loads(capsys.readouterr().out)["destino"] == "mercadofresco-correo"
     assert (total(sqs, dlq), total(sqs, origen)) == (0, 3)
+
+
+def _alarma_en_alarm(nombre: str, metrica: str, dimensiones: list[dict]) -> None:
+    cloudwatch = boto3.client("cloudwatch", region_name="eu-south-2")
+    cloudwatch.put_metric_alarm(
+        AlarmName=nombre, Namespace="MercadoFresco/Tienda", MetricName=metrica, Dimensions=dimensiones,
+        Statistic="Sum", Period=60, EvaluationPeriods=1, Threshold=0, ComparisonOperator="GreaterThanThreshold")
+    cloudwatch.set_alarm_state(AlarmName=nombre, StateValue="ALARM", StateReason="prueba")
+
+
+def test_reprocesar_se_niega_con_el_flujo_del_pipe_de_origen_fallando(sqs, colas, capsys) -> None:
+    # GIVEN the orders queue read by a Pipe into the workflow, whose failed-executions alarm is in ALARM
+    origen, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": "p-1"}])
+    arn_origen = sqs.get_queue_attributes(QueueUrl=origen, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    flujo = "arn:aws:states:eu-south-2:123456789012:stateMachine:mercadofresco-procesar-pedido"
+    boto3.client("pipes", region_name="eu-south-2").create_pipe(
+        Name="pipe-mf-pedidos", RoleArn="arn:aws:iam::123456789012:role/pipe", Source=arn_origen, Target=flujo)
+    _alarma_en_alarm("mercadofresco-procesar-pedido-fallidas", "ExecutionsFailed",
+                     [{"Name": "StateMachineArn", "Value": flujo}])
+
+    # WHEN reprocessed
+    codigo = cli.main(["reprocesar", "--queue", DLQ, "--json"])
+
+    # THEN refused, naming the workflow's alarm; nothing moved
+    informe = json.loads(capsys.readouterr().out)
+    assert codigo == cli.FALLO
+    assert "mercadofresco-procesar-pedido-fallidas" in informe["comprobaciones"][0]["detalle"]
+    assert (total(sqs, dlq), total(sqs, origen)) == (1, 0)
+
+
+def test_reprocesar_se_niega_con_el_circuito_de_su_dependencia_abierto(sqs, colas, capsys) -> None:
+    # GIVEN the ERP breaker's open alarm in ALARM, and dead letters of the stock queue (consumed by the ERP function)
+    origen, dlq = colas["stock"]
+    llenar(sqs, dlq, [{"version": 1, "sku": "sku-A"}], MessageGroupId="sku-A", MessageDeduplicationId="d-1")
+    _alarma_en_alarm("mercadofresco-circuito-abierto-erp", "CircuitoAbierto", [{"Name": "dependencia", "Value": "erp"}])
+
+    # WHEN reprocessed
+    codigo = cli.main(["reprocesar", "--queue", "mercadofresco-stock-fallidos.fifo", "--json"])
+
+    # THEN refused: the ERP is still down, the reservations would only be deferred again
+    informe = json.loads(capsys.readouterr().out)
+    assert codigo == cli.FALLO
+    assert "mercadofresco-circuito-abierto-erp" in informe["comprobaciones"][0]["detalle"]
+    assert (total(sqs, dlq), total(sqs, origen)) == (1, 0)

@@ -10,6 +10,8 @@ from dlq_generadores import crudo, pedido
 from mercadofresco_ops.dlq.adaptadores import v2_a_v1
 from mercadofresco_ops.dlq.mensajes import desenvolver, envolver, leer
 
+from tests.conftest import load_event
+
 T = datetime(2026, 11, 22, 22, 4, tzinfo=UTC)
 
 
@@ -43,18 +45,31 @@ def test_leer_atributos_del_consumidor_y_del_sistema() -> None:
     ids=["crudo", "sns", "eventbridge"],
 )
 def test_envolver_devuelve_el_evento_transformado_en_el_mismo_sobre(sobre) -> None:
-    # GIVEN a version-2 order in some envelope
-    evento = {**pedido(1, 2), "cliente": {"id": "c-9"}, "importe_total": {"cantidad": "10.00", "moneda": "EUR"}}
-    del evento["cliente_id"], evento["importe"]
+    # GIVEN a version-2 order (amount nested as importe{centimos, moneda}) in some envelope
+    evento = {"version": 2, "pedido_id": "ped-0001", "importe": {"centimos": 4820, "moneda": "EUR"}, "x": 1}
     interior, forma = desenvolver(json.dumps(sobre(evento)))
 
     # WHEN transformed and wrapped again
     cuerpo = envolver(v2_a_v1(interior), forma)
 
-    # THEN unwrapping the new body gives the version-1 event, in the same envelope
+    # THEN unwrapping the new body gives the version-1 event, in the same envelope, extra fields kept
     nuevo, forma_nueva = desenvolver(cuerpo)
     assert forma_nueva.tipo == forma.tipo
-    assert nuevo == {"version": 1, "pedido_id": "ped-0001", "cliente_id": "c-9", "importe": "10.00"}
+    assert nuevo == {"version": 1, "pedido_id": "ped-0001", "importe_centimos": 4820, "moneda": "EUR", "x": 1}
+
+
+def test_v2_a_v1_convierte_la_muestra_del_proyecto_en_un_pedido_version_1() -> None:
+    # GIVEN the project's sample version-2 PedidoCreado and its version-1 sibling
+    v2 = desenvolver(load_event("pedido-version-2.json")[0]["body"])[0]
+    v1 = desenvolver(load_event("pedido-creado.json")[0]["body"])[0]
+
+    # WHEN adapted
+    adaptado = v2_a_v1(v2)
+
+    # THEN it has exactly the version-1 fields (same amount, same currency)
+    assert adaptado["version"] == 1
+    assert set(adaptado) == set(v1)
+    assert (adaptado["importe_centimos"], adaptado["moneda"]) == (4820, "EUR")
 
 
 def test_v2_a_v1_rechaza_un_evento_que_no_es_version_2() -> None:

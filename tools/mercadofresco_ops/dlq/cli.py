@@ -87,8 +87,9 @@ def _parser_reprocesar(sub: Any, comunes: argparse.ArgumentParser) -> None:
         description="Mueve mensajes de la DLQ a su cola de origen a --tasa mensajes/s. Por defecto: recibir, "
         "enviar y solo entonces borrar (un corte deja como mucho un duplicado), con --filtro y --transformar; "
         "FIFO conserva MessageGroupId. --nativo usa StartMessageMoveTask (sin filtro ni transformación). "
-        "Se niega si el consumidor de origen falla (alarmas en ALARM sobre la cola de origen, su mensaje más "
-        "viejo por encima de --edad-max-s, o la DLQ aún creciendo, según CloudWatch) salvo con --forzar.")
+        "Se niega si el consumidor de origen falla (alarmas en ALARM sobre la cola de origen, su función o su "
+        "pipe, o el circuito de su dependencia; su mensaje más viejo por encima de --edad-max-s; o la DLQ aún "
+        "creciendo) salvo con --forzar.")
     p.add_argument("--destino", help="cola de origen (nombre o URL); si no: la única con esta DLQ en su "
                    "RedrivePolicy, o el atributo mf-cola-origen de los mensajes")
     p.add_argument("--tasa", type=float, default=10.0, help="mensajes por segundo (por defecto 10; nativo ≤ 500)")
@@ -184,7 +185,8 @@ def _consumidor_sano(args: argparse.Namespace, opciones: Opciones, dlq: Any, des
     if args.forzar:
         presentacion.errores.print("--forzar: no se comprueba si el consumidor de origen falla")
         return True
-    resultado = salud.comprobar(opciones.cliente("cloudwatch"), dlq, destino, args.edad_max_s)
+    clientes = salud.Clientes(opciones.cliente("cloudwatch"), opciones.cliente("lambda"), opciones.cliente("pipes"))
+    resultado = salud.comprobar(clientes, dlq, destino, args.edad_max_s)
     if all(c.correcta for c in resultado):
         return True
     if args.json:

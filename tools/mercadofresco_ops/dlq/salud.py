@@ -2,12 +2,15 @@
 
 Redriving into a consumer that is still broken only sends the messages back to the DLQ,
 burning receives and duplicating partial work (runbook step 4: no redrive without a fix).
-What is checked, all through CloudWatch:
+What is checked:
 
-1. alarms in ``ALARM`` on the source queue (any metric alarm with dimension
-   ``QueueName=<source>``, e.g. its age-of-oldest-message alarm). The DLQ's own alarm is
-   not a signal: it is in ALARM precisely because the messages being reprocessed are there;
-2. the source queue's ``ApproximateAgeOfOldestMessage`` (maximum over the last
+1. CloudWatch alarms in ``ALARM`` on the source queue or its consumer: any metric alarm
+   with dimension ``QueueName=<source>`` (e.g. its age alarm), ``FunctionName=`` a Lambda
+   reading it through an event source mapping (its errors alarm), ``StateMachineArn=`` the
+   target of a Pipe reading it (failed executions), and the circuit-open alarm of the
+   dependency behind it (``mercadofresco-circuito-abierto-<dependencia>``). The DLQ's own
+   alarm is not a signal: it is in ALARM precisely because of the messages being reprocessed;
+2. the source queue's ``ApproximateAgeOfOldestMessage`` (latest maximum over the last
    ``VENTANA_S``) above ``edad_max_s``: the consumer is stopped or not keeping up;
 3. the DLQ still growing: its ``ApproximateNumberOfMessagesVisible`` rose over the last
    ``VENTANA_S`` — the failure is alive (step 1, contain, is not done).
@@ -29,6 +32,14 @@ if TYPE_CHECKING:
 VENTANA_S = 15 * 60
 PERIODO_S = 60
 EDAD_MAX_S = 300  # the source's oldest message older than 5 min: its consumer is not consuming
+# The dependency whose breaker stands behind each source queue (names as mf-circuito uses them).
+# The e-mail queue is absent on purpose: with its circuit open it falls back to the secondary provider.
+DEPENDENCIA_DE_COLA = {
+    "cola-mercadofresco-pedidos": "pasarela",
+    "mercadofresco-erp": "erp",
+    "cola-mercadofresco-stock": "erp",
+}
+ALARMA_CIRCUITO = "mercadofresco-circuito-abierto-"
 
 
 @dataclass(frozen=True)
@@ -40,30 +51,64 @@ class Comprobacion:
     detalle: str
 
 
+@dataclass(frozen=True)
+class Clientes:
+    """The services the checks read."""
+
+    cloudwatch: BaseClient
+    lambda_: BaseClient
+    pipes: BaseClient
+
+
 def comprobar(
-    cloudwatch: BaseClient, dlq: Cola, origen: Cola, edad_max_s: int = EDAD_MAX_S, ahora: datetime | None = None
+    clientes: Clientes, dlq: Cola, origen: Cola, edad_max_s: int = EDAD_MAX_S, ahora: datetime | None = None
 ) -> list[Comprobacion]:
     """The three checks above, in order."""
     ahora = ahora or datetime.now(UTC)
-    with errores_de_aws("CloudWatch"):
+    with errores_de_aws("comprobar el consumidor (CloudWatch, Lambda, Pipes)"):
         return [
-            _alarmas(cloudwatch, origen),
-            _edad(cloudwatch, origen, edad_max_s, ahora),
-            _crecimiento(cloudwatch, dlq, ahora),
+            _alarmas(clientes, origen),
+            _edad(clientes.cloudwatch, origen, edad_max_s, ahora),
+            _crecimiento(clientes.cloudwatch, dlq, ahora),
         ]
 
 
-def _alarmas(cloudwatch: BaseClient, origen: Cola) -> Comprobacion:
-    paginas = cloudwatch.get_paginator("describe_alarms").paginate(StateValue="ALARM", AlarmTypes=["MetricAlarm"])
+def dimensiones_del_consumidor(clientes: Clientes, origen: Cola) -> list[dict[str, str]]:
+    """Alarm dimensions that name the source queue and whatever consumes it."""
+    dimensiones = [{"Name": "QueueName", "Value": origen.nombre}]
+    mapeos = clientes.lambda_.get_paginator("list_event_source_mappings").paginate(EventSourceArn=origen.arn)
+    for pagina in mapeos:
+        for mapeo in pagina.get("EventSourceMappings", []):
+            dimensiones.append({"Name": "FunctionName", "Value": mapeo["FunctionArn"].split(":")[6]})
+    for pagina in clientes.pipes.get_paginator("list_pipes").paginate(SourcePrefix=origen.arn):
+        for pipe in pagina.get("Pipes", []):
+            destino = pipe.get("Target", "")
+            if destino.startswith("arn:aws:states:"):
+                dimensiones.append({"Name": "StateMachineArn", "Value": destino})
+            elif ":function:" in destino:
+                dimensiones.append({"Name": "FunctionName", "Value": destino.split(":")[6]})
+    return dimensiones
+
+
+def _alarmas(clientes: Clientes, origen: Cola) -> Comprobacion:
+    dimensiones = dimensiones_del_consumidor(clientes, origen)
+    dependencia = DEPENDENCIA_DE_COLA.get(origen.nombre.removesuffix(".fifo"))
+    paginas = clientes.cloudwatch.get_paginator("describe_alarms").paginate(
+        StateValue="ALARM", AlarmTypes=["MetricAlarm"]
+    )
     nombres = [
         alarma["AlarmName"]
         for pagina in paginas
         for alarma in pagina.get("MetricAlarms", [])
-        if {"Name": "QueueName", "Value": origen.nombre} in alarma.get("Dimensions", [])
+        if any(d in dimensiones for d in alarma.get("Dimensions", []))
+        or (dependencia and alarma["AlarmName"].startswith(ALARMA_CIRCUITO + dependencia))
     ]
+    nombre = "alarmas de la cola de origen y su consumidor"
     if nombres:
-        return Comprobacion("alarmas de la cola de origen", False, f"en ALARM: {', '.join(nombres)}")
-    return Comprobacion("alarmas de la cola de origen", True, f"ninguna en ALARM sobre {origen.nombre}")
+        return Comprobacion(nombre, False, f"en ALARM: {', '.join(nombres)}")
+    vigiladas = ", ".join(f"{d['Name']}={d['Value'].rsplit(':', 1)[-1]}" for d in dimensiones)
+    circuito = f"; circuito {dependencia}" if dependencia else ""
+    return Comprobacion(nombre, True, f"ninguna en ALARM ({vigiladas}{circuito})")
 
 
 def _serie(cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime) -> list[float]:
