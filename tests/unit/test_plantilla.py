@@ -32,3 +32,16 @@ def test_idempotency_table_created_from_the_template(plantilla: Plantilla) -> No
     assert tabla["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
     ttl = ddb.describe_time_to_live(TableName=nombre)["TimeToLiveDescription"]
     assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expira_en"}
+
+
+def test_sdk_clients_use_the_lessons_retry_policy() -> None:
+    from mercadofresco import aws
+
+    c = aws.client("sqs", region_name="eu-south-2")
+    # botocore turns the lesson's max_attempts=2 (retries) into 3 attempts in all
+    assert c.meta.config.retries == {"mode": "standard", "total_max_attempts": aws.SDK_TOTAL_ATTEMPTS}
+    assert aws.SDK_TOTAL_ATTEMPTS == 3
+    assert (c.meta.config.connect_timeout, c.meta.config.read_timeout) == (
+        aws.SDK_CONNECT_TIMEOUT_S,
+        aws.SDK_READ_TIMEOUT_S,
+    )

@@ -1,9 +1,14 @@
 """boto3 clients built with the project's SDK policy, in one place.
 
 The lesson's rule: one retry layer governs (the workflow's ``Retry``, or the queue's
-redelivery); the SDK only absorbs instantaneous network blips, so it stays at
-``max_attempts=2`` (one retry) in ``standard`` mode, with explicit timeouts far below
-any function's timeout. Every client in the project comes from :func:`client`.
+redelivery); the SDK only absorbs instantaneous network blips, so it stays at the
+lesson's ``max_attempts=2`` in ``standard`` mode, with explicit timeouts far below any
+function's timeout. Every client in the project comes from :func:`client`.
+
+Beware the unit: in a botocore ``Config``, ``retries["max_attempts"]`` counts *retries*
+(botocore reports ``total_max_attempts = 3``), whereas ``AWS_MAX_ATTEMPTS`` and the
+shared config file count attempts. The worst-case tables use
+:data:`SDK_TOTAL_ATTEMPTS`, the number botocore really makes.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-SDK_MAX_ATTEMPTS = 2  # total attempts including the first: one retry for a network blip
+SDK_MAX_ATTEMPTS = 2  # the lesson's setting, as botocore's Config reads it: retries
+SDK_TOTAL_ATTEMPTS = SDK_MAX_ATTEMPTS + 1  # what botocore makes per API call, first included
 SDK_CONNECT_TIMEOUT_S = 2
 SDK_READ_TIMEOUT_S = 5
 
