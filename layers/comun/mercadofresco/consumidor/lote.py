@@ -123,8 +123,10 @@ class Consumidor:
     def _manejar(self, evento: Evento) -> None:
         claves = {c: evento.get(c) for c in CLAVES_CORRELACION if evento.get(c) is not None}
         logger.append_keys(**claves)
+        logger.set_correlation_id(evento.get("pedido_id") or evento.get("carrito_id"))
         try:
             logger.debug("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
             self.rutas[evento.tipo].manejar(evento)
         finally:
             logger.remove_keys(list(claves))
+            logger.set_correlation_id(None)
