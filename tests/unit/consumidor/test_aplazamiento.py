@@ -7,7 +7,7 @@ import random
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-from mercadofresco.consumidor.aplazamiento import MensajeRetenido, PoliticaAplazamiento, aplazar
+from mercadofresco.consumidor.aplazamiento import MensajeRetenido, PoliticaAplazamiento, aplazar, recepciones_agotadas
 from mercadofresco.consumidor.colas import Cola
 
 from tests.conftest import load_event
@@ -69,7 +69,10 @@ def test_aplazar_standard_resends_with_delay_and_counter(sqs) -> None:
         {
             "QueueUrl": COLA.url,
             "MessageBody": record["body"],
-            "MessageAttributes": {"mf-aplazamientos": {"DataType": "String", "StringValue": "3"}},
+            "MessageAttributes": {
+                "mf-aplazamientos": {"DataType": "String", "StringValue": "3"},
+                "mf-recepciones-previas": {"DataType": "String", "StringValue": "0"},
+            },
             "DelaySeconds": esperada,
         },
     )
@@ -147,3 +150,47 @@ def test_aplazar_waits_at_least_what_the_breaker_says_capped_at_900(sqs) -> None
     # WHEN / THEN (the Stubber checks DelaySeconds)
     aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto", minimo_s=249.2)
     aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto", minimo_s=2000)
+
+
+def _copia(previas: int, recibido: int) -> dict:
+    record = load_event("erp-pedido-confirmado.json")["Records"][0]
+    return record | {
+        "attributes": record["attributes"] | {"ApproximateReceiveCount": str(recibido)},
+        "messageAttributes": {
+            "mf-aplazamientos": {"stringValue": "2", "dataType": "String"},
+            "mf-recepciones-previas": {"stringValue": str(previas), "dataType": "String"},
+        },
+    }
+
+
+def test_aplazar_standard_carries_receives_spent_by_earlier_copies(sqs) -> None:
+    # GIVEN a copy whose predecessors spent 1 receive, deferred on its own 3rd receive (2 of them with calls)
+    cliente, stubber = sqs
+    record = _copia(previas=1, recibido=3)
+    stubber.add_response(
+        "send_message",
+        {"MessageId": "m"},
+        {
+            "QueueUrl": COLA.url,
+            "MessageBody": record["body"],
+            "MessageAttributes": {
+                "mf-aplazamientos": {"DataType": "String", "StringValue": "3"},
+                "mf-recepciones-previas": {"DataType": "String", "StringValue": "3"},
+            },
+            "DelaySeconds": ANY,
+        },
+    )
+    # WHEN / THEN: the next copy knows 3 receives are already spent
+    aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto")
+
+
+@pytest.mark.parametrize(
+    ("previas", "recibido", "agotadas"),
+    [(0, 4, False), (0, 9, False), (3, 1, False), (3, 2, True), (1, 3, False), (1, 4, True)],
+)
+def test_recepciones_agotadas_counts_receives_across_copies(previas: int, recibido: int, agotadas: bool) -> None:
+    # maxReceiveCount 4 across every copy; a first copy (previas 0) is left to SQS's own redrive
+    detalle = recepciones_agotadas(COLA, _copia(previas, recibido))
+    assert (detalle is not None) is agotadas
+    if agotadas:
+        assert f"{previas + recibido} receives" in detalle

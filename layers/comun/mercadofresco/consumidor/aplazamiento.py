@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from mercadofresco import dlq
-from mercadofresco.consumidor.colas import aplazamientos, con_atributos, enviar_a_dlq, recepciones
+from mercadofresco.consumidor.colas import (
+    ATRIBUTO_RECEPCIONES_PREVIAS,
+    aplazamientos,
+    con_atributos,
+    enviar_a_dlq,
+    recepciones,
+    recepciones_previas,
+)
 from mercadofresco.errors import ErrorTransitorio
 from mercadofresco.retry.backoff import EqualJitterBackoff
 
@@ -93,6 +100,21 @@ class _SinAzar(random.Random):
 _SIN_AZAR = _SinAzar()
 
 
+def recepciones_agotadas(cola: Cola, record: dict[str, Any]) -> str | None:
+    """Why a deferred copy must not be tried again, or ``None``.
+
+    SQS counts receives per copy; a copy starts at 0. So a standard queue's copy carries
+    what its predecessors spent, and together they may not pass ``maxReceiveCount``: the
+    queue's safety net stays one net (and the calls per message stay 2 x 4 = 8, not 8 per copy).
+    FIFO copies carry nothing: their holds are receives that made no call.
+    """
+    previas = recepciones_previas(record)
+    total = previas + recepciones(record)
+    if not previas or cola.max_recepciones is None or total <= cola.max_recepciones:
+        return None
+    return f"{total} receives across {aplazamientos(record)} deferrals (maxReceiveCount {cola.max_recepciones})"
+
+
 def aplazar(
     sqs: BaseClient,
     cola: Cola,
@@ -120,15 +142,15 @@ def aplazar(
         )
         logger.info("message held (FIFO)", espera_s=espera_s, causa=causa, message_id=record.get("messageId"))
         raise MensajeRetenido(f"held {espera_s} s while {causa}")
-    envio: dict[str, Any] = {
-        "QueueUrl": cola.url,
-        "MessageBody": record["body"],
-        "MessageAttributes": con_atributos(record, {dlq.ATRIBUTO_APLAZAMIENTOS: str(n + 1)}),
-    }
+    propios = {dlq.ATRIBUTO_APLAZAMIENTOS: str(n + 1)}
+    envio: dict[str, Any] = {"QueueUrl": cola.url, "MessageBody": record["body"]}
     if cola.fifo:
         envio["MessageGroupId"] = record["attributes"]["MessageGroupId"]
         envio["MessageDeduplicationId"] = f"aplazado:{record['messageId']}"
     else:
+        # This receive made no call (the circuit was open); the ones before it may have.
+        propios[ATRIBUTO_RECEPCIONES_PREVIAS] = str(recepciones_previas(record) + recepciones(record) - 1)
         envio["DelaySeconds"] = espera_s
+    envio["MessageAttributes"] = con_atributos(record, propios)
     sqs.send_message(**envio)
     logger.info("message deferred", aplazamientos=n + 1, espera_s=espera_s, causa=causa, message_id=record["messageId"])

@@ -26,6 +26,9 @@ logger = Logger(child=True)
 
 MAX_ATRIBUTOS = 10  # SQS's limit of message attributes per message
 MAX_DETALLE = 1000  # characters of the error kept with a dead letter
+# Receives spent by the earlier copies of a deferred message (standard queues): keeps the
+# worst case of calls per message at 2 HTTP attempts x maxReceiveCount across all copies.
+ATRIBUTO_RECEPCIONES_PREVIAS = "mf-recepciones-previas"
 
 
 class ColaSinDlqError(RuntimeError):
@@ -106,12 +109,22 @@ def recepciones(record: dict[str, Any]) -> int:
     return int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
 
 
-def aplazamientos(record: dict[str, Any]) -> int:
-    valor = (record.get("messageAttributes") or {}).get(dlq.ATRIBUTO_APLAZAMIENTOS, {})
+def _entero(record: dict[str, Any], atributo: str) -> int:
+    valor = (record.get("messageAttributes") or {}).get(atributo, {})
     try:
         return int(valor.get("stringValue") or 0)
     except ValueError:
         return 0
+
+
+def aplazamientos(record: dict[str, Any]) -> int:
+    """How many times this message was deferred (``mf-aplazamientos``)."""
+    return _entero(record, dlq.ATRIBUTO_APLAZAMIENTOS)
+
+
+def recepciones_previas(record: dict[str, Any]) -> int:
+    """Receives the earlier copies of this message spent before being deferred."""
+    return _entero(record, ATRIBUTO_RECEPCIONES_PREVIAS)
 
 
 def enviar_a_dlq(

@@ -30,7 +30,7 @@ from aws_lambda_powertools.utilities.batch import (
     process_partial_response,
 )
 
-from mercadofresco.consumidor.aplazamiento import PoliticaAplazamiento, aplazar
+from mercadofresco.consumidor.aplazamiento import PoliticaAplazamiento, aplazar, recepciones_agotadas
 from mercadofresco.consumidor.colas import Colas, enviar_a_dlq
 from mercadofresco.consumidor.lectura import MensajeInvalido, leer
 from mercadofresco.dlq import Motivo
@@ -106,6 +106,9 @@ class Consumidor:
         """Handle one record; return to acknowledge it, raise to report it failed."""
         crudo = record.raw_event
         cola = self.colas.de_arn(record.event_source_arn)
+        if agotadas := recepciones_agotadas(cola, crudo):
+            enviar_a_dlq(self.colas.sqs, cola, crudo, Motivo.APLAZAMIENTOS_AGOTADOS, agotadas, self.funcion)
+            return
         try:
             evento = leer(record.body, self.rutas, self._tipo_por_defecto(cola))
             self._manejar(evento)
