@@ -141,8 +141,12 @@ def clasificar(args: argparse.Namespace, opciones: Opciones) -> int:
     dlq = resolver_cola(sqs, args.cola)
     lista = [leer(m) for m in muestrear(sqs, dlq, args.muestra, VISIBILIDAD_INSPECCION_S)]
     if not lista:
+        cuentas = contar(sqs, dlq)
         if args.json:
-            presentacion.imprimir_json({"cola": dlq.nombre, "tipo": None, "muestra": 0})
+            presentacion.imprimir_json({"cola": dlq.nombre, "tipo": None, "muestra": 0, "cuentas": cuentas})
+        elif cuentas["en_vuelo"]:
+            presentacion.salida.print(f"{dlq.nombre}: ningún mensaje visible, {cuentas['en_vuelo']} en vuelo (otra "
+                                      "inspección o un reprocesado en curso): repite en unos segundos.")
         else:
             presentacion.salida.print(f"{dlq.nombre} está vacía: nada que clasificar.")
         return OK
