@@ -54,11 +54,14 @@ class Aprovisionador:
 
     def aprovisionar(self) -> Aprovisionador:
         """Create everything; raise :class:`PlantillaError` naming what could not be resolved."""
+        if not self.plantilla.recursos:
+            raise PlantillaError(f"{self.plantilla.ruta} has no Resources: nothing to run")
         pendientes = {
             lid: r for lid, r in self.plantilla.recursos.items() if self.plantilla.condicion(r.get("Condition"))
         }
         while pendientes:
             errores: dict[str, str] = {}
+            antes = len(pendientes)
             for lid, recurso in list(pendientes.items()):
                 try:
                     self._crear(lid, recurso["Type"])
@@ -66,7 +69,7 @@ class Aprovisionador:
                     errores[lid] = str(exc)
                     continue
                 del pendientes[lid]
-            if errores and len(errores) == len(pendientes):
+            if len(pendientes) == antes:  # a whole pass without progress: a reference that never resolves
                 raise PlantillaError(f"cannot resolve locally: {errores}")
         return self
 
@@ -185,6 +188,14 @@ class Aprovisionador:
         client("cloudwatch").put_metric_alarm(**args)
         self.plantilla.fisicos[lid] = {"Ref": args["AlarmName"], "Arn": self._arn_generico("AWS::CloudWatch", lid)}
 
+    def _ejecutado_localmente(self, lid: str, props: dict[str, Any]) -> None:
+        """Pipes and schedules: moto does not run them; :mod:`pipes` and :mod:`programador` do."""
+        nombre = props.get("Name", lid)
+        self.plantilla.fisicos[lid] = {
+            "Ref": nombre,
+            "Arn": self._arn_generico(self.plantilla.recursos[lid]["Type"], nombre),
+        }
+
     def _maquina(self, lid: str, props: dict[str, Any]) -> None:
         texto = _definicion(props)
         nombre = props.get("Name") or props.get("StateMachineName") or lid
@@ -277,4 +288,6 @@ _CREADORES: dict[str, Callable[[Aprovisionador, str, dict[str, Any]], None]] = {
     "AWS::Serverless::StateMachine": Aprovisionador._maquina,
     "AWS::StepFunctions::StateMachine": Aprovisionador._maquina,
     "AWS::Serverless::Function": Aprovisionador._funcion,
+    "AWS::Pipes::Pipe": Aprovisionador._ejecutado_localmente,
+    "AWS::Scheduler::Schedule": Aprovisionador._ejecutado_localmente,
 }

@@ -73,14 +73,15 @@ def resumir(sesion: Sesion, res: flujo.Resultados, informe: Informe, drenaje_s: 
     informe.anotar("pedidos", "reembolsados", len(res.reembolsos))
     informe.anotar("duplicados evitados", "ejecuciones paradas en la reclamación", f["Duplicado"])
     repetidas = sum(max(0, n - 1) for n in res.intentos_cobro.values())
-    informe.anotar("duplicados evitados", "cobros repetidos sin efecto (clave cobro:{pedido_id})", repetidas)
+    informe.anotar("duplicados evitados", "cobros reintentados sin cobrar dos veces (cobro:{pedido_id})", repetidas)
     for nombre, n in sorted(res.dlq.items()):
         informe.anotar("mensajes en DLQ", nombre, n)
     assert sesion.observador is not None and sesion.captura is not None
     for dependencia, t in sesion.observador.breakers.items():
         informe.anotar("interruptores", f"{dependencia}: aperturas / cierres", f"{t.aperturas} / {t.cierres}")
-    for dependencia, n in sorted(sesion.captura.por_dependencia("Reintentos").items()):
-        informe.anotar("reintentos", f"HTTP a {dependencia}", int(n))
+    reintentos = sesion.captura.por_dependencia("Reintentos")
+    for dependencia in sorted({*sesion.observador.breakers, *reintentos}):
+        informe.anotar("reintentos", f"HTTP a {dependencia}", int(reintentos.get(dependencia, 0)))
     peor = max(res.intentos_cobro.values(), default=0)
     informe.anotar("reintentos", "invocaciones de cobro por pedido, peor caso", peor)
     informe.anotar("tiempos", "drenaje tras el último pedido", f"{drenaje_s:.1f} s")
@@ -115,8 +116,10 @@ def normal(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avanc
 def viernes(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
     """Gateway 240 ms -> 4 s -> 503 for 30 s -> recovered, while orders keep coming."""
     assert sesion.tienda is not None
+    # The outage sits inside the order stream, so orders keep arriving after the gateway is back:
+    # the breaker only closes when a call probes it (half-open after its 30 s open period).
     duracion_s = n / ritmo
-    t_lenta, t_caida = 0.2 * duracion_s, 0.4 * duracion_s
+    t_lenta, t_caida = 0.15 * duracion_s, 0.3 * duracion_s
     t_vuelta = t_caida + CAIDA_S
     sesion.proveedores.fallos.programar(
         Fallo.latencia(LATENCIA_NORMAL_S, proveedor="pasarela", hasta_s=t_lenta),

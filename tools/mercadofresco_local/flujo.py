@@ -200,7 +200,7 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
     confirmados = {p for p, c in res.por_pedido.items() if c.get("Confirmado")}
     erp = {e["cuerpo"].get("pedido_id") for e in sesion.proveedores.erp.efectos if e["ruta"] == "/avisos"}
     correo = sesion.proveedores.correo_principal.efectos + sesion.proveedores.correo_secundario.efectos
-    correos = {e["cuerpo"].get("pedido_id") for e in correo}
+    correos = {e["cuerpo"].get("datos", {}).get("pedido_id") for e in correo}
     fanout = []
     for flujo, hechos in (("erp", erp), ("correo", correos)):
         dlq = sum(n for nombre, n in res.dlq.items() if flujo in nombre)

@@ -129,8 +129,9 @@ def _pedido_de_entrada(entrada: str) -> tuple[str | None, Any]:
 
 
 def _ultimo_estado(sfn: Any, arn: str) -> str:
-    eventos = sfn.get_execution_history(executionArn=arn, reverseOrder=True, maxResults=50)["events"]
-    for evento in eventos:
+    # moto 5.2.5 ignores reverseOrder: read the whole history and take the last state entered.
+    eventos = [e for p in sfn.get_paginator("get_execution_history").paginate(executionArn=arn) for e in p["events"]]
+    for evento in reversed(eventos):
         if evento["type"].endswith("StateEntered"):
             return evento["stateEnteredEventDetails"]["name"]
     return ""

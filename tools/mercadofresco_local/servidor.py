@@ -76,6 +76,9 @@ class ServidorMoto:
         default_user_config["stepfunctions"]["execute_state_machine"] = True
         default_user_config["lambda"]["use_docker"] = False
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+        # moto's ASL interpreter logs every failed state (a Catch included) at ERROR; the execution
+        # history already records them, and the demo reads it from there.
+        logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
         self._fijar_env(
             {
                 **CREDENCIALES_LOCALES,

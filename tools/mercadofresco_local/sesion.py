@@ -13,7 +13,9 @@ otherwise decide the next one.
 from __future__ import annotations
 
 import os
+import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -68,6 +70,7 @@ class Sesion:
     tienda: Tienda | None = None
     observador: Observador | None = None
     inicio: float = 0.0
+    notas: list[str] = field(default_factory=list)  # what the run had to do differently, for the report
     _pilas: list[Any] = field(default_factory=list)
 
     @property
@@ -89,6 +92,8 @@ class Sesion:
 
     def _arrancar(self) -> None:
         self.captura = CapturaSalida(self.registro / f"mf-demo-{self.escenario}.log").instalar()
+        # Powertools warns on stderr when an invocation has no metric: in Lambda that goes to the log.
+        warnings.filterwarnings("ignore", category=UserWarning, module="aws_lambda_powertools")
         self._pilas.append(self.captura.desinstalar)
         self.proveedores.__enter__()
         self._pilas.append(lambda: self.proveedores.__exit__(None, None, None))
@@ -106,6 +111,12 @@ class Sesion:
         self._pilas.append(self.runtime.parar)
         self.tienda = Tienda(self.base, bus=self._bus()).abrir()
         self._pilas.append(self.tienda.cerrar)
+        if not self.runtime.programas:
+            relay = RelayDeRespaldo(self.base.url, self._bus())
+            relay.arrancar()
+            self._pilas.append(relay.parar)
+            self.notas.append("la plantilla no programa el relay del outbox: se ejecuta OutboxRelay directamente")
+        self.runtime.arrancar_consumo()
         self.observador = Observador(self.runtime, self.redis_url).arrancar()
         self._pilas.append(self.observador.parar)
         self.proveedores.fallos.reiniciar_reloj()
@@ -160,3 +171,34 @@ def _variable(nombre: str) -> str:
     """``CorreoPrincipal`` -> ``CORREO_PRINCIPAL_URL``."""
     partes = "".join(f"_{c}" if c.isupper() else c for c in nombre).lstrip("_").upper()
     return f"{partes}_URL"
+
+
+class RelayDeRespaldo:
+    """The outbox relay run directly from the layer, for a template that does not schedule one yet.
+
+    Same code path as the relay Lambda (``mercadofresco.outbox.relay.OutboxRelay``), drained in
+    a thread; the report says it was used.
+    """
+
+    def __init__(self, database_url: str, bus: str) -> None:
+        from mercadofresco.aws import client
+        from mercadofresco.outbox.config import OutboxConfig
+        from mercadofresco.outbox.relay import OutboxRelay
+        from psycopg_pool import ConnectionPool
+
+        self._pool = ConnectionPool(database_url, min_size=1, max_size=2, open=True)
+        self._relay = OutboxRelay(self._pool, client("events"), OutboxConfig(bus_name=bus, sondeo_s=0.2))
+        self._parar = False
+        self._hilo = threading.Thread(target=self._bucle, name="relay-respaldo", daemon=True)
+
+    def arrancar(self) -> None:
+        self._hilo.start()
+
+    def parar(self) -> None:
+        self._parar = True
+        self._hilo.join(timeout=10)
+        self._pool.close()
+
+    def _bucle(self) -> None:
+        while not self._parar:
+            self._relay.drenar(time.monotonic() + 1.0)
