@@ -56,7 +56,7 @@ test-e2e: setup services
 	$(VENV)/bin/pytest tests/e2e
 
 demo: setup services
-	@echo "The local run (issue 8) is not built yet: it will run the 'viernes' scenario end to end."
+	$(VENV)/bin/mf-demo --escenario $(or $(ESCENARIO),viernes) $(if $(PEDIDOS),--pedidos $(PEDIDOS))
 
 bench: setup services
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
