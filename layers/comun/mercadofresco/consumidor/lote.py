@@ -9,6 +9,7 @@ outcome                       what happens                                      
 handled                       acknowledged                                        no
 bad input / permanent error   copied to the DLQ with ``mf-motivo``, acknowledged  no
 an ``aplazar_en`` error       deferred (:mod:`.aplazamiento`), acknowledged       no
+too little invocation left    deferred before starting, acknowledged              no
 any other error (transient)   reported in ``batchItemFailures``; SQS redelivers   yes (safety net)
 ============================  ==================================================  =================
 
@@ -19,9 +20,11 @@ other groups go on.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.exceptions import OrphanedChildLoggerError
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
@@ -37,7 +40,7 @@ from mercadofresco.dlq import Motivo
 from mercadofresco.errors import ErrorPermanente
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -50,6 +53,10 @@ logger = Logger(child=True)
 metrics = Metrics()
 
 CLAVES_CORRELACION = ("pedido_id", "carrito_id", "sku")  # logged with every line about a record
+# Time one record may take in the worst case: 2 HTTP attempts x (2 s connect + 10 s read) plus
+# the retry wait and the idempotency writes. A record is only started with this much left, so a
+# slow provider cannot make the invocation time out and return the whole batch to the queue.
+RESERVA_POR_REGISTRO_MS = 26_000
 
 
 class Consumidor:
@@ -68,6 +75,8 @@ class Consumidor:
         the record is deferred instead of failed.
     politica, sqs
         Deferral policy and SQS client (defaults: :class:`PoliticaAplazamiento`, the project's client).
+    reserva_ms
+        Start a record only with this much of the invocation left; later ones are deferred.
     """
 
     def __init__(
@@ -79,6 +88,7 @@ class Consumidor:
         aplazar_en: tuple[type[BaseException], ...] = (),
         politica: PoliticaAplazamiento | None = None,
         sqs: BaseClient | None = None,
+        reserva_ms: int = RESERVA_POR_REGISTRO_MS,
     ) -> None:
         self.funcion = funcion
         self.rutas = rutas
@@ -86,6 +96,7 @@ class Consumidor:
         self.aplazar_en = aplazar_en
         self.politica = politica or PoliticaAplazamiento()
         self.colas = Colas(sqs)
+        self.reserva_ms = reserva_ms
 
     def __call__(self, event: dict[str, Any], context: Any = None) -> PartialItemFailureResponse:
         registros = event.get("Records") or []
@@ -102,12 +113,16 @@ class Consumidor:
     def _tipo_por_defecto(self, cola: Cola) -> str | None:
         return next((t for prefijo, t in self.tipos_por_cola.items() if cola.nombre.startswith(prefijo)), None)
 
-    def registro(self, record: SQSRecord) -> None:
+    def registro(self, record: SQSRecord, lambda_context: Any = None) -> None:
         """Handle one record; return to acknowledge it, raise to report it failed."""
         crudo = record.raw_event
         cola = self.colas.de_arn(record.event_source_arn)
         if agotadas := recepciones_agotadas(cola, crudo):
             enviar_a_dlq(self.colas.sqs, cola, crudo, Motivo.APLAZAMIENTOS_AGOTADOS, agotadas, self.funcion)
+            return
+        if lambda_context is not None and lambda_context.get_remaining_time_in_millis() < self.reserva_ms:
+            # Not started, so no call was made: defer rather than fail (a failure would burn a receive).
+            aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, "too little time left in the invocation")
             return
         try:
             evento = leer(record.body, self.rutas, self._tipo_por_defecto(cola))
@@ -124,12 +139,28 @@ class Consumidor:
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
 
     def _manejar(self, evento: Evento) -> None:
-        claves = {c: evento.get(c) for c in CLAVES_CORRELACION if evento.get(c) is not None}
-        logger.append_keys(**claves)
-        logger.set_correlation_id(evento.get("pedido_id") or evento.get("carrito_id"))
-        try:
+        with _correlacion(evento):
             logger.debug("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
             self.rutas[evento.tipo].manejar(evento)
-        finally:
+
+
+@contextmanager
+def _correlacion(evento: Evento) -> Iterator[None]:
+    """Every log line while handling ``evento`` (ours, the HTTP client's, the breaker's) carries its ids.
+
+    Needs the handler's own ``Logger()`` (the parent of this child); without one (a script,
+    a test) the lines go out without the ids rather than failing the record.
+    """
+    claves = {c: evento.get(c) for c in CLAVES_CORRELACION if evento.get(c) is not None}
+    try:
+        logger.append_keys(**claves)
+        logger.set_correlation_id(evento.get("pedido_id") or evento.get("carrito_id"))
+        anotado = True
+    except OrphanedChildLoggerError:
+        anotado = False
+    try:
+        yield
+    finally:
+        if anotado:
             logger.remove_keys(list(claves))
             logger.set_correlation_id(None)

@@ -1,0 +1,69 @@
+"""The batch glue with a Stubber'd SQS (no network): partial responses and the time guard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import boto3
+import pytest
+from botocore.stub import ANY, Stubber
+from mercadofresco.consumidor import Consumidor, Ruta
+
+from tests.conftest import load_event
+from tests.unit.consumidor.stub_sqs import URL, espera_cola
+
+
+@dataclass
+class Contexto:
+    remaining_ms: int
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+@pytest.fixture
+def sqs():
+    cliente = boto3.client("sqs", region_name="eu-south-2")
+    with Stubber(cliente) as stubber:
+        yield cliente, stubber
+        stubber.assert_no_pending_responses()
+
+
+def test_consumidor_with_too_little_time_defers_records_without_starting_them(sqs) -> None:
+    # GIVEN two notices and an invocation with 1 s left (less than one record's worst case)
+    cliente, stubber = sqs
+    llamados: list[str] = []
+    consumidor = Consumidor("erp", {"PedidoConfirmado": Ruta(lambda e: llamados.append(e["pedido_id"]))}, sqs=cliente)
+    event = load_event("erp-pedido-confirmado-duplicado.json")
+    espera_cola(stubber, "mercadofresco-erp", "mercadofresco-erp-fallidos")
+    for registro in event["Records"]:
+        esperado = {"QueueUrl": URL + "mercadofresco-erp", "MessageBody": registro["body"]}
+        stubber.add_response(
+            "send_message", {"MessageId": "m"}, esperado | {"MessageAttributes": ANY, "DelaySeconds": ANY}
+        )
+    # WHEN
+    respuesta = consumidor(event, Contexto(remaining_ms=1_000))
+    # THEN nothing ran, nothing failed: both wait in the queue as deferred copies
+    assert llamados == []
+    assert respuesta == {"batchItemFailures": []}
+
+
+def test_consumidor_transient_error_fails_only_its_record(sqs) -> None:
+    # GIVEN a handler that fails for one order only
+    cliente, stubber = sqs
+
+    def manejar(evento) -> None:
+        if evento["pedido_id"] == "PED-2026-084420":
+            raise ConnectionError("provider reset")
+
+    consumidor = Consumidor("erp", {"PedidoConfirmado": Ruta(manejar, campos=("pedido_id",))}, sqs=cliente)
+    event = load_event("erp-lote-mixto.json")
+    espera_cola(stubber, "mercadofresco-erp", "mercadofresco-erp-fallidos")
+    for _ in range(2):  # the malformed body and the version-2 event go to the DLQ
+        stubber.add_response(
+            "send_message", {"MessageId": "m"}, {"QueueUrl": ANY, "MessageBody": ANY, "MessageAttributes": ANY}
+        )
+    # WHEN
+    respuesta = consumidor(event, Contexto(remaining_ms=30_000))
+    # THEN only the failing order is reported, for SQS to redeliver
+    assert respuesta == {"batchItemFailures": [{"itemIdentifier": event["Records"][3]["messageId"]}]}
