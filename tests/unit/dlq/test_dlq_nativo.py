@@ -114,3 +114,36 @@ def test_cli_reprocesar_nativo_resuelve_el_origen_e_inicia_la_tarea(sqs, monkeyp
     # THEN exit 0 and the handle on stdout for a script
     assert codigo == cli.OK
     assert json.loads(capsys.readouterr().out) == {"TaskHandle": "tarea-9"}
+
+
+def test_cli_sin_permiso_sale_con_2_y_una_linea(sqs, monkeypatch, capsys) -> None:
+    # GIVEN credentials that may not read the queue
+    cliente, stub = sqs
+    stub.add_client_error("get_queue_url", service_error_code="AccessDenied", service_message="not authorized",
+                          http_status_code=403, expected_params={"QueueName": DLQ.nombre})
+    monkeypatch.setattr(Opciones, "cliente", lambda self, servicio: cliente)
+
+    # WHEN the on-call inspects
+    codigo = cli.main(["inspeccionar", "--queue", DLQ.nombre])
+
+    # THEN exit 2 and one line naming the missing permission, no traceback
+    err = capsys.readouterr().err
+    assert codigo == cli.USO
+    assert err.startswith(f"mf-dlq: cola {DLQ.nombre}: sin permiso (GetQueueUrl: AccessDenied)")
+    assert err.count("\n") == 1
+
+
+def test_cli_mover_estado_lista_las_tareas(sqs, monkeypatch, capsys) -> None:
+    # GIVEN a DLQ given by URL and one completed task
+    cliente, stub = sqs
+    stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": DLQ.arn}},
+                      {"QueueUrl": DLQ.url, "AttributeNames": ["QueueArn"]})
+    stub.add_response("list_message_move_tasks", _tarea("COMPLETED", 340), {"SourceArn": DLQ.arn, "MaxResults": 10})
+    monkeypatch.setattr(Opciones, "cliente", lambda self, servicio: cliente)
+
+    # WHEN listed (by its alias)
+    codigo = cli.main(["mover-estado", "--queue", DLQ.url, "--json"])
+
+    # THEN the task's status and counts
+    assert codigo == cli.OK
+    assert json.loads(capsys.readouterr().out)[0]["ApproximateNumberOfMessagesMoved"] == 340
