@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parameters import SecretsProvider
-from mercadofresco.aws import cached_client
+from mercadofresco import aws
 from mercadofresco.consumidor.proveedores import cliente_desde_env
 from mercadofresco.errors import PasarelaNoDisponible
 from mercadofresco.idempotency import IdempotencyStore
@@ -38,7 +38,10 @@ READ_TIMEOUT_S = float(os.environ.get("PASARELA_READ_TIMEOUT_S", "10"))
 CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
 
 
-_secretos = SecretsProvider(boto3_client=cached_client("secretsmanager"))  # its cache lives as long as the container
+@lru_cache(maxsize=1)
+def _secretos() -> SecretsProvider:
+    """Created on first use (only when a secret is configured); its cache lives as long as the container."""
+    return SecretsProvider(boto3_client=aws.client("secretsmanager"))
 
 
 @lru_cache(maxsize=2)
@@ -61,7 +64,7 @@ def pasarela() -> ClienteProveedor:
     arn = os.environ.get("PASARELA_SECRET_ARN", "").strip()
     if not arn:
         return _cliente("")
-    secreto: Any = _secretos.get(arn, max_age=SECRETO_MAX_AGE_S)
+    secreto: Any = _secretos().get(arn, max_age=SECRETO_MAX_AGE_S)
     try:
         clave_api = json.loads(secreto)["api_key"]
     except (ValueError, TypeError, KeyError):

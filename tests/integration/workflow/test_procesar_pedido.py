@@ -1,0 +1,192 @@
+"""mercadofresco-procesar-pedido executed by moto, with the real charge handler and a loopback gateway.
+
+Charges are counted by the gateway stand-in (what was really charged), not by the handler.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import boto3
+import pytest
+from mercadofresco_local.proveedores import Fallo
+
+from tests.conftest import load_event
+
+pytestmark = pytest.mark.integration
+
+PEDIDO = "PED-2026-084417"
+
+
+def _cuerpos(mensajes: list[dict]) -> list[dict]:
+    return [json.loads(m["Body"]) for m in mensajes]
+
+
+def test_flujo_pedido_valido_cobra_una_vez_reserva_por_sku_y_confirma(flujo):
+    # GIVEN a good PedidoCreado as the pipe delivers it
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("pedido-creado.json"))
+    # THEN it succeeds through the confirmation, with exactly one charge at the gateway
+    assert ejecucion["status"] == "SUCCEEDED"
+    assert flujo.estados(ejecucion["executionArn"])[-1] == "Confirmado"
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+    assert flujo.pasarela.reembolsos_de(PEDIDO) == 0
+    # one reservation per line on the FIFO queue, grouped by sku, dedup id reserva:{pedido_id}:{sku}
+    reservas = flujo.mensajes("ColaStock")
+    assert sorted((m["Attributes"]["MessageGroupId"], m["Attributes"]["MessageDeduplicationId"]) for m in reservas) == [
+        ("FRU-MAN-001", f"reserva:{PEDIDO}:FRU-MAN-001"),
+        ("VER-TOM-014", f"reserva:{PEDIDO}:VER-TOM-014"),
+    ]
+    assert {c["tipo"] for c in _cuerpos(reservas)} == {"ReservaStock"}
+    # the confirmation reaches the ERP queue (raw SNS delivery) with version and the charge reference
+    (confirmacion,) = _cuerpos(flujo.mensajes("ColaErp"))
+    (referencia,) = flujo.pasarela.cobros
+    assert confirmacion["tipo"] == "PedidoConfirmado" and confirmacion["version"] == 1
+    assert confirmacion["pedido_id"] == PEDIDO and confirmacion["referencia_cobro"] == referencia
+    # the claim records the charge and carries its 24 h TTL
+    reclamo = flujo.reclamo(PEDIDO)
+    assert reclamo["estado"]["S"] == "COBRADO" and reclamo["referencia_cobro"]["S"] == referencia
+    assert int(reclamo["expira_en"]["N"]) > 0
+
+
+def test_flujo_pasarela_503_transitoria_reintenta_con_espera_y_cobra_una_vez(flujo, esperas):
+    # GIVEN a gateway failing the next 3 calls with 503 (the HTTP layer makes 2 per invocation)
+    flujo.proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela", veces=3))
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("pedido-creado.json"))
+    # THEN Step Functions retried Cobrar once, after a jittered wait within IntervalSeconds, and one charge exists
+    assert ejecucion["status"] == "SUCCEEDED"
+    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 2
+    assert flujo.registro.errores["mercadofresco-cobro"] == 1
+    assert len(esperas) == 1 and 0 <= esperas[0] <= 3
+    assert flujo.pasarela.llamadas["/cobros"] == 4
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+
+
+def test_flujo_tarjeta_rechazada_no_reintenta_y_publica_rechazo(flujo, esperas):
+    # GIVEN a card the gateway declines
+    flujo.proveedores.fallos.rechazar_tarjeta("tok_rechazada_fondos")
+    # WHEN the workflow runs for that order
+    ejecucion = flujo.ejecutar(load_event("pedido-rechazado.json"))
+    # THEN one call, no retry, no charge, PedidoRechazado on the bus, the claim released, nothing reserved
+    assert ejecucion["status"] == "SUCCEEDED"
+    assert flujo.estados(ejecucion["executionArn"])[-1] == "Rechazado"
+    assert flujo.pasarela.llamadas["/cobros"] == 1 and esperas == []
+    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
+    assert flujo.pasarela.cobros_de("PED-2026-084418") == 0
+    (evento,) = flujo.eventos_bus()
+    assert evento["detail-type"] == "PedidoRechazado" and evento["detail"]["pedido_id"] == "PED-2026-084418"
+    assert flujo.reclamo("PED-2026-084418") is None
+    assert flujo.mensajes("ColaStock") == [] and flujo.mensajes("ColaErp") == []
+
+
+def test_flujo_circuito_abierto_falla_rapido_sin_llamar_a_la_pasarela(flujo, valkey, esperas):
+    # GIVEN the shared pasarela circuit open
+    from mercadofresco.circuit_breaker import CircuitBreaker
+
+    CircuitBreaker("pasarela", valkey).forzar("abierto")
+    # WHEN an order arrives
+    ejecucion = flujo.ejecutar(load_event("pedido-creado.json"))
+    # THEN the execution fails at once with the customer-facing cause, and the gateway saw nothing
+    assert ejecucion["status"] == "FAILED"
+    assert ejecucion["error"] == "CircuitoAbierto"
+    assert "retry in a few minutes" in ejecucion["cause"]
+    assert flujo.pasarela.llamadas["/cobros"] == 0 and esperas == []
+    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
+    assert flujo.reclamo(PEDIDO) is None  # released: the customer's retry of this order is not a "duplicate"
+
+
+def test_flujo_fallo_tras_el_cobro_reembolsa_exactamente_una_vez(flujo):
+    # GIVEN the confirmation topic gone (the step after the charge and the reservations fails) and
+    # the gateway cutting the first refund's answer after refunding (the HTTP layer retries it)
+    boto3.client("sns").delete_topic(TopicArn=flujo.fisicos["TopicPedidoConfirmado"]["Ref"])
+    flujo.proveedores.fallos.programar(Fallo.conexion_cortada(tras_procesar=True, ruta="/reembolsos", veces=1))
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("pedido-creado.json"))
+    # THEN it compensates: one charge, exactly one refund, PedidoCancelado, and the execution fails visibly
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "PedidoCancelado"
+    assert "Reembolsar" in flujo.estados(ejecucion["executionArn"])
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+    assert flujo.pasarela.reembolsos_de(PEDIDO) == 1
+    assert flujo.pasarela.llamadas["/reembolsos"] == 2
+    (evento,) = flujo.eventos_bus()
+    assert evento["detail-type"] == "PedidoCancelado"
+    assert evento["detail"]["referencia_reembolso"].startswith("re_")
+
+
+def test_flujo_dos_arranques_mismo_pedido_un_cobro_y_ningun_reembolso(flujo):
+    # GIVEN a slow gateway, so the first execution is still charging when the duplicate starts
+    flujo.proveedores.fallos.programar(Fallo.latencia(0.5, proveedor="pasarela"))
+    barrera = threading.Barrier(2)
+    ejecuciones: dict[str, str] = {}
+
+    def arrancar(nombre: str, evento: str) -> None:
+        barrera.wait()
+        ejecuciones[nombre] = flujo.arrancar(load_event(evento), nombre=nombre)
+
+    hilos = [
+        threading.Thread(target=arrancar, args=("original", "pedido-creado.json")),
+        threading.Thread(target=arrancar, args=("redelivery", "pedido-duplicado.json")),
+    ]
+    # WHEN both start at once
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join()
+    resultados = {n: flujo.esperar(arn) for n, arn in ejecuciones.items()}
+    # THEN both succeed, one through the charge and one as a duplicate; one charge, no refund, one confirmation
+    assert {r["status"] for r in resultados.values()} == {"SUCCEEDED"}
+    finales = sorted(flujo.estados(arn)[-1] for arn in ejecuciones.values())
+    assert finales == ["Confirmado", "Duplicado"]
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+    assert flujo.pasarela.reembolsos_de(PEDIDO) == 0
+    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
+    assert len(flujo.mensajes("ColaErp")) == 1
+    # AND a later replay of the same order is a duplicate too
+    replay = flujo.ejecutar(load_event("pedido-duplicado.json"))
+    assert flujo.estados(replay["executionArn"])[-1] == "Duplicado"
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+
+
+@pytest.mark.parametrize(
+    ("evento", "motivo"),
+    [
+        ("pedido-version-2.json", "version-desconocida"),
+        ("pedido-campo-ausente.json", "campo-ausente"),
+    ],
+)
+def test_flujo_evento_ilegible_va_a_la_dlq_con_su_motivo_sin_cobrar(flujo, evento, motivo):
+    # GIVEN an order event the workflow cannot read
+    entrada = load_event(evento)
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(entrada)
+    # THEN it fails as EventoInvalido, the untouched body is in the order DLQ with its reason, nothing charged
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "EventoInvalido"
+    (carta,) = flujo.mensajes("ColaPedidosFallidos")
+    assert carta["Body"] == entrada[0]["body"]
+    atributos = {k: v["StringValue"] for k, v in carta["MessageAttributes"].items()}
+    assert atributos["mf-motivo"] == motivo
+    assert atributos["mf-cola-origen"] == flujo.fisicos["ColaPedidos"]["QueueUrl"]
+    assert flujo.pasarela.llamadas["/cobros"] == 0
+    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 0
+
+
+def test_flujo_cuerpo_que_no_es_json_falla_sin_reclamar_ni_cobrar(flujo):
+    # GIVEN a body that is not JSON (only a hand-sent message can be: the rule writes JSON)
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("pedido-malformado.json"))
+    # THEN the execution fails (States.Runtime: no Catch can match it) before claiming or charging
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "States.Runtime"
+    assert flujo.pasarela.llamadas["/cobros"] == 0
+    assert "ReclamarPedido" not in flujo.estados(ejecucion["executionArn"])
+
+
+def test_flujo_lote_de_dos_pedidos_falla_sin_cobrar(flujo):
+    # GIVEN a batch of two records (the pipe misconfigured with BatchSize > 1)
+    lote = load_event("pedido-creado.json") + load_event("pedido-rechazado.json")
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(lote)
+    # THEN it refuses loudly instead of silently handling only the first order
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "LoteNoAdmitido"
+    assert flujo.pasarela.llamadas["/cobros"] == 0
