@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import boto3
 import pytest
@@ -84,3 +85,28 @@ def test_bad_input_goes_to_dlq_with_reason_and_rest_of_batch_succeeds(
     # AND the two good ones reached the provider once each
     proveedor = proveedores.erp if funcion == "erp" else proveedores.correo_principal
     assert sorted(proveedor.efectos_por_clave.values()) == [1, 1]
+
+
+def test_handler_logs_carry_pedido_id_as_correlation_id(
+    recursos, cargar_consumidor, proveedores, lambda_context
+) -> None:
+    # GIVEN the ERP consumer, its log lines also collected through its own formatter
+    erp = cargar_consumidor("erp")
+    lineas: list[dict] = []
+
+    class Recoger(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lineas.append(json.loads(self.format(record)))
+
+    recoger = Recoger()
+    recoger.setFormatter(erp.logger.registered_formatter)
+    logging.getLogger("mercadofresco").addHandler(recoger)
+    # WHEN it handles one notice
+    try:
+        erp.lambda_handler(load_event("erp-pedido-confirmado.json"), lambda_context)
+    finally:
+        logging.getLogger("mercadofresco").removeHandler(recoger)
+    # THEN its line about the event is structured and correlated by pedido_id
+    (linea,) = [linea for linea in lineas if linea["message"] == "handling event"]
+    assert linea["correlation_id"] == linea["pedido_id"] == "PED-2026-084417"
+    assert linea["tipo"] == "PedidoConfirmado"

@@ -140,7 +140,7 @@ class Consumidor:
 
     def _manejar(self, evento: Evento) -> None:
         with _correlacion(evento):
-            logger.debug("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
+            logger.info("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
             self.rutas[evento.tipo].manejar(evento)
 
 
