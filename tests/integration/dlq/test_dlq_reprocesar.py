@@ -7,6 +7,7 @@ import time
 
 import boto3
 import pytest
+from botocore.awsrequest import AWSResponse
 from dlq_colas import crear_par, drenar, llenar, total
 from mercadofresco_ops.dlq import cli, reproceso
 from mercadofresco_ops.dlq.conexion import resolver_cola
@@ -254,3 +255,31 @@ def test_reprocesar_se_niega_con_el_circuito_de_su_dependencia_abierto(sqs, cola
     assert codigo == cli.FALLO
     assert "mercadofresco-circuito-abierto-erp" in informe["comprobaciones"][0]["detalle"]
     assert (total(sqs, dlq), total(sqs, origen)) == (1, 0)
+
+
+def test_reprocesar_fallo_de_aws_a_mitad_para_informa_y_no_pierde_nada(sqs, colas) -> None:
+    # GIVEN 10 messages, and SQS refusing the 4th SendMessage (e.g. KMS throttling on the source)
+    origen, dlq = colas["pedidos"]
+    llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}"} for n in range(10)])
+    envios = []
+
+    def cuarto_falla(**_):
+        envios.append(1)
+        if len(envios) == 4:
+            return AWSResponse("https://sqs", 400, {}, None), {
+                "ResponseMetadata": {"HTTPStatusCode": 400},
+                "Error": {"Code": "KMS.ThrottlingException", "Message": "Rate exceeded"},
+            }
+        return None
+
+    sqs.meta.events.register("before-call.sqs.SendMessage", cuarto_falla)
+    plan = reproceso.Plan(resolver_cola(sqs, DLQ), resolver_cola(sqs, origen), visibilidad_s=1)
+
+    # WHEN reprocessed
+    resultado = reproceso.reprocesar(sqs, plan, TokenBucket(100))
+
+    # THEN it stops saying why, after moving 3; the other 7 are still in the DLQ: none lost
+    time.sleep(1.2)  # the batch that was in flight becomes visible again
+    assert resultado.movidos == 3
+    assert "KMS.ThrottlingException" in resultado.detenido
+    assert (total(sqs, origen), total(sqs, dlq)) == (3, 7)

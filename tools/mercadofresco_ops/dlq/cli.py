@@ -97,7 +97,9 @@ def reprocesar(args: argparse.Namespace, opciones: Opciones) -> int:
         resultado = reproceso.reprocesar(sqs, plan, TokenBucket(args.tasa), lambda n: barra.advance(tarea, n))
     quedan = contar(sqs, dlq)
     _informe_reproceso(args, dlq, destino, resultado, quedan, inicio)
-    return FALLO if resultado.fallidos else OK
+    if resultado.detenido:
+        print(f"mf-dlq: detenido a mitad: {resultado.detenido}; repite la orden cuando se resuelva", file=sys.stderr)
+    return FALLO if resultado.fallidos or resultado.detenido else OK
 
 
 def _consumidor_sano(args: argparse.Namespace, opciones: Opciones, dlq: Any, destino: Any) -> bool:

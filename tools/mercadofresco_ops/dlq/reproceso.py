@@ -56,10 +56,11 @@ class Resultado:
     omitidos: int = 0
     fallidos: dict[str, str] = field(default_factory=dict)
     ejemplos: list[str] = field(default_factory=list)
+    detenido: str | None = None  # why the run stopped early (an AWS call failed); what moved stays moved
 
     def a_dict(self) -> dict[str, Any]:
         return {"movidos": self.movidos, "omitidos": self.omitidos, "fallidos": self.fallidos,
-                "ejemplos": self.ejemplos}
+                "ejemplos": self.ejemplos, "detenido": self.detenido}
 
 
 def cargar_transformacion(ruta: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -152,18 +153,23 @@ def reprocesar(
     filtro = compilar_filtro(plan.filtro) if plan.filtro else None
     resultado, vistos, a_liberar = Resultado(), set(), []
     visibilidad = 5 if plan.simulacro else plan.visibilidad_s
-    while plan.maximo is None or resultado.movidos < plan.maximo:
-        lote = [m for m in recibir(sqs, plan.dlq, plan.tamano_lote(cubo.tasa_por_s), visibilidad, espera_s=1)
-                if m["MessageId"] not in vistos]
-        if not lote:
-            break
-        for crudo in lote:
-            mensaje = leer(crudo)
-            vistos.add(mensaje.message_id)
-            if not _mover_uno(sqs, plan, filtro, cubo, mensaje, resultado):
-                a_liberar.append(mensaje)
-            elif not plan.simulacro:
-                al_avanzar(1)
+    try:
+        while plan.maximo is None or resultado.movidos < plan.maximo:
+            lote = [m for m in recibir(sqs, plan.dlq, plan.tamano_lote(cubo.tasa_por_s), visibilidad, espera_s=1)
+                    if m["MessageId"] not in vistos]
+            if not lote:
+                break
+            for crudo in lote:
+                mensaje = leer(crudo)
+                vistos.add(mensaje.message_id)
+                if not _mover_uno(sqs, plan, filtro, cubo, mensaje, resultado):
+                    a_liberar.append(mensaje)
+                elif not plan.simulacro:
+                    al_avanzar(1)
+    except ErrorOperador as exc:
+        # Stop, but report what was done: every message is either moved or still in the DLQ
+        # (the one being sent, at worst, in both); the in-flight rest reappears on its visibility.
+        resultado.detenido = str(exc)
     _liberar(sqs, plan.dlq, a_liberar)
     return resultado
 
