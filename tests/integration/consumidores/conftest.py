@@ -43,14 +43,6 @@ RECURSOS = (
     "BusMercadoFresco",
     "ReglaCarritoAbandonado",
 )
-# Issue 5a owns these two; until its section is in the template, the DESIGN.md names stand in.
-PROVISIONALES = {
-    "TopicPedidoConfirmado": {
-        "Type": "AWS::SNS::Topic",
-        "Properties": {"TopicName": "mercadofresco-pedido-confirmado"},
-    },
-    "BusMercadoFresco": {"Type": "AWS::Events::EventBus", "Properties": {"Name": "bus-mercadofresco"}},
-}
 # A breaker that trips after 3 consecutive failures (the default 20 needs more messages than a test sends).
 BREAKER_PRUEBA = BreakerConfig(fallos_seguidos=3, minimo_llamadas=3, apertura_base_s=30, apertura_max_s=300)
 BREAKER_QUE_NO_ABRE = BreakerConfig(fallos_seguidos=10_000, minimo_llamadas=10_000)
@@ -86,7 +78,7 @@ def seccion_plantilla() -> dict[str, Any]:
     """template.yaml decoded once per session (0.75 s), cut down to :data:`RECURSOS`."""
     doc = Plantilla().doc
     todos = doc["Resources"]
-    return {**doc, "Resources": {lid: todos.get(lid) or PROVISIONALES.get(lid) for lid in RECURSOS}}
+    return {**doc, "Resources": {lid: todos[lid] for lid in RECURSOS}}
 
 
 @pytest.fixture
