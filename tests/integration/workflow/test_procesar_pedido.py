@@ -44,6 +44,8 @@ def test_flujo_pedido_valido_cobra_una_vez_reserva_por_sku_y_confirma(flujo):
     (referencia,) = flujo.pasarela.cobros
     assert confirmacion["tipo"] == "PedidoConfirmado" and confirmacion["version"] == 1
     assert confirmacion["pedido_id"] == PEDIDO and confirmacion["referencia_cobro"] == referencia
+    # the order's own fields pass through untouched (tolerant reader: the e-mail consumer needs "email")
+    assert confirmacion["email"] == "lucia.ferrer@example.com" and confirmacion["importe_centimos"] == 4820
     # the claim records the charge and carries its 24 h TTL
     reclamo = flujo.reclamo(PEDIDO)
     assert reclamo["estado"]["S"] == "COBRADO" and reclamo["referencia_cobro"]["S"] == referencia
