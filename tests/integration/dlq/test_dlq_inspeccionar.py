@@ -61,3 +61,21 @@ def test_inspeccionar_cola_desconocida_sale_con_2_y_una_linea(sqs, capsys) -> No
     err = capsys.readouterr().err
     assert codigo == cli.USO
     assert err == "mf-dlq: cola mercadofresco-no-existe: la cola no existe\n"
+
+
+def test_inspeccionar_y_clasificar_en_tabla_con_cuerpo_hostil_no_fallan(sqs, colas, capsys) -> None:
+    # GIVEN two DLQs whose bodies and reasons contain console markup ("[/red]" would break a naive table)
+    for clave in ("erp", "pedidos"):
+        llenar(sqs, colas[clave][1], ['[/red] {"version": [bold'] * 3, MessageAttributes={
+            "mf-motivo": {"DataType": "String", "StringValue": "json-invalido"},
+            "mf-detalle": {"DataType": "String", "StringValue": "[/x] Expecting value"}})
+
+    # WHEN shown as tables for a person (one DLQ inspected, the other classified)
+    inspeccion = cli.main(["inspeccionar", "--queue", "mercadofresco-erp-fallidos"])
+    clasificacion = cli.main(["clasificar", "--queue", "mercadofresco-pedidos-fallidos"])
+
+    # THEN both succeed and print the text literally
+    salida = capsys.readouterr().out
+    assert (inspeccion, clasificacion) == (cli.OK, cli.OK)
+    assert "[/red]" in salida and "[/x] Expecting value" in salida
+    assert "ENVENENADO" in salida

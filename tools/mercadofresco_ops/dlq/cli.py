@@ -16,6 +16,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from mercadofresco_ops.dlq import clasificador, nativo, presentacion, reproceso, salud, verificacion
@@ -131,9 +132,9 @@ def _informe_reproceso(args: argparse.Namespace, dlq: Any, destino: Any, resulta
     presentacion.salida.print(f"{verbo}: {resultado.movidos}  omitidos por el filtro: {resultado.omitidos}  "
                               f"fallidos: {len(resultado.fallidos)}  quedan en la DLQ: {quedan}")
     for message_id, error in resultado.fallidos.items():
-        presentacion.salida.print(f"  [red]{message_id}[/red]: {error} (sigue en la DLQ)")
+        presentacion.salida.print(f"  [red]{message_id}[/red]: {escape(error)} (sigue en la DLQ)")
     for ejemplo in resultado.ejemplos:
-        presentacion.salida.print(f"  ejemplo: {ejemplo}", highlight=False)
+        presentacion.salida.print(f"  ejemplo: {escape(ejemplo)}", highlight=False)
     if quedan["en_vuelo"]:
         presentacion.salida.print(f"{quedan['en_vuelo']} mensajes en vuelo (otra lectura o un corte): vuelven a la "
                                   "DLQ al vencer su visibilidad; entonces repite la orden.")

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def imprimir_json(datos: Any) -> None:
 
 
 def mensajes(lista: Sequence[MensajeDlq], titulo: str) -> None:
-    tabla = Table(title=titulo, show_lines=False)
+    tabla = Table(title=escape(titulo), show_lines=False)
     tabla.add_column("MessageId", min_width=36, no_wrap=True)
     tabla.add_column("enviado (UTC)", min_width=19, no_wrap=True)
     tabla.add_column("recep.", min_width=6, justify="right")
@@ -35,28 +36,29 @@ def mensajes(lista: Sequence[MensajeDlq], titulo: str) -> None:
     tabla.add_column("version", min_width=7)
     tabla.add_column("cuerpo", overflow="ellipsis", no_wrap=True, max_width=50)
     for m in lista:
-        motivo = m.motivo or "[dim]sin motivo (redrive)[/dim]"
+        # Everything read from a message is escaped: a body may contain "[/red]" (or worse) on purpose.
+        motivo = escape(m.motivo) if m.motivo else "[dim]sin motivo (redrive)[/dim]"
         if m.detalle:
-            motivo += f"\n[dim]{m.detalle}[/dim]"
+            motivo += f"\n[dim]{escape(m.detalle)}[/dim]"
         tabla.add_row(
-            m.message_id,
+            escape(m.message_id),
             f"{m.enviado:%Y-%m-%d %H:%M:%S}" if m.enviado else "?",
             str(m.recepciones if m.recepciones is not None else "?"),
             motivo,
-            "[red]ilegible[/red]" if m.cuerpo_invalido else repr(m.version),
-            m.resumen(),
+            "[red]ilegible[/red]" if m.cuerpo_invalido else escape(repr(m.version)),
+            escape(m.resumen()),
         )
     salida.print(tabla)
 
 
 def diagnostico(d: Diagnostico, cola: str) -> None:
     color = {"transitorio": "yellow", "envenenado": "red", "de datos": "magenta"}[d.tipo]
-    salida.print(f"[bold]{cola}[/bold]: muestra de {d.muestra} mensajes")
+    salida.print(f"[bold]{escape(cola)}[/bold]: muestra de {d.muestra} mensajes")
     salida.print(f"Clasificación: [bold {color}]{d.tipo.upper()}[/bold {color}] (confianza {d.confianza})")
-    salida.print(d.explicacion)
+    salida.print(escape(d.explicacion))
     salida.print("\n[bold]Evidencias[/bold]")
     for evidencia in d.evidencias:
-        salida.print(f"  • {evidencia}", highlight=False)
+        salida.print(f"  • {escape(evidencia)}", highlight=False)
     if d.distribucion.histograma:
         salida.print("\n[bold]Entrada en la cola (SentTimestamp, UTC)[/bold]")
         for linea in d.distribucion.texto_histograma():
@@ -64,17 +66,17 @@ def diagnostico(d: Diagnostico, cola: str) -> None:
 
 
 def comprobaciones(lista: Sequence[Comprobacion], titulo: str) -> None:
-    tabla = Table(title=titulo)
+    tabla = Table(title=escape(titulo))
     tabla.add_column("comprobación")
     tabla.add_column("")
     tabla.add_column("detalle", overflow="fold")
     for c in lista:
-        tabla.add_row(c.nombre, "[green]bien[/green]" if c.correcta else "[red]MAL[/red]", c.detalle)
+        tabla.add_row(escape(c.nombre), "[green]bien[/green]" if c.correcta else "[red]MAL[/red]", escape(c.detalle))
     salida.print(tabla)
 
 
 def tareas(lista: Sequence[dict[str, Any]], cola: str) -> None:
-    tabla = Table(title=f"Tareas de movimiento de {cola}")
+    tabla = Table(title=escape(f"Tareas de movimiento de {cola}"))
     for columna in ("estado", "movidos", "a mover", "tasa/s", "destino", "TaskHandle / fallo"):
         tabla.add_column(columna, overflow="fold")
     for t in lista:
@@ -84,6 +86,6 @@ def tareas(lista: Sequence[dict[str, Any]], cola: str) -> None:
             str(t.get("ApproximateNumberOfMessagesToMove", "?")),
             str(t.get("MaxNumberOfMessagesPerSecond", "?")),
             str(t.get("DestinationArn", "origen de cada mensaje")),
-            t.get("TaskHandle") or t.get("FailureReason", ""),
+            escape(t.get("TaskHandle") or t.get("FailureReason", "")),
         )
     salida.print(tabla)

@@ -65,7 +65,7 @@ def comprobar(
 ) -> list[Comprobacion]:
     """The three checks above, in order."""
     ahora = ahora or datetime.now(UTC)
-    with errores_de_aws("comprobar el consumidor (CloudWatch, Lambda, Pipes)"):
+    with errores_de_aws("comprobar el consumidor (CloudWatch, Lambda, Pipes; --forzar lo salta)"):
         return [
             _alarmas(clientes, origen),
             _edad(clientes.cloudwatch, origen, edad_max_s, ahora),
