@@ -49,7 +49,7 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
                 metrics.add_metric(name="CorreoProveedorSecundario", unit=MetricUnit.Count, value=1)
                 return por(secundario)
 
-        store.run(clave, operacion, payload=correo)
+        store.run(clave, operacion, payload={"destinatario": correo["destinatario"]})
 
     def confirmar(evento: Evento) -> None:
         datos = {c: evento.get(c) for c in CAMPOS_CONFIRMACION if evento.get(c) is not None}

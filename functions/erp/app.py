@@ -30,25 +30,29 @@ metrics = Metrics()
 tracer = Tracer()
 
 CAMPOS_AVISO = ("pedido_id", "cliente_id", "importe_centimos", "moneda", "referencia_cobro", "lineas", "confirmado_en")
+# What makes two deliveries "the same operation": a duplicate that differs here is a conflict (to the DLQ),
+# one that differs elsewhere (a later confirmado_en, an added field) is the same notice.
+IDENTIDAD_AVISO = ("pedido_id", "importe_centimos")
 
 
 def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumidor:
     """The ERP consumer: one route per event type; an open ``erp`` circuit defers the message."""
 
-    def enviar(ruta: str, clave: claves.Clave, cuerpo: dict[str, Any]) -> dict[str, Any]:
+    def enviar(ruta: str, clave: claves.Clave, cuerpo: dict[str, Any], identidad: dict[str, Any]) -> dict[str, Any]:
         def operacion() -> dict[str, Any]:
             respuesta = erp.post(ruta, json=cuerpo, idempotency_key=clave, idempotente=True)
             return aceptado(respuesta, "erp")
 
-        return store.run(clave, operacion, payload=cuerpo)
+        return store.run(clave, operacion, payload=identidad)
 
     def avisar(evento: Evento) -> None:
         cuerpo = {c: evento.get(c) for c in CAMPOS_AVISO if evento.get(c) is not None}
-        enviar("/avisos", claves.aviso_erp(evento["pedido_id"]), cuerpo)
+        identidad = {c: evento.get(c) for c in IDENTIDAD_AVISO}
+        enviar("/avisos", claves.aviso_erp(evento["pedido_id"]), cuerpo, identidad)
 
     def reservar(evento: Evento) -> None:
         cuerpo = {"pedido_id": evento["pedido_id"], "sku": evento["sku"], "cantidad": evento["cantidad"]}
-        enviar("/reservas", claves.reserva(evento["pedido_id"], evento["sku"]), cuerpo)
+        enviar("/reservas", claves.reserva(evento["pedido_id"], evento["sku"]), cuerpo, cuerpo)
 
     return Consumidor(
         "erp",

@@ -139,3 +139,26 @@ def test_fifo_reservation_with_erp_circuit_open_is_held_then_recycled_never_dead
     sondeo.drenar()
     assert proveedores.erp.efectos_por_clave == {"reserva:PED-9:A": 1}
     assert mensajes(sqs, cola) == []
+
+
+def test_duplicate_notice_differing_only_in_time_is_absorbed_but_other_amount_is_a_conflict(
+    recursos, cargar_consumidor, proveedores, lambda_context
+) -> None:
+    # GIVEN a notice already sent to the ERP
+    sqs = boto3.client("sqs")
+    app = cargar_consumidor("erp")
+    cola, dlq = Cola.de(recursos, "ColaErp"), Cola.de(recursos, "ColaErpFallidos")
+    primero = PEDIDO | {"pedido_id": "PED-7", "importe_centimos": 4820}
+    sqs.send_message(QueueUrl=cola.url, MessageBody=json.dumps(primero))
+    sondeo = Sondeo(sqs, cola, app.lambda_handler, lambda_context)
+    sondeo.drenar()
+    # WHEN the same order arrives again with a later timestamp, and once more with another amount
+    for cambio in ({"confirmado_en": "2026-11-29T18:20:00Z"}, {"importe_centimos": 9999}):
+        sqs.send_message(QueueUrl=cola.url, MessageBody=json.dumps(primero | cambio))
+    sondeo.drenar()
+    # THEN the ERP heard of the order once; the conflicting copy waits in the DLQ as bad data
+    assert proveedores.erp.llamadas["/avisos"] == 1
+    (conflicto,) = mensajes(sqs, dlq)
+    assert json.loads(conflicto["Body"])["importe_centimos"] == 9999
+    assert motivo(conflicto) == "dato-invalido"
+    assert all(r == {"batchItemFailures": []} for r in sondeo.respuestas)
