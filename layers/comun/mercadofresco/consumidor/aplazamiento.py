@@ -11,7 +11,10 @@ A FIFO queue takes no per-message ``DelaySeconds``, and a re-send with the same 
 inside 5 minutes would be silently dropped. There the message is *held*: its visibility
 is extended by the deferral delay and it is reported failed, which also stops its group
 (order kept). Only when one receive is left before ``maxReceiveCount`` is it recycled:
-re-sent with a fresh dedup id in the same group, counter + 1, original acknowledged.
+re-sent with a fresh dedup id in the same group, counter + 1, original acknowledged. The
+copy joins the *end* of its group, so it may pass reservations queued behind it; they
+are stock movements of one sku for different orders, which commute (the total reserved
+is the same in any order), and while the circuit is open they are held the same way.
 
 Timeline (standard queue, ERP down, defaults)::
 
