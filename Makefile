@@ -22,12 +22,13 @@ help:
 	@echo "make test   lint, sam build and the whole test suite"
 	@echo "make bench  run the benchmarks in bench/ (on demand)"
 
-$(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/comun/requirements.txt pyproject.toml
+$(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/comun/requirements.txt pyproject.toml \
+		rules/pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required: install it (e.g. pyenv install 3.13) and put python3.13 on PATH." >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON313) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements/dev.txt -c requirements/constraints.txt
-	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip install -q --no-deps -e . -e rules
 	@touch $@
 
 setup: $(VENV)/.installed
