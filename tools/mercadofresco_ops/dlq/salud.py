@@ -13,7 +13,7 @@ What is checked:
 2. the source queue's ``ApproximateAgeOfOldestMessage`` (latest maximum over the last
    ``VENTANA_S``) above ``edad_max_s``: the consumer is stopped or not keeping up;
 3. the DLQ still growing: its ``ApproximateNumberOfMessagesVisible`` rose over the last
-   ``VENTANA_S`` — the failure is alive (step 1, contain, is not done).
+   ``CRECIMIENTO_S`` — the failure is alive (step 1, contain, is not done).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 VENTANA_S = 15 * 60
 PERIODO_S = 60
+CRECIMIENTO_S = 5 * 60  # "still growing" = the DLQ rose over its last five one-minute datapoints
 EDAD_MAX_S = 300  # the source's oldest message older than 5 min: its consumer is not consuming
 # The dependency whose breaker stands behind each source queue (names as mf-circuito uses them).
 # The e-mail queue is absent on purpose: with its circuit open it falls back to the secondary provider.
@@ -111,12 +112,15 @@ def _alarmas(clientes: Clientes, origen: Cola) -> Comprobacion:
     return Comprobacion(nombre, True, f"ninguna en ALARM ({vigiladas}{circuito})")
 
 
-def _serie(cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime) -> list[float]:
+def _serie(
+    cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime, ventana_s: int = VENTANA_S
+) -> list[float]:
+    """The metric's per-minute maxima over the last ``ventana_s``, oldest first (only minutes with data)."""
     datos = cloudwatch.get_metric_statistics(
         Namespace="AWS/SQS",
         MetricName=metrica,
         Dimensions=[{"Name": "QueueName", "Value": cola.nombre}],
-        StartTime=ahora - timedelta(seconds=VENTANA_S),
+        StartTime=ahora - timedelta(seconds=ventana_s),
         EndTime=ahora + timedelta(seconds=PERIODO_S),  # include the current, still-open period
         Period=PERIODO_S,
         Statistics=["Maximum"],
@@ -134,9 +138,11 @@ def _edad(cloudwatch: BaseClient, origen: Cola, edad_max_s: int, ahora: datetime
 
 
 def _crecimiento(cloudwatch: BaseClient, dlq: Cola, ahora: datetime) -> Comprobacion:
-    serie = _serie(cloudwatch, dlq, "ApproximateNumberOfMessagesVisible", ahora)
+    # Only the last few minutes: a DLQ that grew during an outage which ended 10 min ago is contained.
+    serie = _serie(cloudwatch, dlq, "ApproximateNumberOfMessagesVisible", ahora, CRECIMIENTO_S)
     nombre = "la DLQ no sigue creciendo"
     if len(serie) < 2:
-        return Comprobacion(nombre, True, "sin datos suficientes en los últimos 15 min")
+        return Comprobacion(nombre, True, f"sin datos suficientes en los últimos {CRECIMIENTO_S // 60} min")
     crece = serie[-1] > serie[0]
-    return Comprobacion(nombre, not crece, f"de {serie[0]:.0f} a {serie[-1]:.0f} mensajes en 15 min")
+    return Comprobacion(nombre, not crece, f"de {serie[0]:.0f} a {serie[-1]:.0f} mensajes en los últimos "
+                        f"{CRECIMIENTO_S // 60} min")
