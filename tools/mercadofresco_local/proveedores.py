@@ -253,6 +253,15 @@ class Proveedores:
     def todos(self) -> tuple[ProveedorHttp, ...]:
         return (self.pasarela, self.erp, self.correo_principal, self.correo_secundario)
 
+    def entorno(self) -> dict[str, str]:
+        """The functions' environment variables (as ``template.yaml`` names them) pointing at these stand-ins."""
+        return {
+            "PASARELA_URL": self.pasarela.url,
+            "ERP_URL": self.erp.url,
+            "CORREO_PRINCIPAL_URL": self.correo_principal.url,
+            "CORREO_SECUNDARIO_URL": self.correo_secundario.url,
+        }
+
     def __enter__(self) -> Self:
         for proveedor in self.todos:
             proveedor.iniciar()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import urllib3
 from mercadofresco_local.fallos import ControlFallos
+from mercadofresco_local.plantilla import Plantilla
 from mercadofresco_local.proveedores import Fallo, Pasarela, Proveedores
 
 if TYPE_CHECKING:
@@ -314,3 +315,18 @@ def test_parar_no_espera_a_peticiones_retenidas(http):
     assert time.monotonic() - inicio < 1.0
     hilo.join(timeout=5)
     assert len(errores) == 1
+
+
+def test_proveedores_entorno_apunta_cada_variable_de_la_plantilla_a_su_stand_in(proveedores):
+    # GIVEN the running stand-ins WHEN asking for the functions' environment
+    entorno = proveedores.entorno()
+    # THEN every provider URL variable the template's functions read points at a distinct loopback server
+    variables = {
+        nombre
+        for props in Plantilla().de_tipo("AWS::Serverless::Function").values()
+        for nombre in props.get("Properties", {}).get("Environment", {}).get("Variables", {})
+        if nombre.endswith("_URL")
+    }
+    assert variables <= set(entorno)
+    assert len(set(entorno.values())) == 4
+    assert all(url.startswith("http://127.0.0.1:") for url in entorno.values())

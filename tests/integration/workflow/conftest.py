@@ -162,7 +162,7 @@ def flujo(aws: None, redis_privado: str, valkey: Any, esperas: list[float]) -> I
     recursos = plantilla.doc["Resources"]
     plantilla.doc["Resources"] = dict(sorted(recursos.items(), key=lambda kv: kv[1].get("Type") in _TIPOS_AL_FINAL))
     with Proveedores() as proveedores:
-        entorno = {"PASARELA_URL": proveedores.pasarela.url, "REDIS_URL": redis_privado}
+        entorno = {**proveedores.entorno(), "REDIS_URL": redis_privado}
         aprovisionador = Aprovisionador(plantilla, entorno_local=entorno).aprovisionar()
         fisicos = plantilla.fisicos
         observador = _observar_bus(fisicos)
