@@ -36,3 +36,23 @@ def test_sin_queue_argparse_sale_con_2() -> None:
 
     # THEN argparse's usage error code
     assert salida.value.code == cli.USO
+
+
+def test_perfil_desconocido_sale_con_2_y_una_linea(capsys) -> None:
+    # GIVEN / WHEN a profile that is not in ~/.aws/config
+    codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos", "--profile", "mf-no-existe"])
+
+    # THEN exit 2 with the profile named
+    assert codigo == cli.USO
+    assert capsys.readouterr().err == "mf-dlq: perfil desconocido: mf-no-existe\n"
+
+
+def test_endpoint_inalcanzable_sale_con_2_y_una_linea(capsys) -> None:
+    # GIVEN / WHEN an endpoint nobody listens on (a closed loopback port)
+    codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos",
+                       "--endpoint-url", "http://127.0.0.1:9"])
+
+    # THEN exit 2, one line naming the endpoint, no traceback
+    err = capsys.readouterr().err
+    assert codigo == cli.USO
+    assert err.count("\n") == 1 and "127.0.0.1:9" in err and "Traceback" not in err
