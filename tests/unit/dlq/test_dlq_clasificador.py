@@ -122,3 +122,12 @@ def test_distribucion_histograma_reparte_todos_los_mensajes_en_barras() -> None:
     assert sum(n for _, n in dist.histograma) == 340
     assert len(dist.texto_histograma()) == 12
     assert dist.duracion_s == pytest.approx(107 * 60, abs=1)
+
+
+def test_distribucion_etiquetas_en_castellano() -> None:
+    # GIVEN exercise 2 (Sunday night)
+    diagnostico = clasificar(ejercicio_2())
+
+    # THEN the evidence names Sunday as the on-call says it
+    assert any("de dom 22 22:04 a dom 22 23:51 UTC (1 h 47 min)" in e for e in diagnostico.evidencias)
+    assert diagnostico.distribucion.texto_histograma()[0].startswith("dom 22 22:04 │")

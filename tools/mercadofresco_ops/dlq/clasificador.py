@@ -29,6 +29,7 @@ VENTANA_S = 2 * 3600  # a "window": most of the sample entered within two hours 
 PROPORCION_DOMINANTE = 0.8  # share that makes a signature, a window or a reason "the same for all"
 PROPORCION_UNIFORME = 0.9  # share of the most common ApproximateReceiveCount that makes it uniform
 BARRAS_HISTOGRAMA = 12
+DIAS = ("lun", "mar", "mié", "jue", "vie", "sáb", "dom")  # not %a: the C locale would print "Sun"
 BARRA_MIN_MS = 60_000  # the labels have minute resolution
 ANCHO_BARRA = 30
 
@@ -51,7 +52,7 @@ class Distribucion:
         """Text bars, one per bin, labelled with the bin's start (UTC)."""
         maximo = max((n for _, n in self.histograma), default=0) or 1
         return [
-            f"{inicio:%a %d %H:%M} │{'█' * round(ANCHO_BARRA * n / maximo):<{ANCHO_BARRA}}│ {n}"
+            f"{momento(inicio)} │{'█' * round(ANCHO_BARRA * n / maximo):<{ANCHO_BARRA}}│ {n}"
             for inicio, n in self.histograma
         ]
 
@@ -84,6 +85,11 @@ class Diagnostico:
                 "histograma": [{"desde": t.isoformat(), "mensajes": n} for t, n in d.histograma],
             },
         }
+
+
+def momento(fecha: datetime) -> str:
+    """``dom 22 22:04``: weekday, day and time, as the on-call reads a DLQ's time window."""
+    return f"{DIAS[fecha.weekday()]} {fecha:%d %H:%M}"
 
 
 def duracion_legible(segundos: float) -> str:
@@ -198,7 +204,7 @@ def _explicar_datos(firmas: Counter[str], dist: Distribucion) -> str:
 def _evidencia_distribucion(dist: Distribucion) -> str:
     if dist.forma == "desconocida":
         return "distribución temporal: muestra demasiado pequeña"
-    return (f"distribución temporal: {dist.forma} — de {dist.inicio:%a %d %H:%M} a {dist.fin:%a %d %H:%M} UTC "
+    return (f"distribución temporal: {dist.forma} — de {momento(dist.inicio)} a {momento(dist.fin)} UTC "
             f"({duracion_legible(dist.duracion_s)}); {dist.concentracion:.0%} dentro de alguna franja de "
             f"{duracion_legible(VENTANA_S)} (es una pista, no la prueba)")
 
