@@ -67,3 +67,25 @@ def test_consumidor_transient_error_fails_only_its_record(sqs) -> None:
     respuesta = consumidor(event, Contexto(remaining_ms=30_000))
     # THEN only the failing order is reported, for SQS to redeliver
     assert respuesta == {"batchItemFailures": [{"itemIdentifier": event["Records"][3]["messageId"]}]}
+
+
+def test_consumidor_handover_for_lack_of_time_keeps_the_deferral_count(sqs) -> None:
+    # GIVEN a copy deferred 12 times already (the policy's maximum) and no time left
+    cliente, stubber = sqs
+    consumidor = Consumidor("erp", {"PedidoConfirmado": Ruta(lambda e: None)}, sqs=cliente)
+    event = load_event("erp-pedido-confirmado.json")
+    registro = event["Records"][0]
+    registro["messageAttributes"] = {"mf-aplazamientos": {"stringValue": "12", "dataType": "String"}}
+    espera_cola(stubber, "mercadofresco-erp", "mercadofresco-erp-fallidos")
+    esperado = {
+        "QueueUrl": URL + "mercadofresco-erp",
+        "MessageBody": registro["body"],
+        "MessageAttributes": {
+            "mf-aplazamientos": {"DataType": "String", "StringValue": "12"},
+            "mf-recepciones-previas": {"DataType": "String", "StringValue": "0"},
+        },
+        "DelaySeconds": ANY,
+    }
+    stubber.add_response("send_message", {"MessageId": "m"}, esperado)
+    # WHEN / THEN: handed back to the queue unchanged, not to the DLQ (the Stubber checks the URL)
+    assert consumidor(event, Contexto(remaining_ms=500)) == {"batchItemFailures": []}

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 logger = Logger(child=True)
 
 SQS_MAX_DELAY_S = 900  # SendMessage's DelaySeconds (and our hold) maximum
+RELEVO_MAX_S = 10  # a record handed over for lack of invocation time is due again within this (jittered)
 
 
 class MensajeRetenido(ErrorTransitorio):
@@ -127,25 +128,33 @@ def aplazar(
     causa: str,
     *,
     minimo_s: float = 0,
+    cuenta: bool = True,
 ) -> None:
     """Defer ``record``; return to acknowledge it, or raise :class:`MensajeRetenido` to keep it (FIFO).
 
     ``minimo_s``: wait at least this long (capped at 900 s), e.g. the time the breaker says it
     stays open: a copy that comes back before the circuit can close only costs an invocation.
+    ``cuenta=False``: a deferral that is nobody's outage (the invocation ran out of time before
+    starting the record): it does not count toward ``max_aplazamientos`` and the copy is due
+    again within :data:`RELEVO_MAX_S`, so a slow provider cannot push messages to the DLQ.
     """
     n = aplazamientos(record)
-    if n >= politica.max_aplazamientos:
+    if cuenta and n >= politica.max_aplazamientos:
         detalle = f"{n} deferrals while {causa}"
         enviar_a_dlq(sqs, cola, record, dlq.Motivo.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
         return
-    espera_s = max(politica.espera_s(n), min(politica.max_delay_s, math.ceil(minimo_s)))
+    if cuenta:
+        espera_s = max(politica.espera_s(n), min(politica.max_delay_s, math.ceil(minimo_s)))
+    else:
+        espera_s = round(politica.rng.uniform(0, RELEVO_MAX_S))
+    siguiente = n + 1 if cuenta else n  # the copy's mf-aplazamientos
     if cola.fifo and recepciones(record) < (cola.max_recepciones or 2) - 1:
         sqs.change_message_visibility(
             QueueUrl=cola.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=espera_s
         )
         logger.info("message held (FIFO)", espera_s=espera_s, causa=causa, message_id=record.get("messageId"))
         raise MensajeRetenido(f"held {espera_s} s while {causa}")
-    propios = {dlq.ATRIBUTO_APLAZAMIENTOS: str(n + 1)}
+    propios = {dlq.ATRIBUTO_APLAZAMIENTOS: str(siguiente)}
     envio: dict[str, Any] = {"QueueUrl": cola.url, "MessageBody": record["body"]}
     if cola.fifo:
         envio["MessageGroupId"] = record["attributes"]["MessageGroupId"]
@@ -156,4 +165,6 @@ def aplazar(
         envio["DelaySeconds"] = espera_s
     envio["MessageAttributes"] = con_atributos(record, propios)
     sqs.send_message(**envio)
-    logger.info("message deferred", aplazamientos=n + 1, espera_s=espera_s, causa=causa, message_id=record["messageId"])
+    logger.info(
+        "message deferred", aplazamientos=siguiente, espera_s=espera_s, causa=causa, message_id=record["messageId"]
+    )

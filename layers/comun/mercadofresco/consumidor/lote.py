@@ -9,7 +9,7 @@ outcome                       what happens                                      
 handled                       acknowledged                                        no
 bad input / permanent error   copied to the DLQ with ``mf-motivo``, acknowledged  no
 an ``aplazar_en`` error       deferred (:mod:`.aplazamiento`), acknowledged       no
-too little invocation left    deferred before starting, acknowledged              no
+too little invocation left    handed over (re-sent, not counted), acknowledged    no
 any other error (transient)   reported in ``batchItemFailures``; SQS redelivers   yes (safety net)
 ============================  ==================================================  =================
 
@@ -122,7 +122,8 @@ class Consumidor:
             return
         if lambda_context is not None and lambda_context.get_remaining_time_in_millis() < self.reserva_ms:
             # Not started, so no call was made: defer rather than fail (a failure would burn a receive).
-            aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, "too little time left in the invocation")
+            causa = "too little time left in the invocation"
+            aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, cuenta=False)
             return
         try:
             evento = leer(record.body, self.rutas, self._tipo_por_defecto(cola))
