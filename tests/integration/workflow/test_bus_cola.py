@@ -1,0 +1,83 @@
+"""The template's wiring around the workflow on moto: bus -> rule -> order queue -> (pipe) -> workflow -> topic.
+
+moto creates Pipes but never runs them, so the pipe's one step is done here the way Pipes
+does it: receive one message, hand the workflow a batch (a JSON array) of one SQS record.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from mercadofresco_local.mapeos import registro_sqs
+
+from tests.conftest import load_event
+
+pytestmark = pytest.mark.integration
+
+PEDIDO = "PED-2026-084417"
+
+
+def _publicar(flujo, tipo: str, detalle: dict[str, Any], fuente: str = "mercadofresco.tienda") -> None:
+    """Put one event on bus-mercadofresco the way the outbox relay does."""
+    respuesta = boto3.client("events").put_events(
+        Entries=[
+            {
+                "EventBusName": flujo.fisicos["BusMercadoFresco"]["Name"],
+                "Source": fuente,
+                "DetailType": tipo,
+                "Detail": json.dumps(detalle),
+            }
+        ]
+    )
+    assert respuesta["FailedEntryCount"] == 0
+
+
+def _detalle_pedido() -> dict[str, Any]:
+    return json.loads(load_event("pedido-creado.json")[0]["body"])["detail"]
+
+
+def test_bus_pedido_creado_llega_solo_a_la_cola_de_pedidos(flujo):
+    # GIVEN the template's bus and rules
+    # WHEN the store's PedidoCreado and the workflow's own PedidoRechazado are published
+    _publicar(flujo, "PedidoCreado", _detalle_pedido())
+    _publicar(flujo, "PedidoRechazado", {"version": 1, "pedido_id": PEDIDO}, fuente="mercadofresco.pedidos")
+    # THEN only PedidoCreado is in the order queue, as the EventBridge event the workflow reads
+    (mensaje,) = flujo.mensajes("ColaPedidos")
+    evento = json.loads(mensaje["Body"])
+    assert evento["detail-type"] == "PedidoCreado" and evento["detail"]["pedido_id"] == PEDIDO
+
+
+def test_cola_pedidos_tras_cuatro_recepciones_va_a_su_dlq(flujo):
+    # GIVEN an order message nobody manages to process
+    _publicar(flujo, "PedidoCreado", _detalle_pedido())
+    sqs = boto3.client("sqs")
+    url = flujo.fisicos["ColaPedidos"]["QueueUrl"]
+    # WHEN it is received maxReceiveCount (4) times without being deleted
+    recepciones = 0
+    for _ in range(6):
+        recibidos = sqs.receive_message(QueueUrl=url, VisibilityTimeout=0, WaitTimeSeconds=0).get("Messages", [])
+        recepciones += len(recibidos)
+    # THEN the 5th receive finds it in mercadofresco-pedidos-fallidos instead
+    assert recepciones == 4
+    (carta,) = flujo.mensajes("ColaPedidosFallidos")
+    assert json.loads(carta["Body"])["detail"]["pedido_id"] == PEDIDO
+
+
+def test_bus_a_confirmacion_un_pedido_llega_al_erp_y_al_correo(flujo):
+    # GIVEN a PedidoCreado on the bus
+    _publicar(flujo, "PedidoCreado", _detalle_pedido())
+    sqs = boto3.client("sqs")
+    (mensaje,) = sqs.receive_message(
+        QueueUrl=flujo.fisicos["ColaPedidos"]["QueueUrl"], AttributeNames=["All"], MessageAttributeNames=["All"]
+    )["Messages"]
+    # WHEN the pipe's step starts the workflow with a batch of one record
+    ejecucion = flujo.ejecutar([registro_sqs(mensaje, flujo.fisicos["ColaPedidos"]["Arn"])])
+    # THEN the order is charged once and the confirmation fans out to both consumer queues (raw delivery)
+    assert ejecucion["status"] == "SUCCEEDED"
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+    for cola in ("ColaErp", "ColaCorreo"):
+        (confirmacion,) = [json.loads(m["Body"]) for m in flujo.mensajes(cola)]
+        assert confirmacion["tipo"] == "PedidoConfirmado" and confirmacion["pedido_id"] == PEDIDO, cola
