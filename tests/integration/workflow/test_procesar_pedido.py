@@ -174,6 +174,20 @@ def test_flujo_evento_ilegible_va_a_la_dlq_con_su_motivo_sin_cobrar(flujo, event
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 0
 
 
+def test_flujo_version_como_texto_es_version_desconocida(flujo):
+    # GIVEN an order whose version is the string "1" (a producer bug, not the contract's integer)
+    entrada = load_event("pedido-creado.json")
+    evento = json.loads(entrada[0]["body"])
+    evento["detail"]["version"] = "1"
+    entrada[0]["body"] = json.dumps(evento)
+    # WHEN the workflow runs THEN it is refused with its reason, never compared as a number, nothing charged
+    ejecucion = flujo.ejecutar(entrada)
+    assert ejecucion["error"] == "EventoInvalido"
+    (carta,) = flujo.mensajes("ColaPedidosFallidos")
+    assert carta["MessageAttributes"]["mf-motivo"]["StringValue"] == "version-desconocida"
+    assert flujo.pasarela.llamadas["/cobros"] == 0
+
+
 def test_flujo_cuerpo_que_no_es_json_falla_sin_reclamar_ni_cobrar(flujo):
     # GIVEN a body that is not JSON (only a hand-sent message can be: the rule writes JSON)
     # WHEN the workflow runs
