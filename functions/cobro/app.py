@@ -19,7 +19,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parameters import SecretsProvider
 from mercadofresco import aws
 from mercadofresco.consumidor.proveedores import cliente_desde_env
-from mercadofresco.errors import PasarelaNoDisponible
+from mercadofresco.errors import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco.retry import RetryPolicy
 from operaciones import Operaciones
@@ -86,7 +86,7 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         resultado = DESPACHO[solicitud.operacion](operaciones, solicitud)
     except Exception as exc:
-        desenlace = "Rechazado" if type(exc).__name__.endswith("Rechazado") else "Fallido"
+        desenlace = "Rechazado" if isinstance(exc, CobroRechazado | ReembolsoRechazado) else "Fallido"
         metrics.add_metric(name=METRICA[solicitud.operacion] + desenlace, unit=MetricUnit.Count, value=1)
         logger.warning("operation failed", extra={"error": type(exc).__name__, "detalle": str(exc)})
         raise
