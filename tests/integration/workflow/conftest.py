@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from mercadofresco_local.proveedores import Proveedores
 
 TERMINALES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
-_TIPOS_AL_FINAL = ("AWS::Serverless::StateMachine", "AWS::StepFunctions::StateMachine", "AWS::CloudWatch::Alarm")
 
 
 @pytest.fixture(scope="session")
@@ -157,10 +156,6 @@ def flujo(aws: None, redis_privado: str, valkey: Any, esperas: list[float]) -> I
     from mercadofresco_local.proveedores import Proveedores
 
     plantilla = Plantilla()
-    # Resources that refer to others go last (state machines, alarms): the provisioner's
-    # passes then never stall on a reference created later in the same pass.
-    recursos = plantilla.doc["Resources"]
-    plantilla.doc["Resources"] = dict(sorted(recursos.items(), key=lambda kv: kv[1].get("Type") in _TIPOS_AL_FINAL))
     with Proveedores() as proveedores:
         entorno = {**proveedores.entorno(), "REDIS_URL": redis_privado}
         aprovisionador = Aprovisionador(plantilla, entorno_local=entorno).aprovisionar()
