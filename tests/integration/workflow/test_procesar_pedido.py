@@ -10,6 +10,7 @@ import threading
 
 import boto3
 import pytest
+from mercadofresco.circuit_breaker import BreakerConfig
 from mercadofresco_local.proveedores import Fallo
 
 from tests.conftest import load_event
@@ -97,6 +98,24 @@ def test_flujo_circuito_abierto_falla_rapido_sin_llamar_a_la_pasarela(flujo, val
     assert flujo.pasarela.llamadas["/cobros"] == 0 and esperas == []
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
     assert flujo.reclamo(PEDIDO) is None  # released: the customer's retry of this order is not a "duplicate"
+
+
+def test_flujo_caida_larga_de_la_pasarela_abre_el_circuito_y_los_siguientes_fallan_rapido(flujo):
+    # GIVEN a gateway down for good (every call 503)
+    flujo.proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela"))
+    # WHEN orders keep arriving, one after another
+    errores, llamadas = [], []
+    for _ in range(5):
+        antes = flujo.pasarela.llamadas["/cobros"]
+        errores.append(flujo.ejecutar(load_event("pedido-creado.json"))["error"])
+        llamadas.append(flujo.pasarela.llamadas["/cobros"] - antes)
+    # THEN the first ones exhaust their bounded retries (<= 2 HTTP x 4 workflow attempts each), the shared
+    # breaker opens, and from then on orders fail fast with CircuitoAbierto without touching the gateway
+    assert errores[0] == "CobroNoCompletado"
+    assert errores[-2:] == ["CircuitoAbierto", "CircuitoAbierto"] and llamadas[-2:] == [0, 0]
+    assert all(n <= 8 for n in llamadas)
+    assert sum(llamadas) == BreakerConfig().fallos_seguidos  # the gateway saw exactly the calls that opened it
+    assert flujo.pasarela.cobros_de(PEDIDO) == 0
 
 
 def test_flujo_fallo_tras_el_cobro_reembolsa_exactamente_una_vez(flujo):
