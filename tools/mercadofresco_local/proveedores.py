@@ -37,6 +37,8 @@ a provider and a route prefix, inside a time window (seconds since
 
 Declined cards: ``control.rechazar_tarjeta(token_or_cliente_id)`` / ``control.rechazar_importe(centimos)``.
 
+:meth:`Proveedores.entorno` gives the functions' ``*_URL`` variables pointing at the four servers.
+
 Example (the ``viernes`` scenario: the gateway returns 503 from t=10 s to t=40 s)::
 
     with Proveedores() as p:
