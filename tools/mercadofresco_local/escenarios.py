@@ -176,6 +176,8 @@ def doble_escritura(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
     """Exercise 3: the store dies between COMMIT and publish once in ``cada`` orders, without and with the outbox."""
     tienda = sesion.tienda
     assert tienda is not None
+    # The lesson's rate is 1 in 900; below 900 orders a phase the crash comes every n/3 orders, so
+    # a short run still shows it (the report says which rate it used).
     cada = 900 if n >= 900 else max(2, n // 3)
     caer = lambda numero: numero % cada == cada // 2  # noqa: E731
     tienda.prefijo = "PED-SINOUTBOX-"
@@ -184,6 +186,7 @@ def doble_escritura(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
     )
     sin_outbox = flujo.recolectar(sesion, tienda.prefijo)
     perdidos = [p for p in sin_outbox.comprometidos if not sin_outbox.por_pedido.get(p)]
+    caidas_sin_outbox = tienda.caidas
     ya = flujo.terminadas(sesion)
     tienda.prefijo = "PED-OUTBOX-"
 
@@ -197,13 +200,17 @@ def doble_escritura(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
     )
     res = cerrar(sesion, tienda.prefijo, informe, drenaje)
     sin_evento = [p for p in res.comprometidos if not res.por_pedido.get(p)]
-    informe.anotar("doble escritura", f"caídas entre COMMIT y publicar (1 de cada {cada})", tienda.caidas)
+    informe.anotar(
+        "doble escritura",
+        f"caídas entre COMMIT y publicar (1 de cada {cada}): sin / con outbox",
+        f"{caidas_sin_outbox} / {tienda.caidas - caidas_sin_outbox}",
+    )
     informe.anotar("doble escritura", "sin outbox: pedidos en BD sin evento", len(perdidos))
     informe.anotar("doble escritura", "con outbox: pedidos en BD sin evento", len(sin_evento))
     _check(
         informe,
         "sin outbox se pierde un evento por caída",
-        len(perdidos) == n // cada + (n % cada > cada // 2),
+        len(perdidos) == caidas_sin_outbox > 0,
         f"{len(perdidos)} perdidos: {', '.join(perdidos[:3])}",
     )
     _check(informe, "con outbox: cero pedidos sin su evento", not sin_evento, f"{len(sin_evento)} sin evento")

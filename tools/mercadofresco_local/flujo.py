@@ -75,6 +75,36 @@ def mensajes_en(nombre_cola: str) -> int:
     return sum(int(atributos.get(n, 0)) for n in nombres)
 
 
+def motivos_en(nombre_cola: str) -> Counter[str]:
+    """The ``mf-motivo`` of up to 100 messages of a DLQ, read without hiding them (visibility 0)."""
+    from mercadofresco.dlq import ATRIBUTO_MOTIVO
+
+    sqs = client("sqs")
+    url = sqs.get_queue_url(QueueName=nombre_cola)["QueueUrl"]
+    vistos: dict[str, str] = {}
+    for _ in range(10):
+        mensajes = sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0, MessageAttributeNames=[ATRIBUTO_MOTIVO]
+        ).get("Messages", [])
+        for m in mensajes:
+            vistos[m["MessageId"]] = m.get("MessageAttributes", {}).get(ATRIBUTO_MOTIVO, {}).get("StringValue", "—")
+        if not mensajes:
+            break
+    return Counter(vistos.values())
+
+
+def esperar_visibles(nombre_cola: str, n: int, timeout_s: float) -> None:
+    """Wait until ``n`` messages of a queue are visible again (none left in flight)."""
+    sqs = client("sqs")
+    url = sqs.get_queue_url(QueueName=nombre_cola)["QueueUrl"]
+    limite = time.monotonic() + timeout_s
+    while True:
+        atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+        if int(atributos["Attributes"]["ApproximateNumberOfMessages"]) >= n or time.monotonic() > limite:
+            return
+        time.sleep(0.5)
+
+
 def esperar_cola_vacia(url: str, timeout_s: float) -> None:
     limite = time.monotonic() + timeout_s
     while mensajes_en(url.rsplit("/", 1)[1]) > 0:
@@ -178,6 +208,7 @@ def comprobar_invariantes(sesion: Sesion, res: Resultados, informe: Informe) -> 
             inv.un_evento_procesado_por_pedido(res.comprometidos, res.por_pedido),
             inv.un_cobro_como_maximo(res.cobros),
             inv.reembolsos_con_cobro(res.cobros, res.reembolsos),
+            inv.cobros_con_pedido(res.cobros, res.reembolsos, res.por_pedido),
             inv.ningun_mensaje_perdido(balances(sesion, res)),
         ]
     )

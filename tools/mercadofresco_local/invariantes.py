@@ -76,6 +76,20 @@ def reembolsos_con_cobro(cobros: Iterable[Mapping[str, Any]], reembolsos: Iterab
     return Invariante("cada reembolso corresponde a un cobro", not huerfanos and not repetidos, detalle)
 
 
+def cobros_con_pedido(
+    cobros: Iterable[Mapping[str, Any]], reembolsos: Iterable[Mapping[str, Any]], resultados: Mapping[str, Counter[str]]
+) -> Invariante:
+    """No money kept without an order: every charge's order was confirmed, or the charge was refunded."""
+    reembolsados = {r["referencia_cobro"] for r in reembolsos}
+    huerfanos = [
+        c["pedido_id"]
+        for c in cobros
+        if c["referencia_cobro"] not in reembolsados and not resultados.get(c["pedido_id"], Counter())["Confirmado"]
+    ]
+    detalle = "todos confirmados o reembolsados" if not huerfanos else f"cobrados sin confirmar: {_ejemplos(huerfanos)}"
+    return Invariante("ningún cobro sin pedido confirmado o reembolsado", not huerfanos, detalle)
+
+
 @dataclass(frozen=True)
 class Balance:
     """One flow's message accounting: accepted = processed + in its DLQ + still queued."""

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 _MARCADOR = re.compile(r"<(\$(?:\.[^<>]*)?|aws\.pipes\.[a-z.\-]+)>")
 ESPERA_STREAM_S = 0.2
+POLLERS_SQS = 5  # Pipes scales its SQS pollers by itself; five keep up with a laptop's workflow
 
 
 class PipeError(Exception):
@@ -276,7 +277,7 @@ def _pipe_sqs(
         cola_url=url,
         cola_arn=arn,
         tamano_lote=int(parametros.get("BatchSize", 10)),
-        concurrencia=2,
+        concurrencia=POLLERS_SQS,
         visibilidad_s=max(1, math.ceil(int(visibilidad["VisibilityTimeout"]) / compresion)),
         filtros=filtros,
     )

@@ -61,6 +61,7 @@ class ServidorMoto:
     _servidor: Any = None
     _env_previo: dict[str, str | None] = field(default_factory=dict)
     _relojes_previos: dict[str, Any] = field(default_factory=dict)
+    _restaurar: Any = None
 
     @property
     def url(self) -> str:
@@ -92,14 +93,40 @@ class ServidorMoto:
             modulo = importlib.import_module(nombre)
             self._relojes_previos[nombre] = modulo.time
             modulo.time = reloj_comprimido(self.compresion)
+        self._acelerar_enrutado()
         self._servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=self.puerto, verbose=False)
         self._servidor.start()
         # moto's backends are process-global: a server started after another must start empty.
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST"), timeout=10)
         return self
 
+    def _acelerar_enrutado(self) -> None:
+        """Cache moto's host -> backend routing (moto 5.2.5 lists its package directory per request).
+
+        ``DomainDispatcherApplication.get_backend_for_host`` runs under a server-wide lock and
+        calls ``os.listdir``/``isdir`` on ~250 folders for every request; with a few hundred
+        requests a second that lock, not the emulation, was the local run's bottleneck. The
+        answer depends only on the host string, so a cache changes nothing but the cost.
+        """
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+        original = DomainDispatcherApplication.get_backend_for_host
+        cache: dict[str | None, Any] = {}
+
+        def get_backend_for_host(app: Any, host: str | None) -> Any:
+            if host not in cache:
+                cache[host] = original(app, host)
+            return cache[host]
+
+        DomainDispatcherApplication.get_backend_for_host = get_backend_for_host  # type: ignore[method-assign]
+        self._restaurar = lambda: setattr(DomainDispatcherApplication, "get_backend_for_host", original)
+
     def parar(self) -> None:
         import importlib
+
+        if self._restaurar is not None:
+            self._restaurar()
+            self._restaurar = None
 
         if self._servidor is not None:
             self._servidor.stop()

@@ -68,3 +68,22 @@ def test_ningun_mensaje_perdido_cuando_no_cuadra_falla() -> None:
     assert not resultado.cumple
     assert "aviso erp: 5 = 4 + 0 DLQ + 0 en cola ✗" in resultado.detalle
     assert inv.ningun_mensaje_perdido(balances[:1]).cumple
+
+
+def test_cobros_con_pedido_cobro_de_pedido_no_confirmado_ni_reembolsado_falla() -> None:
+    # GIVEN P1 charged and confirmed, P2 charged then refunded, P3 charged but never confirmed
+    cobros = [
+        {"pedido_id": "P1", "referencia_cobro": "ch_1"},
+        {"pedido_id": "P2", "referencia_cobro": "ch_2"},
+        {"pedido_id": "P3", "referencia_cobro": "ch_3"},
+    ]
+    reembolsos = [{"referencia_reembolso": "re_1", "referencia_cobro": "ch_2"}]
+    resultados = {"P1": Counter({"Confirmado": 1}), "P2": Counter({"Cancelado": 1}), "P3": Counter({"Fallido": 1})}
+
+    # WHEN the invariant is computed
+    resultado = inv.cobros_con_pedido(cobros, reembolsos, resultados)
+
+    # THEN only P3 is named
+    assert not resultado.cumple
+    assert "P3" in resultado.detalle
+    assert "P1" not in resultado.detalle
