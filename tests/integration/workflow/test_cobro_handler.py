@@ -137,11 +137,6 @@ def test_cobro_evento_invalido_no_llama_a_la_pasarela(cobro, pasarela, lambda_co
     assert pasarela.llamadas["/cobros"] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="mercadofresco.http.ClienteProveedor passes per-request headers (Idempotency-Key) to urllib3, which then "
-    "drops the pool's default headers: the API key (and Content-Type) never reach the provider",
-)
 def test_cobro_envia_la_clave_api_del_secreto(cobro, pasarela, lambda_context):
     # GIVEN the gateway's API key in Secrets Manager and a gateway that demands it
     arn = boto3.client("secretsmanager").create_secret(

@@ -113,11 +113,10 @@ class ClienteProveedor:
         self._timeout = urllib3.Timeout(
             connect=connect_timeout_s, read=read_timeout_s, total=connect_timeout_s + read_timeout_s
         )
-        self._pool = urllib3.PoolManager(
-            retries=False,
-            timeout=self._timeout,
-            headers={"Content-Type": "application/json", "Accept": "application/json", **(cabeceras or {})},
-        )
+        # Kept here, not as the pool's default headers: urllib3 *replaces* a pool's defaults
+        # with any per-request headers, and every idempotent call sends its own key.
+        self._cabeceras = {"Content-Type": "application/json", "Accept": "application/json", **(cabeceras or {})}
+        self._pool = urllib3.PoolManager(retries=False, timeout=self._timeout)
 
     def post(
         self, ruta: str, *, json: Any = None, idempotency_key: str | None = None, idempotente: bool = False
@@ -140,7 +139,7 @@ class ClienteProveedor:
     ) -> Respuesta:
         """Send with retries as the module docstring describes."""
         cuerpo = None if json is None else _json_bytes(json)
-        cabeceras = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        cabeceras = {**self._cabeceras, "Idempotency-Key": idempotency_key} if idempotency_key else self._cabeceras
         if self.budget is not None:
             self.budget.registrar_llamada()
         intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
@@ -177,7 +176,7 @@ class ClienteProveedor:
         permiso = self.breaker.adquirir() if self.breaker is not None else None
         try:
             resp = self._pool.request(
-                metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras or None, redirect=False
+                metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras, redirect=False
             )
         except Exception as exc:
             clasificacion = clasificar(exc, idempotente=idempotente)
