@@ -1,0 +1,108 @@
+"""PostgreSQL connections for Lambda: one small pool per execution environment, reused.
+
+- Local run / tests: ``DATABASE_URL`` (plain, no TLS) wins when set.
+- Deployed: ``AURORA_ENDPOINT`` + ``AURORA_DATABASE``; username/password from the Secrets
+  Manager secret ``AURORA_SECRET_ARN`` through Powertools Parameters (cached ``secreto_max_age_s``,
+  re-read when the pool opens a new connection, so a rotated password is picked up); TLS with
+  ``sslmode=require``, or ``verify-full`` against the RDS CA bundle at ``AURORA_SSLROOTCERT``.
+- After a failover or a restart the pool's ``check`` finds the dead connection before it is
+  handed out and opens a new one; ``target_session_attrs=read-write`` refuses a demoted
+  writer; ``max_lifetime_s`` bounds how long a connection outlives a DNS change.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from psycopg_pool import ConnectionPool
+
+from mercadofresco import aws
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigBD:
+    """Where the database is and how to reach it."""
+
+    database_url: str | None = None
+    endpoint: str | None = None
+    database: str = "mercadofresco"
+    secret_arn: str | None = None
+    puerto: int = 5432
+    sslrootcert: str | None = None
+    secreto_max_age_s: int = 300
+    connect_timeout_s: int = 5
+    espera_conexion_s: float = 10.0
+    max_lifetime_s: float = 600.0
+
+    def __post_init__(self) -> None:
+        if not self.database_url and not (self.endpoint and self.secret_arn):
+            raise ValueError("set DATABASE_URL (local) or AURORA_ENDPOINT and AURORA_SECRET_ARN (deployed)")
+
+    @classmethod
+    def from_env(cls) -> ConfigBD:
+        return cls(
+            database_url=os.environ.get("DATABASE_URL") or None,
+            endpoint=os.environ.get("AURORA_ENDPOINT") or None,
+            database=os.environ.get("AURORA_DATABASE", "mercadofresco"),
+            secret_arn=os.environ.get("AURORA_SECRET_ARN") or None,
+            sslrootcert=os.environ.get("AURORA_SSLROOTCERT") or None,
+        )
+
+
+@cache
+def _secretos() -> Any:
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+    return SecretsProvider(boto3_client=aws.client("secretsmanager"))
+
+
+def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
+    """libpq keyword arguments for Aurora, credentials from the (cached) secret."""
+    secreto = _secretos().get(config.secret_arn, transform="json", max_age=config.secreto_max_age_s)
+    parametros: dict[str, Any] = {
+        "host": config.endpoint,
+        "port": int(secreto.get("port", config.puerto)),
+        "dbname": config.database,
+        "user": secreto["username"],
+        "password": secreto["password"],
+        "sslmode": "verify-full" if config.sslrootcert else "require",
+        "target_session_attrs": "read-write",
+    }
+    if config.sslrootcert:
+        parametros["sslrootcert"] = config.sslrootcert
+    return parametros
+
+
+def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> ConnectionPool:
+    """An open pool; one connection suffices for a Lambda (one invocation at a time)."""
+    comunes = {
+        "connect_timeout": config.connect_timeout_s,
+        "application_name": os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "mercadofresco"),
+        "keepalives_idle": 30,
+    }
+    if config.database_url:
+        conninfo, kwargs = config.database_url, comunes
+    else:
+        # A callable: evaluated for every new connection (new password after a rotation).
+        conninfo, kwargs = "", lambda: {**parametros_aurora(config), **comunes}
+    return ConnectionPool(
+        conninfo,
+        kwargs=kwargs,
+        min_size=1,
+        max_size=max_size,
+        open=True,
+        check=ConnectionPool.check_connection,
+        timeout=config.espera_conexion_s,
+        max_lifetime=config.max_lifetime_s,
+        name="mercadofresco",
+        **opciones,
+    )
+
+
+@cache
+def pool_compartido() -> ConnectionPool:
+    """The execution environment's pool, created on first use and reused by warm invocations."""
+    return crear_pool(ConfigBD.from_env())

@@ -1,0 +1,84 @@
+"""Outbox rows as EventBridge ``PutEvents`` entries, and the calls they are grouped into.
+
+Pure functions (no driver, no client): the relay decides what to send, these decide how.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import uuid
+    from collections.abc import Iterable, Iterator
+    from datetime import datetime
+
+    from mercadofresco.outbox.config import OutboxConfig
+
+_BYTES_CAMPO_TIME = 14  # how EventBridge counts a present ``Time`` towards the 256 KB
+
+
+@dataclass(frozen=True, slots=True)
+class FilaOutbox:
+    """A claimed outbox row; ``bloqueada`` = an earlier event of its aggregate is held elsewhere."""
+
+    id: uuid.UUID
+    tipo_agregado: str
+    agregado_id: str
+    tipo_evento: str
+    version: int
+    payload: dict[str, Any]
+    creado_en: datetime
+    intentos: int
+    bloqueada: bool = False
+
+    @property
+    def agregado(self) -> tuple[str, str]:
+        return (self.tipo_agregado, self.agregado_id)
+
+
+def entrada(fila: FilaOutbox, config: OutboxConfig) -> dict[str, Any]:
+    """The ``PutEvents`` entry for a row: its ``Detail`` carries the outbox id as ``id``.
+
+    ``id`` and ``version`` are written last so a payload can never override them.
+    """
+    detalle = {**fila.payload, "id": str(fila.id), "version": fila.version}
+    return {
+        "Source": config.source,
+        "DetailType": fila.tipo_evento,
+        "Detail": json.dumps(detalle, separators=(",", ":"), ensure_ascii=False, default=str),
+        "EventBusName": config.bus_name,
+        "Time": fila.creado_en,
+    }
+
+
+def tamano_entrada(ent: dict[str, Any]) -> int:
+    """An entry's size as EventBridge counts it (UTF-8 of Source, DetailType, Detail, Resources; Time = 14)."""
+    tamano = sum(len(ent.get(k, "").encode()) for k in ("Source", "DetailType", "Detail"))
+    tamano += sum(len(r.encode()) for r in ent.get("Resources", ()))
+    return tamano + (_BYTES_CAMPO_TIME if "Time" in ent else 0)
+
+
+def trocear(
+    pendientes: Iterable[tuple[FilaOutbox, dict[str, Any], int]], config: OutboxConfig
+) -> Iterator[list[tuple[FilaOutbox, dict[str, Any], int]]]:
+    """Group ``(row, entry, size)`` in order into calls of ≤ N entries and ≤ the byte limit.
+
+    A call also holds at most one event per aggregate: EventBridge does not order the
+    entries of one call, so two events of the same order go in consecutive calls.
+    """
+    actual: list[tuple[FilaOutbox, dict[str, Any], int]] = []
+    bytes_actual = 0
+    agregados: set[tuple[str, str]] = set()
+    for item in pendientes:
+        fila, _, tamano = item
+        lleno = len(actual) >= config.entradas_por_llamada or bytes_actual + tamano > config.bytes_por_llamada
+        if actual and (lleno or fila.agregado in agregados):
+            yield actual
+            actual, bytes_actual, agregados = [], 0, set()
+        actual.append(item)
+        bytes_actual += tamano
+        agregados.add(fila.agregado)
+    if actual:
+        yield actual

@@ -1,0 +1,38 @@
+"""The outbox's daily clean-up: delete rows published more than ``retencion_dias`` ago.
+
+Without it the table grows forever (the lesson's "zombie carts"). Deletes go in bounded
+batches, one short transaction each, so the relay's claims never wait behind a huge DELETE,
+and the run stops at its deadline; the next day's run continues where it left off.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from mercadofresco.outbox import postgres
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from psycopg_pool import ConnectionPool
+
+    from mercadofresco.outbox.config import OutboxConfig
+
+
+def limpiar_publicadas(
+    pool: ConnectionPool,
+    config: OutboxConfig,
+    hasta: float,
+    *,
+    reloj: Callable[[], float] = time.monotonic,
+) -> int:
+    """Delete old published rows in batches of ``lote_limpieza`` until none is left or ``hasta``; return the count."""
+    borradas = 0
+    while reloj() < hasta:
+        with pool.connection() as conn, conn.transaction():
+            n = postgres.borrar_publicadas(conn, config.retencion_dias, config.lote_limpieza)
+        borradas += n
+        if n < config.lote_limpieza:
+            break
+    return borradas

@@ -1,0 +1,134 @@
+"""The outbox's SQL: claim, mark, record failures, park, measure, clean up.
+
+Every function runs in the caller's transaction (``conn``); the relay owns the
+transaction boundaries. The claim's lock/visibility timeline, for two relays A and B::
+
+    A: BEGIN ─ claim rows 1..100 (row locks) ─ PutEvents ─ mark accepted ─ COMMIT
+    B: BEGIN ─ claim: SKIP LOCKED jumps 1..100, takes 101..200 ────────── ... ─ COMMIT
+
+If A dies before COMMIT its locks vanish with its connection and its rows are claimed
+again: published twice, with the same ``id`` (at least once, never lost).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mercadofresco.outbox.eventos import FilaOutbox
+
+if TYPE_CHECKING:
+    import uuid
+
+    from psycopg import Connection
+
+# ``bloqueada``: an earlier pending event of the same aggregate is not in this batch (another
+# relay holds it, or it did not fit). EXISTS reads the statement's snapshot, so a row another
+# relay holds counts as pending until that relay commits: publishing waits, order is kept.
+_RECLAMAR = """
+WITH lote AS (
+    SELECT id, tipo_agregado, agregado_id, tipo_evento, version, payload, creado_en, secuencia, intentos
+    FROM outbox
+    WHERE NOT publicado AND aparcado_en IS NULL
+    ORDER BY creado_en, secuencia
+    LIMIT %(lote)s
+    FOR UPDATE SKIP LOCKED
+)
+SELECT l.id, l.tipo_agregado, l.agregado_id, l.tipo_evento, l.version, l.payload, l.creado_en, l.intentos,
+       EXISTS (
+           SELECT 1 FROM outbox e
+           WHERE e.tipo_agregado = l.tipo_agregado AND e.agregado_id = l.agregado_id
+             AND NOT e.publicado AND e.aparcado_en IS NULL
+             AND (e.creado_en, e.secuencia) < (l.creado_en, l.secuencia)
+             AND e.id NOT IN (SELECT id FROM lote)
+       ) AS bloqueada
+FROM lote l
+ORDER BY l.creado_en, l.secuencia
+"""
+
+_REGISTRAR_FALLOS = """
+UPDATE outbox o
+SET intentos = o.intentos + f.rechazos,
+    ultimo_error = f.error,
+    aparcado_en = CASE WHEN NOT o.publicado AND o.intentos + f.rechazos >= %(max)s THEN clock_timestamp() END,
+    motivo_aparcado = CASE WHEN NOT o.publicado AND o.intentos + f.rechazos >= %(max)s
+        THEN 'rejected ' || (o.intentos + f.rechazos) || ' times; last: ' || f.error END
+FROM unnest(%(ids)s::uuid[], %(rechazos)s::int[], %(errores)s::text[]) AS f(id, rechazos, error)
+WHERE o.id = f.id
+RETURNING o.id, o.aparcado_en IS NOT NULL AS aparcada
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class EstadoOutbox:
+    """What the metrics and alarms watch."""
+
+    pendientes: int
+    antiguedad_max_s: float
+    aparcadas: int
+
+
+def reclamar(conn: Connection, lote: int) -> list[FilaOutbox]:
+    """Lock up to ``lote`` pending rows no other relay holds, oldest first."""
+    filas = conn.execute(_RECLAMAR, {"lote": lote}).fetchall()
+    return [FilaOutbox(*fila) for fila in filas]
+
+
+def marcar_publicadas(conn: Connection, ids: list[uuid.UUID]) -> None:
+    """Mark rows EventBridge accepted (and only those)."""
+    if ids:
+        conn.execute(
+            "UPDATE outbox SET publicado = true, publicado_en = clock_timestamp() WHERE id = ANY(%s)",
+            (ids,),
+        )
+
+
+def registrar_fallos(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], intentos_max: int) -> list[uuid.UUID]:
+    """Add each row's rejections to ``intentos`` and keep its last error; park the ones at the limit.
+
+    Call after :func:`marcar_publicadas`: a row accepted on a re-send keeps its count but is
+    never parked. Returns the ids parked now.
+    """
+    if not fallos:
+        return []
+    ids = list(fallos)
+    filas = conn.execute(
+        _REGISTRAR_FALLOS,
+        {
+            "ids": ids,
+            "rechazos": [fallos[i][0] for i in ids],
+            "errores": [fallos[i][1][:1000] for i in ids],
+            "max": intentos_max,
+        },
+    ).fetchall()
+    return [id_ for id_, aparcada in filas if aparcada]
+
+
+def aparcar(conn: Connection, id_: uuid.UUID, motivo: str) -> None:
+    """Park a row that can never be sent (e.g. larger than PutEvents accepts)."""
+    conn.execute(
+        "UPDATE outbox SET aparcado_en = clock_timestamp(), motivo_aparcado = %s, ultimo_error = %s WHERE id = %s",
+        (motivo, motivo, id_),
+    )
+
+
+def estado(conn: Connection) -> EstadoOutbox:
+    """Pending rows, age of the oldest pending one (seconds), parked rows."""
+    pendientes, antiguedad, aparcadas = conn.execute(
+        "SELECT count(*) FILTER (WHERE aparcado_en IS NULL),"
+        " COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(creado_en) FILTER (WHERE aparcado_en IS NULL)), 0),"
+        " (SELECT count(*) FROM outbox WHERE aparcado_en IS NOT NULL)"
+        " FROM outbox WHERE NOT publicado"
+    ).fetchone()
+    return EstadoOutbox(int(pendientes), float(antiguedad), int(aparcadas))
+
+
+def borrar_publicadas(conn: Connection, retencion_dias: int, lote: int) -> int:
+    """Delete up to ``lote`` rows published more than ``retencion_dias`` ago; return how many."""
+    cursor = conn.execute(
+        "DELETE FROM outbox WHERE id IN ("
+        " SELECT id FROM outbox WHERE publicado AND publicado_en < clock_timestamp() - make_interval(days => %s)"
+        " ORDER BY publicado_en LIMIT %s FOR UPDATE SKIP LOCKED)",
+        (retencion_dias, lote),
+    )
+    return cursor.rowcount

@@ -1,0 +1,204 @@
+"""``OutboxRelay``: publish pending outbox rows to EventBridge, mark only what was accepted.
+
+One batch = one transaction: claim ≤ ``lote_max`` rows (``FOR UPDATE SKIP LOCKED``, oldest
+first), send them with ``PutEvents`` in calls of ≤ 10 entries and ≤ 256 KB, re-send only the
+entries EventBridge rejected (``FailedEntryCount`` / per-entry ``ErrorCode``), then mark the
+accepted rows and count the rejections, and commit. Order per aggregate is kept: a row whose
+earlier event is still pending, or whose earlier event was rejected in this batch, waits.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from botocore.exceptions import BotoCoreError, ClientError
+from psycopg_pool import PoolTimeout
+
+from mercadofresco.outbox import postgres
+from mercadofresco.outbox.eventos import entrada, tamano_entrada, trocear
+
+if TYPE_CHECKING:
+    import uuid
+    from collections.abc import Callable
+
+    from botocore.client import BaseClient
+    from psycopg_pool import ConnectionPool
+
+    from mercadofresco.outbox.config import OutboxConfig
+    from mercadofresco.outbox.eventos import FilaOutbox
+
+logger = logging.getLogger(__name__)
+
+ERRORES_BD = (psycopg.OperationalError, PoolTimeout)
+
+
+@dataclass(slots=True)
+class Resultado:
+    """Counters of one batch or of a whole drain."""
+
+    lotes: int = 0
+    reclamadas: int = 0
+    publicadas: int = 0
+    rechazos: int = 0
+    aparcadas: int = 0
+    retenidas: int = 0
+    llamadas: int = 0
+    errores_bd: int = 0
+    errores_servicio: int = 0
+
+    def sumar(self, otro: Resultado) -> None:
+        for campo, valor in asdict(otro).items():
+            setattr(self, campo, getattr(self, campo) + valor)
+
+    def como_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class OutboxRelay:
+    """Drains the outbox to the bus; safe to run several at once (different connections).
+
+    Parameters
+    ----------
+    pool
+        A psycopg ``ConnectionPool`` (its ``check`` replaces connections a restart broke).
+    eventos
+        A boto3 ``events`` client (from :func:`mercadofresco.aws.client`).
+    reloj, dormir
+        Injectable monotonic clock and sleep, so tests compress time.
+    """
+
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        eventos: BaseClient,
+        config: OutboxConfig,
+        *,
+        reloj: Callable[[], float] = time.monotonic,
+        dormir: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._pool = pool
+        self._eventos = eventos
+        self._config = config
+        self._reloj = reloj
+        self._dormir = dormir
+
+    def procesar_lote(self) -> Resultado:
+        """Claim, publish, mark and commit one batch; return its counters."""
+        res = Resultado(lotes=1)
+        with self._pool.connection() as conn, conn.transaction():
+            filas = postgres.reclamar(conn, self._config.lote_max)
+            res.reclamadas = len(filas)
+            if not filas:
+                return res
+            enviables = self._planificar(conn, filas, res)
+            aceptadas, fallos = self._publicar(enviables, res)
+            postgres.marcar_publicadas(conn, aceptadas)
+            aparcadas = postgres.registrar_fallos(conn, fallos, self._config.intentos_max)
+            for id_ in aparcadas:
+                logger.error("outbox row parked", extra={"outbox_id": str(id_), "motivo": fallos[id_][1]})
+            res.publicadas = len(aceptadas)
+            res.aparcadas += len(aparcadas)
+        return res
+
+    def drenar(self, hasta: float) -> Resultado:
+        """Process batches until the clock reaches ``hasta``; poll every ``sondeo_s`` when idle.
+
+        A database outage (restart, failover) or an unavailable EventBridge pauses and retries
+        instead of ending the drain: nothing is lost, the rows wait in the table.
+        """
+        total = Resultado()
+        while (ahora := self._reloj()) < hasta:
+            try:
+                lote = self.procesar_lote()
+            except ERRORES_BD as exc:
+                total.errores_bd += 1
+                logger.warning("outbox database unavailable, retrying", extra={"error": str(exc)})
+                self._dormir(min(self._config.espera_tras_error_s, max(hasta - ahora, 0)))
+                continue
+            total.sumar(lote)
+            self._dormir(min(self._pausa(lote), max(hasta - self._reloj(), 0)))
+        return total
+
+    def estado(self) -> postgres.EstadoOutbox:
+        """Pending count, oldest pending age and parked count (for the metrics)."""
+        with self._pool.connection() as conn:
+            return postgres.estado(conn)
+
+    def _pausa(self, lote: Resultado) -> float:
+        if lote.errores_servicio:
+            return self._config.espera_tras_error_s
+        if lote.reclamadas == 0:
+            return self._config.sondeo_s
+        if lote.publicadas == 0 and lote.rechazos == 0:
+            return self._config.espera_bloqueo_s  # everything waits on another relay's commit
+        return 0.0
+
+    def _planificar(self, conn: Any, filas: list[FilaOutbox], res: Resultado) -> list[tuple[FilaOutbox, dict, int]]:
+        """Entries to send, in order; park the ones that can never fit, hold the ones that must wait."""
+        enviables: list[tuple[FilaOutbox, dict, int]] = []
+        esperan: set[tuple[str, str]] = set()
+        for fila in filas:
+            if fila.bloqueada or fila.agregado in esperan:
+                esperan.add(fila.agregado)
+                res.retenidas += 1
+                continue
+            ent = entrada(fila, self._config)
+            tamano = tamano_entrada(ent)
+            if tamano > self._config.bytes_por_llamada:
+                motivo = f"entry of {tamano} bytes exceeds PutEvents' {self._config.bytes_por_llamada}-byte limit"
+                postgres.aparcar(conn, fila.id, motivo)
+                logger.error("outbox row parked", extra={"outbox_id": str(fila.id), "motivo": motivo})
+                res.aparcadas += 1
+                continue
+            enviables.append((fila, ent, tamano))
+        return enviables
+
+    def _publicar(
+        self, enviables: list[tuple[FilaOutbox, dict, int]], res: Resultado
+    ) -> tuple[list[uuid.UUID], dict[uuid.UUID, tuple[int, str]]]:
+        """Send in calls, re-sending only rejected entries; a rejected row holds back its aggregate."""
+        aceptadas: list[uuid.UUID] = []
+        fallos: dict[uuid.UUID, tuple[int, str]] = {}
+        pendientes = enviables
+        for ronda in range(1 + self._config.reenvios_por_lote):
+            if ronda:
+                self._dormir(self._config.espera_reenvio_s * ronda)  # rejections are often throttling
+            rechazadas: list[tuple[FilaOutbox, dict, int]] = []
+            detenidos: set[tuple[str, str]] = set()
+            for llamada in trocear(pendientes, self._config):
+                enviar = [item for item in llamada if item[0].agregado not in detenidos]
+                res.retenidas += len(llamada) - len(enviar)
+                if not enviar:
+                    continue
+                respuesta = self._put_events([ent for _, ent, _ in enviar], res)
+                if respuesta is None:  # the call itself failed: stop this batch, keep the rest pending
+                    return aceptadas, fallos
+                for item, resultado in zip(enviar, respuesta, strict=True):
+                    fila = item[0]
+                    if "ErrorCode" in resultado:
+                        n, _ = fallos.get(fila.id, (0, ""))
+                        fallos[fila.id] = (n + 1, f"{resultado['ErrorCode']}: {resultado.get('ErrorMessage', '')}")
+                        rechazadas.append(item)
+                        detenidos.add(fila.agregado)
+                        res.rechazos += 1
+                    else:
+                        aceptadas.append(fila.id)
+            if not rechazadas:
+                break
+            # Only the rejected entries go again; later events of their aggregates wait for the next batch.
+            pendientes = rechazadas
+        return aceptadas, fallos
+
+    def _put_events(self, entradas: list[dict], res: Resultado) -> list[dict] | None:
+        res.llamadas += 1
+        try:
+            respuesta = self._eventos.put_events(Entries=entradas)
+        except (ClientError, BotoCoreError) as exc:
+            res.errores_servicio += 1
+            logger.warning("PutEvents failed as a whole, rows stay pending", extra={"error": str(exc)})
+            return None
+        return respuesta["Entries"]

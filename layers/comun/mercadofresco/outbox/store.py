@@ -1,0 +1,134 @@
+"""The store's write: an order and its ``PedidoCreado`` event in ONE PostgreSQL transaction.
+
+Never ``INSERT`` then publish: a process that dies between the two loses the event (one order
+in nine hundred, in the lesson). Here the event is a row of ``outbox`` written by the same
+transaction as the order: both exist or neither does, and the relay publishes it later.
+:func:`agregar_evento` is the only way anything in the project enqueues an event.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from mercadofresco.outbox.exceptions import PedidoDuplicado, PedidoInvalido
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from psycopg import Connection
+
+VERSION_PEDIDO_CREADO = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LineaPedido:
+    sku: str
+    cantidad: int
+    precio_centimos: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pedido:
+    """An order as the store writes it (amounts in cents, never floats)."""
+
+    pedido_id: str
+    cliente_id: str
+    lineas: tuple[LineaPedido, ...]
+    moneda: str = "EUR"
+
+    @property
+    def importe_centimos(self) -> int:
+        return sum(linea.cantidad * linea.precio_centimos for linea in self.lineas)
+
+    @classmethod
+    def desde_dict(cls, datos: Mapping[str, Any]) -> Pedido:
+        """Build and validate an order from a mapping; :class:`PedidoInvalido` says what is wrong."""
+        try:
+            lineas = tuple(
+                LineaPedido(str(lin["sku"]), int(lin["cantidad"]), int(lin["precio_centimos"]))
+                for lin in datos["lineas"]
+            )
+            pedido = cls(str(datos["pedido_id"]), str(datos["cliente_id"]), lineas, str(datos.get("moneda", "EUR")))
+        except KeyError as exc:
+            raise PedidoInvalido(f"order is missing field {exc.args[0]!r}") from exc
+        except (TypeError, ValueError) as exc:
+            raise PedidoInvalido(f"order has a malformed field: {exc}") from exc
+        pedido.validar()
+        return pedido
+
+    def validar(self) -> None:
+        if not self.pedido_id or not self.cliente_id:
+            raise PedidoInvalido("pedido_id and cliente_id must not be empty")
+        if not self.lineas:
+            raise PedidoInvalido(f"order {self.pedido_id} has no lines")
+        if any(lin.cantidad < 1 or lin.precio_centimos < 0 or not lin.sku for lin in self.lineas):
+            raise PedidoInvalido(f"order {self.pedido_id} has a line with no sku, quantity < 1 or a negative price")
+        if len(self.moneda) != 3:
+            raise PedidoInvalido(f"currency {self.moneda!r} is not an ISO 4217 code")
+
+    def evento_creado(self) -> dict[str, Any]:
+        """The ``PedidoCreado`` payload (the relay adds ``id`` and ``version``)."""
+        return {
+            "pedido_id": self.pedido_id,
+            "cliente_id": self.cliente_id,
+            "lineas": [asdict(linea) for linea in self.lineas],
+            "importe_centimos": self.importe_centimos,
+            "moneda": self.moneda,
+        }
+
+
+def agregar_evento(
+    conn: Connection,
+    tipo_agregado: str,
+    agregado_id: str,
+    tipo_evento: str,
+    payload: Mapping[str, Any],
+    version: int = 1,
+) -> uuid.UUID:
+    """Insert one outbox row in the caller's transaction; return its id (the event's ``id``)."""
+    outbox_id = uuid.uuid4()
+    conn.execute(
+        "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (outbox_id, tipo_agregado, agregado_id, tipo_evento, version, Jsonb(dict(payload))),
+    )
+    return outbox_id
+
+
+def crear_pedido(conn: Connection, pedido: Pedido) -> uuid.UUID:
+    """Write the order and its ``PedidoCreado`` outbox row atomically; return the outbox id.
+
+    Runs in ``conn.transaction()``: its own transaction, or a savepoint of the caller's
+    (then the caller's commit decides). Any exception inside leaves neither row.
+
+    Raises
+    ------
+    PedidoInvalido
+        The order fails validation (nothing written).
+    PedidoDuplicado
+        ``pedido_id`` already exists (nothing written).
+    """
+    pedido.validar()
+    try:
+        with conn.transaction():
+            conn.execute(
+                "INSERT INTO pedidos (pedido_id, cliente_id, lineas, importe_centimos, moneda)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                (
+                    pedido.pedido_id,
+                    pedido.cliente_id,
+                    Jsonb([asdict(linea) for linea in pedido.lineas]),
+                    pedido.importe_centimos,
+                    pedido.moneda,
+                ),
+            )
+            return agregar_evento(
+                conn, "pedido", pedido.pedido_id, "PedidoCreado", pedido.evento_creado(), VERSION_PEDIDO_CREADO
+            )
+    except psycopg.errors.UniqueViolation as exc:
+        raise PedidoDuplicado(f"order {pedido.pedido_id} already exists") from exc

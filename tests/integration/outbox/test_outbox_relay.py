@@ -1,0 +1,247 @@
+"""OutboxRelay against a real PostgreSQL and EventBridge on moto delivering to SQS."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from botocore.stub import Stubber
+from mercadofresco.aws import client
+from mercadofresco.outbox.config import OutboxConfig
+from mercadofresco.outbox.relay import OutboxRelay
+from mercadofresco.outbox.store import agregar_evento
+from psycopg_pool import ConnectionPool
+
+from tests.integration.outbox.conftest import Consumidor
+
+if TYPE_CHECKING:
+    from tests.integration.outbox.conftest import BusEnCola
+
+pytestmark = pytest.mark.integration
+
+AGREGADOS = 1_000
+FILAS = 10_000
+
+
+def _sembrar(pool: ConnectionPool, filas: int, agregados: int) -> None:
+    """``filas`` events spread over ``agregados`` orders; ``n`` grows per order in creation order."""
+    with pool.connection() as conn:
+        conn.execute(
+            "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
+            " SELECT gen_random_uuid(), 'pedido', 'p' || (g %% %(a)s), 'PedidoActualizado', 1,"
+            "        jsonb_build_object('pedido_id', 'p' || (g %% %(a)s), 'n', g)"
+            " FROM generate_series(0, %(f)s - 1) AS g ORDER BY g",
+            {"a": agregados, "f": filas},
+        )
+
+
+def _ids_en_bd(pool: ConnectionPool, publicado: bool) -> set[str]:
+    with pool.connection() as conn:
+        return {str(i) for (i,) in conn.execute("SELECT id FROM outbox WHERE publicado = %s", (publicado,))}
+
+
+def _vaciar(relay: OutboxRelay) -> None:
+    while relay.procesar_lote().reclamadas:
+        pass
+
+
+def test_relays_when_four_drain_in_parallel_deliver_each_once_in_order(
+    outbox_dsn: str, pool: ConnectionPool, config: OutboxConfig, bus_en_cola: BusEnCola
+) -> None:
+    # GIVEN 10,000 pending events of 1,000 orders (10 each, interleaved)
+    _sembrar(pool, FILAS, AGREGADOS)
+    pools = [ConnectionPool(outbox_dsn, min_size=1, max_size=1, open=True) for _ in range(4)]
+    consumidor = Consumidor(bus_en_cola)
+    relays = [OutboxRelay(p, consumidor.frenar(client("events")), config) for p in pools]
+    errores: list[BaseException] = []
+
+    def correr(relay: OutboxRelay) -> None:
+        try:
+            _vaciar(relay)
+        except BaseException as exc:  # surfaced in the main thread
+            errores.append(exc)
+
+    # WHEN four relays drain the table at once, in real threads with their own connections
+    inicio = time.monotonic()
+    hilos = [threading.Thread(target=correr, args=(r,)) for r in relays]
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join(timeout=120)
+    duracion_s = time.monotonic() - inicio
+    for p in pools:
+        p.close()
+    entregados = consumidor.terminar()
+
+    # THEN every event was delivered exactly once by the relays, each order's events in order
+    assert errores == []
+    ids = [e["detail"]["id"] for e in entregados]
+    assert len(ids) == FILAS
+    assert set(ids) == _ids_en_bd(pool, publicado=True)
+    assert _ids_en_bd(pool, publicado=False) == set()
+    por_pedido: dict[str, list[int]] = defaultdict(list)
+    for e in entregados:
+        por_pedido[e["detail"]["pedido_id"]].append(e["detail"]["n"])
+    assert len(por_pedido) == AGREGADOS
+    assert all(ns == sorted(ns) for ns in por_pedido.values())
+    assert duracion_s < 60
+
+
+class _Grabadora:
+    """Records the ``Entries`` of every PutEvents call a client makes."""
+
+    def __init__(self, eventos: Any) -> None:
+        self.llamadas: list[list[str]] = []
+        eventos.meta.events.register("provide-client-params.events.PutEvents", self._grabar)
+
+    def _grabar(self, params: dict[str, Any], **_: Any) -> None:
+        import json
+
+        self.llamadas.append([json.loads(e["Detail"])["id"] for e in params["Entries"]])
+
+
+def _respuesta(*errores: str | None) -> dict[str, Any]:
+    entradas = [{"ErrorCode": e, "ErrorMessage": "no"} if e else {"EventId": str(uuid.uuid4())} for e in errores]
+    return {"FailedEntryCount": sum(1 for e in errores if e), "Entries": entradas}
+
+
+def _cinco_pedidos(pool: ConnectionPool) -> list[str]:
+    with pool.connection() as conn:
+        return [str(agregar_evento(conn, "pedido", f"p{i}", "PedidoCreado", {"pedido_id": f"p{i}"})) for i in range(5)]
+
+
+def test_relay_when_some_entries_fail_resends_only_those_and_marks_only_accepted(
+    pool: ConnectionPool, config: OutboxConfig
+) -> None:
+    # GIVEN five pending events and an EventBridge that rejects entries 2 and 4 once
+    ids = _cinco_pedidos(pool)
+    eventos = client("events")
+    grabadora = _Grabadora(eventos)
+    with Stubber(eventos) as stub:
+        stub.add_response("put_events", _respuesta(None, "ThrottlingException", None, "InternalFailure", None))
+        stub.add_response("put_events", _respuesta(None, None))
+        # WHEN the relay processes a batch
+        resultado = OutboxRelay(pool, eventos, config).procesar_lote()
+        stub.assert_no_pending_responses()
+    # THEN only the two rejected entries were sent again, and all five are published
+    assert grabadora.llamadas == [ids, [ids[1], ids[3]]]
+    assert (resultado.publicadas, resultado.rechazos, resultado.llamadas) == (5, 2, 2)
+    with pool.connection() as conn:
+        filas = {
+            str(id_): resto
+            for id_, *resto in conn.execute("SELECT id, publicado, intentos, ultimo_error FROM outbox").fetchall()
+        }
+    assert filas[ids[1]] == [True, 1, "ThrottlingException: no"]
+    assert filas[ids[3]] == [True, 1, "InternalFailure: no"]
+    assert [filas[ids[i]] for i in (0, 2, 4)] == [[True, 0, None]] * 3
+
+
+def test_relay_when_entry_keeps_failing_never_marks_it_and_holds_its_aggregate(
+    pool: ConnectionPool, config: OutboxConfig
+) -> None:
+    # GIVEN p0's creation and a later p0 event, plus p1, and an EventBridge that always rejects p0's first
+    with pool.connection() as conn:
+        p0 = str(agregar_evento(conn, "pedido", "p0", "PedidoCreado", {"pedido_id": "p0"}))
+        p1 = str(agregar_evento(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
+        p0b = str(agregar_evento(conn, "pedido", "p0", "PedidoCancelado", {"pedido_id": "p0"}))
+    eventos = client("events")
+    grabadora = _Grabadora(eventos)
+    with Stubber(eventos) as stub:
+        stub.add_response("put_events", _respuesta("InternalFailure", None))
+        stub.add_response("put_events", _respuesta("InternalFailure"))
+        stub.add_response("put_events", _respuesta("InternalFailure"))
+        # WHEN the relay processes a batch (one send + two re-sends of the rejected entry)
+        resultado = OutboxRelay(pool, eventos, config).procesar_lote()
+        stub.assert_no_pending_responses()
+    # THEN p0's later event was never sent (order), p1 was published, p0 counts three rejections
+    assert grabadora.llamadas == [[p0, p1], [p0], [p0]]
+    assert (resultado.publicadas, resultado.rechazos, resultado.retenidas) == (1, 3, 1)
+    assert _ids_en_bd(pool, publicado=True) == {p1}
+    with pool.connection() as conn:
+        intentos, error, aparcado = conn.execute(
+            "SELECT intentos, ultimo_error, aparcado_en FROM outbox WHERE id = %s", (p0,)
+        ).fetchone()
+    assert (intentos, error, aparcado) == (3, "InternalFailure: no", None)
+    assert p0b in _ids_en_bd(pool, publicado=False)
+
+
+def test_relay_when_entry_reaches_attempt_limit_parks_it_and_unblocks_rest(pool: ConnectionPool) -> None:
+    # GIVEN an event rejected on every send, a later event of the same order, and a limit of 3 attempts
+    config = OutboxConfig(bus_name="bus-mercadofresco", intentos_max=3, reenvios_por_lote=2, espera_reenvio_s=0)
+    with pool.connection() as conn:
+        malo = str(agregar_evento(conn, "pedido", "p0", "PedidoCreado", {"pedido_id": "p0"}))
+        siguiente = str(agregar_evento(conn, "pedido", "p0", "PedidoCancelado", {"pedido_id": "p0"}))
+    eventos = client("events")
+    relay = OutboxRelay(pool, eventos, config)
+    with Stubber(eventos) as stub:
+        for _ in range(3):
+            stub.add_response("put_events", _respuesta("InternalFailure"))
+        stub.add_response("put_events", _respuesta(None))
+        # WHEN the relay processes two batches
+        primero = relay.procesar_lote()
+        segundo = relay.procesar_lote()
+        stub.assert_no_pending_responses()
+    # THEN the bad row is parked with its reason and the rest of its order goes through
+    assert primero.aparcadas == 1
+    assert segundo.publicadas == 1
+    assert _ids_en_bd(pool, publicado=True) == {siguiente}
+    with pool.connection() as conn:
+        motivo = conn.execute("SELECT motivo_aparcado FROM outbox WHERE id = %s", (malo,)).fetchone()[0]
+    assert motivo == "rejected 3 times; last: InternalFailure: no"
+    assert relay.estado().aparcadas == 1
+
+
+def test_relay_when_entry_exceeds_put_events_limit_parks_it_and_publishes_rest(
+    pool: ConnectionPool, config: OutboxConfig, bus_en_cola: BusEnCola
+) -> None:
+    # GIVEN a 300 KB event between two normal ones
+    with pool.connection() as conn:
+        bueno1 = str(agregar_evento(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
+        grande = str(agregar_evento(conn, "pedido", "p2", "PedidoCreado", {"pedido_id": "p2", "x": "a" * 300_000}))
+        bueno2 = str(agregar_evento(conn, "pedido", "p3", "PedidoCreado", {"pedido_id": "p3"}))
+    relay = OutboxRelay(pool, client("events"), config)
+    # WHEN the relay processes a batch
+    resultado = relay.procesar_lote()
+    # THEN the large row is parked with the reason, the other two are delivered
+    assert resultado.aparcadas == 1
+    assert {e["detail"]["id"] for e in bus_en_cola.recibir_todo()} == {bueno1, bueno2}
+    with pool.connection() as conn:
+        motivo = conn.execute("SELECT motivo_aparcado FROM outbox WHERE id = %s", (grande,)).fetchone()[0]
+    assert "exceeds PutEvents' 262144-byte limit" in motivo
+    assert relay.estado().aparcadas == 1
+
+
+def test_relay_when_eventbridge_unreachable_keeps_rows_pending(pool: ConnectionPool, config: OutboxConfig) -> None:
+    # GIVEN pending events and an EventBridge endpoint nobody listens on
+    ids = _cinco_pedidos(pool)
+    eventos = client("events", endpoint_url="http://127.0.0.1:9", config=None)
+    # WHEN the relay processes a batch
+    resultado = OutboxRelay(pool, eventos, config).procesar_lote()
+    # THEN nothing is marked, no attempt is burnt, and the failure is counted
+    assert resultado.errores_servicio == 1
+    assert _ids_en_bd(pool, publicado=False) == set(ids)
+    with pool.connection() as conn:
+        assert conn.execute("SELECT max(intentos) FROM outbox").fetchone()[0] == 0
+
+
+def test_drenar_when_idle_polls_about_once_a_second_until_deadline(pool: ConnectionPool) -> None:
+    # GIVEN an empty outbox and a fake clock advanced only by the relay's own sleeps
+    ahora = [0.0]
+    pausas: list[float] = []
+
+    def dormir(s: float) -> None:
+        pausas.append(s)
+        ahora[0] += s
+
+    config = OutboxConfig(bus_name="bus-mercadofresco")
+    relay = OutboxRelay(pool, client("events"), config, reloj=lambda: ahora[0], dormir=dormir)
+    # WHEN it drains until second 50
+    resultado = relay.drenar(hasta=50.0)
+    # THEN it polled once a second, 50 times, and stopped at the deadline
+    assert resultado.lotes == 50
+    assert set(pausas) == {1.0}
+    assert ahora[0] == 50.0
