@@ -24,6 +24,8 @@ Avance = Callable[[str, int, int], None]  # (what is happening, done, total)
 LATENCIA_NORMAL_S = 0.24  # the lesson's gateway: 240 ms
 LATENCIA_DEGRADADA_S = 4.0  # "la latencia sube de 240 ms a 4 s"
 CAIDA_S = 30.0  # "si la pasarela se cae 30 segundos"
+T_LENTA_S = 6.0  # seconds of a normal gateway before it degrades
+T_CAIDA_S = 12.0  # when the 503s start (after 6 s at 4 s a call)
 PEOR_CASO_MAX = 15  # "si el número supera 15, hay algo mal"
 
 
@@ -115,12 +117,14 @@ def normal(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avanc
 
 def viernes(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
     """Gateway 240 ms -> 4 s -> 503 for 30 s -> recovered, while orders keep coming."""
+    from mercadofresco.circuit_breaker import BreakerConfig
+
     assert sesion.tienda is not None
-    # The outage sits inside the order stream, so orders keep arriving after the gateway is back:
-    # the breaker only closes when a call probes it (half-open after its 30 s open period).
-    duracion_s = n / ritmo
-    t_lenta, t_caida = 0.15 * duracion_s, 0.3 * duracion_s
+    t_lenta, t_caida = T_LENTA_S, T_CAIDA_S
     t_vuelta = t_caida + CAIDA_S
+    # Orders must keep arriving after the breaker's open period (the layer's own figure): it only
+    # closes when a call probes it half-open, after the gateway is back.
+    duracion_s = max(n / ritmo, t_caida + BreakerConfig().apertura_base_s + 10)
     sesion.proveedores.fallos.programar(
         Fallo.latencia(LATENCIA_NORMAL_S, proveedor="pasarela", hasta_s=t_lenta),
         Fallo.latencia(LATENCIA_DEGRADADA_S, proveedor="pasarela", desde_s=t_lenta, hasta_s=t_caida),
@@ -129,10 +133,10 @@ def viernes(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avan
     )
     informe.notas.append(
         f"pasarela: 240 ms hasta t={t_lenta:.0f} s, 4 s hasta t={t_caida:.0f} s, 503 hasta t={t_vuelta:.0f} s, "
-        "luego 240 ms"
+        f"luego 240 ms; {n} pedidos en {duracion_s:.0f} s"
     )
     crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
-    _, drenaje = fase(sesion, n, ritmo, crear, "viernes de octubre", avance)
+    _, drenaje = fase(sesion, n, n / duracion_s, crear, "viernes de octubre", avance)
     res = cerrar(sesion, sesion.tienda.prefijo, informe, drenaje)
     _comprobar_viernes(sesion, res, informe)
 

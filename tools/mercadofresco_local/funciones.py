@@ -118,3 +118,21 @@ def _manejador_diferido(funcion: Funcion) -> Callable[[Any, Any], Any]:
 
 def ruta_codigo(code_uri: str) -> Path:
     return (RAIZ / code_uri).resolve()
+
+
+def entornos_nuevos() -> None:
+    """Forget the layer's per-execution-environment caches, as new Lambda containers would.
+
+    The layer keeps module-lifetime clients and pools (``mercadofresco.aws.cached_client``,
+    ``mercadofresco.db.pool_compartido``); a second local run in the same process (the e2e
+    suite) has another moto port and another database schema, so it must start cold.
+    """
+    import mercadofresco.aws as aws
+
+    aws.cached_client.cache_clear()
+    if "mercadofresco.db" in sys.modules:  # imports psycopg: only if some handler already did
+        db = sys.modules["mercadofresco.db"]
+        if db.pool_compartido.cache_info().currsize:
+            db.pool_compartido().close()
+        db.pool_compartido.cache_clear()
+        db._secretos.cache_clear()

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 
 from mercadofresco_local.aprovisionar import Aprovisionador
+from mercadofresco_local.funciones import entornos_nuevos
 from mercadofresco_local.mapeos import Mapeo, mapeos_de_plantilla
 from mercadofresco_local.pipes import PipeStream, pipes_de_plantilla
 from mercadofresco_local.plantilla import Plantilla
@@ -64,6 +65,8 @@ class RuntimeLocal:
         return self.aprovisionador.funciones
 
     def arrancar(self) -> RuntimeLocal:
+        entornos_nuevos()
+        self._deshacer.append(entornos_nuevos)
         self.servidor = ServidorMoto(region=self.plantilla.region, compresion=self.compresion).arrancar()
         self._deshacer.append(self.servidor.parar)
         self.aprovisionador = Aprovisionador(self.plantilla, entorno_local=dict(self.entorno_local)).aprovisionar()

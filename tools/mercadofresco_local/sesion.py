@@ -154,7 +154,7 @@ class Sesion:
             "OUTBOX_DRENAJE_S": f"{max(0.5, 50 / self.compresion):.2f}",
         }
         # The same URLs for handlers that read them straight from the environment.
-        entorno.update({_variable(n): p.url for n, p in self._stand_ins().items()})
+        entorno.update(self.proveedores.entorno())
         return {**entorno, **self.entorno_extra}
 
     def _bus(self) -> str:
@@ -165,12 +165,6 @@ class Sesion:
 
     def segundos(self) -> float:
         return time.monotonic() - self.inicio
-
-
-def _variable(nombre: str) -> str:
-    """``CorreoPrincipal`` -> ``CORREO_PRINCIPAL_URL``."""
-    partes = "".join(f"_{c}" if c.isupper() else c for c in nombre).lstrip("_").upper()
-    return f"{partes}_URL"
 
 
 class RelayDeRespaldo:

@@ -1,0 +1,80 @@
+"""Each ``mf-demo`` scenario, small: the invariants hold and the scenario shows what it is for.
+
+The invariants (every committed order processed exactly once, at most one charge per order,
+refunds match charges, no charge without a confirmed or refunded order, nothing lost) are
+computed from the stand-ins' records, PostgreSQL and moto, never from the scenario's intent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.e2e.conftest import comprobacion
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mercadofresco_local.informe import Informe
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(240)]
+
+
+def _invariantes_rotos(informe: Informe) -> list[str]:
+    return [f"{i.nombre}: {i.detalle}" for i in informe.invariantes if not i.cumple]
+
+
+def test_escenario_normal_todos_los_pedidos_confirmados_sin_dlq(escenario: Callable[..., Informe]) -> None:
+    # GIVEN / WHEN 20 orders with every provider healthy
+    informe = escenario("normal", 20)
+
+    # THEN every invariant holds, every order is confirmed and every DLQ is empty
+    assert not _invariantes_rotos(informe)
+    assert comprobacion(informe, "todos los pedidos confirmados")
+    assert comprobacion(informe, "todas las DLQ vacías")
+
+
+def test_escenario_viernes_el_circuito_abre_y_cierra_sin_cobro_doble(escenario: Callable[..., Informe]) -> None:
+    # GIVEN / WHEN 40 orders while the gateway goes 240 ms -> 4 s -> 503 for 30 s -> recovered
+    informe = escenario("viernes", 40)
+
+    # THEN nothing is charged twice or lost, and the breaker opened and closed within the retry bounds
+    assert not _invariantes_rotos(informe)
+    assert comprobacion(informe, "se abrió y se cerró")
+    assert comprobacion(informe, "presupuesto")
+    assert comprobacion(informe, "peor caso")
+    assert comprobacion(informe, "ningún pedido legítimo en la DLQ")
+
+
+def test_escenario_cobro_duplicado_un_solo_cobro_por_pedido(escenario: Callable[..., Informe]) -> None:
+    # GIVEN / WHEN 12 orders consumed from a queue whose visibility (1 s) is shorter than the gateway's latency
+    informe = escenario("cobro-duplicado", 12)
+
+    # THEN the same message really was processed twice in parallel, and each order was charged once
+    assert comprobacion(informe, "dos veces en paralelo")
+    assert comprobacion(informe, "un solo efecto por Idempotency-Key")
+    assert not _invariantes_rotos(informe)
+
+
+def test_escenario_despliegue_v2_dlq_clasificada_reprocesada_y_verificada(escenario: Callable[..., Informe]) -> None:
+    # GIVEN / WHEN 12 orders, the second half written by a version-2 producer, then the runbook's tools
+    informe = escenario("despliegue-v2", 12)
+
+    # THEN the v2 events reached the DLQ with their reason, mf-dlq classified them as poison,
+    # the v2->v1 redrive drained the DLQ, verification passed, and every order was processed once
+    assert comprobacion(informe, "con su motivo")
+    assert comprobacion(informe, "envenenado")
+    assert comprobacion(informe, "drenó la DLQ")
+    assert comprobacion(informe, "verificar pasa")
+    assert not _invariantes_rotos(informe)
+
+
+def test_escenario_doble_escritura_sin_outbox_pierde_con_outbox_no(escenario: Callable[..., Informe]) -> None:
+    # GIVEN / WHEN 15 orders written INSERT-then-publish and 15 through the outbox, the store crashing after COMMIT
+    informe = escenario("doble-escritura", 15)
+
+    # THEN the dual write lost exactly the crashed orders' events and the outbox lost none
+    assert comprobacion(informe, "sin outbox se pierde")
+    assert comprobacion(informe, "con outbox: cero")
+    assert not _invariantes_rotos(informe)
