@@ -6,7 +6,7 @@
 
 Exit codes: 0 every invariant and the scenario's checks held; 1 one of them broke (the
 report says which); 2 the run could not complete (a service missing, a timeout) — one line
-on stderr saying what. Handler logs go to ``.demo/mf-demo-<escenario>.log``.
+on stderr saying what. Handler logs go to ``build/mf-demo/mf-demo-<escenario>.log``.
 """
 
 from __future__ import annotations
@@ -117,6 +117,9 @@ def ejecutar(
 
         with Sesion(nombre, compresion=compresion or esc.compresion) as sesion:
             esc.correr(sesion, n, ritmo, informe, avance)
+            informe.notas.extend(sesion.notas)
+            if sesion.captura is not None:
+                informe.notas.append(f"registros de las funciones: {sesion.captura.registro}")
     return informe
 
 

@@ -61,7 +61,7 @@ class Sesion:
     escenario: str
     compresion: float = 30.0
     tope_concurrencia: int | None = None
-    registro: Path = field(default_factory=lambda: RAIZ / ".demo")
+    registro: Path = field(default_factory=lambda: RAIZ / "build" / "mf-demo")  # build/ is git-ignored
     entorno_extra: dict[str, str] = field(default_factory=dict)
     proveedores: Proveedores = field(default_factory=Proveedores)
     captura: CapturaSalida | None = None

@@ -1,0 +1,51 @@
+"""Schedules from the template run their function at the compressed rate."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.integration
+
+
+def test_periodo_s_rate_en_segundos_y_cron_sin_periodo() -> None:
+    from mercadofresco_local.programador import periodo_s
+
+    # GIVEN / WHEN / THEN rate expressions become seconds; cron is not run locally
+    assert periodo_s("rate(1 minute)") == 60
+    assert periodo_s("rate(5 minutes)") == 300
+    assert periodo_s("cron(0 3 * * ? *)") is None
+
+
+def test_programa_comprimido_invoca_la_funcion_con_su_entrada_al_ritmo_comprimido(tmp_path: Path) -> None:
+    from mercadofresco_local.funciones import Funcion
+    from mercadofresco_local.programador import Programa
+
+    # GIVEN a function that records its inputs, scheduled every minute compressed x300 (0.2 s)
+    (tmp_path / "app.py").write_text(
+        textwrap.dedent(
+            """
+            entradas = []
+            def lambda_handler(event, context):
+                entradas.append(event)
+            """
+        )
+    )
+    funcion = Funcion(logical_id="Relay", nombre="relay", codigo=tmp_path)
+    programa = Programa("RelaySchedule", funcion, periodo_s=60 / 300, entrada={"origen": "horario"})
+
+    # WHEN it runs for one second
+    programa.arrancar()
+    time.sleep(1.0)
+    programa.parar()
+
+    # THEN the function ran about five times (first at start-up), always with the schedule's input
+    entradas = funcion.cargar().entradas
+    assert 4 <= len(entradas) <= 7
+    assert all(e == {"origen": "horario"} for e in entradas)
