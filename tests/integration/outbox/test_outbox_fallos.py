@@ -1,0 +1,198 @@
+"""Faults actually injected: a relay killed between PutEvents and commit; PostgreSQL restarted mid-drain."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import psycopg
+import pytest
+from mercadofresco.aws import client
+from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.relay import OutboxRelay
+from mercadofresco.outbox.store import agregar_evento
+from moto.server import ThreadedMotoServer
+from psycopg_pool import ConnectionPool
+
+from tests.integration.outbox.conftest import Consumidor, crear_bus_en_cola
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from mercadofresco.outbox.config import OutboxConfig
+
+    from tests.integration.outbox.conftest import BusEnCola
+
+pytestmark = pytest.mark.integration
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+# The child is a relay that SIGKILLs itself the moment PutEvents has returned: the events are
+# on the bus, its transaction never commits, its connection just vanishes.
+RELAY_QUE_MUERE = textwrap.dedent(
+    """
+    import os, signal, sys
+    from psycopg_pool import ConnectionPool
+    from mercadofresco.aws import client
+    from mercadofresco.outbox.config import OutboxConfig
+    from mercadofresco.outbox.relay import OutboxRelay
+
+    eventos = client("events", endpoint_url=sys.argv[2])
+    eventos.meta.events.register(
+        "after-call.events.PutEvents", lambda **_: os.kill(os.getpid(), signal.SIGKILL)
+    )
+    with ConnectionPool(sys.argv[1], min_size=1, max_size=1) as pool:
+        OutboxRelay(pool, eventos, OutboxConfig(bus_name="bus-mercadofresco")).procesar_lote()
+    print("not killed")
+    """
+)
+
+
+@pytest.fixture
+def moto_servidor(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """moto as a loopback server, so a child process and this test share one AWS."""
+    servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    servidor.start()
+    host, puerto = servidor.get_host_and_port()
+    yield f"http://{host}:{puerto}"
+    servidor.stop()
+
+
+def _pendientes(dsn: str) -> set[str]:
+    with psycopg.connect(dsn) as conn:
+        return {str(i) for (i,) in conn.execute("SELECT id FROM outbox WHERE NOT publicado")}
+
+
+def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
+    outbox_dsn: str, config: OutboxConfig, moto_servidor: str
+) -> None:
+    # GIVEN five pending events and a bus delivering to a queue, on a moto server
+    bus = crear_bus_en_cola(endpoint_url=moto_servidor)
+    with psycopg.connect(outbox_dsn) as conn:
+        ids = {str(agregar_evento(conn, "pedido", f"p{i}", "PedidoCreado", {"pedido_id": f"p{i}"})) for i in range(5)}
+    # WHEN a relay process publishes them and is SIGKILLed before its commit
+    hijo = subprocess.run(
+        [sys.executable, "-c", RELAY_QUE_MUERE, outbox_dsn, moto_servidor],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
+    # THEN the events went out but the rows are still pending
+    assert hijo.returncode == -9, hijo.stderr
+    assert _pendientes(outbox_dsn) == ids
+    # WHEN another relay runs
+    with ConnectionPool(outbox_dsn, min_size=1, max_size=1) as pool:
+        OutboxRelay(pool, client("events", endpoint_url=moto_servidor), config).procesar_lote()
+    # THEN each event was delivered twice with the same id (the duplicate is detectable) and all are marked
+    entregas = Counter(e["detail"]["id"] for e in bus.recibir_todo())
+    assert entregas == dict.fromkeys(ids, 2)
+    assert _pendientes(outbox_dsn) == set()
+
+
+def _puerto_libre() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ClusterPrivado:
+    """A throwaway PostgreSQL 15 cluster on a free port, run as the ``postgres`` OS user.
+
+    A real server that can really be restarted, without touching the shared one: the
+    restart terminates every connection and aborts in-flight transactions, which a
+    TCP proxy cut would only approximate.
+    """
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="mf-pg-"))
+        shutil.chown(self.dir, "postgres", "postgres")
+        self.puerto = _puerto_libre()
+        self.dsn = f"postgresql://postgres@127.0.0.1:{self.puerto}/postgres?connect_timeout=2"
+        self._como_postgres(PG_BIN / "initdb", "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres")
+
+    def _como_postgres(self, *args: str | Path) -> None:
+        subprocess.run(["runuser", "-u", "postgres", "--", *map(str, args)], check=True, capture_output=True)
+
+    def pg_ctl(self, accion: str) -> None:
+        opciones = f"-p {self.puerto} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        # -l: the server writes to a file, not to our pipes (which would never reach EOF)
+        self._como_postgres(
+            PG_BIN / "pg_ctl",
+            "-D",
+            self.dir / "data",
+            "-l",
+            self.dir / "log",
+            "-o",
+            opciones,
+            "-w",
+            "-m",
+            "fast",
+            accion,
+        )
+
+    def borrar(self) -> None:
+        try:
+            self.pg_ctl("stop")
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def cluster() -> Iterator[ClusterPrivado]:
+    if not (PG_BIN / "initdb").exists() or os.geteuid() != 0:
+        pytest.skip("needs PostgreSQL 15 binaries and root to run them as the postgres user")
+    c = ClusterPrivado()
+    c.pg_ctl("start")
+    yield c
+    c.borrar()
+
+
+def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
+    cluster: ClusterPrivado, config: OutboxConfig, bus_en_cola: BusEnCola
+) -> None:
+    # GIVEN 3,000 pending events on a private cluster and a relay draining them
+    with psycopg.connect(cluster.dsn) as conn:
+        aplicar_migraciones(conn)
+        conn.execute(
+            "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
+            " SELECT gen_random_uuid(), 'pedido', 'p' || g, 'PedidoCreado', 1,"
+            "        jsonb_build_object('pedido_id', 'p' || g)"
+            " FROM generate_series(1, 3000) AS g"
+        )
+        ids = {str(i) for (i,) in conn.execute("SELECT id FROM outbox")}
+    consumidor = Consumidor(bus_en_cola)
+    pool = ConnectionPool(
+        cluster.dsn, min_size=1, max_size=1, open=True, timeout=2, check=ConnectionPool.check_connection
+    )
+    parar = threading.Event()
+    reloj = lambda: float("inf") if parar.is_set() else time.monotonic()  # noqa: E731 - ends the drain on demand
+    relay = OutboxRelay(pool, consumidor.frenar(client("events")), config, reloj=reloj)
+    resultado = []
+    hilo = threading.Thread(target=lambda: resultado.append(relay.drenar(time.monotonic() + 60)), daemon=True)
+    hilo.start()
+    # WHEN PostgreSQL restarts once part of the backlog is published
+    while len(consumidor.eventos) < 500:
+        time.sleep(0.01)
+    cluster.pg_ctl("restart")
+    while _pendientes(cluster.dsn):
+        assert hilo.is_alive(), "the relay stopped draining"
+        time.sleep(0.1)
+    parar.set()
+    hilo.join(30)
+    entregados = consumidor.terminar()
+    # THEN the relay saw the outage, carried on, and every event was delivered (a duplicate at most per row)
+    assert {e["detail"]["id"] for e in entregados} == ids
+    assert len(entregados) - len(ids) <= config.lote_max
+    pool.close()
+    assert resultado and resultado[0].errores_bd >= 1
