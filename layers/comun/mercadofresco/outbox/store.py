@@ -40,6 +40,7 @@ class Pedido:
     cliente_id: str
     lineas: tuple[LineaPedido, ...]
     moneda: str = "EUR"
+    email: str | None = None  # where the confirmation goes (the e-mail consumer reads it from the event)
 
     @property
     def importe_centimos(self) -> int:
@@ -53,7 +54,13 @@ class Pedido:
                 LineaPedido(str(lin["sku"]), int(lin["cantidad"]), int(lin["precio_centimos"]))
                 for lin in datos["lineas"]
             )
-            pedido = cls(str(datos["pedido_id"]), str(datos["cliente_id"]), lineas, str(datos.get("moneda", "EUR")))
+            pedido = cls(
+                str(datos["pedido_id"]),
+                str(datos["cliente_id"]),
+                lineas,
+                str(datos.get("moneda", "EUR")),
+                str(datos["email"]) if datos.get("email") else None,
+            )
         except KeyError as exc:
             raise PedidoInvalido(f"order is missing field {exc.args[0]!r}") from exc
         except (TypeError, ValueError) as exc:
@@ -73,13 +80,16 @@ class Pedido:
 
     def evento_creado(self) -> dict[str, Any]:
         """The ``PedidoCreado`` payload (the relay adds ``id`` and ``version``)."""
-        return {
+        payload = {
             "pedido_id": self.pedido_id,
             "cliente_id": self.cliente_id,
             "lineas": [asdict(linea) for linea in self.lineas],
             "importe_centimos": self.importe_centimos,
             "moneda": self.moneda,
         }
+        if self.email:
+            payload["email"] = self.email
+        return payload
 
 
 def agregar_evento(
@@ -117,11 +127,12 @@ def crear_pedido(conn: Connection, pedido: Pedido) -> uuid.UUID:
     try:
         with conn.transaction():
             conn.execute(
-                "INSERT INTO pedidos (pedido_id, cliente_id, lineas, importe_centimos, moneda)"
-                " VALUES (%s, %s, %s, %s, %s)",
+                "INSERT INTO pedidos (pedido_id, cliente_id, email, lineas, importe_centimos, moneda)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
                 (
                     pedido.pedido_id,
                     pedido.cliente_id,
+                    pedido.email,
                     Jsonb([asdict(linea) for linea in pedido.lineas]),
                     pedido.importe_centimos,
                     pedido.moneda,

@@ -7,6 +7,7 @@
 CREATE TABLE pedidos (
     pedido_id         text        PRIMARY KEY,
     cliente_id        text        NOT NULL,
+    email             text,
     lineas            jsonb       NOT NULL,
     importe_centimos  bigint      NOT NULL CHECK (importe_centimos >= 0),
     moneda            char(3)     NOT NULL DEFAULT 'EUR',

@@ -1,0 +1,30 @@
+"""EventBridge Scheduler (daily) -> delete outbox rows published more than 7 days ago, in bounded batches."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from mercadofresco.outbox.entorno import entorno, plazo
+from mercadofresco.outbox.limpieza import limpiar_publicadas
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
+    env = entorno()
+    # The run may use the function's whole time less the margin; the next day's run continues.
+    hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s)
+    borradas = limpiar_publicadas(env.pool, env.config, hasta)
+    metrics.add_metric(name="OutboxFilasBorradas", unit=MetricUnit.Count, value=borradas)
+    logger.info("outbox cleaned", borradas=borradas, retencion_dias=env.config.retencion_dias)
+    return {"borradas": borradas}

@@ -1,0 +1,40 @@
+"""What the outbox's two Lambdas (relay, clean-up) share: pool, schema, config, deadline.
+
+The pool and the migrated schema are created once per execution environment and reused by
+every warm invocation; the migration step is the same idempotent one the tests and the
+local run use, so a fresh database (or a new migration file) is ready before the first claim.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+from mercadofresco.db import pool_compartido
+from mercadofresco.outbox.config import OutboxConfig
+from mercadofresco.outbox.migraciones import aplicar_migraciones
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+
+@dataclass(frozen=True, slots=True)
+class EntornoOutbox:
+    pool: ConnectionPool
+    config: OutboxConfig
+
+
+@cache
+def entorno() -> EntornoOutbox:
+    """The environment's pool (schema migrated) and config; built on first use."""
+    pool = pool_compartido()
+    with pool.connection() as conn:
+        aplicar_migraciones(conn)
+    return EntornoOutbox(pool, OutboxConfig.from_env())
+
+
+def plazo(restante_ms: int, margen_s: float, max_s: float = float("inf")) -> float:
+    """Monotonic deadline: at most ``max_s`` from now, and ``margen_s`` before the Lambda times out."""
+    return time.monotonic() + max(0.0, min(max_s, restante_ms / 1000 - margen_s))
