@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco_local import flujo
+from mercadofresco_local import carritos, flujo
 from mercadofresco_local.invariantes import Invariante
 from mercadofresco_local.proveedores import Fallo
 
@@ -105,14 +105,27 @@ def _check(informe: Informe, nombre: str, cumple: bool, detalle: str) -> None:
 
 # ---------------------------------------------------------------- scenarios
 def normal(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
-    assert sesion.tienda is not None
+    assert sesion.tienda is not None and sesion.runtime is not None
+    sembrados = carritos.sembrar(sesion.runtime.plantilla, max(1, n // 50))
     crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
     _, drenaje = fase(sesion, n, ritmo, crear, "pedidos normales", avance)
     res = cerrar(sesion, sesion.tienda.prefijo, informe, drenaje)
-    _check(
-        informe, "todos los pedidos confirmados", res.finales["Confirmado"] == n, f"{res.finales['Confirmado']} de {n}"
-    )
+    confirmados = res.finales["Confirmado"]
+    _check(informe, "todos los pedidos confirmados", confirmados == n, f"{confirmados} de {n}")
     _check(informe, "todas las DLQ vacías", not any(res.dlq.values()), f"{sum(res.dlq.values())} mensajes")
+    if sembrados is None:
+        informe.notas.append(
+            "la plantilla no tiene tabla de carritos con stream y TTL: CarritoAbandonado no se ejercita"
+        )
+        return
+    p = sesion.proveedores
+    enviados = carritos.recordatorios(p.correo_principal.efectos + p.correo_secundario.efectos)
+    _check(
+        informe,
+        "un recordatorio por carrito caducado (TTL), ninguno por el vaciado",
+        enviados == set(sembrados.caducados),
+        f"{len(enviados)} recordatorios para {len(sembrados.caducados)} caducados; vaciado: {sembrados.vaciado}",
+    )
 
 
 def viernes(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
@@ -170,6 +183,13 @@ def _comprobar_viernes(sesion: Sesion, res: flujo.Resultados, informe: Informe) 
     )
     en_dlq = sum(n for nombre, n in res.dlq.items() if "pedidos" in nombre)
     _check(informe, "ningún pedido legítimo en la DLQ", en_dlq == 0, f"{en_dlq} en mercadofresco-pedidos-fallidos")
+    picos = {nombre: n for nombre, n in sesion.observador.profundidad_max.items() if n}
+    _check(
+        informe,
+        "las colas absorbieron el pico y se vaciaron",
+        bool(picos) and not any(res.colas.values()),
+        f"máximos {picos}; al final {sum(res.colas.values())} mensajes",
+    )
 
 
 def _linea_tiempo(estados: list[tuple[float, str]]) -> str:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 CONCURRENCIA_POR_DEFECTO = 2  # Lambda scales far higher; a laptop does not
 ESPERA_SONDEO_S = 1  # long-poll wait, so stop() is answered within a second
+ESPERA_FIFO_S = 0.1  # pause between empty short polls of a FIFO queue
 
 
 @dataclass
@@ -103,7 +104,7 @@ class Mapeo:
             respuesta = sqs.receive_message(
                 QueueUrl=self.cola_url,
                 MaxNumberOfMessages=min(10, self.tamano_lote - len(mensajes)),
-                WaitTimeSeconds=ESPERA_SONDEO_S if not mensajes else 0,
+                WaitTimeSeconds=self._espera_s() if not mensajes else 0,
                 VisibilityTimeout=self.visibilidad_s,
                 AttributeNames=["All"],
                 MessageAttributeNames=["All"],
@@ -111,7 +112,14 @@ class Mapeo:
             mensajes.extend(respuesta)
             if not respuesta or self.ventana_s <= 0:
                 break
+        if not mensajes and self.cola_url.endswith(".fifo"):
+            self._parar.wait(ESPERA_FIFO_S)
         return mensajes
+
+    def _espera_s(self) -> int:
+        # moto's long poll on a FIFO queue whose groups are all in flight sleeps the whole wait:
+        # a delete that frees a group does not wake it. Short polls keep FIFO consumers moving.
+        return 0 if self.cola_url.endswith(".fifo") else ESPERA_SONDEO_S
 
     def procesar(self, sqs: Any, mensajes: list[dict[str, Any]]) -> None:
         """Invoke the function with one batch and settle each record as Lambda does."""

@@ -178,6 +178,9 @@ def crear_tabla(dynamodb: Any, plantilla: Plantilla, logical_id: str) -> str:
         )
         if k in props
     }
+    if "StreamSpecification" in props:
+        # CloudFormation's StreamSpecification has only StreamViewType; the API also wants StreamEnabled.
+        args["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
     if "SSESpecification" in props:
         sse = props["SSESpecification"]
         args["SSESpecification"] = {"Enabled": sse.get("SSEEnabled", False), "SSEType": sse.get("SSEType", "KMS")}

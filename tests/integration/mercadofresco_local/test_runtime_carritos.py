@@ -1,0 +1,93 @@
+"""RuntimeLocal runs a template's DynamoDB-stream pipe with TTL expiries, generically."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.integration
+
+PLANTILLA = textwrap.dedent(
+    """
+    AWSTemplateFormatVersion: "2010-09-09"
+    Resources:
+      Carritos:
+        Type: AWS::DynamoDB::Table
+        Properties:
+          TableName: carritos-prueba
+          BillingMode: PAY_PER_REQUEST
+          AttributeDefinitions: [{AttributeName: carrito_id, AttributeType: S}]
+          KeySchema: [{AttributeName: carrito_id, KeyType: HASH}]
+          StreamSpecification: {StreamViewType: OLD_IMAGE}
+          TimeToLiveSpecification: {AttributeName: expira_en, Enabled: true}
+      Bus:
+        Type: AWS::Events::EventBus
+        Properties: {Name: bus-prueba}
+      Recordatorios:
+        Type: AWS::SQS::Queue
+        Properties: {QueueName: recordatorios-prueba}
+      Regla:
+        Type: AWS::Events::Rule
+        Properties:
+          EventBusName: !Ref Bus
+          EventPattern: {detail-type: [CarritoAbandonado]}
+          Targets: [{Id: cola, Arn: !GetAtt Recordatorios.Arn}]
+      PipeCarritos:
+        Type: AWS::Pipes::Pipe
+        Properties:
+          Name: pipe-mf-carritos-prueba
+          RoleArn: arn:aws:iam::123456789012:role/pipe
+          Source: !GetAtt Carritos.StreamArn
+          SourceParameters:
+            DynamoDBStreamParameters: {StartingPosition: TRIM_HORIZON, BatchSize: 10, MaximumRetryAttempts: 3}
+            FilterCriteria:
+              Filters:
+                - Pattern: '{"eventName": ["REMOVE"], "userIdentity": {"principalId": ["dynamodb.amazonaws.com"]}}'
+          Target: !GetAtt Bus.Arn
+          TargetParameters:
+            EventBridgeEventBusParameters: {DetailType: CarritoAbandonado, Source: mercadofresco.carritos}
+            InputTemplate: >-
+              {"carrito_id": "<$.dynamodb.OldImage.carrito_id.S>", "email": "<$.dynamodb.OldImage.email.S>"}
+    """
+)
+
+
+def test_runtime_pipe_de_carritos_publica_solo_los_caducados_por_ttl(tmp_path: Path) -> None:
+    from mercadofresco.aws import client
+
+    from mercadofresco_local import carritos
+    from mercadofresco_local.plantilla import Plantilla
+    from mercadofresco_local.runtime import RuntimeLocal
+
+    # GIVEN a template with a carts table (stream + TTL), a pipe to a bus, and a rule to a queue
+    ruta = tmp_path / "template.yaml"
+    ruta.write_text(PLANTILLA)
+    with RuntimeLocal(plantilla=Plantilla(ruta=ruta), compresion=30) as rt:
+        # AND three expired carts plus one the customer emptied
+        sembrados = carritos.sembrar(rt.plantilla, 3)
+        assert sembrados is not None
+
+        # WHEN the runtime runs the TTL and the pipe
+        rt.arrancar_consumo()
+        sqs = client("sqs")
+        url = rt.url_cola("Recordatorios")
+        recibidos: list[dict] = []
+        limite = time.monotonic() + 20
+        while len(recibidos) < 3 and time.monotonic() < limite:
+            mensajes = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
+            recibidos += [json.loads(m["Body"]) for m in mensajes]
+        time.sleep(1.5)  # a reminder for the emptied cart would have arrived by now
+        recibidos += [
+            json.loads(m["Body"]) for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+        ]
+
+    # THEN exactly the expired carts became CarritoAbandonado events, with the template's input shape
+    assert sorted(e["detail"]["carrito_id"] for e in recibidos) == sorted(sembrados.caducados)
+    assert all(e["detail-type"] == "CarritoAbandonado" and "@" in e["detail"]["email"] for e in recibidos)

@@ -1,0 +1,86 @@
+"""Abandoned carts for the local run: expired items in the template's carts table.
+
+The carts table is found, not named: the template's DynamoDB table that has both a stream
+and a TTL (``mercadofresco-carritos``). Its items get the key attributes its ``KeySchema``
+declares, the customer's e-mail and skus, and a TTL already in the past, so the TTL
+emulation (:mod:`mercadofresco_local.ttl`) deletes them as DynamoDB would, the carts pipe
+turns those deletions into ``CarritoAbandonado`` and the e-mail consumer sends the reminder.
+One more cart is emptied by its customer (a plain delete): it must not produce a reminder.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco.aws import client
+
+if TYPE_CHECKING:
+    from mercadofresco_local.plantilla import Plantilla
+
+
+@dataclass(frozen=True)
+class Carritos:
+    tabla: str
+    caducados: list[str]
+    vaciado: str
+
+
+def tabla_de_carritos(plantilla: Plantilla) -> str | None:
+    """The logical id of the template's table with a stream and a TTL, if any."""
+    for lid in plantilla.de_tipo("AWS::DynamoDB::Table"):
+        props = plantilla.propiedades(lid)
+        if props.get("StreamSpecification") and props.get("TimeToLiveSpecification", {}).get("Enabled"):
+            return lid
+    return None
+
+
+def sembrar(plantilla: Plantilla, n: int) -> Carritos | None:
+    """Write ``n`` expired carts and one the customer empties; None when the template has no carts table."""
+    lid = tabla_de_carritos(plantilla)
+    if lid is None:
+        return None
+    props = plantilla.propiedades(lid)
+    atributo_ttl = props["TimeToLiveSpecification"]["AttributeName"]
+    tabla = plantilla.ref(lid)
+    dynamodb = client("dynamodb")
+    caducado = int(time.time()) - 60
+    ids = [f"CAR-{i:05d}" for i in range(1, n + 2)]
+    for carrito_id in ids:
+        dynamodb.put_item(
+            TableName=tabla, Item={**_clave(props, carrito_id), **_cuerpo(carrito_id, atributo_ttl, caducado)}
+        )
+    vaciado = ids.pop()
+    dynamodb.delete_item(TableName=tabla, Key=_clave(props, vaciado))
+    return Carritos(tabla, ids, vaciado)
+
+
+def _clave(props: dict[str, Any], carrito_id: str) -> dict[str, Any]:
+    tipos = {a["AttributeName"]: a["AttributeType"] for a in props["AttributeDefinitions"]}
+    clave = {}
+    for elemento in props["KeySchema"]:
+        nombre = elemento["AttributeName"]
+        valor = carrito_id if elemento["KeyType"] == "HASH" else "CARRITO"
+        clave[nombre] = {tipos[nombre]: valor if tipos[nombre] == "S" else "1"}
+    return clave
+
+
+def _cuerpo(carrito_id: str, atributo_ttl: str, caducado_epoch_s: int) -> dict[str, Any]:
+    cliente = f"cli-{carrito_id[-4:]}"
+    return {
+        "carrito_id": {"S": carrito_id},
+        "cliente_id": {"S": cliente},
+        "email": {"S": f"{cliente}@example.com"},
+        "skus": {"L": [{"S": "FRU-MAN-001"}, {"S": "LAC-LEC-003"}]},
+        atributo_ttl: {"N": str(caducado_epoch_s)},
+    }
+
+
+def recordatorios(efectos: list[dict[str, Any]]) -> set[str]:
+    """Carts an e-mail provider sent a reminder for (from its own record of effects)."""
+    return {
+        e["cuerpo"].get("datos", {}).get("carrito_id")
+        for e in efectos
+        if e["cuerpo"].get("plantilla") == "recordatorio-carrito"
+    }
