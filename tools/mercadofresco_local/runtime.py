@@ -71,6 +71,10 @@ class RuntimeLocal:
         self._deshacer.append(self.servidor.parar)
         self.aprovisionador = Aprovisionador(self.plantilla, entorno_local=dict(self.entorno_local)).aprovisionar()
         self._enganchar_lambda()
+        # Cold starts, one at a time, before any poller runs: importing handlers from several
+        # threads at once trips over circular imports inside Powertools.
+        for funcion in self.funciones.por_id.values():
+            funcion.cargar()
         self.mapeos = mapeos_de_plantilla(self.plantilla, self.funciones, self.compresion)
         if self.tope_concurrencia is not None:
             for mapeo in self.mapeos:
