@@ -8,11 +8,12 @@ import uuid
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 import pytest
 from botocore.stub import Stubber
 from mercadofresco.aws import client
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.relay import OutboxRelay
+from mercadofresco.outbox.relay import OutboxRelay, Resultado
 from mercadofresco.outbox.store import agregar_evento
 from psycopg_pool import ConnectionPool
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-AGREGADOS = 1_000
+AGREGADOS = 250  # 40 events each, 250 rows apart: with 4 x 100 rows in flight, relays do block each other
 FILAS = 10_000
 
 
@@ -44,9 +45,11 @@ def _ids_en_bd(pool: ConnectionPool, publicado: bool) -> set[str]:
         return {str(i) for (i,) in conn.execute("SELECT id FROM outbox WHERE publicado = %s", (publicado,))}
 
 
-def _vaciar(relay: OutboxRelay) -> None:
-    while relay.procesar_lote().reclamadas:
-        pass
+def _vaciar(relay: OutboxRelay) -> Resultado:
+    total = Resultado()
+    while (lote := relay.procesar_lote()).reclamadas:
+        total.sumar(lote)
+    return total
 
 
 def test_relays_when_four_drain_in_parallel_deliver_each_once_in_order(
@@ -58,10 +61,11 @@ def test_relays_when_four_drain_in_parallel_deliver_each_once_in_order(
     consumidor = Consumidor(bus_en_cola)
     relays = [OutboxRelay(p, consumidor.frenar(client("events")), config) for p in pools]
     errores: list[BaseException] = []
+    retenidas: list[int] = []
 
     def correr(relay: OutboxRelay) -> None:
         try:
-            _vaciar(relay)
+            retenidas.append(_vaciar(relay).retenidas)
         except BaseException as exc:  # surfaced in the main thread
             errores.append(exc)
 
@@ -88,6 +92,7 @@ def test_relays_when_four_drain_in_parallel_deliver_each_once_in_order(
         por_pedido[e["detail"]["pedido_id"]].append(e["detail"]["n"])
     assert len(por_pedido) == AGREGADOS
     assert all(ns == sorted(ns) for ns in por_pedido.values())
+    assert sum(retenidas) > 0  # the relays did get in each other's way: order was really at stake
     assert duracion_s < 60
 
 
@@ -245,3 +250,28 @@ def test_drenar_when_idle_polls_about_once_a_second_until_deadline(pool: Connect
     assert resultado.lotes == 50
     assert set(pausas) == {1.0}
     assert ahora[0] == 50.0
+
+
+def test_relay_when_earlier_event_is_held_by_another_relay_waits_for_it(
+    outbox_dsn: str, pool: ConnectionPool, bus_en_cola: BusEnCola
+) -> None:
+    # GIVEN p1's creation, p2's creation and p1's cancellation, and another relay holding p1's creation
+    with pool.connection() as conn:
+        p1 = str(agregar_evento(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
+        p2 = str(agregar_evento(conn, "pedido", "p2", "PedidoCreado", {"pedido_id": "p2"}))
+        p1b = str(agregar_evento(conn, "pedido", "p1", "PedidoCancelado", {"pedido_id": "p1"}))
+    config = OutboxConfig(bus_name="bus-mercadofresco", lote_max=2)
+    relay = OutboxRelay(pool, client("events"), config)
+    otro = psycopg.connect(outbox_dsn)
+    otro.execute("SELECT id FROM outbox WHERE id = %s FOR UPDATE", (p1,))
+    # WHEN this relay runs while the other holds p1's first event
+    mientras = relay.procesar_lote()
+    # THEN it publishes p2 but holds back p1's cancellation (it would overtake the creation)
+    assert (mientras.reclamadas, mientras.publicadas, mientras.retenidas) == (2, 1, 1)
+    assert [e["detail"]["id"] for e in bus_en_cola.recibir_todo()] == [p2]
+    # WHEN the other relay goes away without publishing, and this one runs again
+    otro.rollback()
+    otro.close()
+    _vaciar(relay)
+    # THEN p1's events arrive in order
+    assert [e["detail"]["id"] for e in bus_en_cola.recibir_todo()] == [p1, p1b]
