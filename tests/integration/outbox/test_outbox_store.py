@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -126,3 +127,28 @@ def test_aplicar_migraciones_when_schema_conflicts_raises_and_keeps_nothing(pg_d
     with psycopg.connect(pg_dsn) as conn:
         existe = conn.execute("SELECT to_regclass('pedidos') IS NOT NULL").fetchone()[0]
     assert existe is False
+
+
+def test_aplicar_migraciones_when_two_cold_starts_race_applies_each_file_once(pg_dsn: str) -> None:
+    # GIVEN a fresh schema and four environments starting at the same moment
+    barrera = threading.Barrier(4)
+    aplicadas: list[list[str]] = []
+    errores: list[BaseException] = []
+
+    def arrancar() -> None:
+        try:
+            with psycopg.connect(pg_dsn) as conn:
+                barrera.wait()
+                aplicadas.append(aplicar_migraciones(conn))
+        except BaseException as exc:
+            errores.append(exc)
+
+    # WHEN they all run the migration step
+    hilos = [threading.Thread(target=arrancar) for _ in range(4)]
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join(30)
+    # THEN exactly one applied the files, the others found them done, nobody failed
+    assert errores == []
+    assert sorted(aplicadas, key=len) == [[], [], [], [v for v, _ in ficheros_migracion()]]
