@@ -62,7 +62,7 @@ ESCENARIOS = {
         ),
         Escenario(
             nombre="doble-escritura",
-            pedidos=300,
+            pedidos=150,
             ritmo_por_s=30.0,
             compresion=30.0,
             descripcion="ejercicio 3: la tienda cae entre COMMIT y publicar (1 de cada 900; cada N/3 si N < 900); "

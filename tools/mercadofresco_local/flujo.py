@@ -110,7 +110,7 @@ def esperar_cola_vacia(url: str, timeout_s: float) -> None:
     while mensajes_en(url.rsplit("/", 1)[1]) > 0:
         if time.monotonic() > limite:
             raise TimeoutError(f"{url} did not drain in {timeout_s:.0f} s")
-        time.sleep(0.3)
+        time.sleep(1.0)
 
 
 def terminadas(sesion: Sesion) -> int:
@@ -134,13 +134,13 @@ def esperar_drenaje(
         al_avanzar()
         if time.monotonic() > limite:
             raise TimeoutError("the store did not finish creating orders in time")
-        time.sleep(0.3)
+        time.sleep(1.0)
     fin_produccion = time.monotonic()
     while pendientes_outbox(sesion) > 0:
         al_avanzar()
         if time.monotonic() > limite:
             raise TimeoutError("the outbox relay did not publish every row in time")
-        time.sleep(0.3)
+        time.sleep(1.0)
     sesion.runtime.esperar_reposo(max(1.0, limite - time.monotonic()), estable_s=1.5, al_avanzar=al_avanzar)
     return time.monotonic() - fin_produccion
 

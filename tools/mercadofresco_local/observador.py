@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from mercadofresco_local.runtime import RuntimeLocal
 
 DEPENDENCIAS = ("pasarela", "erp", "correo-principal")
-INTERVALO_S = 0.2
+INTERVALO_S = 1.0  # each sample is a dozen calls to moto, which shares the CPU with everything else
 
 
 @dataclass

@@ -168,5 +168,5 @@ class RuntimeLocal:
                     return time.monotonic() - inicio
             else:
                 quieto_desde = None
-            time.sleep(0.25)
+            time.sleep(1.0)
         raise TimeoutError(f"the system did not drain in {timeout_s:.0f} s")

@@ -20,7 +20,7 @@ from typing import Any
 
 from mercadofresco.aws import client
 
-INTERVALO_S = 0.5
+INTERVALO_S = 1.0
 
 
 @dataclass
