@@ -14,7 +14,6 @@ pytestmark = pytest.mark.integration
 
 def test_aprovisionar_plantilla_crea_cada_recurso_con_su_nombre_y_configuracion(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
-
     from mercadofresco_local.aprovisionar import Aprovisionador
     from mercadofresco_local.plantilla import Plantilla
 

@@ -54,7 +54,6 @@ def test_mapeo_con_fallos_parciales_borra_los_buenos_y_redirige_los_malos_tras_m
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
     from mercadofresco.aws import client
-
     from mercadofresco_local.funciones import Funcion
     from mercadofresco_local.mapeos import Mapeo
 
@@ -91,7 +90,6 @@ def test_mapeo_sin_report_batch_item_failures_cuando_el_handler_falla_no_borra_n
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
     from mercadofresco.aws import client
-
     from mercadofresco_local.funciones import Funcion
     from mercadofresco_local.mapeos import Mapeo
 

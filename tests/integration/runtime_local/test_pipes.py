@@ -38,7 +38,6 @@ def test_aplicar_plantilla_inserta_json_fuera_de_comillas_y_texto_dentro() -> No
 
 def test_pipe_sqs_a_maquina_arranca_una_ejecucion_por_mensaje_y_borra_el_mensaje(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
-
     from mercadofresco_local.funciones import Funciones
     from mercadofresco_local.pipes import Destino, _pipe_sqs
 
@@ -77,7 +76,6 @@ def test_pipe_sqs_a_maquina_arranca_una_ejecucion_por_mensaje_y_borra_el_mensaje
 
 def test_pipe_stream_con_ttl_publica_solo_las_expiraciones(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
-
     from mercadofresco_local.funciones import Funciones
     from mercadofresco_local.pipes import Destino, PipeStream
     from mercadofresco_local.ttl import BarredorTtl

@@ -61,7 +61,6 @@ PLANTILLA = textwrap.dedent(
 
 def test_runtime_pipe_de_carritos_publica_solo_los_caducados_por_ttl(tmp_path: Path) -> None:
     from mercadofresco.aws import client
-
     from mercadofresco_local import carritos
     from mercadofresco_local.plantilla import Plantilla
     from mercadofresco_local.runtime import RuntimeLocal
