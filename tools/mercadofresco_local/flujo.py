@@ -76,7 +76,11 @@ def mensajes_en(nombre_cola: str) -> int:
 
 
 def motivos_en(nombre_cola: str) -> Counter[str]:
-    """The ``mf-motivo`` of up to 100 messages of a DLQ, read without hiding them (visibility 0)."""
+    """The ``mf-motivo`` of a sample of a DLQ's messages, read without hiding them (visibility 0).
+
+    With visibility 0 the queue keeps handing out the same first messages: a sample (about 10),
+    not a census, is what this returns.
+    """
     from mercadofresco.dlq import ATRIBUTO_MOTIVO
 
     sqs = client("sqs")
