@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from cfn_lint_mensajeria.recursos import SAM_STATE_MACHINE, STATE_MACHINES, props, resources
+from cfn_lint_mensajeria.recursos import (
+    SAM_STATE_MACHINE,
+    STATE_MACHINES,
+    base_dir,
+    definition_path,
+    props,
+    resources,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -102,6 +109,14 @@ def state_machines(template: dict, base_dir: str | Path) -> Iterator[tuple[str, 
     for rid, res in resources(template, *STATE_MACHINES).items():
         definition, origin = definition_of(res, Path(base_dir))
         yield rid, definition, origin
+
+
+def readable_definitions(cfn: Any) -> Iterator[tuple[str, dict, list[str | int]]]:
+    """(logical id, definition, RuleMatch path) for every state machine whose definition could be read."""
+    machines = resources(cfn.template, *STATE_MACHINES)
+    for mid, definition, _ in state_machines(cfn.template, base_dir(cfn)):
+        if definition is not None:
+            yield mid, definition, definition_path(mid, machines[mid])
 
 
 def walk(definition: dict, scope: tuple[str, ...] = ()) -> Iterator[Estado]:

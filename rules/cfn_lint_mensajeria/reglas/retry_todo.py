@@ -5,7 +5,7 @@ from __future__ import annotations
 from cfnlint.rules import CloudFormationLintRule, RuleMatch
 
 from cfn_lint_mensajeria import asl
-from cfn_lint_mensajeria.recursos import STATE_MACHINES, as_int, base_dir, definition_path, resources
+from cfn_lint_mensajeria.recursos import as_int
 
 _CATCH_ALL = ("States.ALL", "States.TaskFailed")
 
@@ -34,10 +34,7 @@ class RetryTodo(CloudFormationLintRule):
 
     def match(self, cfn):
         matches = []
-        for mid, definition, _ in asl.state_machines(cfn.template, base_dir(cfn)):
-            if definition is None:
-                continue
-            where = definition_path(mid, resources(cfn.template, *STATE_MACHINES)[mid])
+        for mid, definition, where in asl.readable_definitions(cfn):
             for estado in asl.walk(definition):
                 retry = [r for r in estado.body.get("Retry") or [] if isinstance(r, dict)]
                 for i in range(len(retry)):
