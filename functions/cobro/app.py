@@ -33,7 +33,6 @@ metrics = Metrics()
 tracer = Tracer()
 
 SECRETO_MAX_AGE_S = 300  # one Secrets Manager call per 5 min per container; a rotated key is seen within it
-HTTP_MAX_INTENTOS = int(os.environ.get("HTTP_MAX_INTENTOS", "2"))  # docs/worst-case-attempts.md counts it
 READ_TIMEOUT_S = float(os.environ.get("PASARELA_READ_TIMEOUT_S", "10"))
 CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
 
@@ -51,7 +50,7 @@ def _cliente(clave_api: str) -> ClienteProveedor:
         "pasarela",
         "PASARELA_URL",
         error_no_disponible=PasarelaNoDisponible,
-        retry=RetryPolicy(max_intentos=HTTP_MAX_INTENTOS),
+        retry=RetryPolicy.from_env(),  # HTTP_MAX_INTENTOS: docs/worst-case-attempts.md counts it
         connect_timeout_s=CONNECT_TIMEOUT_S,
         read_timeout_s=READ_TIMEOUT_S,
         cabeceras=cabeceras,

@@ -40,7 +40,7 @@ def cliente_desde_env(
     """
     from mercadofresco.circuit_breaker import CircuitBreaker
     from mercadofresco.http import ClienteProveedor
-    from mercadofresco.retry import RetryBudget
+    from mercadofresco.retry import RetryBudget, RetryPolicy
 
     url = os.environ.get(variable_url, "").strip()
     if not url:
@@ -54,6 +54,7 @@ def cliente_desde_env(
     claves_extra = {"prefijo": prefijo} if prefijo else {}
     breaker = CircuitBreaker(dependencia, redis_client, config=config, clock=reloj, **claves_extra)
     budget = RetryBudget(dependencia, redis_client, **claves_extra)
+    kwargs.setdefault("retry", RetryPolicy.from_env())
     return ClienteProveedor(dependencia=dependencia, base_url=url, breaker=breaker, budget=budget, **kwargs)
 
 

@@ -8,6 +8,7 @@ default is :data:`MAX_INTENTOS_HTTP` = 2 attempts in total (one retry). The wors
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,19 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if self.max_intentos < 1:
             raise ValueError(f"max_intentos must be >= 1, got {self.max_intentos}")
+
+    @classmethod
+    def from_env(cls) -> RetryPolicy:
+        """The policy with ``HTTP_MAX_INTENTOS`` from the function's environment.
+
+        The template declares that variable per function, and the rule pack's worst-case
+        check (E9111) multiplies the same number, so what is linted is what runs.
+        """
+        valor = os.environ.get("HTTP_MAX_INTENTOS", "").strip()
+        try:
+            return cls(max_intentos=int(valor)) if valor else cls()
+        except ValueError:
+            raise ValueError(f"HTTP_MAX_INTENTOS must be a whole number >= 1, got {valor!r}") from None
 
     def queda_intento(self, intento: int) -> bool:
         """Whether attempt ``intento`` (0-based, just failed) may be followed by another."""
