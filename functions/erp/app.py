@@ -1,4 +1,6 @@
-"""ColaErp (PedidoConfirmado notice) and ColaStock (stock reservations) -> the ERP; defers while its circuit is open.
+"""ColaErp (PedidoConfirmado notice) and ColaStock (stock reservations and their releases) -> the ERP.
+
+An open ``erp`` circuit defers the message instead of failing it.
 
 Reordering: this consumer needs no version-conditional write, for two reasons. (1) The
 only order-lifecycle event it receives is ``PedidoConfirmado``, once per order: the
@@ -7,7 +9,9 @@ workflow publishes it after the charge and the reservations, and its compensatio
 events to arrive in the wrong order; a redelivered notice is a duplicate, absorbed by
 ``aviso-erp:{pedido_id}``. (2) Reservations are one per order line (``reserva:{pedido_id}:{sku}``),
 kept in order per sku by the FIFO group; a reservation may reach the ERP before its order's
-notice, and the ERP files both by ``pedido_id``. A future lifecycle event on this queue
+notice, and the ERP files both by ``pedido_id``. A cancelled order's release
+(``liberacion:{pedido_id}:{sku}``) travels in the same group after its reservation, so
+FIFO order, not a version check, guarantees the ERP never sees the release first. A future lifecycle event on this queue
 must carry a per-order sequence and be applied with ``if secuencia > secuencia_actual``.
 """
 
@@ -54,11 +58,17 @@ def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumid
         cuerpo = {"pedido_id": evento["pedido_id"], "sku": evento["sku"], "cantidad": evento["cantidad"]}
         enviar("/reservas", claves.reserva(evento["pedido_id"], evento["sku"]), cuerpo, cuerpo)
 
+    def liberar(evento: Evento) -> None:
+        # Same FIFO group (sku) as the reservation it undoes, so the ERP always sees it second.
+        cuerpo = {"pedido_id": evento["pedido_id"], "sku": evento["sku"], "cantidad": evento["cantidad"]}
+        enviar("/liberaciones", claves.liberacion(evento["pedido_id"], evento["sku"]), cuerpo, cuerpo)
+
     return Consumidor(
         "erp",
         {
             "PedidoConfirmado": Ruta(avisar, campos=("pedido_id",)),
             "ReservaStock": Ruta(reservar, campos=("pedido_id", "sku", "cantidad")),
+            "LiberacionStock": Ruta(liberar, campos=("pedido_id", "sku", "cantidad")),
         },
         tipos_por_cola={"cola-mercadofresco-stock": "ReservaStock"},
         aplazar_en=(CircuitoAbierto,),

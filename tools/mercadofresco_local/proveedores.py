@@ -208,12 +208,12 @@ class Pasarela(ProveedorHttp):
 
 
 class Erp(ProveedorHttp):
-    """The ERP: order notices and stock reservations (counts them per Idempotency-Key when sent)."""
+    """The ERP: order notices, stock reservations and releases (counted per Idempotency-Key when sent)."""
 
     nombre = "erp"
 
     def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
-        return {"/avisos": self._aceptar("/avisos"), "/reservas": self._aceptar("/reservas")}
+        return {ruta: self._aceptar(ruta) for ruta in ("/avisos", "/reservas", "/liberaciones")}
 
     def _aceptar(self, ruta: str) -> Callable[[dict[str, Any], str | None], Respuesta]:
         def accion(cuerpo: dict[str, Any], clave: str | None) -> Respuesta:

@@ -29,6 +29,7 @@ CASOS = [
         [],
     ),
     ("erp", "erp-reserva-stock-malformada.json", {}, ["campo-ausente"]),
+    ("erp", "erp-liberacion-stock.json", {"liberacion:PED-2026-084417:FRU-MAN-001": 1}, []),
     ("correo", "correo-confirmacion.json", {CONFIRMACION: 1}, []),
     ("correo", "correo-confirmacion-duplicado.json", {CONFIRMACION: 1}, []),
     ("correo", "correo-confirmacion-sobre-sns.json", {CONFIRMACION: 1}, []),

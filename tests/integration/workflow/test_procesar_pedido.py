@@ -134,6 +134,18 @@ def test_flujo_fallo_tras_el_cobro_reembolsa_exactamente_una_vez(flujo):
     (evento,) = flujo.eventos_bus()
     assert evento["detail-type"] == "PedidoCancelado"
     assert evento["detail"]["referencia_reembolso"].startswith("re_")
+    # and every line's reservation is released in its own FIFO group, delivered after the reservation
+    por_grupo: dict[str, list[tuple[str, str]]] = {}
+    while lote := flujo.mensajes("ColaStock"):
+        for m in lote:
+            atributos = m["Attributes"]
+            por_grupo.setdefault(atributos["MessageGroupId"], []).append(
+                (json.loads(m["Body"])["tipo"], atributos["MessageDeduplicationId"])
+            )
+    assert por_grupo == {
+        sku: [("ReservaStock", f"reserva:{PEDIDO}:{sku}"), ("LiberacionStock", f"liberacion:{PEDIDO}:{sku}")]
+        for sku in ("FRU-MAN-001", "VER-TOM-014")
+    }
 
 
 def test_flujo_dos_arranques_mismo_pedido_un_cobro_y_ningun_reembolso(flujo):

@@ -89,6 +89,11 @@ def reserva(pedido_id: str, sku: str) -> Clave:
     return _crear("reserva", pedido_id, sku)
 
 
+def liberacion(pedido_id: str, sku: str) -> Clave:
+    """``liberacion:{pedido_id}:{sku}``: undoes ``reserva:{pedido_id}:{sku}`` once, for a cancelled order."""
+    return _crear("liberacion", pedido_id, sku)
+
+
 def recordatorio_carrito(carrito_id: str) -> Clave:
     """``recordatorio-carrito:{carrito_id}``: one reminder per abandoned cart.
 
