@@ -114,6 +114,7 @@ def powertools(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Me
         idempotent_function,
     )
     from mercadofresco import aws
+    from mercadofresco_local.moto_lambda import ContextoLambda
 
     cliente = aws.client("dynamodb")
     # Same table (its keys are "<function>#<hash>", ours "cobro:...": no collision); one layer per config.
@@ -126,7 +127,8 @@ def powertools(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Me
         use_local_cache=cache,
         local_cache_max_items=10_000,
     )
-    config.register_lambda_context(_ContextoLambda())  # as in Lambda: the in-progress expiry gets set
+    # as in Lambda: the in-progress expiry gets set from the remaining time
+    config.register_lambda_context(ContextoLambda("bench", "arn:aws:lambda:eu-south-2:123456789012:function:bench"))
     medida = Medida("powertools" + (" + cache" if cache else ""))
 
     @idempotent_function(data_keyword_argument="pedido", persistence_store=persistencia, config=config)
@@ -135,13 +137,6 @@ def powertools(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Me
         return {"referencia_cobro": f"ch-{pedido['pedido_id']}"}
 
     return medir(medida, cliente, secuencia, lambda pedido: cobrar(pedido=pedido))
-
-
-class _ContextoLambda:
-    """What Powertools reads from Lambda's context: the invocation's remaining time."""
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 30_000
 
 
 def tabla_de_la_plantilla() -> str:

@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,23 +41,12 @@ os.environ.update(
 )
 
 
-@dataclass
-class FakeLambdaContext:
-    """What handlers read from Lambda's context object."""
-
-    function_name: str = "mercadofresco-test"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test"
-    aws_request_id: str = "00000000-0000-0000-0000-000000000000"
-    remaining_ms: int = 30_000
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.remaining_ms
-
-
 @pytest.fixture
-def lambda_context() -> FakeLambdaContext:
-    return FakeLambdaContext(aws_request_id=str(uuid.uuid4()))
+def lambda_context() -> Any:
+    """The same context object the local run gives handlers (30 s counting down)."""
+    from mercadofresco_local.moto_lambda import ContextoLambda
+
+    return ContextoLambda("mercadofresco-test", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test")
 
 
 def load_event(name: str) -> dict[str, Any]:

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 from mercadofresco.consumidor import Consumidor, Ruta
+from mercadofresco_local.moto_lambda import ContextoLambda
 
 from tests.conftest import load_event
 from tests.unit.consumidor.stub_sqs import URL, espera_cola
 
 
-@dataclass
-class Contexto:
-    remaining_ms: int
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.remaining_ms
+def Contexto(remaining_ms: int) -> ContextoLambda:
+    """A Lambda context with ``remaining_ms`` left (it counts down from there)."""
+    return ContextoLambda(
+        "mercadofresco-erp", "arn:aws:lambda:eu-south-2:123456789012:function:erp", remaining_ms / 1000
+    )
 
 
 @pytest.fixture
