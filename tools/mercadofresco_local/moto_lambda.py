@@ -9,7 +9,9 @@ registered handler here instead, with Lambda's contract:
 - a return value is the JSON result;
 - an exception becomes an *errored* result ``{"errorType": <class name>, "errorMessage": ...}``
   (what the Python runtime sends), which Step Functions turns into the error named by
-  ``errorType``: the ASL's ``Retry``/``Catch`` match it exactly as on AWS.
+  ``errorType``: the ASL's ``Retry``/``Catch`` match it exactly as on AWS. An exception with an
+  ``error_type`` attribute (the platform faults of :mod:`mercadofresco_local.plataforma`:
+  ``Sandbox.Timedout``, ``Lambda.Unknown``, ``Lambda.TooManyRequestsException``) reports that name.
 
 What is patched (moto 5.2.5, pinned in requirements/constraints.txt):
 
@@ -52,10 +54,21 @@ class ContextoLambda:
     timeout_s: float = 30.0
     memory_limit_in_mb: int = 512
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    _inicio: float = field(default_factory=time.monotonic)
+    # Seconds; tests pass their injected clock so "time left" moves only when the test moves it.
+    reloj: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+    _inicio: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._inicio = self.reloj()
 
     def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self.timeout_s - (time.monotonic() - self._inicio)) * 1000))
+        return max(0, int((self.timeout_s - (self.reloj() - self._inicio)) * 1000))
+
+    def otra_invocacion(self) -> ContextoLambda:
+        """The context of the next invocation of the same function: a new request id, the full timeout again."""
+        return ContextoLambda(
+            self.function_name, self.invoked_function_arn, self.timeout_s, self.memory_limit_in_mb, reloj=self.reloj
+        )
 
 
 @dataclass
@@ -90,13 +103,15 @@ class Registro:
         except Exception as exc:
             with self._lock:
                 self.errores[nombre] += 1
+            # Platform faults (mercadofresco_local.plataforma) carry AWS's own error name.
+            tipo = getattr(exc, "error_type", None) or type(exc).__name__
             error = {
-                "errorType": type(exc).__name__,
+                "errorType": tipo,
                 "errorMessage": str(exc),
                 "requestId": contexto.aws_request_id,
                 "stackTrace": traceback.format_exception(exc)[-5:],
             }
-            return json.dumps(error), True, f"{type(exc).__name__}: {exc}"
+            return json.dumps(error), True, f"{tipo}: {exc}"
         return json.dumps(resultado, default=str), False, ""
 
 
