@@ -41,6 +41,25 @@ os.environ.update(
 )
 
 
+def _perfiles_hypothesis() -> None:
+    """Property-based tests: ``ci`` (default) is deterministic and CI-sized; ``largo`` is for a hunt on demand.
+
+    ``HYPOTHESIS_PROFILE=largo pytest tests/unit/fuzz tests/integration/fuzz`` runs 20x the examples,
+    randomised, with Hypothesis's example database so a failure found once is replayed first.
+    """
+    from hypothesis import HealthCheck, settings
+
+    # Function-scoped fixtures (moto, a schema) are set up once per test, not per example: the
+    # properties reset what they touch themselves, so that health check is noise here.
+    comunes = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
+    settings.register_profile("ci", derandomize=True, max_examples=25, database=None, print_blob=True, **comunes)
+    settings.register_profile("largo", max_examples=500, **comunes)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+_perfiles_hypothesis()
+
+
 @pytest.fixture
 def lambda_context() -> Any:
     """The same context object the local run gives handlers (30 s counting down)."""
