@@ -21,6 +21,7 @@ from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco_local.aprovisionar import Aprovisionador
 from mercadofresco_local.fallos import ControlFallos
 from mercadofresco_local.mapeos import registro_sqs
+from mercadofresco_local.moto_lambda import ContextoLambda
 from mercadofresco_local.plantilla import Plantilla
 from mercadofresco_local.proveedores import Proveedores
 
@@ -73,6 +74,18 @@ def reloj(monkeypatch: pytest.MonkeyPatch) -> Reloj:
     return r
 
 
+@pytest.fixture
+def lambda_context(reloj: Reloj) -> ContextoLambda:
+    """The shared fake context, counting down on the test's clock (:class:`Sondeo` renews it per batch).
+
+    On the wall clock a busy machine could run a 30 s invocation "out of time" while the test's
+    clock says a second passed, and the consumer would hand records over instead of handling them.
+    """
+    return ContextoLambda(
+        "mercadofresco-test", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test", reloj=reloj
+    )
+
+
 @pytest.fixture(scope="session")
 def seccion_plantilla() -> dict[str, Any]:
     """template.yaml decoded once per session (0.75 s), cut down to :data:`RECURSOS`."""
@@ -114,7 +127,7 @@ class Sondeo:
     sqs: Any
     cola: Cola
     handler: Callable[[dict[str, Any], Any], Any]
-    contexto: Any
+    contexto: ContextoLambda
     tamano_lote: int = 10
     respuestas: list[dict[str, Any]] = field(default_factory=list)
     aplazamientos_vistos: int = 0
@@ -132,7 +145,9 @@ class Sondeo:
         for m in mensajes:
             valor = m.get("MessageAttributes", {}).get("mf-aplazamientos", {}).get("StringValue", "0")
             self.aplazamientos_vistos = max(self.aplazamientos_vistos, int(valor))
-        respuesta = self.handler({"Records": [registro_sqs(m, self.cola.arn) for m in mensajes]}, self.contexto)
+        # Each batch is a new invocation with its full timeout, as Lambda gives it (on the test's clock).
+        contexto = self.contexto.otra_invocacion()
+        respuesta = self.handler({"Records": [registro_sqs(m, self.cola.arn) for m in mensajes]}, contexto)
         self.respuestas.append(respuesta)
         fallidos = {f["itemIdentifier"] for f in respuesta["batchItemFailures"]}
         for m in mensajes:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ pytestmark = pytest.mark.integration
 
 AGREGADOS = 250  # 40 events each, 250 rows apart: with 4 x 100 rows in flight, relays do block each other
 FILAS = 10_000
+HANG_GUARD_S = 900  # only stops a hung run; how fast a drain is belongs in bench/bench_outbox.py
 
 
 def _sembrar(pool: ConnectionPool, filas: int, agregados: int) -> None:
@@ -70,13 +70,12 @@ def test_relays_when_four_drain_in_parallel_deliver_each_once_in_order(
             errores.append(exc)
 
     # WHEN four relays drain the table at once, in real threads with their own connections
-    inicio = time.monotonic()
     hilos = [threading.Thread(target=correr, args=(r,)) for r in relays]
     for h in hilos:
         h.start()
     for h in hilos:
-        h.join(timeout=120)
-    duracion_s = time.monotonic() - inicio
+        h.join(timeout=HANG_GUARD_S)
+    assert not any(h.is_alive() for h in hilos), "a relay hung"
     for p in pools:
         p.close()
     entregados = consumidor.terminar()
@@ -93,7 +92,6 @@ def test_relays_when_four_drain_in_parallel_deliver_each_once_in_order(
     assert len(por_pedido) == AGREGADOS
     assert all(ns == sorted(ns) for ns in por_pedido.values())
     assert sum(retenidas) > 0  # the relays did get in each other's way: order was really at stake
-    assert duracion_s < 60
 
 
 class _Grabadora:

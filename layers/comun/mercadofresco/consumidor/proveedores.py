@@ -35,7 +35,7 @@ def cliente_desde_env(
     """The provider client for ``dependencia`` at ``$variable_url``, with its shared breaker and budget.
 
     ``redis_client`` defaults to :func:`mercadofresco.valkey.cliente_valkey` (the breaker's
-    and budget's shared state). Tests pass ``clock`` (the breaker's) and ``prefijo`` (private
+    and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefijo`` (private
     Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ClienteProveedor``.
     """
     from mercadofresco.circuit_breaker import CircuitBreaker
@@ -53,7 +53,9 @@ def cliente_desde_env(
     prefijo = kwargs.pop("prefijo", None)
     claves_extra = {"prefijo": prefijo} if prefijo else {}
     breaker = CircuitBreaker(dependencia, redis_client, config=config, clock=reloj, **claves_extra)
-    budget = RetryBudget(dependencia, redis_client, **claves_extra)
+    # The budget ages its pending deposits on the same clock as the breaker.
+    reloj_budget = {"clock": reloj} if reloj is not None else {}
+    budget = RetryBudget(dependencia, redis_client, **claves_extra, **reloj_budget)
     kwargs.setdefault("retry", RetryPolicy.from_env())
     return ClienteProveedor(dependencia=dependencia, base_url=url, breaker=breaker, budget=budget, **kwargs)
 
