@@ -1,0 +1,121 @@
+"""HTTP API api-mercadofresco-tienda -> POST /pedidos (order + PedidoCreado in one transaction) and GET /pedidos/{id}.
+
+Parse, call the layer (``mercadofresco.outbox.solicitudes``), map its errors to HTTP:
+
+=============================  ====  ===================================================
+outcome                        code  what the client should do
+=============================  ====  ===================================================
+order created                  201   nothing (``Location`` names it)
+same key, same body (a retry)  200   nothing: the same order as the first answer
+no / malformed key, bad body   400   fix the request (every problem is listed)
+same key, different body       422   use a new key for a new order
+database unavailable           503   retry with the SAME key (``Retry-After``)
+=============================  ====  ===================================================
+"""
+
+from __future__ import annotations
+
+import json
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.metrics import MetricUnit
+from mercadofresco.db import pool_compartido
+from mercadofresco.outbox.solicitudes import (
+    ClaveIdempotenciaInvalida,
+    ClaveReutilizada,
+    SolicitudInvalida,
+    consultar_pedido,
+    registrar_pedido,
+)
+from psycopg_pool import PoolTimeout
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+app = APIGatewayHttpResolver()
+
+RETRY_AFTER_S = 2
+
+
+def _json(estado: HTTPStatus, cuerpo: dict[str, Any], **cabeceras: str) -> Response:
+    return Response(
+        status_code=estado.value,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps(cuerpo, ensure_ascii=False),
+        headers=cabeceras or None,
+    )
+
+
+def _error(estado: HTTPStatus, codigo: str, mensaje: str, **extra: Any) -> Response:
+    cabeceras = {"Retry-After": str(RETRY_AFTER_S)} if estado is HTTPStatus.SERVICE_UNAVAILABLE else {}
+    return _json(estado, {"error": codigo, "message": mensaje, **extra}, **cabeceras)
+
+
+@app.post("/pedidos")
+def crear_pedido() -> Response:
+    evento = app.current_event
+    clave = evento.headers.get("Idempotency-Key")  # case-insensitive in Powertools v3
+    try:
+        cuerpo = json.loads(evento.decoded_body or "")
+    except ValueError as exc:
+        return _error(HTTPStatus.BAD_REQUEST, "invalid_json", f"the body is not JSON: {exc}")
+    with pool_compartido().connection() as conn:
+        registrado = registrar_pedido(conn, clave, cuerpo)
+    pedido = registrado.pedido
+    if registrado.creado:
+        metrics.add_metric(name="PedidosCreados", unit=MetricUnit.Count, value=1)
+        logger.info("order created", pedido_id=pedido["pedido_id"])
+        return _json(HTTPStatus.CREATED, pedido, Location=f"/pedidos/{pedido['pedido_id']}")
+    logger.info("order request repeated: returning the order its key created", pedido_id=pedido["pedido_id"])
+    return _json(HTTPStatus.OK, pedido, Location=f"/pedidos/{pedido['pedido_id']}")
+
+
+@app.get("/pedidos/<pedido_id>")
+def leer_pedido(pedido_id: str) -> Response:
+    with pool_compartido().connection() as conn:
+        pedido = consultar_pedido(conn, pedido_id)
+    if pedido is None:
+        return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {pedido_id} does not exist")
+    return _json(HTTPStatus.OK, pedido)
+
+
+@app.exception_handler(ClaveIdempotenciaInvalida)
+def _clave_invalida(exc: ClaveIdempotenciaInvalida) -> Response:
+    return _error(HTTPStatus.BAD_REQUEST, "invalid_idempotency_key", str(exc))
+
+
+@app.exception_handler(SolicitudInvalida)
+def _solicitud_invalida(exc: SolicitudInvalida) -> Response:
+    logger.info("order refused: invalid request", errores=exc.errores)
+    return _error(HTTPStatus.BAD_REQUEST, "invalid_order", str(exc), details=exc.errores)
+
+
+@app.exception_handler(ClaveReutilizada)
+def _clave_reutilizada(exc: ClaveReutilizada) -> Response:
+    logger.warning("order refused: Idempotency-Key reused with another body", pedido_id=exc.pedido_id)
+    return _error(HTTPStatus.UNPROCESSABLE_ENTITY, "idempotency_key_reused", str(exc))
+
+
+@app.exception_handler([psycopg.OperationalError, PoolTimeout])
+def _base_no_disponible(exc: Exception) -> Response:
+    # Nothing was committed (or the commit's answer was lost): a retry with the same key is safe either way.
+    logger.exception("database unavailable")
+    return _error(
+        HTTPStatus.SERVICE_UNAVAILABLE,
+        "unavailable",
+        "the store's database is unavailable; retry with the same Idempotency-Key",
+    )
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)
