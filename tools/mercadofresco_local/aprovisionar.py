@@ -210,11 +210,13 @@ class Aprovisionador:
         globales = self.plantilla.resolver(self.plantilla.doc.get("Globals", {}).get("Function", {}))
         config = {**globales, **props}
         nombre = props.get("FunctionName", f"mercadofresco-local-{lid}")
-        entorno = {
+        declarado = {
             **globales.get("Environment", {}).get("Variables", {}),
             **props.get("Environment", {}).get("Variables", {}),
-            **self.entorno_local,
         }
+        # "" in the template means unset (AWS_ENDPOINT_URL, DATABASE_URL, REDIS_URL are declared
+        # empty for `sam local invoke --env-vars`): it must not hide moto's endpoint set in this process.
+        entorno = {**{k: v for k, v in declarado.items() if v != ""}, **self.entorno_local}
         funcion = Funcion(
             logical_id=lid,
             nombre=nombre,
