@@ -180,7 +180,7 @@ def test_alarms_every_pipe_has_an_execution_failed_alarm(plantilla: Plantilla) -
 def test_alarms_page_somebody_through_an_email_subscription_parameter(plantilla: Plantilla) -> None:
     # GIVEN an alerts e-mail at deploy time
     con_email = Plantilla(parametros={"AlertsEmail": "guardia@example.com"})
-    ((lid, sub),) = [
+    ((_lid, sub),) = [
         (k, r)
         for k, r in _recursos(con_email, "AWS::SNS::Subscription").items()
         if _props(r).get("Protocol") == "email"
