@@ -15,7 +15,7 @@ export AWS_DEFAULT_REGION ?= eu-south-2
 PYTHON313 := $(shell for p in python3.13 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.13*/bin/python3.13 2>/dev/null); do \
 	$$p -c 'import sys; assert sys.version_info[:2] == (3, 13); print(sys.executable)' 2>/dev/null && break; done)
 
-.PHONY: help setup services lint build test test-unit test-integration test-e2e demo bench clean
+.PHONY: rds-ca help setup services lint build test test-unit test-integration test-e2e demo bench clean
 
 help:
 	@echo "make demo   run the whole order flow locally (no AWS account, no Docker)"
@@ -61,6 +61,13 @@ demo: setup services
 
 bench: setup services
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# Amazon RDS's CA bundle into the layer, so Aurora TLS verifies the server (verify-full, see
+# layers/comun/mercadofresco/db.py). Needs the internet: run it once before `sam build`.
+RDS_CA_URL ?= https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem
+rds-ca:
+	mkdir -p layers/comun/mercadofresco/certificados
+	curl -fsS $(RDS_CA_URL) -o layers/comun/mercadofresco/certificados/rds-global-bundle.pem
 
 clean:
 	rm -rf .aws-sam .pytest_cache .ruff_cache

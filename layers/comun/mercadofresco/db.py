@@ -4,7 +4,10 @@
 - Deployed: ``AURORA_ENDPOINT`` + ``AURORA_DATABASE``; username/password from the Secrets
   Manager secret ``AURORA_SECRET_ARN`` through Powertools Parameters (cached ``secreto_max_age_s``,
   re-read when the pool opens a new connection, so a rotated password is picked up); TLS with
-  ``sslmode=require``, or ``verify-full`` against the RDS CA bundle at ``AURORA_SSLROOTCERT``.
+  ``verify-full`` against the RDS CA bundle: ``AURORA_SSLROOTCERT`` when set, else the bundle the
+  layer ships at ``mercadofresco/certificados/rds-global-bundle.pem`` (``make rds-ca`` adds it
+  before ``sam build``). Without a bundle TLS still encrypts (``require``) but does not verify
+  the server, and the pool logs a warning.
 - After a failover or a restart the pool's ``check`` finds the dead connection before it is
   handed out and opens a new one; ``target_session_attrs=read-write`` refuses a demoted
   writer; ``max_lifetime_s`` bounds how long a connection outlives a DNS change.
@@ -12,14 +15,25 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from psycopg_pool import ConnectionPool
 
 from mercadofresco import aws
+
+logger = logging.getLogger(__name__)
+
+# Amazon RDS's CA bundle, shipped in the layer when the build added it (``make rds-ca``).
+CA_RDS_EN_CAPA = Path(__file__).parent / "certificados" / "rds-global-bundle.pem"
+
+
+def _ca_por_defecto() -> str | None:
+    return str(CA_RDS_EN_CAPA) if CA_RDS_EN_CAPA.is_file() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +62,7 @@ class ConfigBD:
             endpoint=os.environ.get("AURORA_ENDPOINT") or None,
             database=os.environ.get("AURORA_DATABASE", "mercadofresco"),
             secret_arn=os.environ.get("AURORA_SECRET_ARN") or None,
-            sslrootcert=os.environ.get("AURORA_SSLROOTCERT") or None,
+            sslrootcert=os.environ.get("AURORA_SSLROOTCERT") or _ca_por_defecto(),
         )
 
 
@@ -73,6 +87,8 @@ def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
     }
     if config.sslrootcert:
         parametros["sslrootcert"] = config.sslrootcert
+    else:
+        logger.warning("Aurora TLS does not verify the server: no RDS CA bundle (AURORA_SSLROOTCERT, make rds-ca)")
     return parametros
 
 
