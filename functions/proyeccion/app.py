@@ -1,0 +1,52 @@
+"""ColaProyeccion (the workflow's outcome events) -> pedidos.estado: confirmed, rejected, refunded or not confirmed.
+
+``PedidoConfirmado`` arrives from the confirmation topic (raw delivery), ``PedidoRechazado``,
+``PedidoCancelado`` and ``PedidoNoConfirmado`` from the bus (an EventBridge envelope); the
+shared consumer reads both shapes. The write is conditional on the state's rank
+(``mercadofresco.outbox.proyeccion``): duplicates and late, older events change nothing, so
+this consumer needs no idempotency record and no FIFO queue. An event for an order the
+database does not have goes to the DLQ with its reason; a database outage fails the record
+(``batchItemFailures``) and SQS redelivers it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from mercadofresco.consumidor import Consumidor, Ruta
+from mercadofresco.db import pool_compartido
+from mercadofresco.outbox.proyeccion import ESTADO_POR_EVENTO, Resultado, proyectar
+
+if TYPE_CHECKING:
+    from mercadofresco.consumidor import Evento
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+
+
+def actualizar_estado(evento: Evento) -> None:
+    motivo = evento.get("motivo") or evento.get("error")
+    with pool_compartido().connection() as conn:
+        hecho = proyectar(conn, evento["pedido_id"], evento.tipo, motivo=motivo, evento_id=evento.get("id"))
+    if hecho.resultado is Resultado.APLICADO:
+        metrics.add_metric(name="EstadosProyectados", unit=MetricUnit.Count, value=1)
+        logger.info("order state updated", anterior=hecho.estado_anterior, estado=hecho.estado)
+    else:
+        # A duplicate, or an event older than the state already kept: nothing to do, on purpose.
+        metrics.add_metric(name="EstadosIgnorados", unit=MetricUnit.Count, value=1)
+        logger.info("order state kept: event is a duplicate or older", estado=hecho.estado, tipo=evento.tipo)
+
+
+consumidor = Consumidor(
+    "proyeccion", {tipo: Ruta(actualizar_estado, campos=("pedido_id",)) for tipo in ESTADO_POR_EVENTO}
+)
+
+
+@tracer.capture_lambda_handler
+@logger.inject_lambda_context
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return dict(consumidor(event, context))
