@@ -14,7 +14,7 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parameters import SecretsProvider
 from mercadofresco import aws
@@ -22,6 +22,7 @@ from mercadofresco.consumidor.proveedores import cliente_desde_env
 from mercadofresco.errors import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco.retry import RetryPolicy
+from mercadofresco.tracing import LazyTracer
 from operaciones import Operaciones
 from solicitud import Solicitud
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
+tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
 
 SECRETO_MAX_AGE_S = 300  # one Secrets Manager call per 5 min per container; a rotated key is seen within it
 READ_TIMEOUT_S = float(os.environ.get("PASARELA_READ_TIMEOUT_S", "10"))

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.consumidor import Consumidor, Ruta
 from mercadofresco.consumidor.proveedores import aceptado, cliente_desde_env
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.idempotency import IdempotencyStore, claves
+from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
     from mercadofresco.consumidor import Evento
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
+tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
 
 # What each e-mail's template shows; everything else in the event is ignored (tolerant reader).
 CAMPOS_CONFIRMACION = ("pedido_id", "importe_centimos", "moneda", "lineas")
@@ -71,15 +72,26 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
     )
 
 
-consumidor = crear_consumidor(
-    cliente_desde_env("correo-principal", "CORREO_PRINCIPAL_URL"),
-    cliente_desde_env("correo-secundario", "CORREO_SECUNDARIO_URL"),
-    IdempotencyStore.from_env(),
-)
+def _consumidor() -> Consumidor:
+    """The consumer, built on the first invocation: its Valkey client imports redis, which init need not pay."""
+    if "consumidor" not in globals():
+        globals()["consumidor"] = crear_consumidor(
+            cliente_desde_env("correo-principal", "CORREO_PRINCIPAL_URL"),
+            cliente_desde_env("correo-secundario", "CORREO_SECUNDARIO_URL"),
+            IdempotencyStore.from_env(),
+        )
+    return globals()["consumidor"]
+
+
+def __getattr__(nombre: str) -> Any:
+    # PEP 562: ``app.consumidor`` read from outside (tests, the local run) builds it too; set, it replaces it.
+    if nombre == "consumidor":
+        return _consumidor()
+    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
 
 
 @tracer.capture_lambda_handler
 @logger.inject_lambda_context
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return dict(consumidor(event, context))
+    return dict(_consumidor()(event, context))

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from mercadofresco.consumidor import Consumidor, Ruta
 from mercadofresco.consumidor.proveedores import aceptado, cliente_desde_env
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.idempotency import IdempotencyStore, claves
+from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
     from mercadofresco.consumidor import Evento
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
+tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
 
 CAMPOS_AVISO = ("pedido_id", "cliente_id", "importe_centimos", "moneda", "referencia_cobro", "lineas", "confirmado_en")
 # What makes two deliveries "the same operation": a duplicate that differs here is a conflict (to the DLQ),
@@ -75,11 +76,22 @@ def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumid
     )
 
 
-consumidor = crear_consumidor(cliente_desde_env("erp", "ERP_URL"), IdempotencyStore.from_env())
+def _consumidor() -> Consumidor:
+    """The consumer, built on the first invocation: its Valkey client imports redis, which init need not pay."""
+    if "consumidor" not in globals():
+        globals()["consumidor"] = crear_consumidor(cliente_desde_env("erp", "ERP_URL"), IdempotencyStore.from_env())
+    return globals()["consumidor"]
+
+
+def __getattr__(nombre: str) -> Any:
+    # PEP 562: ``app.consumidor`` read from outside (tests, the local run) builds it too; set, it replaces it.
+    if nombre == "consumidor":
+        return _consumidor()
+    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
 
 
 @tracer.capture_lambda_handler
 @logger.inject_lambda_context
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return dict(consumidor(event, context))
+    return dict(_consumidor()(event, context))

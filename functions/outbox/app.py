@@ -9,18 +9,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.aws import cached_client
 from mercadofresco.outbox.entorno import entorno, plazo
 from mercadofresco.outbox.relay import ERRORES_BD, OutboxRelay
+from mercadofresco.tracing import TRACED_MODULES, LazyTracer
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
+tracer = LazyTracer(patch_modules=(*TRACED_MODULES, "psycopg"))  # X-Ray SDK on first use (mercadofresco.tracing)
 
 # Counter -> metric name; the gauges below are what the alarms watch.
 CONTADORES = {

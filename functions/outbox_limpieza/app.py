@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.outbox.entorno import entorno, plazo
 from mercadofresco.outbox.limpieza import limpiar_publicadas
+from mercadofresco.tracing import TRACED_MODULES, LazyTracer
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
+tracer = LazyTracer(patch_modules=(*TRACED_MODULES, "psycopg"))  # X-Ray SDK on first use (mercadofresco.tracing)
 
 
 @metrics.log_metrics
