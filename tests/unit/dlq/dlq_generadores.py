@@ -66,3 +66,50 @@ def goteo_de_datos() -> list[MensajeDlq]:
             cuerpo = {k: v for k, v in pedido(i).items() if k != campo}
             mensajes.append(crudo(cuerpo, t, 1, "campo-ausente", f"falta {campo}"))
     return [leer(m) for m in mensajes]
+
+
+def confirmado(n: int, cliente: str = "cli-1", importe: Any = 4820) -> dict[str, Any]:
+    """A PedidoConfirmado as the ERP/e-mail queues carry it (raw SNS delivery)."""
+    return {"tipo": "PedidoConfirmado", "version": 1, "pedido_id": f"PED-{n:05d}", "cliente_id": cliente,
+            "importe_centimos": importe, "moneda": "EUR"}
+
+
+def dlq_mixta() -> list[MensajeDlq]:
+    """Four problems in one DLQ (mercadofresco-erp-fallidos, Monday):
+
+    - 120 valid notices redriven without a reason after an ERP outage, 10:00-10:35;
+    - 40 ``"version": 2`` notices from a producer deployed at 14:00 (no reason: the old consumer failed them);
+    - 12 notices the consumer refused for a bad amount (``dato-invalido``) of customers cli-7 and cli-9, all day;
+    - 6 unreadable bodies (``json-invalido``), 14:00-14:20.
+    """
+    lunes = datetime(2026, 11, 23, tzinfo=UTC)
+    caida = [crudo(confirmado(i), t) for i, t in enumerate(repartidos(lunes + timedelta(hours=10),
+                                                                         timedelta(minutes=35), 120))]
+    v2 = [crudo(confirmado(1000 + i) | {"version": 2}, t)
+          for i, t in enumerate(repartidos(lunes + timedelta(hours=14), timedelta(minutes=50), 40, semilla=3))]
+    datos = [crudo(confirmado(2000 + i, cliente=("cli-7", "cli-9")[i % 2], importe=-100 * (i + 1)), t, 1,
+                   "dato-invalido", "PedidoConfirmado: 'importe_centimos' must be a positive whole number of cents")
+             for i, t in enumerate(repartidos(lunes + timedelta(hours=8), timedelta(hours=11), 12, semilla=5))]
+    ilegibles = [crudo('{"tipo": "PedidoConfirmado", "pedido_id": "PED-', t, 1, "json-invalido", "Expecting value")
+                 for t in repartidos(lunes + timedelta(hours=14), timedelta(minutes=20), 6, semilla=9)]
+    return [leer(m) for m in caida + v2 + datos + ilegibles]
+
+
+def goteo_de_validos() -> list[MensajeDlq]:
+    """30 valid notices, no reason, one every ~40 min for 20 h: an ERP that flaps (or a consumer bug)."""
+    inicio = datetime(2026, 11, 24, 2, 0, tzinfo=UTC)
+    return [leer(crudo(confirmado(i), t)) for i, t in enumerate(repartidos(inicio, timedelta(hours=20), 30))]
+
+
+def datos_de_algunos_clientes() -> list[MensajeDlq]:
+    """Healthy redriven orders, plus invalid amounts/currencies that only customers cli-3 and cli-8 produce."""
+    inicio = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
+    sanos = [crudo(confirmado(i, cliente=f"cli-{i % 20 + 10}"), t)
+             for i, t in enumerate(repartidos(inicio, timedelta(minutes=25), 50))]
+    malos = []
+    for i, t in enumerate(repartidos(inicio - timedelta(days=2), timedelta(days=2, hours=6), 16, semilla=11)):
+        cliente = ("cli-3", "cli-8")[i % 2]
+        valor = {"importe_centimos": "48.20"} if i % 3 else {"moneda": "EURO"}
+        malos.append(crudo(confirmado(500 + i, cliente=cliente) | valor, t, 1, "dato-invalido",
+                           f"PedidoConfirmado: bad {next(iter(valor))}"))
+    return [leer(m) for m in sanos + malos]

@@ -59,17 +59,20 @@ def test_clasificar_goteo_de_tres_dias_con_defectos_distintos_es_de_datos() -> N
     assert any("errores distintos" in e for e in diagnostico.evidencias)
 
 
-def test_clasificar_goteo_con_contenido_sano_es_de_datos_con_confianza_baja() -> None:
-    # GIVEN healthy-looking orders trickling over two days
+def test_clasificar_goteo_de_validos_sin_motivo_es_dependencia_intermitente_o_fallo_del_consumidor() -> None:
+    # GIVEN healthy orders without a reason trickling in over two days (SQS's redrive, now and then)
     inicio = datetime(2026, 11, 20, tzinfo=UTC)
     mensajes = [leer(crudo(pedido(i), t)) for i, t in enumerate(repartidos(inicio, timedelta(days=2), 40))]
 
     # WHEN classified
     diagnostico = clasificar(mensajes)
 
-    # THEN not transient (a redrive would bring them back), and the tool says it could not prove it
-    assert (diagnostico.tipo, diagnostico.confianza) == (DE_DATOS, "baja")
-    assert "registros por MessageId" in diagnostico.explicacion
+    # THEN not "bad data": a flapping dependency or a consumer bug, with the consumer's errors to look at,
+    # and never the advice that a redrive only brings them back (they are valid: it processes them)
+    assert (diagnostico.tipo, diagnostico.confianza) == (TRANSITORIO, "baja")
+    assert "dependencia intermitente" in diagnostico.explicacion and "fallo del consumidor" in diagnostico.explicacion
+    assert "Errores por tipo" in diagnostico.explicacion
+    assert "devolverá" not in diagnostico.explicacion and "devolverían" not in diagnostico.explicacion
 
 
 def test_clasificar_aplazamientos_agotados_es_transitorio_aunque_goteen() -> None:

@@ -67,6 +67,8 @@ def _parser_reprocesar(sub: Any, comunes: argparse.ArgumentParser) -> None:
                    "RedrivePolicy, o el atributo mf-cola-origen de los mensajes")
     p.add_argument("--tasa", type=float, default=10.0, help="mensajes por segundo (por defecto 10; nativo ≤ 500)")
     p.add_argument("--filtro", help="JMESPath sobre el evento; solo se mueven los que cumple, p. ej. 'version == `2`'")
+    p.add_argument("--motivo", help="solo los mensajes con este mf-motivo ('ninguno': los que llegaron por redrive, "
+                   "sin motivo); 'clasificar' da la orden exacta de cada grupo")
     p.add_argument("--transformar", help="modulo:funcion que recibe el evento y devuelve el que se envía, "
                    "p. ej. mercadofresco_ops.dlq.adaptadores:v2_a_v1")
     p.add_argument("--max", dest="maximo", type=int, help="mover como mucho N mensajes")

@@ -165,9 +165,20 @@ def clasificar(mensajes: Sequence[MensajeDlq], version_esperada: Any = 1) -> Dia
         return Diagnostico(TRANSITORIO, confianza, "Contenido sano y entrada concentrada en una ventana: una caída "
                            "pasajera. Confirma la caída en las métricas de la dependencia (paso 3) antes del redrive.",
                            evidencias, dist, n)
-    return Diagnostico(DE_DATOS, "baja", "Contenido aparentemente sano pero entrada en goteo: el consumidor falla con "
-                       "mensajes concretos. Un redrive solo los devolverá a la DLQ: busca la excepción en los "
-                       "registros por MessageId (paso 3).", evidencias, dist, n)
+    sin_motivo = sum(m.motivo is None for m in mensajes)
+    if dist.forma == "goteo" and sin_motivo >= PROPORCION_DOMINANTE * n:
+        # Valid content, no reason, over hours: the consumer failed on *good* messages now and then.
+        # Not bad data (nothing is wrong with them): a dependency that flaps, or a consumer bug.
+        return Diagnostico(TRANSITORIO, "baja", f"Mensajes válidos sin motivo que gotean durante "
+                           f"{duracion_legible(dist.duracion_s)}: el consumidor falló {n} veces con mensajes sanos "
+                           "sin reconocerlos como inválidos. Es una dependencia intermitente (timeouts, 5xx a ratos) "
+                           "o un fallo del consumidor, no datos malos. Mira los errores del consumidor en esa franja "
+                           "(paso 3, «Errores por tipo»): si son timeouts/5xx de la dependencia, reprocesa cuando esté "
+                           "estable; si es una excepción del código, corrígela y después reprocesa.",
+                           evidencias, dist, n)
+    return Diagnostico(DE_DATOS, "baja", "Contenido aparentemente sano pero entrada en goteo, con motivos del "
+                       "consumidor: rechaza mensajes concretos. Busca la excepción en los registros por MessageId "
+                       "(paso 3) antes de decidir.", evidencias, dist, n)
 
 
 def _por_contenido(firmas: Counter[str], n: int, dist: Distribucion, evidencias: list[str]) -> Diagnostico:
@@ -196,9 +207,10 @@ def _explicar_envenenado(principal: str, veces: int, n: int, dist: Distribucion)
 
 def _explicar_datos(firmas: Counter[str], dist: Distribucion) -> str:
     forma = f"en goteo durante {duracion_legible(dist.duracion_s)}" if dist.forma == "goteo" else "en una ventana"
-    return (f"Defectos distintos de un mensaje a otro ({len(firmas)} firmas), {forma}: son datos de origen "
-            "incorrectos, no una caída ni un contrato roto. Corrige el dato en origen; el redrive sin corregir "
-            "solo los devolverá a la DLQ.")
+    defectos = ("Valores que el consumidor rechazó" if len(firmas) == 1
+                else f"Defectos distintos de un mensaje a otro ({len(firmas)} firmas)")
+    return (f"{defectos}, {forma}: son datos de origen incorrectos, no una caída ni un contrato roto. Corrige el "
+            "dato en origen; el redrive sin corregir solo los devolverá a la DLQ.")
 
 
 def _evidencia_distribucion(dist: Distribucion) -> str:

@@ -12,6 +12,8 @@ Exit codes a script can rely on:
 
 from __future__ import annotations
 
+import math
+import shlex
 import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from mercadofresco_ops.dlq import clasificador, nativo, presentacion, reproceso, salud, verificacion
+from mercadofresco_ops.dlq import grupos, nativo, presentacion, reproceso, salud, verificacion
 from mercadofresco_ops.dlq.argumentos import construir_parser
 from mercadofresco_ops.dlq.conexion import (
     ErrorOperador,
@@ -40,7 +42,13 @@ OK, FALLO, USO, INTERRUMPIDO = 0, 1, 2, 130
 VISIBILIDAD_INSPECCION_S = 5  # the lesson's detail: messages come back to the DLQ at once if the tool dies
 
 
+def _positivo(valor: int | None, opcion: str) -> None:
+    if valor is not None and valor < 1:
+        raise ErrorOperador(f"{opcion} debe ser 1 o más, no {valor}")
+
+
 def inspeccionar(args: argparse.Namespace, opciones: Opciones) -> int:
+    _positivo(args.maximo, "-n/--maximo")
     sqs = opciones.cliente("sqs")
     dlq = resolver_cola(sqs, args.cola)
     antes = contar(sqs, dlq)
@@ -54,34 +62,40 @@ def inspeccionar(args: argparse.Namespace, opciones: Opciones) -> int:
 
 
 def clasificar(args: argparse.Namespace, opciones: Opciones) -> int:
+    """Exit 0 only with a verdict (or a DLQ that is really empty); nothing classified is exit 1, never silence."""
+    _positivo(args.muestra, "--muestra")
     sqs = opciones.cliente("sqs")
     dlq = resolver_cola(sqs, args.cola)
     lista = [leer(m) for m in muestrear(sqs, dlq, args.muestra, VISIBILIDAD_INSPECCION_S)]
     if not lista:
         cuentas = contar(sqs, dlq)
+        vacia = not any(cuentas.values())
+        texto = (f"{dlq.nombre} está vacía: nada que clasificar." if vacia else
+                 f"{dlq.nombre}: ningún mensaje visible ({cuentas['en_vuelo']} en vuelo, {cuentas['retrasados']} "
+                 "retrasados: otra lectura o un reprocesado en curso): sin clasificación; repite en unos segundos.")
         if args.json:
-            presentacion.imprimir_json({"cola": dlq.nombre, "tipo": None, "muestra": 0, "cuentas": cuentas})
-        elif cuentas["en_vuelo"]:
-            presentacion.salida.print(f"{dlq.nombre}: ningún mensaje visible, {cuentas['en_vuelo']} en vuelo (otra "
-                                      "inspección o un reprocesado en curso): repite en unos segundos.")
+            presentacion.imprimir_json({"cola": dlq.nombre, "tipo": "vacía" if vacia else "sin muestra",
+                                        "explicacion": texto, "muestra": 0, "cuentas": cuentas, "grupos": []})
         else:
-            presentacion.salida.print(f"{dlq.nombre} está vacía: nada que clasificar.")
-        return OK
-    diagnostico = clasificador.clasificar(lista, args.version_esperada)
+            presentacion.salida.print(escape(texto))
+        return OK if vacia else FALLO
+    informe = grupos.clasificar_grupos(lista, args.version_esperada, dlq.nombre)
     if args.json:
-        presentacion.imprimir_json({"cola": dlq.nombre, **diagnostico.a_dict()})
+        presentacion.imprimir_json({"cola": dlq.nombre, **informe.a_dict()})
     else:
-        presentacion.diagnostico(diagnostico, dlq.nombre)
+        presentacion.informe(informe, dlq.nombre)
     return OK
 
 
 def reprocesar(args: argparse.Namespace, opciones: Opciones) -> int:
-    if args.nativo and (args.filtro or args.transformar or args.maximo):
-        raise ErrorOperador("--nativo mueve todo tal cual: --filtro, --transformar y --max exigen el modo normal")
+    if args.nativo and (args.filtro or args.transformar or args.maximo or args.motivo):
+        raise ErrorOperador("--nativo mueve todo tal cual: --filtro, --motivo, --transformar y --max exigen el modo "
+                            "normal")
+    _positivo(args.maximo, "--max")
     transformar = reproceso.cargar_transformacion(args.transformar) if args.transformar else None
     if args.filtro:
         reproceso.compilar_filtro(args.filtro)
-    if args.tasa <= 0 or args.visibilidad_s < 1:
+    if not math.isfinite(args.tasa) or args.tasa <= 0 or args.visibilidad_s < 1:
         raise ErrorOperador("--tasa y --visibilidad-s deben ser positivas")
     sqs = opciones.cliente("sqs")
     dlq = resolver_cola(sqs, args.cola)
@@ -90,7 +104,8 @@ def reprocesar(args: argparse.Namespace, opciones: Opciones) -> int:
         return FALLO
     if args.nativo:
         return _reprocesar_nativo(args, sqs, dlq, destino)
-    plan = reproceso.Plan(dlq, destino, args.filtro, transformar, args.maximo, args.visibilidad_s, args.simulacro)
+    plan = reproceso.Plan(dlq, destino, args.filtro, transformar, args.maximo, args.visibilidad_s, args.simulacro,
+                          args.motivo)
     inicio = datetime.now(UTC)
     total = contar(sqs, dlq)["visibles"]
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -122,8 +137,8 @@ def _consumidor_sano(args: argparse.Namespace, opciones: Opciones, dlq: Any, des
 
 def _informe_reproceso(args: argparse.Namespace, dlq: Any, destino: Any, resultado: Any, quedan: dict,
                        inicio: datetime) -> None:
-    verificar = (f"mf-dlq verificar --queue {dlq.nombre} --destino {destino.nombre} "
-                 f"--esperados {resultado.movidos} --desde {inicio:%Y-%m-%dT%H:%M:%SZ}")
+    verificar = shlex.join(["mf-dlq", "verificar", "--queue", dlq.nombre, "--destino", destino.nombre,
+                            "--esperados", str(resultado.movidos), "--desde", f"{inicio:%Y-%m-%dT%H:%M:%SZ}"])
     if args.json:
         presentacion.imprimir_json({"simulacro": args.simulacro, "destino": destino.nombre, **resultado.a_dict(),
                                     "quedan_en_dlq": quedan, "verificar": verificar})
@@ -139,7 +154,8 @@ def _informe_reproceso(args: argparse.Namespace, dlq: Any, destino: Any, resulta
         presentacion.salida.print(f"{quedan['en_vuelo']} mensajes en vuelo (otra lectura o un corte): vuelven a la "
                                   "DLQ al vencer su visibilidad; entonces repite la orden.")
     if not args.simulacro:
-        presentacion.salida.print(f"Siguiente paso (verificar, en ~5 min): {verificar}", highlight=False)
+        presentacion.salida.print("Siguiente paso (verificar, en ~5 min):")
+        presentacion.orden(verificar)
 
 
 def _reprocesar_nativo(args: argparse.Namespace, sqs: Any, dlq: Any, destino: Any) -> int:

@@ -6,7 +6,7 @@ endpoint) becomes :class:`ErrorOperador`: one line, exit code 2, no traceback.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -126,15 +126,35 @@ def recibir(sqs: BaseClient, cola: Cola, maximo: int, visibilidad_s: int, espera
 
 
 def muestrear(sqs: BaseClient, cola: Cola, maximo: int, visibilidad_s: int) -> list[dict[str, Any]]:
-    """Up to ``maximo`` distinct messages, each hidden only ``visibilidad_s`` and never deleted.
+    """Up to ``maximo`` distinct messages, never deleted, and visible again when this returns.
 
-    Stops at the first empty receive; a message seen twice (it became visible again) counts once.
+    Each is hidden ``visibilidad_s`` while sampling (so the next receive brings others), then
+    released at once: the runbook runs ``inspeccionar`` and then ``clasificar``, and the second
+    must see what the first saw. Stops at the first receive with nothing new; a message seen
+    twice counts once. If the tool dies mid-sample the messages come back on their own.
     """
     vistos: dict[str, dict[str, Any]] = {}
-    while len(vistos) < maximo:
-        lote = recibir(sqs, cola, maximo - len(vistos), visibilidad_s, espera_s=1)
-        nuevos = [m for m in lote if m["MessageId"] not in vistos]
-        if not nuevos:
-            break
-        vistos.update((m["MessageId"], m) for m in nuevos)
+    try:
+        while len(vistos) < maximo:
+            lote = recibir(sqs, cola, maximo - len(vistos), visibilidad_s, espera_s=1)
+            nuevos = [m for m in lote if m.get("MessageId") not in vistos]
+            if not nuevos:
+                break
+            vistos.update((m.get("MessageId"), m) for m in nuevos)
+    finally:
+        liberar(sqs, cola, [m.get("ReceiptHandle") for m in vistos.values()])
     return list(vistos.values())
+
+
+def liberar(sqs: BaseClient, cola: Cola, recibos: list[str | None]) -> None:
+    """Make received messages visible again now (visibility 0), ten per call; best effort.
+
+    A receipt that expired or a call that fails only means the message comes back when its
+    own visibility ends, which is the guarantee the runbook relies on anyway.
+    """
+    recibos = [r for r in recibos if r]
+    for inicio in range(0, len(recibos), 10):
+        entradas = [{"Id": str(i), "ReceiptHandle": r, "VisibilityTimeout": 0}
+                    for i, r in enumerate(recibos[inicio:inicio + 10])]
+        with suppress(ClientError, BotoCoreError):
+            sqs.change_message_visibility_batch(QueueUrl=cola.url, Entries=entradas)

@@ -6,6 +6,7 @@ A malformed body is not an error here: it is evidence, recorded as ``cuerpo_inva
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +21,8 @@ from mercadofresco.dlq import (
 
 ATRIBUTOS_DLQ = (ATRIBUTO_MOTIVO, ATRIBUTO_DETALLE, ATRIBUTO_COLA_ORIGEN, ATRIBUTO_FUNCION, ATRIBUTO_APLAZAMIENTOS)
 RESUMEN_MAX_CHARS = 80
+DETALLE_MAX_CHARS = 300  # of mf-detalle in tables and --json (the consumer already caps it at 1000)
+SENT_MAX_MS = 253_402_300_799_000  # 9999-12-31T23:59:59Z: a later SentTimestamp cannot be a date
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,7 @@ class MensajeDlq:
         return None if self.enviado_ms is None else datetime.fromtimestamp(self.enviado_ms / 1000, UTC)
 
     def resumen(self) -> str:
-        texto = " ".join(self.cuerpo.split())
-        return texto if len(texto) <= RESUMEN_MAX_CHARS else texto[: RESUMEN_MAX_CHARS - 1] + "…"
+        return recortar(" ".join(self.cuerpo.split()), RESUMEN_MAX_CHARS)
 
     def a_dict(self) -> dict[str, Any]:
         """The JSON view the CLI prints with ``--json``."""
@@ -68,7 +70,7 @@ class MensajeDlq:
             "enviado": self.enviado.isoformat() if self.enviado else None,
             "recepciones": self.recepciones,
             "motivo": self.motivo,
-            "detalle": self.detalle,
+            "detalle": None if self.detalle is None else recortar(self.detalle, DETALLE_MAX_CHARS),
             "cola_origen": self.cola_origen,
             "funcion": self.funcion,
             "version": self.version,
@@ -87,7 +89,7 @@ def desenvolver(cuerpo: str) -> tuple[dict[str, Any] | None, Sobre]:
     """
     try:
         datos = json.loads(cuerpo)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # RecursionError: JSON nested deeper than Python's stack
         return None, Sobre(None)
     if isinstance(datos, dict) and datos.get("Type") == "Notification" and isinstance(datos.get("Message"), str):
         interior, _ = desenvolver(datos["Message"])
@@ -106,28 +108,49 @@ def envolver(evento: dict[str, Any], sobre: Sobre) -> str:
     return json.dumps(evento)
 
 
+def recortar(texto: str, maximo: int) -> str:
+    """``texto`` cut to ``maximo`` characters (an ellipsis marks the cut), lone surrogates made printable.
+
+    A body's JSON may spell a lone surrogate (``"\\ud800"``); printed as it is, it would make the
+    terminal's encoder raise. ``U+FFFD`` shows where it was.
+    """
+    texto = _SURROGADO.sub("\ufffd", texto)
+    return texto if len(texto) <= maximo else texto[: maximo - 1] + "…"
+
+
+_SURROGADO = re.compile("[\ud800-\udfff]")
+
+
 def _atributo(atributos: dict[str, Any], nombre: str) -> str | None:
     valor = atributos.get(nombre)
-    return None if valor is None else valor.get("StringValue")
+    texto = valor.get("StringValue") if isinstance(valor, dict) else None
+    return texto if isinstance(texto, str) else None
 
 
-def _entero(valor: str | None) -> int | None:
+def _entero(valor: Any, maximo: int | None = None) -> int | None:
+    """An SQS number attribute; absent, not a number or out of range (a date past year 9999) -> None."""
     try:
-        return int(valor) if valor is not None else None
-    except ValueError:
+        numero = int(valor) if valor is not None else None
+    except (TypeError, ValueError):
         return None
+    return None if numero is None or numero < 0 or (maximo is not None and numero > maximo) else numero
 
 
 def leer(mensaje: dict[str, Any]) -> MensajeDlq:
-    """A :class:`MensajeDlq` from one element of ``ReceiveMessage``'s ``Messages``."""
-    cuerpo = mensaje.get("Body", "")
-    sistema = mensaje.get("Attributes", {})
-    atributos = mensaje.get("MessageAttributes", {}) or {}
+    """A :class:`MensajeDlq` from one element of ``ReceiveMessage``'s ``Messages``; never raises.
+
+    Whatever a DLQ holds (any body SQS accepts, any attributes, no timestamps) is read:
+    the runbook's tools must work precisely on the messages nothing else could read.
+    """
+    cuerpo = mensaje.get("Body")
+    cuerpo = cuerpo if isinstance(cuerpo, str) else ""
+    sistema = mensaje.get("Attributes") or {}
+    atributos = mensaje.get("MessageAttributes") or {}
     evento, sobre = desenvolver(cuerpo)
     return MensajeDlq(
-        message_id=mensaje["MessageId"],
+        message_id=str(mensaje.get("MessageId", "?")),
         cuerpo=cuerpo,
-        enviado_ms=_entero(sistema.get("SentTimestamp")),
+        enviado_ms=_entero(sistema.get("SentTimestamp"), SENT_MAX_MS),
         recepciones=_entero(sistema.get("ApproximateReceiveCount")),
         evento=evento,
         sobre=sobre,

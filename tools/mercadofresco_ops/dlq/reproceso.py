@@ -12,15 +12,21 @@ silently accept-and-drop the resend and the delete would then lose the message.
 from __future__ import annotations
 
 import importlib
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import jmespath
-from botocore.exceptions import BotoCoreError, ClientError
 from jmespath.exceptions import JMESPathError
 
-from mercadofresco_ops.dlq.conexion import Cola, ErrorOperador, errores_de_aws, muestrear, recibir, resolver_cola
+from mercadofresco_ops.dlq.conexion import (
+    Cola,
+    ErrorOperador,
+    errores_de_aws,
+    liberar,
+    muestrear,
+    recibir,
+    resolver_cola,
+)
 from mercadofresco_ops.dlq.mensajes import ATRIBUTOS_DLQ, envolver, leer
 
 if TYPE_CHECKING:
@@ -30,6 +36,9 @@ if TYPE_CHECKING:
 
     from mercadofresco_ops.dlq.mensajes import MensajeDlq
     from mercadofresco_ops.dlq.tasa import TokenBucket
+
+SIN_MOTIVO = "ninguno"  # --motivo's name for "no mf-motivo": the message came by SQS's redrive
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -42,6 +51,7 @@ class Plan:
     maximo: int | None = None
     visibilidad_s: int = 30
     simulacro: bool = False
+    motivo: str | None = None  # only messages with this mf-motivo; SIN_MOTIVO: those without one
 
     def tamano_lote(self, tasa_por_s: float) -> int:
         """Receive no more than can be sent in half the visibility timeout, so none reappears mid-send."""
@@ -121,7 +131,9 @@ def _atributos_a_reenviar(mensaje: MensajeDlq) -> dict[str, Any]:
 
 def preparar(mensaje: MensajeDlq, plan: Plan, filtro: Any) -> str | None:
     """The body to send, or None when the filter leaves the message out; raises ValueError when it cannot be sent."""
-    if filtro is not None and (mensaje.evento is None or not filtro.search(mensaje.evento)):
+    if plan.motivo is not None and (mensaje.motivo or SIN_MOTIVO) != plan.motivo:
+        return None
+    if filtro is not None and (mensaje.evento is None or not _cumple(filtro, mensaje)):
         return None
     if plan.transformar is None:
         return mensaje.cuerpo
@@ -131,6 +143,14 @@ def preparar(mensaje: MensajeDlq, plan: Plan, filtro: Any) -> str | None:
         return envolver(plan.transformar(dict(mensaje.evento)), mensaje.sobre)
     except Exception as exc:  # the operator's callable: any failure keeps the message in the DLQ
         raise ValueError(f"la transformación falló: {type(exc).__name__}: {exc}") from exc
+
+
+def _cumple(filtro: Any, mensaje: MensajeDlq) -> bool:
+    """The filter over one event; a filter that fails on this event's values keeps it in the DLQ."""
+    try:
+        return bool(filtro.search(mensaje.evento))
+    except (JMESPathError, RecursionError, TypeError, ValueError) as exc:
+        raise ValueError(f"el filtro falló con este mensaje: {type(exc).__name__}") from exc
 
 
 def _enviar(sqs: BaseClient, plan: Plan, mensaje: MensajeDlq, cuerpo: str) -> None:
@@ -162,7 +182,9 @@ def reprocesar(
             for crudo in lote:
                 mensaje = leer(crudo)
                 vistos.add(mensaje.message_id)
-                if not _mover_uno(sqs, plan, filtro, cubo, mensaje, resultado):
+                # A dry run moves nothing: what it counted goes back too, or the real run that the
+                # runbook gives next would find those messages hidden.
+                if not _mover_uno(sqs, plan, filtro, cubo, mensaje, resultado) or plan.simulacro:
                     a_liberar.append(mensaje)
                 elif not plan.simulacro:
                     al_avanzar(1)
@@ -170,7 +192,7 @@ def reprocesar(
         # Stop, but report what was done: every message is either moved or still in the DLQ
         # (the one being sent, at worst, in both); the in-flight rest reappears on its visibility.
         resultado.detenido = str(exc)
-    _liberar(sqs, plan.dlq, a_liberar)
+    liberar(sqs, plan.dlq, [m.receipt_handle for m in a_liberar])
     return resultado
 
 
@@ -196,11 +218,3 @@ def _mover_uno(
         _enviar(sqs, plan, mensaje, cuerpo)
     resultado.movidos += 1
     return True
-
-
-def _liberar(sqs: BaseClient, dlq: Cola, mensajes: list[MensajeDlq]) -> None:
-    """Make the messages this run left in the DLQ visible again now, not at the end of their visibility."""
-    for mensaje in mensajes:
-        # Best effort: if the receipt expired, the visibility timeout has brought it back already.
-        with suppress(ClientError, BotoCoreError):
-            sqs.change_message_visibility(QueueUrl=dlq.url, ReceiptHandle=mensaje.receipt_handle, VisibilityTimeout=0)

@@ -1,0 +1,81 @@
+"""The runbook's step 2, copied out of ``runbooks/dlq.md`` and run as written by bash, against moto's server.
+
+Only the environment an on-call has is added: ``DLQ`` (the runbook sets it) and the endpoint
+(``AWS_ENDPOINT_URL`` stands in for the account). If the runbook's commands change, this runs
+the new ones; if they stop working in the order the runbook gives them, this fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import boto3
+import pytest
+from dlq_colas import crear_par, llenar, total
+
+pytestmark = pytest.mark.integration
+
+RUNBOOK = Path(__file__).resolve().parents[3] / "runbooks" / "dlq.md"
+DLQ = "mercadofresco-erp-fallidos"
+
+
+def bloque_del_paso(numero: int) -> str:
+    """The first ```bash block under the runbook's ``## <numero>.`` heading."""
+    texto = RUNBOOK.read_text()
+    seccion = re.search(rf"^## {numero}\..*?(?=^## )", texto, re.S | re.M)
+    assert seccion, f"runbooks/dlq.md has no step {numero}"
+    bloque = re.search(r"^```bash\n(.*?)^```", seccion.group(0), re.S | re.M)
+    assert bloque, f"step {numero} has no bash block"
+    return bloque.group(1)
+
+
+@pytest.fixture
+def servidor():
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        puerto = s.getsockname()[1]
+    servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=puerto, verbose=False)
+    servidor.start()
+    yield f"http://127.0.0.1:{puerto}"
+    servidor.stop()
+
+
+def test_runbook_paso_2_tal_cual_ve_toda_la_dlq_en_cada_orden_y_deja_un_veredicto(servidor, tmp_path) -> None:
+    # GIVEN an ERP DLQ on moto's server with 30 valid notices (redrive) and 5 the consumer refused
+    sqs = boto3.client("sqs", endpoint_url=servidor, region_name="eu-south-2")
+    _, dlq = crear_par(sqs, "mercadofresco-erp", DLQ)
+    aviso = {"tipo": "PedidoConfirmado", "version": 1, "cliente_id": "cli-1", "importe_centimos": 4820}
+    llenar(sqs, dlq, [aviso | {"pedido_id": f"PED-{n:03d}"} for n in range(30)])
+    motivo = {"mf-motivo": {"DataType": "String", "StringValue": "dato-invalido"}}
+    llenar(sqs, dlq, [aviso | {"pedido_id": f"PED-9{n:02d}", "moneda": "EURO"} for n in range(5)],
+           MessageAttributes=motivo)
+    bloque = bloque_del_paso(2)
+    entorno = {**os.environ, "DLQ": DLQ, "AWS_ENDPOINT_URL": servidor, "COLUMNS": "60",
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+    # WHEN bash runs the step's block as written (stopping at the first command that fails)
+    hecho = subprocess.run(["bash", "-e", "-c", bloque], cwd=tmp_path, env=entorno, capture_output=True, text=True,
+                           timeout=120, check=False)
+
+    # THEN every command succeeded, in the runbook's order
+    assert hecho.returncode == 0, hecho.stderr
+    # AND the classification after the inspection still saw all 35 (the inspection hid none of them)
+    informe = json.loads((tmp_path / "clasificacion.json").read_text())
+    assert informe["muestra"] == 35
+    # AND the record has a verdict per group: the valid ones transient, the refused ones data
+    grupos = {(g["motivo"], g["tipo"], g["muestra"]) for g in informe["grupos"]}
+    assert grupos == {(None, "transitorio", 30), ("dato-invalido", "de datos", 5)}
+    assert informe["tipo"] == "mixto"
+    # AND each group's command is on one line of the human output, even at 60 columns
+    for grupo in informe["grupos"]:
+        assert grupo["orden"] in hecho.stdout.splitlines()
+    # AND nothing was deleted
+    assert total(sqs, dlq) == 35
