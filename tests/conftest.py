@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,3 +166,39 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
     if claves:
         cliente.delete(*claves)
     cliente.close()
+
+
+class RelojPrueba:
+    """Epoch seconds that move only when the test says so (and by 1 ms per reading: moto compares strictly).
+
+    Pass it wherever the code takes a clock (``clock=``, ``now_s=``, ``reloj=``) and its
+    ``avanzar`` wherever it takes a ``sleep``: waits then cost no real time and cannot be
+    shortened or stretched by a busy machine.
+    """
+
+    def __init__(self, inicio_s: float | None = None) -> None:
+        self.t = time.time() if inicio_s is None else inicio_s
+
+    def __call__(self) -> float:
+        self.t += 0.001
+        return self.t
+
+    def avanzar(self, segundos: float) -> None:
+        self.t += segundos
+
+
+@pytest.fixture
+def reloj_sqs(monkeypatch: pytest.MonkeyPatch) -> RelojPrueba:
+    """A :class:`RelojPrueba` that is also moto's SQS clock (visibility timeouts, ``DelaySeconds``, long polls).
+
+    moto 5.2.5 reads ``unix_time``/``unix_time_millis`` imported into ``moto.sqs.models``, and a
+    long poll (``WaitTimeSeconds``) waits on ``Queue.wait_for_messages(1)`` per empty round: that
+    wait moves this clock instead of the wall clock, so an empty long poll returns at once.
+    """
+    import moto.sqs.models as sqs_models
+
+    reloj = RelojPrueba()
+    monkeypatch.setattr(sqs_models, "unix_time", lambda *a: reloj())
+    monkeypatch.setattr(sqs_models, "unix_time_millis", lambda *a: reloj() * 1000)
+    monkeypatch.setattr(sqs_models.Queue, "wait_for_messages", lambda _cola, timeout: reloj.avanzar(timeout))
+    return reloj

@@ -3,14 +3,13 @@
 moto's own SQS -> Lambda mapping deletes whole batches (it ignores ``batchItemFailures``),
 so :class:`Sondeo` does what Lambda does, one batch at a time and in the test's thread:
 receive, invoke the handler, delete what it did not report failed. Time is a
-:class:`Reloj` the test moves: moto's SQS clock (visibility, ``DelaySeconds``), the
+:class:`~tests.conftest.RelojPrueba` the test moves: moto's SQS clock (visibility, ``DelaySeconds``), the
 breaker's, the idempotency store's, the providers' fault windows and the HTTP client's
 retry sleeps all read it, so a 30-minute outage runs in about a second.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,8 @@ from mercadofresco_local.proveedores import Proveedores
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+
+    from tests.conftest import RelojPrueba
 
 # What these tests create from template.yaml (and what those reference).
 RECURSOS = (
@@ -49,33 +50,14 @@ BREAKER_PRUEBA = BreakerConfig(fallos_seguidos=3, minimo_llamadas=3, apertura_ba
 BREAKER_QUE_NO_ABRE = BreakerConfig(fallos_seguidos=10_000, minimo_llamadas=10_000)
 
 
-class Reloj:
-    """Epoch seconds that move when the test says so (and by 1 ms per reading, as moto compares strictly)."""
-
-    def __init__(self) -> None:
-        self.t = time.time()
-
-    def __call__(self) -> float:
-        self.t += 0.001
-        return self.t
-
-    def avanzar(self, segundos: float) -> None:
-        self.t += segundos
+@pytest.fixture
+def reloj(reloj_sqs: RelojPrueba) -> RelojPrueba:
+    """This section's clock: moto's SQS, the breaker, the store, the providers' faults and the HTTP sleeps."""
+    return reloj_sqs
 
 
 @pytest.fixture
-def reloj(monkeypatch: pytest.MonkeyPatch) -> Reloj:
-    """Also moto's SQS clock (it reads ``unix_time``/``unix_time_millis`` imported into its models module)."""
-    import moto.sqs.models as sqs_models
-
-    r = Reloj()
-    monkeypatch.setattr(sqs_models, "unix_time", lambda *a: r())
-    monkeypatch.setattr(sqs_models, "unix_time_millis", lambda *a: r() * 1000)
-    return r
-
-
-@pytest.fixture
-def lambda_context(reloj: Reloj) -> ContextoLambda:
+def lambda_context(reloj: RelojPrueba) -> ContextoLambda:
     """The shared fake context, counting down on the test's clock (:class:`Sondeo` renews it per batch).
 
     On the wall clock a busy machine could run a 30 s invocation "out of time" while the test's
@@ -104,7 +86,7 @@ def recursos(aws: None, seccion_plantilla: dict[str, Any]) -> Plantilla:
 
 
 @pytest.fixture
-def proveedores(reloj: Reloj) -> Iterator[Proveedores]:
+def proveedores(reloj: RelojPrueba) -> Iterator[Proveedores]:
     with Proveedores(fallos=ControlFallos(reloj=reloj)) as p:
         yield p
 
@@ -184,7 +166,7 @@ def cargar_consumidor(
     app_module: Callable[..., Any],
     recursos: Plantilla,
     proveedores: Proveedores,
-    reloj: Reloj,
+    reloj: RelojPrueba,
     redis_url: str,
     redis_prefix: str,
 ) -> Callable[..., Any]:

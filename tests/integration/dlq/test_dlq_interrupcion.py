@@ -12,8 +12,9 @@ import signal
 import socket
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.integration
 MF_DLQ = str(Path(sys.executable).parent / "mf-dlq")
 MENSAJES = 60
 VISIBILIDAD_S = 2
+HANG_GUARD_S = 300  # only stops a hung run; the test synchronises on events
 
 
 @pytest.fixture
@@ -45,30 +47,57 @@ def _reprocesar(endpoint: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(orden, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kwargs)
 
 
-def test_reprocesar_matado_a_mitad_y_relanzado_no_pierde_ningun_mensaje(servidor) -> None:
+class _PuertaEnvios:
+    """Holds moto's server on the source queue's 11th SendMessage until the test opens it.
+
+    So the kill lands after exactly 10 sends reached the source, while the 11th is in flight,
+    however fast or slow this machine runs the command (moto's server runs in this process).
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, cola: str, antes_de: int) -> None:
+        from moto.sqs.models import SQSBackend
+
+        self.llegaron, self.abierta = threading.Event(), threading.Event()
+        self._enviados, self._lock = 0, threading.Lock()
+        original = SQSBackend.send_message
+
+        def send_message(backend: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+            if queue_name == cola:
+                with self._lock:
+                    self._enviados += 1
+                    n = self._enviados
+                if n == antes_de:
+                    self.llegaron.set()
+                    assert self.abierta.wait(HANG_GUARD_S), "the test never opened the gate"
+            return original(backend, queue_name, *args, **kwargs)
+
+        monkeypatch.setattr(SQSBackend, "send_message", send_message)
+
+
+def test_reprocesar_matado_a_mitad_y_relanzado_no_pierde_ningun_mensaje(servidor, reloj_sqs, monkeypatch) -> None:
     # GIVEN 60 orders in the DLQ on moto's server
     sqs = boto3.client("sqs", endpoint_url=servidor, region_name="eu-south-2")
     origen, dlq = crear_par(sqs, "cola-mercadofresco-pedidos", "mercadofresco-pedidos-fallidos")
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n:02d}"} for n in range(MENSAJES)])
+    puerta = _PuertaEnvios(monkeypatch, "cola-mercadofresco-pedidos", antes_de=11)
 
-    # WHEN the reprocess is SIGKILLed once some (not all) messages reached the source
+    # WHEN the reprocess is SIGKILLed after 10 messages reached the source, the 11th in flight
     proceso = _reprocesar(servidor)
-    limite = time.monotonic() + 30
-    while total(sqs, origen) < 10 and time.monotonic() < limite and proceso.poll() is None:
-        time.sleep(0.05)
+    assert puerta.llegaron.wait(HANG_GUARD_S), "the command never sent 11 messages"
     os.kill(proceso.pid, signal.SIGKILL)
-    proceso.wait(timeout=10)
+    proceso.wait(timeout=HANG_GUARD_S)
+    puerta.abierta.set()
     a_medias = (total(sqs, origen), total(sqs, dlq))
 
-    # AND, once the killed run's in-flight messages are visible again, it is run again to the end
-    time.sleep(VISIBILIDAD_S + 0.5)
+    # AND, once the killed run's in-flight messages are visible again (moto's clock), it is run again to the end
+    reloj_sqs.avanzar(VISIBILIDAD_S + 0.5)
     segunda = _reprocesar(servidor)
-    salida, _ = segunda.communicate(timeout=60)
+    salida, _ = segunda.communicate(timeout=HANG_GUARD_S)
 
     # THEN the kill really landed mid-run, the re-run finished, and every order is in the source: none lost
     assert proceso.returncode == -signal.SIGKILL
     assert 10 <= a_medias[0] < MENSAJES and a_medias[1] > 0, a_medias
-    assert segunda.returncode == 0, salida
+    assert segunda.returncode == 0, salida.decode()
     assert total(sqs, dlq) == 0
     pedidos = [json.loads(m["Body"])["pedido_id"] for m in drenar(sqs, origen)]
     assert set(pedidos) == {f"p-{n:02d}" for n in range(MENSAJES)}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import boto3
 import pytest
@@ -13,6 +12,8 @@ from mercadofresco_ops.dlq import cli, reproceso
 from mercadofresco_ops.dlq.conexion import resolver_cola
 from mercadofresco_ops.dlq.mensajes import desenvolver
 from mercadofresco_ops.dlq.tasa import TokenBucket
+
+from tests.conftest import RelojPrueba
 
 pytestmark = pytest.mark.integration
 
@@ -55,16 +56,18 @@ def test_reprocesar_filtro_y_transformacion_mueve_exactamente_los_filtrados(sqs,
 
 
 def test_reprocesar_respeta_la_tasa_medida_en_los_envios(sqs, colas) -> None:
-    # GIVEN 30 messages in the DLQ and a client that timestamps every SendMessage as it leaves
+    # GIVEN 30 messages in the DLQ and a client that timestamps every SendMessage as it leaves, on the
+    # bucket's clock (an injected one: the bucket's sleeps move it, a busy machine does not)
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}"} for n in range(30)])
+    reloj = RelojPrueba()
     envios: list[float] = []
     # The first event of the API call: right after the bucket let the send go, before serialising.
-    sqs.meta.events.register("before-parameter-build.sqs.SendMessage", lambda **_: envios.append(time.monotonic()))
+    sqs.meta.events.register("before-parameter-build.sqs.SendMessage", lambda **_: envios.append(reloj.t))
     plan = reproceso.Plan(resolver_cola(sqs, DLQ), resolver_cola(sqs, origen))
 
     # WHEN reprocessed at 10/s
-    resultado = reproceso.reprocesar(sqs, plan, TokenBucket(10))
+    resultado = reproceso.reprocesar(sqs, plan, TokenBucket(10, reloj=reloj, dormir=reloj.avanzar))
 
     # THEN all 30 moved; no one-second window holds more than 10 sends; 30 sends take 3 s ± 10 %
     assert resultado.movidos == 30 == len(envios) == total(sqs, origen)
@@ -257,7 +260,7 @@ def test_reprocesar_se_niega_con_el_circuito_de_su_dependencia_abierto(sqs, cola
     assert (total(sqs, dlq), total(sqs, origen)) == (1, 0)
 
 
-def test_reprocesar_fallo_de_aws_a_mitad_para_informa_y_no_pierde_nada(sqs, colas) -> None:
+def test_reprocesar_fallo_de_aws_a_mitad_para_informa_y_no_pierde_nada(reloj_sqs, sqs, colas) -> None:
     # GIVEN 10 messages, and SQS refusing the 4th SendMessage (e.g. KMS throttling on the source)
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}"} for n in range(10)])
@@ -279,7 +282,7 @@ def test_reprocesar_fallo_de_aws_a_mitad_para_informa_y_no_pierde_nada(sqs, cola
     resultado = reproceso.reprocesar(sqs, plan, TokenBucket(100))
 
     # THEN it stops saying why, after moving 3; the other 7 are still in the DLQ: none lost
-    time.sleep(1.2)  # the batch that was in flight becomes visible again
+    reloj_sqs.avanzar(1.2)  # the batch that was in flight becomes visible again (moto's clock)
     assert resultado.movidos == 3
     assert "KMS.ThrottlingException" in resultado.detenido
     assert (total(sqs, origen), total(sqs, dlq)) == (3, 7)

@@ -42,7 +42,7 @@ class Operacion:
 
 def consumidor_que_muere(endpoint_url: str, tabla: str, pedido_id: str, reclamado: Any, ejecuciones: Any) -> None:
     """Child process: claim ``cobro:{pedido_id}`` with the real clock, count one run, then hang until killed."""
-    import time
+    import threading
 
     from mercadofresco import aws
     from mercadofresco.idempotency import IdempotencyStore, claves
@@ -53,6 +53,6 @@ def consumidor_que_muere(endpoint_url: str, tabla: str, pedido_id: str, reclamad
         with ejecuciones.get_lock():
             ejecuciones.value += 1
         reclamado.set()
-        time.sleep(120)  # "the gateway is still processing" when SIGKILL arrives
+        threading.Event().wait()  # "the gateway is still processing" until SIGKILL arrives
 
     store.run(claves.cobro(pedido_id), cobrar_y_colgarse)

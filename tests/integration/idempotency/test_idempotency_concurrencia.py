@@ -6,14 +6,13 @@ import multiprocessing
 import os
 import signal
 import threading
-import time
 import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from mercadofresco import aws
 from mercadofresco.errors import OperacionEnCurso
-from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStore, claves
+from mercadofresco.idempotency import IdempotencyStore, claves
 
 from tests.integration.idempotency.apoyo_idempotencia import consumidor_que_muere
 
@@ -24,6 +23,7 @@ pytestmark = pytest.mark.integration
 
 HILOS = 50
 RESULTADO = {"referencia_cobro": "ch_0001"}
+HANG_GUARD_S = 300  # only stops a hung run; no assertion depends on how fast threads are scheduled
 
 
 def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: str) -> None:
@@ -32,18 +32,22 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
     clave = claves.cobro("PED-2026-084417")
     ejecuciones: list[int] = []
     salida = threading.Barrier(HILOS)
+    duplicado_rechazado = threading.Event()
 
     def cobrar() -> dict[str, str]:
         ejecuciones.append(threading.get_ident())
-        time.sleep(0.05)  # the gateway takes a moment, so some duplicates meet EN_CURSO
+        # "The gateway takes a moment": the charge lasts until a duplicate has met EN_CURSO, so the
+        # race the test is about happens on every run, however the threads are scheduled.
+        assert duplicado_rechazado.wait(HANG_GUARD_S), "no duplicate ever met the claim"
         return RESULTADO
 
     def consumidor(store: IdempotencyStore, resultados: list[Any]) -> None:
-        salida.wait(10)
+        salida.wait()  # no timeout: on a busy machine the 50th thread may start late, and that is fine
         try:
             resultados.append(store.run(clave, cobrar))
         except OperacionEnCurso as exc:
             resultados.append(exc)
+            duplicado_rechazado.set()
         except Exception as exc:  # anything else is a failure of the test, kept to be asserted
             resultados.append(exc)
 
@@ -53,7 +57,8 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
         for h in hilos:
             h.start()
         for h in hilos:
-            h.join(30)
+            h.join(HANG_GUARD_S)
+        assert not any(h.is_alive() for h in hilos), "a consumer thread hung"
         return resultados
 
     # WHEN they all run the same charge, and then all 50 are redelivered after it finished
@@ -99,21 +104,23 @@ def test_process_killed_after_claim_next_consumer_runs_once_after_lease(servidor
     reclamado, ejecuciones = contexto.Event(), contexto.Value("i", 0)
     hijo = contexto.Process(target=consumidor_que_muere, args=(url, tabla, "PED-2026-084417", reclamado, ejecuciones))
     hijo.start()
-    assert reclamado.wait(60), "the child never claimed the key"
+    assert reclamado.wait(HANG_GUARD_S), "the child never claimed the key"
     os.kill(hijo.pid, signal.SIGKILL)
-    hijo.join(10)
+    hijo.join(HANG_GUARD_S)
     cliente = aws.client("dynamodb", endpoint_url=url)
     clave = claves.cobro("PED-2026-084417")
     huerfano = cliente.get_item(TableName=tabla, Key={"clave": {"S": clave}}, ConsistentRead=True)["Item"]
-    lease_s = IdempotencyConfig().lease_s
+    # Consumers' clocks are set against the orphan's own lease end, not the wall clock: however long
+    # this machine took to get here, "before" is inside the lease and "after" is past it.
+    caduca_bloqueo = int(huerfano["caduca_bloqueo"]["N"])
 
     def cobrar() -> dict[str, str]:
         with ejecuciones.get_lock():
             ejecuciones.value += 1
         return RESULTADO
 
-    def consumidor(desfase_s: float, resultados: list[Any]) -> None:
-        store = IdempotencyStore(tabla, aws.client("dynamodb", endpoint_url=url), now_s=lambda: time.time() + desfase_s)
+    def consumidor(ahora_s: float, resultados: list[Any]) -> None:
+        store = IdempotencyStore(tabla, aws.client("dynamodb", endpoint_url=url), now_s=lambda: ahora_s)
         try:
             resultados.append(store.run(clave, cobrar))
         except OperacionEnCurso as exc:
@@ -121,13 +128,14 @@ def test_process_killed_after_claim_next_consumer_runs_once_after_lease(servidor
 
     # WHEN a consumer comes while the lease lives, then 10 consumers come at once after it lapsed
     antes: list[Any] = []
-    consumidor(0, antes)
+    consumidor(caduca_bloqueo - 1, antes)
     despues: list[Any] = []
-    hilos = [threading.Thread(target=consumidor, args=(lease_s + 1, despues)) for _ in range(10)]
+    hilos = [threading.Thread(target=consumidor, args=(caduca_bloqueo + 1, despues)) for _ in range(10)]
     for h in hilos:
         h.start()
     for h in hilos:
-        h.join(30)
+        h.join(HANG_GUARD_S)
+    assert not any(h.is_alive() for h in hilos), "a consumer thread hung"
     # THEN the orphan claim blocked the first; after the lease exactly one more run happened (2 in all)
     assert hijo.exitcode == -signal.SIGKILL
     assert huerfano["estado"] == {"S": "EN_CURSO"}

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.integration
 
 CLAVE = claves.cobro("PED-2026-084417")
 RESULTADO = {"referencia_cobro": "ch_0001"}
+HANG_GUARD_S = 300  # only stops a hung run; every wait below ends on an event, not on time
 
 
 def borrar_tabla_y(dynamodb: Any, tabla: str, despues: Callable[[], Any]) -> Callable[[], Any]:
@@ -97,7 +98,7 @@ def test_duplicate_waiting_sees_record_vanish_then_claims_and_runs_once(
 
     def operacion_a() -> Any:
         reclamado.set()
-        fallar.wait(10)
+        assert fallar.wait(HANG_GUARD_S)
         raise PasarelaNoDisponible("reset by peer")
 
     def consumidor_a() -> None:
@@ -108,11 +109,11 @@ def test_duplicate_waiting_sees_record_vanish_then_claims_and_runs_once(
 
     hilo_a = threading.Thread(target=consumidor_a)
     hilo_a.start()
-    assert reclamado.wait(10)
+    assert reclamado.wait(HANG_GUARD_S)
 
     def esperar_mientras_a_libera(s: float) -> None:  # B's sleep: the record vanishes during it
         fallar.set()
-        hilo_a.join(10)
+        hilo_a.join(HANG_GUARD_S)
         reloj.avanzar(s)
 
     espera = IdempotencyConfig(wait_for_completion_s=5, poll_interval_s=0.5)
@@ -126,7 +127,7 @@ def test_duplicate_waiting_sees_record_vanish_then_claims_and_runs_once(
         resultado = duplicado.run(CLAVE, operacion_b)
     finally:  # A must never outlive moto's mock (it would reach for a real endpoint)
         fallar.set()
-        hilo_a.join(10)
+        hilo_a.join(HANG_GUARD_S)
     # THEN B claims again and runs the operation exactly once; A's error propagated
     assert len(errores_a) == 1
     assert operacion_b.ejecuciones == 1
