@@ -1,0 +1,93 @@
+"""Cold start guard: importing a function loads only what its init phase needs (issue 14).
+
+Measured by ``sys.modules`` in a fresh interpreter, not by time (``bench/bench_cold_start.py``
+times it on the built artifact). The X-Ray SDK is imported by the first traced invocation
+(``mercadofresco.tracing.LazyTracer``), the Valkey client's redis by the first provider call,
+and the PostgreSQL driver only by the functions that open a database connection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RAIZ = Path(__file__).resolve().parents[2]
+CAPA = RAIZ / "layers" / "comun"
+PESADOS = ("aws_xray_sdk", "psycopg", "psycopg_pool", "redis")
+ENTORNO = {
+    "AWS_REGION": "eu-south-2",
+    "AWS_DEFAULT_REGION": "eu-south-2",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "LAMBDA_TASK_ROOT": "/var/task",  # as in Lambda: Powertools' Tracer is enabled, so it would patch at import
+    "AWS_LAMBDA_FUNCTION_NAME": "prueba",
+    "POWERTOOLS_SERVICE_NAME": "mercadofresco",
+    "TABLA_IDEMPOTENCIA": "mercadofresco-idempotencia",
+    "VALKEY_ENDPOINT": "127.0.0.1:9",
+    "PASARELA_URL": "http://127.0.0.1:9",
+    "ERP_URL": "http://127.0.0.1:9",
+    "CORREO_PRINCIPAL_URL": "http://127.0.0.1:9",
+    "CORREO_SECUNDARIO_URL": "http://127.0.0.1:9",
+    "AURORA_ENDPOINT": "127.0.0.1",
+    "EVENT_BUS_NAME": "bus-mercadofresco",
+}
+SONDA = (
+    "import json, sys\n"
+    "sys.path[:0] = [{funcion!r}, {capa!r}]\n"
+    "import app\n"
+    "print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({pesados!r}))))\n"
+)
+
+
+def _cargados_al_importar(funcion: str) -> list[str]:
+    codigo = SONDA.format(funcion=str(RAIZ / "functions" / funcion), capa=str(CAPA), pesados=PESADOS)
+    entorno = {**{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}, **ENTORNO}
+    salida = subprocess.run([sys.executable, "-c", codigo], env=entorno, capture_output=True, text=True, cwd=RAIZ)
+    assert salida.returncode == 0, salida.stderr
+    return json.loads(salida.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    ("funcion", "permitidos"),
+    [
+        ("cobro", set()),
+        ("erp", set()),
+        ("correo", set()),
+        # Every invocation of these opens the pool: the driver is on their cold path.
+        ("outbox", {"psycopg", "psycopg_pool"}),
+        ("outbox_limpieza", {"psycopg", "psycopg_pool"}),
+    ],
+)
+def test_handler_import_loads_no_deferred_package(funcion: str, permitidos: set[str]) -> None:
+    # GIVEN a fresh interpreter laid out as Lambda does (function dir, then the layer)
+    # WHEN it imports the function's handler module
+    cargados = set(_cargados_al_importar(funcion))
+    # THEN neither the X-Ray SDK nor a backend driver the init phase does not use was imported
+    assert cargados <= permitidos, f"{funcion} imports {sorted(cargados - permitidos)} at import time"
+
+
+def test_lazy_tracer_first_invocation_builds_tracer_and_traces(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mercadofresco.tracing import TRACED_MODULES, LazyTracer
+
+    # GIVEN a handler decorated by a LazyTracer (tracing disabled: no X-Ray daemon here)
+    tracer = LazyTracer(disabled=True)
+    llamadas: list[dict] = []
+
+    @tracer.capture_lambda_handler
+    def handler(event: dict, context: object) -> dict:
+        llamadas.append(event)
+        return {"ok": True}
+
+    # THEN decorating built nothing
+    assert tracer._tracer is None
+    # WHEN it is invoked
+    resultado = handler({"n": 1}, None)
+    # THEN the real Tracer exists, with the project's patch list, and the handler ran once through it
+    assert resultado == {"ok": True} and llamadas == [{"n": 1}]
+    assert tracer._tracer is not None and tracer._options["patch_modules"] == list(TRACED_MODULES)
+    assert handler.__name__ == "handler"
