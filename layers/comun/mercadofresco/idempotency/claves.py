@@ -24,8 +24,10 @@ __all__ = [
     "aviso_erp",
     "cobro",
     "correo_confirmacion",
+    "correo_no_confirmado",
     "hash_canonico",
     "json_canonico",
+    "pedido",
     "por_contenido",
     "recordatorio_carrito",
     "reembolso",
@@ -64,6 +66,11 @@ def _crear(operacion: str, *partes: str, rechazar_uuid: bool = True) -> Clave:
     return Clave(":".join((operacion, *partes)))
 
 
+def pedido(pedido_id: str) -> Clave:
+    """``pedido:{pedido_id}``: the order workflow's claim (one execution per order)."""
+    return _crear("pedido", pedido_id)
+
+
 def cobro(pedido_id: str) -> Clave:
     """``cobro:{pedido_id}``: the one charge of an order."""
     return _crear("cobro", pedido_id)
@@ -77,6 +84,11 @@ def reembolso(pedido_id: str) -> Clave:
 def correo_confirmacion(pedido_id: str) -> Clave:
     """``correo-confirmacion:{pedido_id}``: one confirmation e-mail per order, whatever the path."""
     return _crear("correo-confirmacion", pedido_id)
+
+
+def correo_no_confirmado(pedido_id: str) -> Clave:
+    """``correo-no-confirmado:{pedido_id}``: one "not confirmed, please retry" e-mail per order."""
+    return _crear("correo-no-confirmado", pedido_id)
 
 
 def aviso_erp(pedido_id: str) -> Clave:

@@ -1,0 +1,64 @@
+"""ProcesarPedido's ReclamarPedido task -> claims ``pedido:{pedido_id}`` for one execution, with a lease and a TTL.
+
+Step Functions has no epoch-seconds clock for a direct ``dynamodb:putItem`` (docs/failure-model.md,
+"the order claim"), so the one conditional write that claims an order runs here, through the layer's
+idempotency records: ``EN_CURSO`` with ``caduca_bloqueo`` (now + ``IDEMPOTENCIA_BLOQUEO_S``, longer than
+the workflow's ``TimeoutSeconds``) and ``expira_en`` (24 h after that lease). The execution id is the
+claim's ``propietario``: only that execution records the outcome or releases the claim. A claim whose lease
+lapsed (its execution timed out) is taken over by the next start of the same order, e.g. a redrive.
+
+Answer: ``{"reclamado": bool, "ahora_s", "expira_en", "caduca_bloqueo", "estado"}``; ``reclamado`` is also
+true when the claim found is this execution's own (a retried attempt whose first write landed).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from mercadofresco.errors import EventoInvalido
+from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore, claves
+from mercadofresco.idempotency.registro import Registro
+
+logger = Logger()
+
+configuracion = IdempotencyConfig.from_env()
+store = IdempotencyStore.from_env(configuracion)
+reloj_s = time.time  # injectable: the local run and the tests move time instead of waiting
+
+
+def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
+    """One conditional PutItem; a refused claim answers with the record that refused it."""
+    ahora = int(reloj_s())
+    caduca_bloqueo = ahora + configuracion.lease_s
+    nuevo = Registro(
+        clave=claves.pedido(pedido_id),
+        estado=EstadoIdempotencia.EN_CURSO,
+        expira_en=caduca_bloqueo + configuracion.expires_after_s,
+        caduca_bloqueo=caduca_bloqueo,
+        propietario=ejecucion,
+    )
+    ganado, existente = store.registros.reclamar(nuevo, ahora)
+    if not ganado and existente is not None and existente.propietario == ejecucion:
+        ganado, nuevo = True, existente  # our own claim: the first attempt wrote it, its answer was lost
+    registro = nuevo if ganado or existente is None else existente
+    return {
+        "reclamado": ganado,
+        "ahora_s": ahora,
+        "expira_en": registro.expira_en,
+        "caduca_bloqueo": registro.caduca_bloqueo,
+        "estado": str(registro.estado),
+    }
+
+
+@logger.inject_lambda_context(correlation_id_path="pedido_id")
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise EventoInvalido(f"payload must be a JSON object, got {type(event).__name__}")
+    pedido_id, ejecucion = event.get("pedido_id"), event.get("ejecucion")
+    if not isinstance(pedido_id, str) or not isinstance(ejecucion, str) or not ejecucion.strip():
+        raise EventoInvalido("payload needs 'pedido_id' and 'ejecucion' (the execution id) as strings")
+    respuesta = reclamar(pedido_id, ejecucion)
+    logger.info("order claim", extra={"reclamado": respuesta["reclamado"], "estado": respuesta["estado"]})
+    return respuesta
