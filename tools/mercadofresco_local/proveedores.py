@@ -2,7 +2,9 @@
 
 Real HTTP on 127.0.0.1 (a ``ThreadingHTTPServer`` on port 0 each; ``.url`` says where), so
 the layer's HTTP client, timeouts, retries and circuit breaker run exactly as they would
-against the real providers. Nothing here fakes an AWS service or a database.
+against the real providers. Nothing here fakes an AWS service or a database. What each route
+answers is :class:`mercadofresco.sandbox.Simulador`, the same logic the deployed
+``simulador-*`` function URLs run (state in memory here, in DynamoDB there).
 
 Providers and routes (JSON in, JSON out):
 
@@ -58,6 +60,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Self
 
+from mercadofresco.sandbox.proveedores import RUTAS, Simulador, guardable, repetida
+
 from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
 
 if TYPE_CHECKING:
@@ -87,9 +91,20 @@ class ProveedorHttp:
         self._parado = threading.Event()
         self._servidor: ThreadingHTTPServer | None = None
 
-    # -- routes: subclasses map a path to a method taking (body, idempotency key) --------------
+    # -- routes: the shared sandbox logic's routes for this provider; effects are counted here ---
+    simulador: Simulador
+
     def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
-        raise NotImplementedError
+        return {ruta: self._atender(ruta) for ruta in RUTAS[self.simulador.familia]}
+
+    def _atender(self, ruta: str) -> Callable[[dict[str, Any], str | None], Respuesta]:
+        def accion(cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
+            respuesta, efecto = self.simulador.atender(ruta, cuerpo, clave)
+            if efecto:
+                self.registrar(ruta, cuerpo, clave)
+            return respuesta
+
+        return accion
 
     @property
     def url(self) -> str:
@@ -129,10 +144,9 @@ class ProveedorHttp:
             return 404, {"error": "ruta_desconocida", "ruta": ruta}
         with self._lock:  # serialises same-key races: the second caller sees the first's answer
             if clave is not None and clave in self._respuestas:
-                estado, respuesta = self._respuestas[clave]
-                return estado, {**respuesta, "repetida": True}
+                return repetida(self._respuestas[clave])
             estado, respuesta = accion(cuerpo, clave)
-            if clave is not None and estado < 500:
+            if clave is not None and guardable(estado):
                 self._respuestas[clave] = (estado, respuesta)
             return estado, respuesta
 
@@ -152,9 +166,7 @@ class Pasarela(ProveedorHttp):
         super().__init__(fallos, **kw)
         self.cobros: dict[str, dict[str, Any]] = {}  # referencia_cobro -> charge
         self.reembolsos: dict[str, dict[str, Any]] = {}  # referencia_reembolso -> refund
-
-    def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
-        return {"/cobros": self._cobrar, "/reembolsos": self._reembolsar}
+        self.simulador = Simulador("pasarela", self, lambda medio, importe: self.fallos.rechaza(medio, importe))
 
     def cobros_de(self, pedido_id: str) -> int:
         with self._lock:
@@ -164,47 +176,24 @@ class Pasarela(ProveedorHttp):
         with self._lock:
             return sum(1 for r in self.reembolsos.values() if r["pedido_id"] == pedido_id)
 
-    def _cobrar(self, cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
-        faltan = [c for c in ("pedido_id", "importe_centimos") if c not in cuerpo]
-        if "token_tarjeta" not in cuerpo and "cliente_id" not in cuerpo:
-            faltan.append("token_tarjeta|cliente_id")  # a card token, or the customer's card on file
-        if faltan or clave is None:
-            return 400, {"error": "peticion_invalida", "faltan": faltan or ["Idempotency-Key"]}
-        medio = cuerpo.get("token_tarjeta") or cuerpo.get("cliente_id")
-        if self.fallos.rechaza(medio, cuerpo["importe_centimos"]):
-            return 402, {"error": "tarjeta_rechazada", "pedido_id": cuerpo["pedido_id"]}
-        referencia = f"ch_{len(self.cobros) + 1:06d}"
-        cobro = {
-            "referencia_cobro": referencia,
-            "pedido_id": cuerpo["pedido_id"],
-            "importe_centimos": cuerpo["importe_centimos"],
-            "moneda": cuerpo.get("moneda", "EUR"),
-        }
-        self.cobros[referencia] = cobro
-        self.registrar("/cobros", cuerpo, clave)
-        return 201, {**cobro, "estado": "cobrado"}
+    # -- mercadofresco.sandbox.Almacen, in memory (called under the provider's lock) -----------
+    def nueva_referencia(self, prefijo: str) -> str:
+        hechos = self.cobros if prefijo == "ch" else self.reembolsos
+        return f"{prefijo}_{len(hechos) + 1:06d}"
 
-    def _reembolsar(self, cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
-        if clave is None:
-            return 400, {"error": "peticion_invalida", "faltan": ["Idempotency-Key"]}
-        referencia = cuerpo.get("referencia_cobro")
-        cobro = (
-            self.cobros.get(referencia)
-            if referencia
-            else next((c for c in self.cobros.values() if c["pedido_id"] == cuerpo.get("pedido_id")), None)
-        )
-        if cobro is None:
-            return 404, {"error": "cobro_inexistente", "pedido_id": cuerpo.get("pedido_id")}
-        if any(r["referencia_cobro"] == cobro["referencia_cobro"] for r in self.reembolsos.values()):
-            return 409, {"error": "ya_reembolsado", "referencia_cobro": cobro["referencia_cobro"]}
-        reembolso = {
-            "referencia_reembolso": f"re_{len(self.reembolsos) + 1:06d}",
-            "referencia_cobro": cobro["referencia_cobro"],
-            "pedido_id": cobro["pedido_id"],
-        }
+    def cobro(self, referencia_cobro: str | None, pedido_id: str | None) -> dict[str, Any] | None:
+        if referencia_cobro:
+            return self.cobros.get(referencia_cobro)
+        return next((c for c in self.cobros.values() if c["pedido_id"] == pedido_id), None)
+
+    def guardar_cobro(self, cobro: dict[str, Any]) -> None:
+        self.cobros[cobro["referencia_cobro"]] = cobro
+
+    def guardar_reembolso(self, reembolso: dict[str, Any]) -> bool:
+        if any(r["referencia_cobro"] == reembolso["referencia_cobro"] for r in self.reembolsos.values()):
+            return False
         self.reembolsos[reembolso["referencia_reembolso"]] = reembolso
-        self.registrar("/reembolsos", cuerpo, clave)
-        return 201, {**reembolso, "estado": "reembolsado"}
+        return True
 
 
 class Erp(ProveedorHttp):
@@ -212,15 +201,9 @@ class Erp(ProveedorHttp):
 
     nombre = "erp"
 
-    def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
-        return {ruta: self._aceptar(ruta) for ruta in ("/avisos", "/reservas", "/liberaciones")}
-
-    def _aceptar(self, ruta: str) -> Callable[[dict[str, Any], str | None], Respuesta]:
-        def accion(cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
-            self.registrar(ruta, cuerpo, clave)
-            return 200, {"aceptado": True, "ruta": ruta}
-
-        return accion
+    def __init__(self, fallos: ControlFallos | None = None, **kw: Any) -> None:
+        super().__init__(fallos, **kw)
+        self.simulador = Simulador("erp")
 
 
 class Correo(ProveedorHttp):
@@ -228,14 +211,9 @@ class Correo(ProveedorHttp):
 
     nombre = "correo-principal"
 
-    def rutas(self) -> dict[str, Callable[[dict[str, Any], str | None], Respuesta]]:
-        return {"/correos": self._enviar}
-
-    def _enviar(self, cuerpo: dict[str, Any], clave: str | None) -> Respuesta:
-        if "destinatario" not in cuerpo:
-            return 400, {"error": "peticion_invalida", "faltan": ["destinatario"]}
-        self.registrar("/correos", cuerpo, clave)
-        return 202, {"aceptado": True, "proveedor": self.nombre}
+    def __init__(self, fallos: ControlFallos | None = None, **kw: Any) -> None:
+        super().__init__(fallos, **kw)
+        self.simulador = Simulador(self.nombre)
 
 
 @dataclass
