@@ -36,7 +36,7 @@ def _publicar(flujo, tipo: str, detalle: dict[str, Any], fuente: str = "mercadof
 
 
 def _detalle_pedido() -> dict[str, Any]:
-    return json.loads(load_event("pedido-creado.json")[0]["body"])["detail"]
+    return json.loads(load_event("flujo/pedido-creado.json")[0]["body"])["detail"]
 
 
 def test_bus_pedido_creado_llega_solo_a_la_cola_de_pedidos(flujo):

@@ -27,7 +27,7 @@ def _cuerpos(mensajes: list[dict]) -> list[dict]:
 def test_flujo_pedido_valido_cobra_una_vez_reserva_por_sku_y_confirma(flujo):
     # GIVEN a good PedidoCreado as the pipe delivers it
     # WHEN the workflow runs
-    ejecucion = flujo.ejecutar(load_event("pedido-creado.json"))
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN it succeeds through the confirmation, with exactly one charge at the gateway
     assert ejecucion["status"] == "SUCCEEDED"
     assert flujo.estados(ejecucion["executionArn"])[-1] == "Confirmado"
@@ -57,7 +57,7 @@ def test_flujo_pasarela_503_transitoria_reintenta_con_espera_y_cobra_una_vez(flu
     # GIVEN a gateway failing the next 3 calls with 503 (the HTTP layer makes 2 per invocation)
     flujo.proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela", veces=3))
     # WHEN the workflow runs
-    ejecucion = flujo.ejecutar(load_event("pedido-creado.json"))
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN Step Functions retried Cobrar once, after a jittered wait within IntervalSeconds, and one charge exists
     assert ejecucion["status"] == "SUCCEEDED"
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 2
@@ -71,7 +71,7 @@ def test_flujo_tarjeta_rechazada_no_reintenta_y_publica_rechazo(flujo, esperas):
     # GIVEN a card the gateway declines
     flujo.proveedores.fallos.rechazar_tarjeta("tok_rechazada_fondos")
     # WHEN the workflow runs for that order
-    ejecucion = flujo.ejecutar(load_event("pedido-rechazado.json"))
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-rechazado.json"))
     # THEN one call, no retry, no charge, PedidoRechazado on the bus, the claim released, nothing reserved
     assert ejecucion["status"] == "SUCCEEDED"
     assert flujo.estados(ejecucion["executionArn"])[-1] == "Rechazado"
@@ -90,7 +90,7 @@ def test_flujo_circuito_abierto_falla_rapido_sin_llamar_a_la_pasarela(flujo, val
 
     CircuitBreaker("pasarela", valkey).forzar("abierto")
     # WHEN an order arrives
-    ejecucion = flujo.ejecutar(load_event("pedido-creado.json"))
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN the execution fails at once with the customer-facing cause, and the gateway saw nothing
     assert ejecucion["status"] == "FAILED"
     assert ejecucion["error"] == "CircuitoAbierto"
@@ -107,7 +107,7 @@ def test_flujo_caida_larga_de_la_pasarela_abre_el_circuito_y_los_siguientes_fall
     errores, llamadas = [], []
     for _ in range(5):
         antes = flujo.pasarela.llamadas["/cobros"]
-        errores.append(flujo.ejecutar(load_event("pedido-creado.json"))["error"])
+        errores.append(flujo.ejecutar(load_event("flujo/pedido-creado.json"))["error"])
         llamadas.append(flujo.pasarela.llamadas["/cobros"] - antes)
     # THEN the first ones exhaust their bounded retries (<= 2 HTTP x 4 workflow attempts each), the shared
     # breaker opens, and from then on orders fail fast with CircuitoAbierto without touching the gateway
@@ -124,7 +124,7 @@ def test_flujo_fallo_tras_el_cobro_reembolsa_exactamente_una_vez(flujo):
     boto3.client("sns").delete_topic(TopicArn=flujo.fisicos["TopicPedidoConfirmado"]["Ref"])
     flujo.proveedores.fallos.programar(Fallo.conexion_cortada(tras_procesar=True, ruta="/reembolsos", veces=1))
     # WHEN the workflow runs
-    ejecucion = flujo.ejecutar(load_event("pedido-creado.json"))
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN it compensates: one charge, exactly one refund, PedidoCancelado, and the execution fails visibly
     assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "PedidoCancelado"
     assert "Reembolsar" in flujo.estados(ejecucion["executionArn"])
@@ -159,8 +159,8 @@ def test_flujo_dos_arranques_mismo_pedido_un_cobro_y_ningun_reembolso(flujo):
         ejecuciones[nombre] = flujo.arrancar(load_event(evento), nombre=nombre)
 
     hilos = [
-        threading.Thread(target=arrancar, args=("original", "pedido-creado.json")),
-        threading.Thread(target=arrancar, args=("redelivery", "pedido-duplicado.json")),
+        threading.Thread(target=arrancar, args=("original", "flujo/pedido-creado.json")),
+        threading.Thread(target=arrancar, args=("redelivery", "flujo/pedido-duplicado.json")),
     ]
     # WHEN both start at once
     for h in hilos:
@@ -177,7 +177,7 @@ def test_flujo_dos_arranques_mismo_pedido_un_cobro_y_ningun_reembolso(flujo):
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
     assert len(flujo.mensajes("ColaErp")) == 1
     # AND a later replay of the same order is a duplicate too
-    replay = flujo.ejecutar(load_event("pedido-duplicado.json"))
+    replay = flujo.ejecutar(load_event("flujo/pedido-duplicado.json"))
     assert flujo.estados(replay["executionArn"])[-1] == "Duplicado"
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
 
@@ -185,8 +185,8 @@ def test_flujo_dos_arranques_mismo_pedido_un_cobro_y_ningun_reembolso(flujo):
 @pytest.mark.parametrize(
     ("evento", "motivo"),
     [
-        ("pedido-version-2.json", "version-desconocida"),
-        ("pedido-campo-ausente.json", "campo-ausente"),
+        ("flujo/pedido-version-2.json", "version-desconocida"),
+        ("flujo/pedido-campo-ausente.json", "campo-ausente"),
     ],
 )
 def test_flujo_evento_ilegible_va_a_la_dlq_con_su_motivo_sin_cobrar(flujo, evento, motivo):
@@ -207,7 +207,7 @@ def test_flujo_evento_ilegible_va_a_la_dlq_con_su_motivo_sin_cobrar(flujo, event
 
 def test_flujo_version_como_texto_es_version_desconocida(flujo):
     # GIVEN an order whose version is the string "1" (a producer bug, not the contract's integer)
-    entrada = load_event("pedido-creado.json")
+    entrada = load_event("flujo/pedido-creado.json")
     evento = json.loads(entrada[0]["body"])
     evento["detail"]["version"] = "1"
     entrada[0]["body"] = json.dumps(evento)
@@ -222,7 +222,7 @@ def test_flujo_version_como_texto_es_version_desconocida(flujo):
 def test_flujo_cuerpo_que_no_es_json_falla_sin_reclamar_ni_cobrar(flujo):
     # GIVEN a body that is not JSON (only a hand-sent message can be: the rule writes JSON)
     # WHEN the workflow runs
-    ejecucion = flujo.ejecutar(load_event("pedido-malformado.json"))
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-malformado.json"))
     # THEN the execution fails (States.Runtime: no Catch can match it) before claiming or charging
     assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "States.Runtime"
     assert flujo.pasarela.llamadas["/cobros"] == 0
@@ -231,7 +231,7 @@ def test_flujo_cuerpo_que_no_es_json_falla_sin_reclamar_ni_cobrar(flujo):
 
 def test_flujo_lote_de_dos_pedidos_falla_sin_cobrar(flujo):
     # GIVEN a batch of two records (the pipe misconfigured with BatchSize > 1)
-    lote = load_event("pedido-creado.json") + load_event("pedido-rechazado.json")
+    lote = load_event("flujo/pedido-creado.json") + load_event("flujo/pedido-rechazado.json")
     # WHEN the workflow runs
     ejecucion = flujo.ejecutar(lote)
     # THEN it refuses loudly instead of silently handling only the first order

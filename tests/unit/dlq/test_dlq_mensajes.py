@@ -60,8 +60,8 @@ def test_envolver_devuelve_el_evento_transformado_en_el_mismo_sobre(sobre) -> No
 
 def test_v2_a_v1_convierte_la_muestra_del_proyecto_en_un_pedido_version_1() -> None:
     # GIVEN the project's sample version-2 PedidoCreado and its version-1 sibling
-    v2 = desenvolver(load_event("pedido-version-2.json")[0]["body"])[0]
-    v1 = desenvolver(load_event("pedido-creado.json")[0]["body"])[0]
+    v2 = desenvolver(load_event("flujo/pedido-version-2.json")[0]["body"])[0]
+    v1 = desenvolver(load_event("flujo/pedido-creado.json")[0]["body"])[0]
 
     # WHEN adapted
     adaptado = v2_a_v1(v2)

@@ -11,7 +11,7 @@ from typing import Any
 
 
 def v2_a_v1(evento: dict[str, Any]) -> dict[str, Any]:
-    """A version-2 ``PedidoCreado`` in the version-1 shape the consumer reads (``events/pedido-version-2.json``).
+    """A version-2 ``PedidoCreado`` in the version-1 shape the consumer reads (``events/flujo/pedido-version-2.json``).
 
     Exercise 2's incident: the producer went out with contract 2 before its consumer; this is
     the lesson's second fix (a compatibility step instead of an urgent consumer deploy).
