@@ -20,8 +20,9 @@ pytestmark = pytest.mark.integration
 
 TRABAJADOR = Path(__file__).with_name("trabajador_sonda.py")
 PROCESOS = 8
-# Server TIME drives these tests (no injected clock), so durations are real but short.
-CONFIG = {"fallos_seguidos": 3, "apertura_base_s": 0.5, "apertura_max_s": 4.0, "reserva_sonda_s": 3.0}
+CONFIG = {"fallos_seguidos": 3, "apertura_base_s": 30.0, "apertura_max_s": 300.0, "reserva_sonda_s": 15.0}
+HANG_GUARD_S = 300  # only stops a hung run: every step below waits on a gate or a count, not on time
+INICIO_S = 1_800_000_000.0
 
 
 class _Metricas:
@@ -32,8 +33,23 @@ class _Metricas:
         self.cuenta[nombre] = self.cuenta.get(nombre, 0) + 1
 
 
-def _breaker(cliente: redis.Redis, prefijo: str) -> CircuitBreaker:
-    return CircuitBreaker("pasarela", cliente, config=BreakerConfig(**CONFIG), prefijo=prefijo, metrics=_Metricas())
+class _RelojCompartido:
+    """Epoch seconds in the Redis key ``{prefijo}reloj``: the clock of this test's breaker and every worker's."""
+
+    def __init__(self, cliente: redis.Redis, prefijo: str) -> None:
+        self._cliente, self._clave = cliente, f"{prefijo}reloj"
+        cliente.set(self._clave, INICIO_S)
+
+    def __call__(self) -> float:
+        return float(self._cliente.get(self._clave))
+
+    def avanzar(self, segundos: float) -> None:
+        self._cliente.incrbyfloat(self._clave, segundos)
+
+
+def _breaker(cliente: redis.Redis, prefijo: str, reloj: _RelojCompartido) -> CircuitBreaker:
+    config = BreakerConfig(**CONFIG)
+    return CircuitBreaker("pasarela", cliente, config=config, prefijo=prefijo, metrics=_Metricas(), clock=reloj)
 
 
 def _abrir(breaker: CircuitBreaker) -> None:
@@ -54,28 +70,33 @@ def _lanzar(redis_url: str, prefijo: str, modo: str, puerta: str, n: int) -> lis
 
 
 def _soltar(cliente: redis.Redis, prefijo: str, puerta: str, n: int) -> None:
-    """Wait until ``n`` workers stand at the gate, then release them together."""
-    limite = time.monotonic() + 30
+    """Wait until ``n`` workers stand at the gate (however slowly they start), then release them together."""
+    limite = time.monotonic() + HANG_GUARD_S
     while int(cliente.get(f"{prefijo}{puerta}:listos") or 0) < n:
         assert time.monotonic() < limite, "workers did not reach the start gate"
         time.sleep(0.02)
     cliente.rpush(f"{prefijo}{puerta}", *range(n))
 
 
-def _resultados(procesos: list[subprocess.Popen[str]]) -> list[str]:
-    salidas = [p.communicate(timeout=30)[0] for p in procesos]
-    return [linea.split()[1] for s in salidas for linea in s.splitlines() if linea.startswith("RESULTADO")]
+def _resultados(cliente: redis.Redis, prefijo: str, puerta: str, procesos: list[subprocess.Popen[str]]) -> list[str]:
+    """Every worker's answer; only once all have answered may the probe report its outcome."""
+    lineas = [p.stdout.readline() for p in procesos]  # type: ignore[union-attr]
+    cliente.rpush(f"{prefijo}{puerta}:fin", *range(len(procesos)))
+    for p in procesos:
+        p.communicate(timeout=HANG_GUARD_S)
+    return [linea.split()[1] for linea in lineas if linea.startswith("RESULTADO")]
 
 
 def test_half_open_with_8_processes_admits_exactly_one_probe(cliente: redis.Redis, redis_url: str, redis_prefix: str):
-    # GIVEN a breaker opened by failures, whose cool-down has passed
-    breaker = _breaker(cliente, redis_prefix)
+    # GIVEN a breaker opened by failures, whose cool-down has passed (on the clock every process reads)
+    reloj = _RelojCompartido(cliente, redis_prefix)
+    breaker = _breaker(cliente, redis_prefix, reloj)
     _abrir(breaker)
     procesos = _lanzar(redis_url, redis_prefix, "exito", "puerta", PROCESOS)
-    time.sleep(CONFIG["apertura_base_s"])
+    reloj.avanzar(CONFIG["apertura_base_s"])
     # WHEN 8 processes ask leave at the same instant
     _soltar(cliente, redis_prefix, "puerta", PROCESOS)
-    resultados = _resultados(procesos)
+    resultados = _resultados(cliente, redis_prefix, "puerta", procesos)
     # THEN exactly one of them probed and reached the dependency; the other 7 were refused
     assert sorted(resultados) == ["rechazado"] * (PROCESOS - 1) + ["sonda"]
     assert int(cliente.get(f"{redis_prefix}llamadas")) == 1
@@ -86,27 +107,27 @@ def test_half_open_with_8_processes_admits_exactly_one_probe(cliente: redis.Redi
 
 def test_probe_killed_releases_reservation_after_it_expires(cliente: redis.Redis, redis_url: str, redis_prefix: str):
     # GIVEN an open breaker whose probe is taken by a process that is then SIGKILLed
-    breaker = _breaker(cliente, redis_prefix)
+    reloj = _RelojCompartido(cliente, redis_prefix)
+    breaker = _breaker(cliente, redis_prefix, reloj)
     _abrir(breaker)
     [colgado] = _lanzar(redis_url, redis_prefix, "colgar", "puerta-colgado", 1)
     otros = _lanzar(redis_url, redis_prefix, "fallo", "puerta-otros", PROCESOS)
-    time.sleep(CONFIG["apertura_base_s"])
+    reloj.avanzar(CONFIG["apertura_base_s"])
     _soltar(cliente, redis_prefix, "puerta-colgado", 1)
     assert colgado.stdout.readline().strip() == "RESULTADO sonda"
-    reservado_en = time.monotonic()
     colgado.kill()
-    colgado.wait(5)
+    colgado.wait(HANG_GUARD_S)
     # WHEN others ask while the dead probe's reservation is still live
     with pytest.raises(CircuitoAbierto, match="semiabierto"):
         breaker.adquirir()
     # AND again after the reservation has expired, 8 processes at once
-    time.sleep(max(0.0, CONFIG["reserva_sonda_s"] - (time.monotonic() - reservado_en)) + 0.1)
+    reloj.avanzar(CONFIG["reserva_sonda_s"] + 0.1)
     _soltar(cliente, redis_prefix, "puerta-otros", PROCESOS)
-    resultados = _resultados(otros)
+    resultados = _resultados(cliente, redis_prefix, "puerta-otros", otros)
     # THEN exactly one new probe ran (2 calls in all), and its failure re-opened the breaker (second trip;
     # the doubled duration itself is asserted with an injected clock in test_breaker_compartido.py)
     assert sorted(resultados) == ["rechazado"] * (PROCESOS - 1) + ["sonda"]
     assert int(cliente.get(f"{redis_prefix}llamadas")) == 2
     estado = breaker.estado()
     assert estado.aperturas == 2
-    assert estado.estado in (Estado.ABIERTO, Estado.SEMIABIERTO)
+    assert estado.estado is Estado.ABIERTO
