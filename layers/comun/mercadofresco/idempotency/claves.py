@@ -14,10 +14,12 @@ import datetime as dt
 import hashlib
 import json
 import re
+import unicodedata
 from decimal import Decimal
 from typing import Any
 
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
+from mercadofresco.validation import eco
 
 __all__ = [
     "Clave",
@@ -37,6 +39,7 @@ __all__ = [
 _OPERACION = re.compile(r"[a-z][a-z0-9-]{0,40}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}")
 _MAX_PARTE = 200
+_NO_IMPRIMIBLES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})  # Unicode categories refused in a key part
 
 
 class Clave(str):
@@ -54,10 +57,16 @@ def _crear(operacion: str, *partes: str, rechazar_uuid: bool = True) -> Clave:
     if not _OPERACION.fullmatch(operacion):
         raise IdempotencyKeyError(f"operation name must match {_OPERACION.pattern}, got {operacion!r}")
     for parte in partes:
+        # Messages echo a part only through eco(): cut short and escaped, so a hostile id cannot
+        # flood a log line or a DLQ attribute.
         if not isinstance(parte, str) or not parte.strip() or len(parte) > _MAX_PARTE:
-            raise IdempotencyKeyError(f"key part for {operacion!r} must be a non-empty str (<= 200), got {parte!r}")
+            raise IdempotencyKeyError(f"key part for {operacion!r} must be a non-empty str (<= 200), got {eco(parte)}")
         if ":" in parte or parte != parte.strip():
-            raise IdempotencyKeyError(f"key part for {operacion!r} may not contain ':' or edge spaces: {parte!r}")
+            raise IdempotencyKeyError(f"key part for {operacion!r} may not contain ':' or edge spaces: {eco(parte)}")
+        if any(unicodedata.category(c) in _NO_IMPRIMIBLES for c in parte):
+            # A key travels as the Idempotency-Key header and a DynamoDB key: a control character,
+            # a lone surrogate or an unassigned code point cannot be sent or stored faithfully.
+            raise IdempotencyKeyError(f"key part for {operacion!r} has unprintable characters: {eco(parte)}")
         if rechazar_uuid and _UUID.fullmatch(parte):
             raise IdempotencyKeyError(
                 f"{parte!r} looks like a MessageId or a random UUID; an idempotency key must come from the "
