@@ -10,7 +10,6 @@ from botocore.stub import ANY
 if TYPE_CHECKING:
     from botocore.stub import Stubber
 
-CUENTA = {"QueueOwnerAWSAccountId": "123456789012"}
 URL = "https://sqs.eu-south-2.amazonaws.com/123456789012/"
 # Unit tests must never leave the machine: any AWS client not stubbed hits a closed local port.
 SIN_RED = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "REDIS_URL": "redis://127.0.0.1:9/0"}
@@ -18,14 +17,14 @@ SIN_RED = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "REDIS_URL": "redis://127.0
 
 def espera_cola(stubber: Stubber, cola: str, dlq: str) -> None:
     """The consumer resolving ``cola`` and its DLQ from the RedrivePolicy (once per container)."""
-    stubber.add_response("get_queue_url", {"QueueUrl": URL + cola}, {"QueueName": cola, **CUENTA})
+    stubber.add_response("get_queue_url", {"QueueUrl": URL + cola}, {"QueueName": cola})
     redrive = json.dumps({"deadLetterTargetArn": f"arn:aws:sqs:eu-south-2:123456789012:{dlq}", "maxReceiveCount": 4})
     stubber.add_response(
         "get_queue_attributes",
         {"Attributes": {"RedrivePolicy": redrive}},
         {"QueueUrl": URL + cola, "AttributeNames": ["RedrivePolicy"]},
     )
-    stubber.add_response("get_queue_url", {"QueueUrl": URL + dlq}, {"QueueName": dlq, **CUENTA})
+    stubber.add_response("get_queue_url", {"QueueUrl": URL + dlq}, {"QueueName": dlq})
 
 
 def espera_dlq(stubber: Stubber, dlq: str, record: dict[str, Any], fifo: bool = False) -> None:

@@ -117,17 +117,14 @@ def test_enviar_a_dlq_without_redrive_policy_refuses_to_drop(sqs) -> None:
 def test_colas_de_arn_reads_redrive_policy_once(sqs) -> None:
     # GIVEN the queue and its DLQ answer once each
     cliente, stubber = sqs
-    cuenta = {"QueueOwnerAWSAccountId": "123456789012"}
-    stubber.add_response("get_queue_url", {"QueueUrl": COLA.url}, {"QueueName": "mercadofresco-erp", **cuenta})
+    stubber.add_response("get_queue_url", {"QueueUrl": COLA.url}, {"QueueName": "mercadofresco-erp"})
     redrive = json.dumps({"deadLetterTargetArn": COLA.arn + "-fallidos", "maxReceiveCount": "4"})
     stubber.add_response(
         "get_queue_attributes",
         {"Attributes": {"RedrivePolicy": redrive}},
         {"QueueUrl": COLA.url, "AttributeNames": ["RedrivePolicy"]},
     )
-    stubber.add_response(
-        "get_queue_url", {"QueueUrl": COLA.dlq_url}, {"QueueName": "mercadofresco-erp-fallidos", **cuenta}
-    )
+    stubber.add_response("get_queue_url", {"QueueUrl": COLA.dlq_url}, {"QueueName": "mercadofresco-erp-fallidos"})
     colas = Colas(cliente)
     # WHEN resolved twice
     primera = colas.de_arn(COLA.arn)

@@ -65,8 +65,9 @@ class Colas:
         return self._sqs or cached_client("sqs")
 
     def _url(self, arn: str) -> str:
-        partes = arn.split(":")
-        return self.sqs.get_queue_url(QueueName=partes[5], QueueOwnerAWSAccountId=partes[4])["QueueUrl"]
+        # By name, in the function's own account and region (where its template put the queue and its
+        # DLQ): the same event file then works in any account, moto's included (events/ for sam local).
+        return self.sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[-1])["QueueUrl"]
 
     def de_arn(self, arn: str) -> Cola:
         if arn not in self._cache:
