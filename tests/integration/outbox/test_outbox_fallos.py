@@ -35,7 +35,20 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
+HANG_GUARD_S = 900  # only stops a hung run; the steps below wait on events, not on time
+
+
+def _binarios_postgres() -> Path | None:
+    """The server binaries of the newest PostgreSQL installed (Debian layout ``/usr/lib/postgresql/<major>/bin``)."""
+    versiones = [d for d in Path("/usr/lib/postgresql").glob("*/bin") if (d / "initdb").exists()]
+    versiones.sort(key=lambda d: int(d.parent.name) if d.parent.name.isdigit() else -1)
+    if versiones:
+        return versiones[-1]
+    initdb = shutil.which("initdb")  # other layouts put them on PATH
+    return Path(initdb).parent if initdb else None
+
+
+PG_BIN = _binarios_postgres()
 
 # The child is a relay that SIGKILLs itself the moment PutEvents has returned: the events are
 # on the bus, its transaction never commits, its connection just vanishes.
@@ -85,7 +98,7 @@ def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
         [sys.executable, "-c", RELAY_QUE_MUERE, outbox_dsn, moto_servidor],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_GUARD_S,
         env=os.environ.copy(),
     )
     # THEN the events went out but the rows are still pending
@@ -107,7 +120,7 @@ def _puerto_libre() -> int:
 
 
 class ClusterPrivado:
-    """A throwaway PostgreSQL 15 cluster on a free port, run as the ``postgres`` OS user.
+    """A throwaway PostgreSQL cluster (the installed version) on a free port, run as the ``postgres`` OS user.
 
     A real server that can really be restarted, without touching the shared one: the
     restart terminates every connection and aborts in-flight transactions, which a
@@ -119,12 +132,14 @@ class ClusterPrivado:
         shutil.chown(self.dir, "postgres", "postgres")
         self.puerto = _puerto_libre()
         self.dsn = f"postgresql://postgres@127.0.0.1:{self.puerto}/postgres?connect_timeout=2"
+        assert PG_BIN is not None
         self._como_postgres(PG_BIN / "initdb", "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres")
 
     def _como_postgres(self, *args: str | Path) -> None:
         subprocess.run(["runuser", "-u", "postgres", "--", *map(str, args)], check=True, capture_output=True)
 
     def pg_ctl(self, accion: str) -> None:
+        assert PG_BIN is not None
         opciones = f"-p {self.puerto} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
         # -l: the server writes to a file, not to our pipes (which would never reach EOF)
         self._como_postgres(
@@ -150,8 +165,8 @@ class ClusterPrivado:
 
 @pytest.fixture
 def cluster() -> Iterator[ClusterPrivado]:
-    if not (PG_BIN / "initdb").exists() or os.geteuid() != 0:
-        pytest.skip("needs PostgreSQL 15 binaries and root to run them as the postgres user")
+    if PG_BIN is None or os.geteuid() != 0:
+        pytest.skip("needs PostgreSQL server binaries (initdb, pg_ctl) and root to run them as the postgres user")
     c = ClusterPrivado()
     c.pg_ctl("start")
     yield c
@@ -177,19 +192,32 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
     )
     parar = threading.Event()
     reloj = lambda: float("inf") if parar.is_set() else time.monotonic()  # noqa: E731 - ends the drain on demand
-    relay = OutboxRelay(pool, consumidor.frenar(client("events")), config, reloj=reloj)
+    eventos = consumidor.frenar(client("events"))
+    # The relay's 51st PutEvents (500 events out) waits, inside its batch's transaction, until the restart
+    # is done: the outage always lands mid-drain and mid-transaction, however the threads are scheduled.
+    a_medias, reiniciado, llamadas = threading.Event(), threading.Event(), [0]
+
+    def esperar_reinicio(**_: object) -> None:
+        llamadas[0] += 1
+        if llamadas[0] == 51:
+            a_medias.set()
+            assert reiniciado.wait(HANG_GUARD_S), "the test never restarted PostgreSQL"
+
+    eventos.meta.events.register("before-call.events.PutEvents", esperar_reinicio)
+    relay = OutboxRelay(pool, eventos, config, reloj=reloj)
     resultado = []
-    hilo = threading.Thread(target=lambda: resultado.append(relay.drenar(time.monotonic() + 60)), daemon=True)
+    hilo = threading.Thread(target=lambda: resultado.append(relay.drenar(time.monotonic() + HANG_GUARD_S)), daemon=True)
     hilo.start()
     # WHEN PostgreSQL restarts once part of the backlog is published
-    while len(consumidor.eventos) < 500:
-        time.sleep(0.01)
+    assert a_medias.wait(HANG_GUARD_S), "the relay never published 500 events"
     cluster.pg_ctl("restart")
+    reiniciado.set()
     while _pendientes(cluster.dsn):
         assert hilo.is_alive(), "the relay stopped draining"
         time.sleep(0.1)
     parar.set()
-    hilo.join(30)
+    hilo.join(HANG_GUARD_S)
+    assert not hilo.is_alive(), "the relay did not stop"
     entregados = consumidor.terminar()
     # THEN the relay saw the outage, carried on, and every event was delivered (a duplicate at most per row)
     assert {e["detail"]["id"] for e in entregados} == ids
