@@ -2,9 +2,12 @@
 
 The workflow sends ``{"operacion": "cobro" | "reembolso", "pedido": <PedidoCreado detail>,
 "referencia_cobro": ...}`` (refunds only). The order is read as a tolerant reader: only the
-fields below are checked, unknown ones are ignored; an order without them, or of a version
-this function does not read, raises :class:`~mercadofresco.errors.EventoInvalido` (never
-retried: the workflow's ``Catch`` ends the order without charging).
+fields below are checked, unknown ones are ignored; an order without them, with a value no order
+can have (an amount that is not a positive whole number of cents under the ceiling, a currency
+that is not ISO 4217, an id that cannot become an idempotency key), or of a version this function
+does not read, raises :class:`~mercadofresco.errors.EventoInvalido` (never retried: the workflow's
+``Catch`` ends the order without charging) — before the gateway is called. Its message is safe
+for the execution's cause: it never repeats a card token or a customer's id.
 """
 
 from __future__ import annotations
@@ -12,10 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mercadofresco import validation
 from mercadofresco.errors import EventoInvalido
+from mercadofresco.idempotency import claves
+from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 OPERACIONES = ("cobro", "reembolso")
 VERSIONES = frozenset({1})
+CANTIDAD_MAX = 10_000  # units of one sku in one order; more is a typo or an attack, not a basket
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,24 +44,30 @@ class Solicitud:
         if not isinstance(evento, dict):
             raise EventoInvalido(f"payload must be a JSON object, got {type(evento).__name__}")
         operacion = evento.get("operacion")
-        if operacion not in OPERACIONES:
-            raise EventoInvalido(f"'operacion' must be one of {', '.join(OPERACIONES)}, got {operacion!r}")
+        if not isinstance(operacion, str) or operacion not in OPERACIONES:
+            raise EventoInvalido(
+                f"'operacion' must be one of {', '.join(OPERACIONES)}, got {validation.eco(operacion)}"
+            )
         pedido = evento.get("pedido")
         if not isinstance(pedido, dict):
             raise EventoInvalido("missing field 'pedido' (the PedidoCreado detail)")
         version = pedido.get("version")
-        if version not in VERSIONES or isinstance(version, bool):
-            raise EventoInvalido(f"PedidoCreado version {version!r} is not one this function reads (1)")
-        return cls(
-            operacion=operacion,
-            pedido_id=_texto(pedido, "pedido_id"),
-            importe_centimos=_importe(pedido),
-            moneda=_texto(pedido, "moneda", "EUR"),
-            cliente_id=_opcional(pedido, "cliente_id"),
-            token_tarjeta=_opcional(pedido, "token_tarjeta"),
-            referencia_cobro=_opcional(evento, "referencia_cobro"),
-            lineas=_lineas(pedido),
-        )
+        if isinstance(version, bool) or not isinstance(version, int) or version not in VERSIONES:
+            raise EventoInvalido(f"PedidoCreado version {validation.eco(version)} is not one this function reads (1)")
+        try:
+            solicitud = cls(
+                operacion=operacion,
+                pedido_id=_pedido_id(pedido),
+                importe_centimos=validation.importe_centimos(pedido.get("importe_centimos")),
+                moneda=validation.moneda(pedido.get("moneda", "EUR")),
+                cliente_id=_opcional(pedido, "cliente_id"),
+                token_tarjeta=_opcional(pedido, "token_tarjeta"),
+                referencia_cobro=_opcional(evento, "referencia_cobro"),
+                lineas=_lineas(pedido),
+            )
+        except validation.ValorInvalido as exc:
+            raise EventoInvalido(str(exc)) from None  # the named error the workflow's Catch matches
+        return solicitud
 
     @property
     def medio_de_pago(self) -> dict[str, str]:
@@ -66,15 +79,24 @@ class Solicitud:
         raise EventoInvalido(f"order {self.pedido_id} has neither 'token_tarjeta' nor 'cliente_id' to charge")
 
 
-def _texto(datos: dict[str, Any], campo: str, defecto: str | None = None) -> str:
-    valor = datos.get(campo, defecto)
-    if not isinstance(valor, str) or not valor.strip():
-        raise EventoInvalido(f"field {campo!r} must be a non-empty string, got {valor!r}")
-    return valor
+def _pedido_id(pedido: dict[str, Any]) -> str:
+    """The order id, checked as what it becomes: part of ``cobro:{pedido_id}``/``reembolso:{pedido_id}``."""
+    pedido_id = validation.identificador(pedido.get("pedido_id"), "pedido_id")
+    try:
+        claves.cobro(pedido_id)
+    except IdempotencyKeyError as exc:
+        raise validation.ValorInvalido("pedido_id", f"cannot name the charge: {exc}") from None
+    return pedido_id
 
 
 def _opcional(datos: dict[str, Any], campo: str) -> str | None:
-    return _texto(datos, campo) if datos.get(campo) is not None else None
+    """An optional id; its value never appears in the error (a card token, a customer id are personal)."""
+    if datos.get(campo) is None:
+        return None
+    try:
+        return validation.identificador(datos[campo], campo)
+    except validation.ValorInvalido:
+        raise validation.ValorInvalido(campo, "must be a non-empty printable string (<= 200)") from None
 
 
 def _lineas(pedido: dict[str, Any]) -> int:
@@ -85,13 +107,13 @@ def _lineas(pedido: dict[str, Any]) -> int:
         cantidad = linea.get("cantidad") if isinstance(linea, dict) else None
         if not isinstance(linea, dict) or not isinstance(linea.get("sku"), str) or not linea["sku"].strip():
             raise EventoInvalido(f"line {i} has no 'sku' string")
-        if isinstance(cantidad, bool) or not isinstance(cantidad, int) or cantidad < 1:
-            raise EventoInvalido(f"line {i} ({linea['sku']}) needs a whole 'cantidad' >= 1, got {cantidad!r}")
+        try:  # the sku becomes part of reserva:{pedido_id}:{sku}: refuse here what that key would refuse later
+            claves.reserva("x", linea["sku"])
+        except IdempotencyKeyError:
+            raise EventoInvalido(f"line {i} has a 'sku' that cannot name its reservation") from None
+        if isinstance(cantidad, bool) or not isinstance(cantidad, int) or not 1 <= cantidad <= CANTIDAD_MAX:
+            raise EventoInvalido(
+                f"line {i} ({validation.eco(linea['sku'])}) needs a whole 'cantidad' from 1 to {CANTIDAD_MAX}, "
+                f"got {validation.eco(cantidad)}"
+            )
     return len(lineas)
-
-
-def _importe(pedido: dict[str, Any]) -> int:
-    valor = pedido.get("importe_centimos")
-    if isinstance(valor, bool) or not isinstance(valor, int) or valor <= 0:
-        raise EventoInvalido(f"field 'importe_centimos' must be a positive whole number of cents, got {valor!r}")
-    return valor
