@@ -1,0 +1,86 @@
+"""Per-order stage latencies come from the recorded timestamps, stage by stage (issue 14)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from mercadofresco_local import latencias as lat
+
+
+def _t(s: float) -> datetime:
+    return datetime.fromtimestamp(1_800_000_000 + s, tz=UTC)
+
+
+def _salida(nombre: str, s: float) -> dict:
+    return {"type": "TaskStateExited", "timestamp": _t(s), "stateExitedEventDetails": {"name": nombre}}
+
+
+def test_history_marks_last_charge_exit_and_confirm_exit() -> None:
+    # GIVEN a history where the first charge attempt failed and ReintentarCobro charged
+    historia = [
+        {"type": "ExecutionStarted", "timestamp": _t(1.0)},
+        _salida("ReclamarPedido", 1.1),
+        _salida("Cobrar", 1.5),
+        _salida("ReintentarCobro", 2.5),
+        _salida("Confirmar", 3.0),
+        {"type": "ExecutionSucceeded", "timestamp": _t(3.2)},
+    ]
+    # WHEN the marks are read
+    marcas = lat.marcas_de_historia(historia)
+    # THEN start, the charge that counted and the confirmation are the recorded instants
+    base = _t(0).timestamp()
+    assert {k: round(v - base, 3) for k, v in marcas.items()} == {"iniciada": 1.0, "cobrado": 2.5, "confirmado": 3.0}
+
+
+def _registro(tipo: str, pedido_id: str) -> dict:
+    cuerpo = {"tipo": tipo, "version": 1, "pedido_id": pedido_id}
+    return {"eventSource": "aws:sqs", "body": json.dumps(cuerpo)}
+
+
+def test_consumers_marks_first_successful_confirmation_per_order_and_function() -> None:
+    # GIVEN an ERP invocation that failed, its retry that succeeded, a stock reservation and an e-mail
+    def inv(funcion: str, inicio: float, error: bool, *registros: dict) -> lat.Invocacion:
+        evento = {"Records": list(registros)}
+        return lat.Invocacion(funcion, inicio, 0.5, error, 512, len(registros), tuple(lat.pedidos_de(evento)))
+
+    invocaciones = [
+        inv("ErpFunction", 10.0, True, _registro("PedidoConfirmado", "P1")),
+        inv("ErpFunction", 20.0, False, _registro("PedidoConfirmado", "P1")),
+        inv("ErpFunction", 5.0, False, _registro("ReservaStock", "P1")),
+        inv("CorreoFunction", 12.0, False, _registro("PedidoConfirmado", "P1")),
+    ]
+    # WHEN the consumers' marks are computed
+    marcas = lat.marcas_de_consumidores(invocaciones, "ErpFunction", "CorreoFunction")
+    # THEN the ERP mark is the end of the successful retry, not the failure nor the reservation
+    assert marcas == {"P1": {"erp": 20.5, "correo": 12.5}}
+
+
+def test_resumir_stage_percentiles_only_over_orders_with_both_ends() -> None:
+    # GIVEN 100 orders whose bus stage took 1..100 ms, one of them never published
+    marcas = [lat.Marcas(f"P{i}", creado=0.0, publicado=i / 1000) for i in range(1, 101)]
+    marcas.append(lat.Marcas("P-sin-publicar", creado=0.0))
+    # WHEN summarised
+    (fila,) = lat.resumir(marcas)
+    # THEN nearest-rank p50/p99/max over the 100 that have both ends
+    assert (fila.etapa, fila.n) == ("commit → en el bus", 100)
+    assert (fila.p50_s, fila.p99_s, fila.max_s) == (0.05, 0.099, 0.1)
+
+
+def test_avisado_needs_both_erp_and_email() -> None:
+    # GIVEN an order whose e-mail went out but whose ERP notice did not
+    marcas = lat.Marcas("P1", creado=0.0, confirmado=1.0, correo=2.0)
+    # THEN it has no end-to-end figure: the order is not done
+    assert marcas.avisado is None
+    assert [f.etapa for f in lat.resumir([marcas])] == []
+
+
+def test_pedidos_de_reads_envelopes_and_direct_payloads() -> None:
+    # GIVEN an EventBridge envelope in an SQS record, an SNS envelope and the charge's direct payload
+    eb = {"source": "mercadofresco.tienda", "detail-type": "PedidoCreado", "detail": {"pedido_id": "P1"}}
+    sns = {"Type": "Notification", "TopicArn": "arn", "Message": json.dumps({"tipo": "X", "pedido_id": "P2"})}
+    evento = {"Records": [{"eventSource": "aws:sqs", "body": json.dumps(eb)}, {"body": json.dumps(sns)}]}
+    # THEN each record's order and type is found; a bad body is skipped
+    assert list(lat.pedidos_de(evento)) == [("P1", "PedidoCreado"), ("P2", "X")]
+    assert list(lat.pedidos_de({"Records": [{"body": "no json"}]})) == []
+    assert list(lat.pedidos_de({"operacion": "cobro", "pedido": {"pedido_id": "P3"}})) == [("P3", "cobro")]

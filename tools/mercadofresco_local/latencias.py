@@ -1,0 +1,300 @@
+"""Per-order stage latencies of a local run, from timestamps the run recorded (issue 14).
+
+Stages of one order, each from a recorded instant, never from what the scenario intended:
+
+=================  ==========================================================================
+``creado``         the outbox row's ``creado_en`` (PostgreSQL ``now()`` of the store's transaction)
+``publicado``      its ``publicado_en`` (``now()`` of the relay's transaction, which claims the row
+                   *before* its ``PutEvents``: up to one relay batch early)
+``iniciada``       the workflow execution's ``ExecutionStarted`` event (moto's history)
+``cobrado``        the last exit of a charge state (``Cobrar``, ``ReintentarCobro``, ``ConsultarCobro``)
+``confirmado``     the exit of ``Confirmar`` (``PedidoConfirmado`` published)
+``avisado``        the end of the later of the two consumers' invocations that handled the order's
+                   ``PedidoConfirmado``: the ERP notice and the confirmation e-mail
+=================  ==========================================================================
+
+The invocation timestamps come from :class:`RegistroInvocaciones`, which times every handler
+invocation of the local runtime (and counts what :mod:`mercadofresco_local.costes` needs).
+All clocks are this machine's. The run compresses the template's times (visibilities,
+schedules, ``Retry`` waits) by its factor; CPU and loopback network are not compressed, so
+figures are printed with the factor next to them, never multiplied back.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+
+    from mercadofresco_local.informe import Informe
+    from mercadofresco_local.sesion import Sesion
+
+ESTADOS_COBRO = frozenset({"Cobrar", "ReintentarCobro", "ConsultarCobro"})
+ESTADO_CONFIRMAR = "Confirmar"
+# (label, from, to): consecutive stages, then end to end.
+ETAPAS = (
+    ("commit → en el bus", "creado", "publicado"),
+    ("en el bus → ejecución iniciada", "publicado", "iniciada"),
+    ("iniciada → cobrado", "iniciada", "cobrado"),
+    ("cobrado → confirmado", "cobrado", "confirmado"),
+    ("confirmado → aviso ERP y correo hechos", "confirmado", "avisado"),
+    ("extremo a extremo (commit → ERP y correo)", "creado", "avisado"),
+)
+
+
+# ------------------------------------------------------------------ invocations
+@dataclass(frozen=True)
+class Invocacion:
+    """One handler invocation of the local run: when, how long, for which orders."""
+
+    funcion: str  # the template's logical id
+    inicio: float  # time.time()
+    duracion_s: float  # perf_counter difference
+    error: bool
+    memoria_mb: int
+    registros_sqs: int  # records of an SQS batch (0 when not invoked by a queue)
+    pedidos: tuple[tuple[str, str], ...]  # (pedido_id, event type) per record
+
+    @property
+    def fin(self) -> float:
+        return self.inicio + self.duracion_s
+
+
+@dataclass
+class RegistroInvocaciones:
+    """Times every ``Funcion.invocar`` of the local runtime and counts the AWS calls each makes.
+
+    A context manager: it wraps the class method while the run lasts and restores it after.
+    AWS calls are counted with botocore's ``before-call`` event on the default boto3 session,
+    attributed to the invocation running in the calling thread; clients created before the
+    context (the runtime's own) are not counted, as they are not the functions'.
+    """
+
+    invocaciones: list[Invocacion] = field(default_factory=list)
+    llamadas_aws: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (funcion, servicio, operación)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _actual: threading.local = field(default_factory=threading.local)
+
+    def __enter__(self) -> RegistroInvocaciones:
+        import boto3
+
+        from mercadofresco_local.funciones import Funcion
+
+        self._original = original = Funcion.invocar
+        registro = self
+
+        def invocar(funcion: Funcion, evento: Any, contexto: Any = None) -> Any:
+            anterior = getattr(registro._actual, "funcion", None)
+            registro._actual.funcion = funcion.logical_id
+            inicio, t0, error = time.time(), time.perf_counter(), True
+            try:
+                resultado = original(funcion, evento, contexto)
+                error = False
+                return resultado
+            finally:
+                registro._anotar(funcion, evento, inicio, time.perf_counter() - t0, error)
+                registro._actual.funcion = anterior
+
+        Funcion.invocar = invocar  # type: ignore[method-assign]
+        self._sesion_boto = boto3._get_default_session()  # the session boto3.client() uses
+        self._sesion_boto.events.register("before-call", self._contar_llamada)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from mercadofresco_local.funciones import Funcion
+
+        Funcion.invocar = self._original  # type: ignore[method-assign]
+        self._sesion_boto.events.unregister("before-call", self._contar_llamada)
+
+    def _contar_llamada(self, model: Any, **_: Any) -> None:
+        funcion = getattr(self._actual, "funcion", None)
+        if funcion is not None:
+            with self._lock:
+                self.llamadas_aws[(funcion, model.service_model.service_name, model.name)] += 1
+
+    def _anotar(self, funcion: Any, evento: Any, inicio: float, duracion_s: float, error: bool) -> None:
+        registros = evento.get("Records") if isinstance(evento, dict) else None
+        sqs = [r for r in registros or [] if isinstance(r, dict) and r.get("eventSource") == "aws:sqs"]
+        inv = Invocacion(
+            funcion.logical_id, inicio, duracion_s, error, funcion.memoria_mb, len(sqs), tuple(pedidos_de(evento))
+        )
+        with self._lock:
+            self.invocaciones.append(inv)
+
+
+def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
+    """``(pedido_id, type)`` of each order an invocation's event carries (SQS batch or direct payload)."""
+    from mercadofresco.consumidor.lectura import MensajeInvalido, desenvolver
+
+    registros = evento.get("Records") if isinstance(evento, dict) else evento if isinstance(evento, list) else None
+    if registros is None:
+        datos = evento.get("pedido", evento) if isinstance(evento, dict) else {}
+        if isinstance(datos, dict) and isinstance(datos.get("pedido_id"), str):
+            yield datos["pedido_id"], str(evento.get("operacion", "directo"))
+        return
+    for registro in registros:
+        try:
+            datos, tipo_sobre, _ = desenvolver(registro.get("body", ""))
+        except (MensajeInvalido, AttributeError):
+            continue
+        if isinstance(datos.get("pedido_id"), str):
+            yield datos["pedido_id"], str(tipo_sobre or datos.get("tipo") or "")
+
+
+# ------------------------------------------------------------------ the marks
+@dataclass
+class Marcas:
+    """The recorded instants (epoch seconds) of one order; None when the order never got there."""
+
+    pedido_id: str
+    creado: float | None = None
+    publicado: float | None = None
+    iniciada: float | None = None
+    cobrado: float | None = None
+    confirmado: float | None = None
+    erp: float | None = None
+    correo: float | None = None
+
+    @property
+    def avisado(self) -> float | None:
+        return None if self.erp is None or self.correo is None else max(self.erp, self.correo)
+
+
+def marcas_de_historia(eventos: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """``iniciada``/``cobrado``/``confirmado`` from one execution's history events (boto3 shape)."""
+    marcas: dict[str, float] = {}
+    for evento in eventos:
+        instante = _epoch(evento["timestamp"])
+        tipo = evento["type"]
+        if tipo == "ExecutionStarted":
+            marcas["iniciada"] = instante
+        elif tipo.endswith("StateExited"):
+            nombre = evento.get("stateExitedEventDetails", {}).get("name")
+            if nombre in ESTADOS_COBRO:
+                marcas["cobrado"] = instante  # the last charge state to exit is the one that charged
+            elif nombre == ESTADO_CONFIRMAR:
+                marcas["confirmado"] = instante
+    return marcas
+
+
+def marcas_de_consumidores(invocaciones: Iterable[Invocacion], erp: str, correo: str) -> dict[str, dict[str, float]]:
+    """pedido_id -> {"erp": end, "correo": end} of the first successful invocation handling its PedidoConfirmado."""
+    marcas: dict[str, dict[str, float]] = defaultdict(dict)
+    for inv in sorted(invocaciones, key=lambda i: i.fin):
+        clave = {erp: "erp", correo: "correo"}.get(inv.funcion)
+        if clave is None or inv.error:
+            continue
+        for pedido_id, tipo in inv.pedidos:
+            if tipo == "PedidoConfirmado":
+                marcas[pedido_id].setdefault(clave, inv.fin)
+    return marcas
+
+
+# ------------------------------------------------------------------ the figures
+@dataclass(frozen=True)
+class FilaEtapa:
+    etapa: str
+    n: int
+    p50_s: float
+    p99_s: float
+    max_s: float
+
+
+def percentil(valores: list[float], p: float) -> float:
+    """Nearest-rank percentile (``p`` in 0..100) of a non-empty list."""
+    ordenados = sorted(valores)
+    return ordenados[max(0, math.ceil(p / 100 * len(ordenados)) - 1)]
+
+
+def resumir(marcas: Iterable[Marcas]) -> list[FilaEtapa]:
+    """p50/p99/max of every stage over the orders that recorded both of its ends."""
+    lista = list(marcas)
+    filas = []
+    for etapa, desde, hasta in ETAPAS:
+        valores = [
+            fin - ini
+            for m in lista
+            if (ini := getattr(m, desde)) is not None and (fin := getattr(m, hasta)) is not None
+        ]
+        if valores:
+            filas.append(FilaEtapa(etapa, len(valores), percentil(valores, 50), percentil(valores, 99), max(valores)))
+    return filas
+
+
+# ------------------------------------------------------------------ reading the run
+def recoger(sesion: Sesion, registro: RegistroInvocaciones) -> list[Marcas]:
+    """Every order's marks: outbox rows, execution histories and the consumers' invocations."""
+    from mercadofresco.aws import client
+
+    assert sesion.base is not None and sesion.runtime is not None
+    por_pedido: dict[str, Marcas] = {}
+    filas = sesion.base.consultar(
+        "SELECT agregado_id, creado_en, publicado_en FROM outbox WHERE tipo_evento = 'PedidoCreado'"
+    )
+    for pedido_id, creado_en, publicado_en in filas:
+        por_pedido[pedido_id] = Marcas(pedido_id, _epoch(creado_en), _epoch(publicado_en) if publicado_en else None)
+    sfn = client("stepfunctions")
+    for arn in _maquinas_de_pedidos(sesion):
+        for pagina in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn):
+            for e in pagina["executions"]:
+                descripcion = sfn.describe_execution(executionArn=e["executionArn"])
+                pedidos = [p for p, _ in pedidos_de(_json(descripcion.get("input")))]
+                if len(pedidos) != 1 or pedidos[0] not in por_pedido:
+                    continue
+                historia = [
+                    ev
+                    for p in sfn.get_paginator("get_execution_history").paginate(executionArn=e["executionArn"])
+                    for ev in p["events"]
+                ]
+                m = por_pedido[pedidos[0]]
+                for nombre, valor in marcas_de_historia(historia).items():
+                    # A duplicate execution (the claim refused it) never charges: keep the first start.
+                    if nombre != "iniciada" or m.iniciada is None or valor < m.iniciada:
+                        setattr(m, nombre, valor)
+    for pedido_id, valores in marcas_de_consumidores(registro.invocaciones, "ErpFunction", "CorreoFunction").items():
+        if pedido_id in por_pedido:
+            por_pedido[pedido_id].erp = valores.get("erp")
+            por_pedido[pedido_id].correo = valores.get("correo")
+    return list(por_pedido.values())
+
+
+def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> list[Marcas]:
+    """Add the section «latencia por pedido» to the report; return the marks (costes reuses nothing of it)."""
+    marcas = recoger(sesion, registro)
+    seccion = f"latencia por pedido (tiempos de la plantilla comprimidos ×{sesion.compresion:g})"
+    filas = resumir(marcas)
+    if not filas:
+        informe.anotar(seccion, "sin pedidos con marcas registradas", "-")
+    for f in filas:
+        informe.anotar(
+            seccion,
+            f"{f.etapa} (n={f.n})",
+            f"p50 {f.p50_s * 1000:,.0f} ms · p99 {f.p99_s * 1000:,.0f} ms · máx {f.max_s * 1000:,.0f} ms"
+            f" (×{sesion.compresion:g})",
+        )
+    return marcas
+
+
+def _maquinas_de_pedidos(sesion: Sesion) -> list[str]:
+    maquinas = sesion.runtime.aprovisionador.maquinas  # type: ignore[union-attr]
+    return [arn for nombre, arn in maquinas.items() if "pedido" in nombre.lower()] or list(maquinas.values())
+
+
+def _json(texto: str | None) -> Any:
+    try:
+        return json.loads(texto or "null")
+    except ValueError:
+        return None
+
+
+def _epoch(instante: Any) -> float:
+    if isinstance(instante, int | float):
+        return float(instante)
+    return instante.timestamp()
