@@ -239,6 +239,14 @@ class Aprovisionador:
         # SAM's implicit execution role, which other resources may reference.
         self.plantilla.fisicos.setdefault(f"{lid}Role", {"Ref": ROL_LOCAL, "Arn": self._rol()})
 
+    def _url_funcion(self, lid: str, props: dict[str, Any]) -> None:
+        # A sandbox provider's function URL (issue 16): moto gives it a URL nobody serves locally;
+        # the local run points the provider variables at its loopback stand-ins instead.
+        url = client("lambda").create_function_url_config(
+            FunctionName=props["TargetFunctionArn"], AuthType=props.get("AuthType", "NONE")
+        )["FunctionUrl"]
+        self.plantilla.fisicos[lid] = {"Ref": url, "FunctionUrl": url, "FunctionArn": props["TargetFunctionArn"]}
+
 
 def _definicion(props: dict[str, Any]) -> str:
     """The ASL text exactly as the template gives it, with DefinitionSubstitutions applied."""
@@ -290,6 +298,7 @@ _CREADORES: dict[str, Callable[[Aprovisionador, str, dict[str, Any]], None]] = {
     "AWS::Serverless::StateMachine": Aprovisionador._maquina,
     "AWS::StepFunctions::StateMachine": Aprovisionador._maquina,
     "AWS::Serverless::Function": Aprovisionador._funcion,
+    "AWS::Lambda::Url": Aprovisionador._url_funcion,
     "AWS::Pipes::Pipe": Aprovisionador._ejecutado_localmente,
     "AWS::Scheduler::Schedule": Aprovisionador._ejecutado_localmente,
 }
