@@ -229,35 +229,48 @@ def resumir(marcas: Iterable[Marcas]) -> list[FilaEtapa]:
 
 
 # ------------------------------------------------------------------ reading the run
-def recoger(sesion: Sesion, registro: RegistroInvocaciones) -> list[Marcas]:
-    """Every order's marks: outbox rows, execution histories and the consumers' invocations."""
+@dataclass(frozen=True)
+class EjecucionLeida:
+    """One execution of the order workflow: the orders its input carries and its whole history."""
+
+    pedidos: tuple[str, ...]
+    eventos: tuple[Mapping[str, Any], ...]
+
+
+def leer_ejecuciones(sesion: Sesion) -> list[EjecucionLeida]:
+    """Every execution of the order state machine with its history (one read each; costes reuses it)."""
     from mercadofresco.aws import client
 
-    assert sesion.base is not None and sesion.runtime is not None
+    sfn = client("stepfunctions")
+    leidas = []
+    for arn in _maquinas_de_pedidos(sesion):
+        for pagina in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn):
+            for e in pagina["executions"]:
+                descripcion = sfn.describe_execution(executionArn=e["executionArn"])
+                pedidos = tuple(p for p, _ in pedidos_de(_json(descripcion.get("input"))))
+                # moto 5.2.5 ignores reverseOrder and maxResults is a page: read it all.
+                paginas = sfn.get_paginator("get_execution_history").paginate(executionArn=e["executionArn"])
+                leidas.append(EjecucionLeida(pedidos, tuple(ev for p in paginas for ev in p["events"])))
+    return leidas
+
+
+def recoger(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[EjecucionLeida]) -> list[Marcas]:
+    """Every order's marks: outbox rows, execution histories and the consumers' invocations."""
+    assert sesion.base is not None
     por_pedido: dict[str, Marcas] = {}
     filas = sesion.base.consultar(
         "SELECT agregado_id, creado_en, publicado_en FROM outbox WHERE tipo_evento = 'PedidoCreado'"
     )
     for pedido_id, creado_en, publicado_en in filas:
         por_pedido[pedido_id] = Marcas(pedido_id, _epoch(creado_en), _epoch(publicado_en) if publicado_en else None)
-    sfn = client("stepfunctions")
-    for arn in _maquinas_de_pedidos(sesion):
-        for pagina in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn):
-            for e in pagina["executions"]:
-                descripcion = sfn.describe_execution(executionArn=e["executionArn"])
-                pedidos = [p for p, _ in pedidos_de(_json(descripcion.get("input")))]
-                if len(pedidos) != 1 or pedidos[0] not in por_pedido:
-                    continue
-                historia = [
-                    ev
-                    for p in sfn.get_paginator("get_execution_history").paginate(executionArn=e["executionArn"])
-                    for ev in p["events"]
-                ]
-                m = por_pedido[pedidos[0]]
-                for nombre, valor in marcas_de_historia(historia).items():
-                    # A duplicate execution (the claim refused it) never charges: keep the first start.
-                    if nombre != "iniciada" or m.iniciada is None or valor < m.iniciada:
-                        setattr(m, nombre, valor)
+    for ejecucion in ejecuciones:
+        if len(ejecucion.pedidos) != 1 or ejecucion.pedidos[0] not in por_pedido:
+            continue
+        m = por_pedido[ejecucion.pedidos[0]]
+        for nombre, valor in marcas_de_historia(ejecucion.eventos).items():
+            # A duplicate execution (the claim refused it) never charges: keep the first start.
+            if nombre != "iniciada" or m.iniciada is None or valor < m.iniciada:
+                setattr(m, nombre, valor)
     for pedido_id, valores in marcas_de_consumidores(registro.invocaciones, "ErpFunction", "CorreoFunction").items():
         if pedido_id in por_pedido:
             por_pedido[pedido_id].erp = valores.get("erp")
@@ -265,9 +278,10 @@ def recoger(sesion: Sesion, registro: RegistroInvocaciones) -> list[Marcas]:
     return list(por_pedido.values())
 
 
-def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> list[Marcas]:
-    """Add the section «latencia por pedido» to the report; return the marks (costes reuses nothing of it)."""
-    marcas = recoger(sesion, registro)
+def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> list[EjecucionLeida]:
+    """Add the section «latencia por pedido» to the report; return the executions read (costes reuses them)."""
+    ejecuciones = leer_ejecuciones(sesion)
+    marcas = recoger(sesion, registro, ejecuciones)
     seccion = f"latencia por pedido (tiempos de la plantilla comprimidos ×{sesion.compresion:g})"
     filas = resumir(marcas)
     if not filas:
@@ -279,7 +293,7 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> 
             f"p50 {f.p50_s * 1000:,.0f} ms · p99 {f.p99_s * 1000:,.0f} ms · máx {f.max_s * 1000:,.0f} ms"
             f" (×{sesion.compresion:g})",
         )
-    return marcas
+    return ejecuciones
 
 
 def _maquinas_de_pedidos(sesion: Sesion) -> list[str]:

@@ -1,0 +1,260 @@
+"""Cost per order, from the local run's own counts times one price file (issue 14).
+
+Counted in the run, per order (``PedidoCreado`` rows of the outbox):
+
+- Step Functions Standard: state transitions = ``*StateEntered`` events of every execution's
+  history (Map iterations included; a duplicate execution the claim stopped counts too);
+- Lambda: every invocation (:class:`~mercadofresco_local.latencias.RegistroInvocaciones`),
+  its measured duration (rounded up to 1 ms, as billed) x the function's memory;
+- the functions' own AWS calls (botocore ``before-call``): DynamoDB writes/reads, SQS, SNS,
+  Secrets Manager. EventBridge is charged per *event*, so the relay's share is the outbox
+  rows it published, not its ``PutEvents`` calls;
+- the workflow's service integrations (``TaskScheduled`` events: ``sqs:sendMessage``,
+  ``sns:publish``, ``events:putEvents``, ``dynamodb:*``);
+- queue traffic the platform makes: each record a consumer received that SNS or EventBridge
+  delivered (1 SQS request; the workflow's own sends are already counted from the history);
+  per batch, the poller's receive and delete (2 requests; empty polls are not counted, they
+  do not grow with orders); per execution, the pipe's request and its source queue's send,
+  receive and delete.
+
+Prices: ``precios-<region>.json`` next to this module, with the date they were read. The run
+compresses the template's times, so Lambda durations are this machine's in-process durations
+(loopback stand-ins): a floor, as the report says.
+
+Express instead of Standard for the order path: one request per execution plus its duration
+in 100 ms steps at the 64 MB minimum. The execution durations are the run's (compressed), so
+the report also prices them at 10x.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from mercadofresco_local.informe import Informe
+    from mercadofresco_local.latencias import EjecucionLeida, Invocacion, RegistroInvocaciones
+    from mercadofresco_local.sesion import Sesion
+
+PRECIOS = Path(__file__).with_name("precios-eu-south-2.json")
+ESCRITURAS_DYNAMODB = frozenset(
+    {
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+        "BatchWriteItem",
+        "TransactWriteItems",
+        "putItem",
+        "updateItem",
+        "deleteItem",
+    }
+)
+ENVIOS_DEL_FLUJO = frozenset({"ReservaStock", "LiberacionStock"})  # the workflow's own sqs:sendMessage
+DECISION = "docs/decisions/0100-standard-vs-express.md"
+
+
+@dataclass
+class Cuentas:
+    """What the run did, in totals (per order: divide by ``pedidos``)."""
+
+    pedidos: int
+    transiciones: int = 0
+    ejecuciones: int = 0
+    duraciones_ejecucion_s: list[float] = field(default_factory=list)
+    invocaciones: Counter[str] = field(default_factory=Counter)
+    gb_s: Counter[str] = field(default_factory=Counter)
+    sqs: int = 0
+    sns: int = 0
+    eventbridge: int = 0
+    pipes: int = 0
+    dynamodb_escrituras: int = 0
+    dynamodb_lecturas: int = 0
+    secretsmanager: int = 0
+
+
+def contar_historias(cuentas: Cuentas, ejecuciones: Iterable[EjecucionLeida]) -> None:
+    """Transitions, integration requests and durations from the executions' histories."""
+    for ejecucion in ejecuciones:
+        cuentas.ejecuciones += 1
+        inicio = fin = None
+        for evento in ejecucion.eventos:
+            tipo = evento["type"]
+            if tipo.endswith("StateEntered"):
+                cuentas.transiciones += 1
+            elif tipo == "TaskScheduled":
+                detalle = evento.get("taskScheduledEventDetails", {})
+                _contar_llamada(cuentas, detalle.get("resourceType", ""), detalle.get("resource", ""), 1)
+            elif tipo == "ExecutionStarted":
+                inicio = evento["timestamp"]
+            elif tipo.startswith("Execution"):
+                fin = evento["timestamp"]
+        if inicio is not None and fin is not None:
+            cuentas.duraciones_ejecucion_s.append((fin - inicio).total_seconds())
+        # The pipe that started it: one pipe request; its source queue's send, receive and delete.
+        cuentas.pipes += 1
+        cuentas.sqs += 3
+
+
+def _contar_llamada(cuentas: Cuentas, servicio: str, operacion: str, n: int) -> None:
+    if servicio == "sqs":
+        cuentas.sqs += n
+    elif servicio == "sns":
+        cuentas.sns += n
+    elif servicio == "events":
+        cuentas.eventbridge += n
+    elif servicio == "dynamodb":
+        if operacion in ESCRITURAS_DYNAMODB:
+            cuentas.dynamodb_escrituras += n
+        else:
+            cuentas.dynamodb_lecturas += n
+    elif servicio == "secretsmanager":
+        cuentas.secretsmanager += n
+
+
+def contar_invocaciones(
+    cuentas: Cuentas, invocaciones: Iterable[Invocacion], llamadas: Mapping[tuple[str, str, str], int]
+) -> None:
+    """Lambda requests and GB-s, the platform's queue traffic, and the functions' own AWS calls."""
+    for inv in invocaciones:
+        cuentas.invocaciones[inv.funcion] += 1
+        cuentas.gb_s[inv.funcion] += math.ceil(inv.duracion_s * 1000) / 1000 * inv.memoria_mb / 1024
+        if inv.registros_sqs:
+            propios = sum(1 for _, tipo in inv.pedidos if tipo in ENVIOS_DEL_FLUJO)
+            # delivered by SNS/EventBridge (1 each) + this batch's ReceiveMessage and DeleteMessageBatch
+            cuentas.sqs += max(inv.registros_sqs - propios, 0) + 2
+    for (_funcion, servicio, operacion), n in llamadas.items():
+        if servicio != "events":  # EventBridge: per event (outbox rows published), not per PutEvents call
+            _contar_llamada(cuentas, servicio, operacion, n)
+
+
+# ------------------------------------------------------------------ prices
+def cargar_precios(ruta: Path = PRECIOS) -> dict[str, Any]:
+    """The price file; a missing key is a clear error, not a KeyError in the middle of the report."""
+    datos = json.loads(ruta.read_text())
+    for clave in ("region", "leidos_el", "precios_usd", "leccion_usd_mes", "pedidos_por_mes_leccion"):
+        if clave not in datos:
+            raise ValueError(f"{ruta.name}: missing {clave!r}")
+    return datos
+
+
+@dataclass(frozen=True)
+class Partida:
+    servicio: str
+    cantidad_por_pedido: float
+    unidad: str
+    usd_por_1000: float
+    usd_mes: float
+    leccion_usd_mes: float | None
+
+
+def partidas(cuentas: Cuentas, precios: Mapping[str, Any], arquitectura: str = "arm64") -> list[Partida]:
+    """USD per 1,000 orders and per month at the lesson's volume, per service, with the Standard workflow."""
+    p, n = precios["precios_usd"], max(cuentas.pedidos, 1)
+    mes, leccion = precios["pedidos_por_mes_leccion"], precios["leccion_usd_mes"]
+    invocaciones, gb_s = sum(cuentas.invocaciones.values()), sum(cuentas.gb_s.values())
+    escrituras, lecturas = cuentas.dynamodb_escrituras, cuentas.dynamodb_lecturas
+    filas = [
+        (
+            "step_functions",
+            cuentas.transiciones,
+            "transiciones",
+            cuentas.transiciones * p["step_functions_standard_por_transicion"],
+        ),
+        (
+            "lambda",
+            invocaciones,
+            f"invocaciones ({gb_s / n:.4f} GB-s)",
+            invocaciones * p["lambda_por_peticion"] + gb_s * p[f"lambda_{arquitectura}_por_gb_s"],
+        ),
+        ("sqs", cuentas.sqs, "peticiones", cuentas.sqs * p["sqs_por_peticion"]),
+        ("sns", cuentas.sns, "publicaciones", cuentas.sns * p["sns_por_publicacion"]),
+        ("eventbridge", cuentas.eventbridge, "eventos", cuentas.eventbridge * p["eventbridge_por_evento"]),
+        ("pipes", cuentas.pipes, "peticiones", cuentas.pipes * p["pipes_por_peticion"]),
+        (
+            "dynamodb",
+            escrituras + lecturas,
+            f"peticiones ({escrituras / n:.1f} escrituras)",
+            escrituras * p["dynamodb_por_escritura"] + lecturas * p["dynamodb_por_lectura"],
+        ),
+        (
+            "secretsmanager",
+            cuentas.secretsmanager,
+            "llamadas",
+            cuentas.secretsmanager * p["secretsmanager_por_llamada"],
+        ),
+    ]
+    return [
+        Partida(servicio, cantidad / n, unidad, usd / n * 1000, usd / n * mes, leccion.get(servicio))
+        for servicio, cantidad, unidad, usd in filas
+    ]
+
+
+def express_por_pedido(cuentas: Cuentas, precios: Mapping[str, Any], factor_duracion: float = 1.0) -> float:
+    """USD per order if the order workflow were Express: requests + duration (100 ms steps, 64 MB minimum)."""
+    p, n = precios["precios_usd"], max(cuentas.pedidos, 1)
+    paso_s = p["step_functions_express_redondeo_ms"] / 1000
+    gb = p["step_functions_express_memoria_min_mb"] / 1024
+    duracion_s = sum(math.ceil(d * factor_duracion / paso_s) * paso_s for d in cuentas.duraciones_ejecucion_s)
+    peticiones = cuentas.ejecuciones * p["step_functions_express_por_peticion"]
+    return (peticiones + duracion_s * gb * p["step_functions_express_por_gb_s"]) / n
+
+
+# ------------------------------------------------------------------ the report
+def contar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[EjecucionLeida]) -> Cuentas:
+    """Everything the run counted, for its orders."""
+    assert sesion.base is not None
+    ((pedidos, publicadas),) = sesion.base.consultar(
+        "SELECT count(*) FILTER (WHERE tipo_evento = 'PedidoCreado'), count(*) FILTER (WHERE publicado) FROM outbox"
+    )
+    cuentas = Cuentas(pedidos=pedidos, eventbridge=publicadas)
+    contar_historias(cuentas, ejecuciones)
+    contar_invocaciones(cuentas, registro.invocaciones, registro.llamadas_aws)
+    return cuentas
+
+
+def anotar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[EjecucionLeida], informe: Informe) -> None:
+    """Add the section «coste por pedido» to the report."""
+    precios = cargar_precios()
+    cuentas = contar(sesion, registro, ejecuciones)
+    mes = precios["pedidos_por_mes_leccion"]
+    seccion = (
+        f"coste por pedido (precios {precios['region']} según se conocían el {precios['leidos_el']}, verificar;"
+        f" {mes:,} pedidos/mes como la lección)"
+    )
+    if cuentas.pedidos == 0:
+        informe.anotar(seccion, "sin pedidos", "-")
+        return
+    filas = partidas(cuentas, precios)
+    for f in filas:
+        leccion = f" · lección {f.leccion_usd_mes:.2f}" if f.leccion_usd_mes is not None else ""
+        informe.anotar(
+            seccion,
+            f"{f.servicio}: {f.cantidad_por_pedido:.2f} {f.unidad} por pedido",
+            f"{f.usd_por_1000:.4f} USD/1.000 · {f.usd_mes:.2f} USD/mes{leccion}",
+        )
+    total_1000, total_mes = sum(f.usd_por_1000 for f in filas), sum(f.usd_mes for f in filas)
+    sin_lambda = total_mes - next(f.usd_mes for f in filas if f.servicio == "lambda")
+    informe.anotar(
+        seccion,
+        "total con el flujo Standard",
+        f"{total_1000:.4f} USD/1.000 · {total_mes:.2f} USD/mes (sin Lambda {sin_lambda:.2f};"
+        f" la lección, sin Lambda, ≈ {precios['leccion_usd_mes']['total']:.0f})",
+    )
+    standard = next(f.usd_mes for f in filas if f.servicio == "step_functions")
+    for factor in (1.0, 10.0):
+        express = express_por_pedido(cuentas, precios, factor)
+        informe.anotar(
+            seccion,
+            f"flujo Express en su lugar (duración medida ×{factor:g}; tiempos comprimidos ×{sesion.compresion:g})",
+            f"{express * 1000:.4f} USD/1.000 · {express * mes:.2f} USD/mes (Standard {standard:.2f})",
+        )
+    informe.notas.append(
+        "coste: duraciones Lambda medidas en proceso en esta máquina (proveedores en loopback), un suelo;"
+        f" por qué Standard y no Express: {DECISION}"
+    )
