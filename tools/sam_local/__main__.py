@@ -1,0 +1,78 @@
+"""``python -m sam_local``: one sample event through ``sam local invoke``, or the local world kept up.
+
+    invoke FUNCTION EVENT  build (cached), start what EVENT needs, run the README's
+                           ``sam local invoke`` line, print the answer; exit 1 on an error the
+                           event is not declared to raise (tools/sam_local/cases.py)
+    serve                  start the same world and keep it up (Ctrl-C stops it), for running
+                           the README's ``sam local invoke`` lines by hand
+
+Docker and the base image come first (``make invoke`` / ``make sam-local`` run
+``ensure-docker.sh`` and ``build-image.sh`` before this).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shlex
+import signal
+import sys
+import threading
+
+from sam_local.cases import CASES, prepare
+from sam_local.environment import LocalEnvironment
+from sam_local.invoke import BUILD_DIR, SamLocalError, build, invoke, invoke_command
+
+
+def _invoke(function: str, event: str) -> int:
+    case = CASES.get(event.removeprefix("events/"))
+    build()
+    with LocalEnvironment() as env:
+        prepare(env, case)
+        try:
+            answer = invoke(function, event, echo=True)
+        except SamLocalError as error:
+            print(error, file=sys.stderr)
+            return 2
+    print(answer.logs, file=sys.stderr)
+    print(json.dumps(answer.payload, indent=2, ensure_ascii=False))
+    esperado = case.error if case is not None and case.function == function else None
+    if answer.error_type is None or answer.error_type == esperado:
+        if answer.error_type:
+            print(f"{function} raised {answer.error_type}, the error {event} is declared to raise", file=sys.stderr)
+        return 0
+    print(f"{function} raised {answer.error_type} (unexpected for {event})", file=sys.stderr)
+    return 1
+
+
+def _serve() -> int:
+    build()
+    parado = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: parado.set())
+    with LocalEnvironment():
+        ejemplo = invoke_command("CobroFunction", "events/cobro-pedido.json", BUILD_DIR)
+        print("moto, the stand-ins and the relays are up; in another terminal, for example:")
+        linea = shlex.join(ejemplo).replace(sys.prefix + "/bin/", "")
+        print(f"  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing {linea}")
+        print("Ctrl-C stops them.", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            parado.wait()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sam_local", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="orden", required=True)
+    uno = sub.add_parser("invoke", help="one event through sam local invoke")
+    uno.add_argument("function", help="logical id in template.yaml, e.g. CobroFunction")
+    uno.add_argument("event", help="events/<file>.json")
+    sub.add_parser("serve", help="keep moto, the stand-ins and the relays up")
+    args = parser.parse_args(argv)
+    if args.orden == "invoke":
+        return _invoke(args.function, args.event)
+    return _serve()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

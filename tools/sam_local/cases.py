@@ -1,0 +1,114 @@
+"""What each file in ``events/`` must do when ``sam local invoke`` runs it: the tests' table, and
+how ``make invoke`` tells a declared error (a declined card) from an unexpected one.
+
+A case names the function (logical id), the ``errorType`` it must raise (``None``: it answers),
+the effects at the provider stand-in per ``Idempotency-Key``, the reasons of what it puts in
+its queue's DLQ, and what the world must hold first (``prepare``: e.g. the charge a refund refers
+to). ``events/flujo/`` holds the state machine's inputs, not functions' events: not here.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sam_local.environment import LocalEnvironment
+
+PEDIDO = "PED-2026-084417"
+AVISO = f"aviso-erp:{PEDIDO}"
+CONFIRMACION = f"correo-confirmacion:{PEDIDO}"
+# The provider stand-in each function calls (attribute of mercadofresco_local.proveedores.Proveedores).
+STAND_IN = {"CobroFunction": "pasarela", "ErpFunction": "erp", "CorreoFunction": "correo_principal"}
+
+
+@dataclass(frozen=True)
+class Case:
+    event: str  # file name under events/
+    function: str  # logical id in template.yaml
+    error: str | None = None  # the errorType it must raise; None: it answers
+    effects: dict[str, int] | None = None  # stand-in effects per Idempotency-Key (None: not checked)
+    dead_letters: tuple[str, ...] = ()  # mf-motivo of each message it dead-letters, sorted
+    answer: dict[str, Any] = field(default_factory=dict)  # fields the answer must hold
+    prepare: Callable[[LocalEnvironment], None] | None = None
+
+
+def _declined_card(env: LocalEnvironment) -> None:
+    assert env.proveedores is not None
+    env.proveedores.fallos.rechazar_tarjeta("tok_rechazada_fondos")
+
+
+def _order_charged(env: LocalEnvironment) -> None:
+    """The charge ``ch_000001`` that events/cobro-reembolso.json refunds, made at the gateway stand-in."""
+    assert env.proveedores is not None
+    cuerpo = json.dumps({"pedido_id": PEDIDO, "importe_centimos": 4820, "moneda": "EUR", "cliente_id": "CLI-0193"})
+    peticion = urllib.request.Request(
+        f"{env.proveedores.pasarela.url}/cobros",
+        data=cuerpo.encode(),
+        headers={"Content-Type": "application/json", "Idempotency-Key": f"cobro:{PEDIDO}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(peticion, timeout=10) as respuesta:
+        assert json.load(respuesta)["referencia_cobro"] == "ch_000001"
+
+
+def prepare(env: LocalEnvironment, case: Case | None) -> None:
+    if case is not None and case.prepare is not None:
+        case.prepare(env)
+
+
+_CASES = [
+    # -- payment (the workflow's task): answers, or the error name the state machine catches
+    Case(
+        "cobro-pedido.json", "CobroFunction", effects={f"cobro:{PEDIDO}": 1}, answer={"referencia_cobro": "ch_000001"}
+    ),
+    Case("cobro-duplicado.json", "CobroFunction", effects={f"cobro:{PEDIDO}": 1}),
+    Case("cobro-rechazado.json", "CobroFunction", error="CobroRechazado", effects={}, prepare=_declined_card),
+    Case("cobro-malformado.json", "CobroFunction", error="EventoInvalido", effects={}),
+    Case("cobro-version-2.json", "CobroFunction", error="EventoInvalido", effects={}),
+    Case(
+        "cobro-reembolso.json",
+        "CobroFunction",
+        effects={f"cobro:{PEDIDO}": 1, f"reembolso:{PEDIDO}": 1},
+        answer={"referencia_cobro": "ch_000001"},
+        prepare=_order_charged,
+    ),
+    # -- ERP consumer (SQS batches): each operation once; unreadable messages in the DLQ with their reason
+    Case("erp-pedido-confirmado.json", "ErpFunction", effects={AVISO: 1}, answer={"batchItemFailures": []}),
+    Case("erp-pedido-confirmado-duplicado.json", "ErpFunction", effects={AVISO: 1}, answer={"batchItemFailures": []}),
+    Case("erp-pedido-confirmado-campos-extra.json", "ErpFunction", effects={"aviso-erp:PED-2026-084419": 1}),
+    Case("erp-version-2.json", "ErpFunction", effects={}, dead_letters=("version-desconocida",)),
+    Case("erp-malformado.json", "ErpFunction", effects={}, dead_letters=("json-invalido",)),
+    Case("erp-campo-ausente.json", "ErpFunction", effects={}, dead_letters=("campo-ausente",)),
+    Case(
+        "erp-reserva-stock.json",
+        "ErpFunction",
+        effects={f"reserva:{PEDIDO}:FRU-MAN-001": 1, f"reserva:{PEDIDO}:VER-TOM-014": 1},
+    ),
+    Case("erp-reserva-stock-malformada.json", "ErpFunction", effects={}, dead_letters=("campo-ausente",)),
+    Case("erp-liberacion-stock.json", "ErpFunction", effects={f"liberacion:{PEDIDO}:FRU-MAN-001": 1}),
+    Case(
+        "erp-lote-mixto.json",
+        "ErpFunction",
+        effects={AVISO: 1, "aviso-erp:PED-2026-084420": 1},
+        answer={"batchItemFailures": []},
+    ),
+    # -- e-mail consumer
+    Case("correo-confirmacion.json", "CorreoFunction", effects={CONFIRMACION: 1}, answer={"batchItemFailures": []}),
+    Case("correo-confirmacion-duplicado.json", "CorreoFunction", effects={CONFIRMACION: 1}),
+    Case("correo-confirmacion-sobre-sns.json", "CorreoFunction", effects={CONFIRMACION: 1}),
+    Case("correo-confirmacion-campos-extra.json", "CorreoFunction", effects={"correo-confirmacion:PED-2026-084419": 1}),
+    Case("correo-carrito-abandonado.json", "CorreoFunction", effects={"recordatorio-carrito:CAR-7781": 1}),
+    Case("correo-version-2.json", "CorreoFunction", effects={}, dead_letters=("version-desconocida",)),
+    Case("correo-malformado.json", "CorreoFunction", effects={}, dead_letters=("json-invalido",)),
+    Case("correo-campo-ausente.json", "CorreoFunction", effects={}, dead_letters=("campo-ausente",)),
+    Case("correo-lote-mixto.json", "CorreoFunction", answer={"batchItemFailures": []}),
+    # -- outbox (scheduled): on a fresh schema, migrated at the cold start, nothing to publish or delete
+    Case("outbox-relay.json", "OutboxFunction", answer={"publicadas": 0}),
+    Case("outbox-limpieza.json", "OutboxLimpiezaFunction", answer={"borradas": 0}),
+]
+CASES: dict[str, Case] = {c.event: c for c in _CASES}

@@ -1,0 +1,92 @@
+"""Run ``sam local invoke`` as the README shows it, and read the function's answer.
+
+``sam local invoke`` exits 0 even when the handler raises: the answer is the last line of
+its standard output, Lambda's error document (``errorType``, ``errorMessage``) when it did.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+RAIZ = Path(__file__).resolve().parents[2]
+SAM = str(Path(sys.prefix) / "bin" / "sam")
+# CPU of the base image built by build-image.sh: the functions and the layer are built for it.
+ARCHITECTURE = "arm64" if platform.machine().lower() in ("arm64", "aarch64") else "x86_64"
+BUILD_DIR = Path(os.environ.get("SAM_LOCAL_BUILD_DIR", RAIZ / ".aws-sam" / f"local-{ARCHITECTURE}"))
+CACHE_DIR = Path(os.environ.get("SAM_LOCAL_CACHE_DIR", RAIZ / ".aws-sam" / f"local-{ARCHITECTURE}-cache"))
+ENV_VARS = "events/env-vars.json"
+# samconfig.toml is looked for next to the template given with -t (the build dir): say the region.
+REGION = os.environ.get("AWS_DEFAULT_REGION", "eu-south-2")
+# Credentials for moto's server only; SAM hands the container the ones in its own environment.
+LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing"}
+
+
+class SamLocalError(RuntimeError):
+    """``sam local invoke`` itself failed (no container, no answer): not the function's error."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the function returned, or the error it raised (``error_type`` set)."""
+
+    payload: Any
+    logs: str
+
+    @property
+    def error_type(self) -> str | None:
+        return self.payload.get("errorType") if isinstance(self.payload, dict) else None
+
+
+def _sam_env() -> dict[str, str]:
+    # The venv's python3.13 first on PATH (sam build without a container needs it), fake credentials.
+    return {**os.environ, "PATH": f"{Path(SAM).parent}:{os.environ.get('PATH', '')}", **LOCAL_CREDENTIALS}
+
+
+def build_command(build_dir: Path = BUILD_DIR, cache_dir: Path = CACHE_DIR) -> list[str]:
+    return [
+        SAM, "build", "--build-dir", str(build_dir), "--cache-dir", str(cache_dir), "--cached",
+        "--parameter-overrides", f"Architecture={ARCHITECTURE}",
+    ]  # fmt: skip
+
+
+def invoke_command(function: str, event: str, build_dir: Path = BUILD_DIR) -> list[str]:
+    return [
+        SAM, "local", "invoke", function, "-e", event, "--env-vars", ENV_VARS,
+        "-t", str(build_dir / "template.yaml"), "--parameter-overrides", f"Architecture={ARCHITECTURE}",
+        "--region", REGION, "--skip-pull-image",
+    ]  # fmt: skip
+
+
+def build(build_dir: Path = BUILD_DIR, cache_dir: Path = CACHE_DIR) -> None:
+    """``sam build`` for this machine's CPU into a directory of its own (``.aws-sam/build`` stays arm64)."""
+    comando = build_command(build_dir, cache_dir)
+    print("$", shlex.join(comando), flush=True)
+    subprocess.run(comando, cwd=RAIZ, env=_sam_env(), check=True, stdout=subprocess.DEVNULL)
+
+
+def invoke(function: str, event: str, build_dir: Path = BUILD_DIR, *, echo: bool = False) -> Answer:
+    """Run one event through ``sam local invoke`` (``event`` relative to the repository root)."""
+    comando = invoke_command(function, event, build_dir)
+    if echo:
+        print("$", shlex.join(comando), flush=True)
+    hecho = subprocess.run(comando, cwd=RAIZ, env=_sam_env(), capture_output=True, text=True, check=False)
+    lineas = [linea for linea in hecho.stdout.splitlines() if linea.strip()]
+    if hecho.returncode != 0 or not lineas:
+        raise SamLocalError(
+            f"sam local invoke {function} -e {event} exited {hecho.returncode} without an answer:\n"
+            + hecho.stderr[-3000:]
+        )
+    try:
+        payload = json.loads(lineas[-1])
+    except ValueError:  # not Lambda's JSON: the emulator's own words ("Task timed out after 40.00 seconds")
+        tipo = "Sandbox.Timedout" if "timed out" in lineas[-1] else "Runtime.Unknown"
+        payload = {"errorType": tipo, "errorMessage": lineas[-1]}
+    return Answer(payload=payload, logs=hecho.stderr + "\n".join(lineas[:-1]))
