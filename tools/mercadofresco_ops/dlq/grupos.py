@@ -98,10 +98,21 @@ def registros_del_consumidor(cola: str) -> str:
     return f"los registros del consumidor de la cola de origen de {cola}"
 
 
+def _normal(valor: Any) -> Any:
+    """``valor`` as JMESPath compares it: ``1.0 == 1`` (Python's ``==``), so both get the same group."""
+    if isinstance(valor, float) and valor.is_integer():
+        return int(valor)
+    if isinstance(valor, list):
+        return [_normal(v) for v in valor]
+    if isinstance(valor, dict):
+        return {k: _normal(v) for k, v in valor.items()}
+    return valor
+
+
 def _literal(valor: Any) -> str | None:
     """``valor`` as a JSON literal for a JMESPath filter, or None when it cannot be one (too big, too deep)."""
     try:
-        texto = json.dumps(valor, sort_keys=True, ensure_ascii=True)
+        texto = json.dumps(_normal(valor), sort_keys=True, ensure_ascii=True)
     except (TypeError, ValueError, RecursionError):
         return None
     return texto if len(texto) <= LITERAL_MAX_CHARS else None
