@@ -225,6 +225,7 @@ class Aprovisionador:
             entorno={k: str(v) for k, v in entorno.items()},
             timeout_s=float(config.get("Timeout", 3)),
             memoria_mb=int(config.get("MemorySize", 128)),
+            concurrencia_reservada=_entero_o_nada(config.get("ReservedConcurrentExecutions")),
         )
         self.funciones.agregar(funcion)
         arn = client("lambda").create_function(
@@ -259,6 +260,10 @@ def _definicion(props: dict[str, Any]) -> str:
     for clave, valor in props.get("DefinitionSubstitutions", {}).items():
         texto = texto.replace(f"${{{clave}}}", str(valor))
     return texto
+
+
+def _entero_o_nada(valor: Any) -> int | None:
+    return None if valor is None else int(valor)
 
 
 def _texto(valor: Any) -> str:

@@ -22,7 +22,7 @@ from cfn_lint_mensajeria import asl
 
 _MARCADOR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 # Error-name prefixes of AWS integrations (service errors, never our exceptions).
-_PREFIJOS_AWS = ("States.", "Lambda.", "DynamoDB.", "SQS.", "SNS.", "EventBridge.")
+_PREFIJOS_AWS = ("States.", "Lambda.", "Sandbox.", "DynamoDB.", "SQS.", "SNS.", "EventBridge.")
 
 
 def problemas(definicion: dict[str, Any]) -> list[str]:

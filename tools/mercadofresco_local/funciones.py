@@ -20,6 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco_local import muerte
 from mercadofresco_local.moto_lambda import ContextoLambda
 from mercadofresco_local.plantilla import RAIZ
 
@@ -29,6 +30,35 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 _IMPORTAR = threading.Lock()
+_PUESTAS: dict[str, str | None] = {}  # variables a cold start set -> the process's own value before
+
+
+def _entorno_de(entorno: dict[str, str]) -> None:
+    """``os.environ`` = the process's own variables + exactly this function's (none left from another)."""
+    for clave in [c for c in _PUESTAS if c not in entorno]:
+        previo = _PUESTAS.pop(clave)
+        if previo is None:
+            os.environ.pop(clave, None)
+        else:
+            os.environ[clave] = previo
+    for clave, valor in entorno.items():
+        _PUESTAS.setdefault(clave, os.environ.get(clave))
+        os.environ[clave] = valor
+
+
+def entorno_comun(funciones: list[Funcion]) -> None:
+    """After the cold starts: keep only the variables every function sets to the same value.
+
+    Code that reads its configuration on first use rather than at import (lazy clients) then
+    finds its own default instead of the value of whichever function was loaded last (the
+    reclamo's 7500 s lease is not the ERP's).
+    """
+    comunes = {
+        c: v
+        for c, v in (funciones[0].entorno.items() if funciones else [])
+        if all(f.entorno.get(c) == v for f in funciones)
+    }
+    _entorno_de(comunes)
 
 
 @dataclass
@@ -42,6 +72,7 @@ class Funcion:
     entorno: dict[str, str] = field(default_factory=dict)
     timeout_s: float = 30.0
     memoria_mb: int = 512
+    concurrencia_reservada: int | None = None  # ReservedConcurrentExecutions: beyond it, throttled
     invocaciones: int = 0
     errores: int = 0
     _modulo: ModuleType | None = None
@@ -56,7 +87,7 @@ class Funcion:
         """Import the handler module once (a cold start), with this function's environment."""
         with _IMPORTAR:
             if self._modulo is None:
-                os.environ.update(self.entorno)
+                _entorno_de(self.entorno)
                 archivo = self.codigo / f"{self.handler.rsplit('.', 1)[0]}.py"
                 nombre = f"mf_local_{self.logical_id}_{uuid.uuid4().hex[:6]}"
                 spec = importlib.util.spec_from_file_location(nombre, archivo)
@@ -71,7 +102,12 @@ class Funcion:
             return self._modulo
 
     def invocar(self, evento: Any, contexto: Any = None) -> Any:
-        """Call the handler as Lambda would; exceptions propagate (Lambda reports them as errors)."""
+        """Call the handler as Lambda would; exceptions propagate (Lambda reports them as errors).
+
+        Platform faults surface as :mod:`mercadofresco_local.plataforma` exceptions: throttled
+        beyond ``concurrencia_reservada``, ``Sandbox.Timedout`` past ``timeout_s``, ``Lambda.Unknown``
+        for a planned crash (:data:`mercadofresco_local.muerte.CONTROL`).
+        """
         contexto = contexto or ContextoLambda(
             function_name=self.nombre,
             invoked_function_arn=f"arn:aws:lambda:::function:{self.nombre}",
@@ -81,7 +117,9 @@ class Funcion:
         with self._contador:
             self.invocaciones += 1
         try:
-            return self.manejador(evento, contexto)
+            # The platform's own faults (throttling, Timeout, a planned crash): see mercadofresco_local.muerte.
+            with muerte.CONTROL.invocacion(self.nombre, evento, self.timeout_s, self.concurrencia_reservada):
+                return self.manejador(evento, contexto)
         except Exception:
             with self._contador:
                 self.errores += 1

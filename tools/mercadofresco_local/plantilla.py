@@ -22,6 +22,18 @@ PLANTILLA = RAIZ / "template.yaml"
 _SUB_VAR = re.compile(r"\$\{([^}!]+)\}")
 
 
+#: What the local run passes for the template's "use an existing one" parameters (when the template
+#: declares them): there is no VPC, Aurora cluster or ElastiCache to create on a laptop — the
+#: handlers reach the local PostgreSQL and Redis through DATABASE_URL / REDIS_URL instead.
+PARAMETROS_LOCALES = {
+    "SubnetIds": "subnet-local",
+    "SecurityGroupIds": "sg-local",
+    "AuroraEndpoint": "127.0.0.1",
+    "ValkeyEndpoint": "127.0.0.1:6379",
+    "ReservedConcurrency": "enabled",  # the platform-fault emulation throttles beyond it
+}
+
+
 class PlantillaError(Exception):
     """The template cannot be read or an intrinsic cannot be resolved locally."""
 
@@ -68,7 +80,7 @@ class Plantilla:
         definicion = self.doc.get("Parameters", {}).get(nombre)
         if definicion is None:
             raise PlantillaError(f"unknown parameter {nombre!r}")
-        valor = definicion.get("Default", "")
+        valor = PARAMETROS_LOCALES.get(nombre, definicion.get("Default", ""))
         if definicion.get("Type") == "CommaDelimitedList":
             return [v for v in str(valor).split(",") if v]
         return valor

@@ -21,14 +21,16 @@ are set by the scenario in real seconds.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 
+from mercadofresco_local import muerte
 from mercadofresco_local.aprovisionar import Aprovisionador
-from mercadofresco_local.funciones import entornos_nuevos
+from mercadofresco_local.funciones import entorno_comun, entornos_nuevos
 from mercadofresco_local.mapeos import Mapeo, mapeos_de_plantilla
 from mercadofresco_local.pipes import PipeStream, pipes_de_plantilla
 from mercadofresco_local.plantilla import Plantilla
@@ -39,7 +41,32 @@ from mercadofresco_local.ttl import BarredorTtl
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mercadofresco_local.funciones import Funciones
+    from mercadofresco_local.funciones import Funcion, Funciones
+
+
+_PLAZOS_ENTEROS = ("FUNCION_TIMEOUT_S", "IDEMPOTENCIA_BLOQUEO_S")  # the layer reads whole seconds
+
+
+def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
+    """Divide a function's time bounds by ``compresion``, keeping their ratios (the lease > the Timeout).
+
+    ``Timeout`` and every ``*_TIMEOUT_S`` variable are divided; the idempotency lease, when the
+    template derives it from the timeout (:func:`mercadofresco.idempotency.config.lease_for_timeout`),
+    is computed from the *original* timeout and then divided, so its margin shrinks with it.
+    """
+    from mercadofresco.idempotency.config import lease_for_timeout
+
+    entorno = funcion.entorno
+    if "IDEMPOTENCIA_BLOQUEO_S" not in entorno:
+        entorno["IDEMPOTENCIA_BLOQUEO_S"] = str(
+            lease_for_timeout(int(entorno.get("FUNCION_TIMEOUT_S", funcion.timeout_s)))
+        )
+    for clave, valor in list(entorno.items()):
+        if clave in _PLAZOS_ENTEROS:
+            entorno[clave] = str(max(1, math.ceil(float(valor) / compresion)))
+        elif clave.endswith("_TIMEOUT_S"):
+            entorno[clave] = f"{float(valor) / compresion:.3f}"
+    funcion.timeout_s = funcion.timeout_s / compresion
 
 
 @dataclass
@@ -56,6 +83,9 @@ class RuntimeLocal:
     pipes: list[Mapeo | PipeStream] = field(default_factory=list)
     programas: list[Programa] = field(default_factory=list)
     barredor: BarredorTtl | None = None
+    # Compress the platform's and handlers' time bounds too (the chaos scenario): every function's
+    # Timeout, its *_TIMEOUT_S variables, the idempotency leases and the workflow's Wait states.
+    plazos_comprimidos: bool = False
     registro_lambda: Any = None  # moto_lambda's Registro: Lambda-task invocations and errors
     _deshacer: list[Callable[[], None]] = field(default_factory=list)
 
@@ -67,14 +97,24 @@ class RuntimeLocal:
     def arrancar(self) -> RuntimeLocal:
         entornos_nuevos()
         self._deshacer.append(entornos_nuevos)
-        self.servidor = ServidorMoto(region=self.plantilla.region, compresion=self.compresion).arrancar()
+        # Platform faults: boundary hooks before any handler builds a client; a clean plan per run.
+        muerte.CONTROL.reiniciar()
+        muerte.instalar()
+        self._deshacer.append(muerte.CONTROL.reiniciar)
+        self.servidor = ServidorMoto(
+            region=self.plantilla.region, compresion=self.compresion, comprimir_esperas=self.plazos_comprimidos
+        ).arrancar()
         self._deshacer.append(self.servidor.parar)
         self.aprovisionador = Aprovisionador(self.plantilla, entorno_local=dict(self.entorno_local)).aprovisionar()
+        if self.plazos_comprimidos:
+            for funcion in self.funciones.por_id.values():
+                comprimir_plazos(funcion, self.compresion)
         self._enganchar_lambda()
         # Cold starts, one at a time, before any poller runs: importing handlers from several
         # threads at once trips over circular imports inside Powertools.
         for funcion in self.funciones.por_id.values():
             funcion.cargar()
+        entorno_comun(list(self.funciones.por_id.values()))
         self.mapeos = mapeos_de_plantilla(self.plantilla, self.funciones, self.compresion)
         if self.tope_concurrencia is not None:
             for mapeo in self.mapeos:

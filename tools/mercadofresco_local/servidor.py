@@ -14,12 +14,23 @@ Two moto settings are switched on here, in one place:
   time-compression factor, so a ``Retry`` written for production (``IntervalSeconds: 2``,
   ``MaxDelaySeconds: 20``) keeps its shape and ratios but lasts ``1/compresion`` of it.
   The ASL itself is never copied or rewritten.
+- the execution's ``TimeoutSeconds`` is compressed by the same factor. moto's interpreter
+  honours it (``Program.eval`` joins the execution's worker thread with that timeout, then
+  marks the execution ``TIMED_OUT``, as Step Functions does: "States.Timeout" in the Step
+  Functions developer guide, "Error handling"; the execution stops, a Lambda invocation in
+  flight runs to its own end); only its wait is scaled here, so a bound written for
+  production keeps its ratio to the compressed ``Retry`` waits.
+- with ``comprimir_esperas`` (the chaos scenario, whose leases are compressed too) a ``Wait``
+  state's ``Seconds`` is divided by the same factor: a wait written to outlast a lease
+  (``EsperarFinBloqueoCobro``) still outlasts the compressed lease. Off by default: the other
+  scenarios keep real leases, so their waits stay real.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -36,6 +47,21 @@ CREDENCIALES_LOCALES = {
 # The moto module whose ``time.sleep`` is a Retry's wait (moto 5.2.5; Wait states use an
 # Event and are not compressed: the workflow has none).
 _MODULOS_CON_ESPERA = ("moto.stepfunctions.parser.asl.component.common.retry.retrier_decl",)
+
+
+_MODULO_PROGRAMA = "moto.stepfunctions.parser.asl.component.program.program"
+
+
+def hilos_comprimidos(compresion: float) -> SimpleNamespace:
+    """A stand-in for the ``threading`` module whose ``Thread.join(timeout)`` waits ``1/compresion`` of it."""
+
+    class HiloComprimido(threading.Thread):
+        def join(self, timeout: float | None = None) -> None:
+            super().join(None if timeout is None else max(0.0, float(timeout)) / compresion)
+
+    hilos = SimpleNamespace(**{n: getattr(threading, n) for n in dir(threading) if not n.startswith("_")})
+    hilos.Thread = HiloComprimido
+    return hilos
 
 
 def puerto_libre() -> int:
@@ -61,6 +87,9 @@ class ServidorMoto:
     _servidor: Any = None
     _env_previo: dict[str, str | None] = field(default_factory=dict)
     _relojes_previos: dict[str, Any] = field(default_factory=dict)
+    comprimir_esperas: bool = False
+    _hilos_previos: Any = None
+    _espera_previa: Any = None
     _restaurar: Any = None
 
     @property
@@ -93,12 +122,30 @@ class ServidorMoto:
             modulo = importlib.import_module(nombre)
             self._relojes_previos[nombre] = modulo.time
             modulo.time = reloj_comprimido(self.compresion)
+        programa = importlib.import_module(_MODULO_PROGRAMA)
+        self._hilos_previos = programa.threading
+        programa.threading = hilos_comprimidos(self.compresion)
+        if self.comprimir_esperas:
+            self._comprimir_waits()
         self._acelerar_enrutado()
         self._servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=self.puerto, verbose=False)
         self._servidor.start()
         # moto's backends are process-global: a server started after another must start empty.
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST"), timeout=10)
         return self
+
+    def _comprimir_waits(self) -> None:
+        """A Wait state waits ``Seconds / compresion`` (moto 5.2.5: ``WaitFunction._wait_interval``)."""
+        from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+
+        self._espera_previa = WaitFunction._wait_interval
+        compresion = self.compresion
+
+        def _wait_interval(_self: Any, env: Any, wait_seconds: int) -> None:
+            if wait_seconds > 0:  # the execution stopping sets the event and ends the wait early
+                env.program_state_event.wait(wait_seconds / compresion)
+
+        WaitFunction._wait_interval = _wait_interval  # type: ignore[method-assign]
 
     def _acelerar_enrutado(self) -> None:
         """Cache moto's host -> backend routing (moto 5.2.5 lists its package directory per request).
@@ -134,6 +181,14 @@ class ServidorMoto:
         for nombre, reloj in self._relojes_previos.items():
             importlib.import_module(nombre).time = reloj
         self._relojes_previos.clear()
+        if self._espera_previa is not None:
+            from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+
+            WaitFunction._wait_interval = self._espera_previa  # type: ignore[method-assign]
+            self._espera_previa = None
+        if self._hilos_previos is not None:
+            importlib.import_module(_MODULO_PROGRAMA).threading = self._hilos_previos
+            self._hilos_previos = None
         for clave, valor in self._env_previo.items():
             if valor is None:
                 os.environ.pop(clave, None)

@@ -1,0 +1,231 @@
+"""The local runtime's emulation of Lambda's own faults (``mercadofresco_local.muerte``).
+
+The whole template runs in a loopback moto (``RuntimeLocal``), with the real ``cobro`` handler,
+the loopback gateway that deduplicates on ``Idempotency-Key`` and a private redis-server. Each
+test plans one platform fault and reads its effect from the components: the gateway's charges,
+the idempotency table, the execution history, the queue.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.conftest import load_event
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.integration
+
+TERMINALES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+LIMITE_EJECUCION_S = 300  # a bound for a hung interpreter, not a timing assumption
+
+
+@pytest.fixture(scope="module")
+def mundo() -> Iterator[Any]:
+    from mercadofresco_local.plantilla import Plantilla
+    from mercadofresco_local.proveedores import Proveedores
+    from mercadofresco_local.redis_privado import RedisPrivado
+    from mercadofresco_local.runtime import RuntimeLocal
+
+    with RedisPrivado() as redis, Proveedores() as proveedores:
+        parametros = {
+            "PasarelaUrl": proveedores.pasarela.url,
+            "ErpUrl": proveedores.erp.url,
+            "CorreoPrincipalUrl": proveedores.correo_principal.url,
+            "CorreoSecundarioUrl": proveedores.correo_secundario.url,
+        }
+        entorno = {**proveedores.entorno(), "REDIS_URL": redis.url}
+        # plazos_comprimidos: the workflow's waits past a lease last seconds, with the leases compressed alike
+        rt_local = RuntimeLocal(
+            entorno_local=entorno, compresion=20, plantilla=Plantilla(parametros=parametros), plazos_comprimidos=True
+        )
+        with rt_local as rt:
+            rt.proveedores = proveedores
+            yield rt
+
+
+@pytest.fixture
+def control(mundo: Any) -> Iterator[Any]:
+    from mercadofresco_local import muerte
+
+    muerte.CONTROL.planificar(None)
+    yield muerte.CONTROL
+    muerte.CONTROL.planificar(None)
+
+
+def _cobro(pedido_id: str) -> dict[str, Any]:
+    evento = copy.deepcopy(load_event("cobro-pedido.json"))
+    evento["pedido"]["pedido_id"] = pedido_id
+    return evento
+
+
+def _registro(mundo: Any, clave: str) -> dict[str, Any]:
+    from mercadofresco.aws import client
+
+    tabla = mundo.plantilla.ref("TablaIdempotencia")
+    return client("dynamodb").get_item(TableName=tabla, Key={"clave": {"S": clave}}, ConsistentRead=True)["Item"]
+
+
+def _solo_la_primera(corte: Any, operacion: str = "cobro") -> Any:
+    """A plan that applies ``corte`` to the first invocation carrying ``operacion``, and to no other."""
+    hechas: list[int] = []
+
+    def plan(inv: Any) -> Any:
+        if isinstance(inv.evento, dict) and inv.evento.get("operacion") == operacion and not hechas:
+            hechas.append(1)
+            return corte
+        return None
+
+    return plan
+
+
+def test_schedule_template_settings_reserved_concurrency_and_timeout_are_read(mundo):
+    # GIVEN the template's CobroFunction  WHEN provisioned locally  THEN its platform limits are the template's
+    cobro = mundo.funciones.por_id["CobroFunction"]
+    assert cobro.concurrencia_reservada == 20
+    assert cobro.timeout_s == 40 / 20  # the template's 40 s, compressed like every bound of this run
+
+
+def test_crash_after_gateway_charged_then_retry_leaves_exactly_one_charge(mundo, control):
+    from mercadofresco_local.muerte import Corte
+    from mercadofresco_local.plataforma import LambdaCrashed
+
+    # GIVEN the charge invocation dies once the gateway has answered (the answer is lost)
+    cobro = mundo.funciones.por_id["CobroFunction"]
+    control.planificar(_solo_la_primera(Corte(LambdaCrashed, donde="despues:http POST /cobros")))
+    # WHEN it is invoked, then invoked again (the caller's retry)
+    with pytest.raises(LambdaCrashed):
+        cobro.invocar(_cobro("PED-CRASH-1"))
+    segundo: Exception | None = None
+    try:
+        cobro.invocar(_cobro("PED-CRASH-1"))
+    except Exception as exc:  # the retry meets the dead invocation's claim: an error, never a charge
+        segundo = exc
+    # THEN the gateway charged exactly once, and the death is recorded where it happened
+    assert mundo.proveedores.pasarela.cobros_de("PED-CRASH-1") == 1
+    assert segundo is None or type(segundo).__name__ == "OperacionEnCurso"
+    assert ("mercadofresco-cobro", "Lambda.Unknown", "despues:http POST /cobros") in [m[:3] for m in control.muertes]
+
+
+def test_timeout_after_gateway_answered_surfaces_timeout_and_record_never_completed(mundo, control):
+    from mercadofresco_local.muerte import Corte
+    from mercadofresco_local.plataforma import LambdaTimeout
+
+    # GIVEN the charge invocation runs out of time right after the gateway answered
+    cobro = mundo.funciones.por_id["CobroFunction"]
+    control.planificar(_solo_la_primera(Corte(LambdaTimeout, donde="despues:http POST /cobros")))
+    # WHEN it is invoked
+    with pytest.raises(LambdaTimeout) as error:
+        cobro.invocar(_cobro("PED-TIMEOUT-1"))
+    # THEN the caller sees Lambda's timeout, and the completion write never reached DynamoDB
+    assert error.value.error_type == "Sandbox.Timedout"
+    assert _registro(mundo, "cobro:PED-TIMEOUT-1")["estado"]["S"] == "EN_CURSO"
+    assert mundo.proveedores.pasarela.cobros_de("PED-TIMEOUT-1") == 1
+
+
+def test_handler_catching_exception_cannot_swallow_the_death(mundo, control):
+    from mercadofresco_local.muerte import Corte
+    from mercadofresco_local.plataforma import LambdaCrashed
+
+    # GIVEN a crash planned at the very first boundary (the claim's PutItem)
+    cobro = mundo.funciones.por_id["CobroFunction"]
+    control.planificar(_solo_la_primera(Corte(LambdaCrashed, en=1)))
+    # WHEN invoked
+    with pytest.raises(LambdaCrashed):
+        cobro.invocar(_cobro("PED-CRASH-0"))
+    # THEN nothing reached the gateway nor the table
+    from mercadofresco.aws import client
+
+    tabla = mundo.plantilla.ref("TablaIdempotencia")
+    item = client("dynamodb").get_item(TableName=tabla, Key={"clave": {"S": "cobro:PED-CRASH-0"}}).get("Item")
+    assert item is None
+    assert mundo.proveedores.pasarela.cobros_de("PED-CRASH-0") == 0
+
+
+def test_reserved_concurrency_exhausted_throttles_before_the_handler_runs(mundo, control):
+    from mercadofresco_local.plataforma import LambdaThrottled
+
+    # GIVEN every reserved slot of the charge function is taken by invocations in flight
+    cobro = mundo.funciones.por_id["CobroFunction"]
+    ocupadas = [control.invocacion(cobro.nombre, {}, 60, None) for _ in range(cobro.concurrencia_reservada)]
+    for ocupada in ocupadas:
+        ocupada.__enter__()
+    try:
+        # WHEN one more invocation arrives
+        with pytest.raises(LambdaThrottled) as error:
+            cobro.invocar(_cobro("PED-THROTTLE-1"))
+    finally:
+        for ocupada in reversed(ocupadas):  # each restores the invocation it found current
+            ocupada.__exit__(None, None, None)
+    # THEN it got Lambda's throttling error and the gateway never saw it
+    assert error.value.error_type == "Lambda.TooManyRequestsException"
+    assert mundo.proveedores.pasarela.cobros_de("PED-THROTTLE-1") == 0
+
+
+def test_moto_lambda_reports_the_platform_error_name_to_step_functions(mundo, control):
+    from mercadofresco_local.muerte import Corte
+    from mercadofresco_local.plataforma import LambdaTimeout
+
+    # GIVEN a timed-out charge invocation reached through moto's Lambda (the workflow's lambda:invoke path)
+    control.planificar(_solo_la_primera(Corte(LambdaTimeout, donde="despues:http POST /cobros")))
+    cobro = mundo.funciones.por_id["CobroFunction"]
+    # what Registro.invocar reads of moto's LambdaFunction
+    funcion = SimpleNamespace(function_name=cobro.nombre, function_arn=f"arn:{cobro.nombre}", timeout=cobro.timeout_s)
+    # WHEN invoked
+    resultado, errored, _ = mundo.registro_lambda.invocar(funcion, _cobro("PED-TIMEOUT-2"))
+    # THEN the errored result carries Step Functions' error name
+    assert errored
+    assert json.loads(resultado)["errorType"] == "Sandbox.Timedout"
+
+
+def test_workflow_charge_timeout_is_seen_as_sandbox_timedout_in_the_history(mundo, control):
+    from mercadofresco.aws import client
+    from mercadofresco_local.muerte import Corte
+    from mercadofresco_local.plataforma import LambdaTimeout
+
+    # GIVEN the workflow's first charge attempt times out after the gateway charged
+    control.planificar(_solo_la_primera(Corte(LambdaTimeout, donde="despues:http POST /cobros")))
+    entrada = load_event("flujo/pedido-creado.json")
+    pedido_id = json.loads(entrada[0]["body"])["detail"]["pedido_id"]
+    sfn = client("stepfunctions")
+    # WHEN an execution runs to its end
+    arn = sfn.start_execution(
+        stateMachineArn=mundo.aprovisionador.maquinas["ProcesarPedido"], name="timeout-1", input=json.dumps(entrada)
+    )["executionArn"]
+    limite = time.monotonic() + LIMITE_EJECUCION_S
+    while sfn.describe_execution(executionArn=arn)["status"] not in TERMINALES:
+        assert time.monotonic() < limite, "execution still running"
+        time.sleep(0.2)
+    # THEN its history shows Lambda's timeout for the charge task, and the gateway charged once
+    eventos = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    errores = {d.get("error") for e in eventos for k, d in e.items() if k.endswith("EventDetails") and "error" in d}
+    assert "Sandbox.Timedout" in errores, [(k, d) for e in eventos for k, d in e.items() if k.endswith("EventDetails")]
+    assert mundo.proveedores.pasarela.cobros_de(pedido_id) == 1
+
+
+def test_throttled_sqs_batch_is_not_deleted_and_returns_to_the_queue(mundo, control):
+    from mercadofresco.aws import client
+    from mercadofresco_local.muerte import Estrangular
+
+    # GIVEN the ERP consumer's mapping and a message in its queue, and the function throttled
+    mapeo = next(m for m in mundo.mapeos if m.funcion.logical_id == "ErpFunction" and "Stock" not in m.cola_url)
+    sqs = client("sqs")
+    sqs.purge_queue(QueueUrl=mapeo.cola_url)  # what earlier tests' confirmations fanned out
+    cuerpo = json.dumps(json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"]))
+    sqs.send_message(QueueUrl=mapeo.cola_url, MessageBody=cuerpo)
+    mensajes = sqs.receive_message(QueueUrl=mapeo.cola_url, MaxNumberOfMessages=1, VisibilityTimeout=0)["Messages"]
+    control.planificar(lambda inv: Estrangular())
+    # WHEN the mapping processes the batch
+    mapeo.procesar(sqs, mensajes)
+    # THEN the message is still in the queue (to be received again) and the ERP saw nothing
+    atributos = sqs.get_queue_attributes(QueueUrl=mapeo.cola_url, AttributeNames=["ApproximateNumberOfMessages"])
+    assert int(atributos["Attributes"]["ApproximateNumberOfMessages"]) == 1
+    assert control.estrangulados["mercadofresco-erp"] >= 1
+    assert not [e for e in mundo.proveedores.erp.efectos if e["cuerpo"].get("pedido_id") == "PED-2026-084417"]
