@@ -143,8 +143,12 @@ def json_canonico(obj: Any) -> str:
 
 
 def hash_canonico(obj: Any) -> str:
-    """SHA-256 hex digest of :func:`json_canonico`."""
-    return hashlib.sha256(json_canonico(obj).encode()).hexdigest()
+    """SHA-256 hex digest of :func:`json_canonico`.
+
+    ``surrogatepass``: a lone surrogate (JSON's ``"\\ud800"``, legal in a body) still hashes, to the
+    same digest every time, instead of raising ``UnicodeEncodeError`` out of a consumer.
+    """
+    return hashlib.sha256(json_canonico(obj).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _a_json(valor: Any) -> Any:

@@ -19,6 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco import validation
 from mercadofresco.errors import ErrorPermanente
 from mercadofresco.outbox.exceptions import OutboxError, PedidoInvalido
 from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
@@ -32,12 +33,9 @@ MAX_LINEAS = 50
 MAX_CANTIDAD = 1_000
 MAX_PRECIO_CENTIMOS = 10_000_000  # 100,000.00 a unit: anything above is a client bug, not a sale
 MAX_TEXTO = 64
-MAX_EMAIL = 254  # RFC 5321's path limit
 MAX_CLAVE = 255
 CAMPOS_PEDIDO = frozenset({"cliente_id", "email", "lineas", "moneda"})
 CAMPOS_LINEA = frozenset({"sku", "cantidad", "precio_centimos"})
-# Shape only (one @, a dot in the domain, no spaces): deliverability is the e-mail provider's answer.
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$")
 _IDENTIFICADOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 _CLAVE = re.compile(r"^[\x21-\x7e]+$")  # visible ASCII: a UUID, a ULID, a hash all fit
 # Active ISO 4217 alphabetic codes (amounts are kept in the currency's minor unit).
@@ -92,7 +90,7 @@ def _texto(datos: Mapping[str, Any], campo: str, donde: str, errores: list[str])
     if not isinstance(valor, str) or not valor.strip():
         errores.append(f"{donde}{campo}: required, a non-empty string")
         return None
-    if len(valor) > MAX_TEXTO or not _IDENTIFICADOR.match(valor):
+    if len(valor) > MAX_TEXTO or not _IDENTIFICADOR.fullmatch(valor):  # fullmatch: "$" lets a final "\n" in
         errores.append(f"{donde}{campo}: at most {MAX_TEXTO} letters, digits, '.', '_', ':' or '-'")
         return None
     return valor
@@ -147,11 +145,13 @@ def validar_solicitud(cuerpo: Any, pedido_id: str) -> Pedido:
         errores.append(f"unknown field(s) {', '.join(extra)} (accepted: {', '.join(sorted(CAMPOS_PEDIDO))})")
     cliente_id = _texto(cuerpo, "cliente_id", "", errores)
     email = cuerpo.get("email")
-    if not isinstance(email, str) or len(email) > MAX_EMAIL or not _EMAIL.match(email):
-        errores.append(f"email: required, an address like nombre@dominio.es (got {email!r})")
+    try:
+        validation.email(email)  # also refuses NUL/control characters PostgreSQL or a mail header cannot take
+    except validation.ValorInvalido:
+        errores.append("email: required, an address like nombre@dominio.es")  # never echoed: personal data
     moneda = cuerpo.get("moneda", "EUR")
-    if moneda not in MONEDAS_ISO_4217:
-        errores.append(f"moneda: an ISO 4217 code such as EUR (got {moneda!r})")
+    if not isinstance(moneda, str) or moneda not in MONEDAS_ISO_4217:  # a list or a dict is not hashable
+        errores.append(f"moneda: an ISO 4217 code such as EUR (got {validation.eco(moneda)})")
     lineas = _lineas(cuerpo.get("lineas"), errores)
     if errores:
         raise SolicitudInvalida(errores)
@@ -164,7 +164,7 @@ def validar_clave(clave: str | None) -> str:
         raise ClaveIdempotenciaInvalida(
             "the Idempotency-Key header is required: a unique value per order (e.g. a UUID), reused on every retry"
         )
-    if len(clave) > MAX_CLAVE or not _CLAVE.match(clave):
+    if len(clave) > MAX_CLAVE or not _CLAVE.fullmatch(clave):
         raise ClaveIdempotenciaInvalida(f"Idempotency-Key: 1 to {MAX_CLAVE} visible ASCII characters, no spaces")
     return clave
 
@@ -172,7 +172,7 @@ def validar_clave(clave: str | None) -> str:
 def huella(cuerpo: Any) -> str:
     """SHA-256 of the body's canonical JSON: key order and whitespace do not make two bodies different."""
     canonico = json.dumps(cuerpo, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonico.encode()).hexdigest()
+    return hashlib.sha256(canonico.encode("utf-8", "surrogatepass")).hexdigest()  # a lone "\ud800" hashes too
 
 
 def nuevo_pedido_id() -> str:

@@ -1,0 +1,21 @@
+"""Fixtures for the integration fuzz tests: a migrated private PostgreSQL schema and a pool on it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import psycopg
+import pytest
+from mercadofresco.outbox.migraciones import aplicar_migraciones
+from psycopg_pool import ConnectionPool
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@pytest.fixture
+def pool(pg_dsn: str) -> Iterator[ConnectionPool]:
+    with psycopg.connect(pg_dsn) as conn:
+        aplicar_migraciones(conn)
+    with ConnectionPool(pg_dsn, min_size=1, max_size=2, open=True) as p:
+        yield p
