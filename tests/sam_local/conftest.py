@@ -1,4 +1,9 @@
-"""The ``sam local invoke`` level: one environment (moto, stand-ins, relays) for the session.
+"""The ``sam local invoke`` level: every sample event run once, in parallel lanes, then asserted.
+
+Each lane is a process of its own (``python -m sam_local run --lane N``): moto's server, the
+stand-ins and the relays on the lane's ports (``events/env-vars.json`` + 10 N, see
+``sam_local.environment.lane_env_vars``), one event after another from an empty world. The
+session fixture collects their observations; each test asserts one event's.
 
 Without Docker or without the base image these tests are skipped, with the command that sets
 them up: ``make test-sam-local`` (Docker installed and started where it can be, image built once).
@@ -6,15 +11,22 @@ them up: ``make test-sam-local`` (Docker installed and started where it can be, 
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
-from typing import TYPE_CHECKING
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from sam_local.environment import LocalEnvironment
+RAIZ = Path(__file__).resolve().parents[2]
+# Invokes wait on Docker and the container's start more than on CPU: two lanes halve the wall time
+# on 2 cores (SAM_LOCAL_LANES to change it).
+LANES = int(os.environ.get("SAM_LOCAL_LANES", "2"))
 
 
 def _docker_ready() -> str | None:
@@ -43,11 +55,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def entorno() -> Iterator[LocalEnvironment]:
-    """``sam build`` for this CPU (cached), then moto with the template's resources, stand-ins, relays."""
-    from sam_local.environment import LocalEnvironment
+def observaciones(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Any]]]:
+    """``sam build`` for this CPU (cached), then every declared event through ``sam local invoke``."""
+    from sam_local.cases import CASES
     from sam_local.invoke import build
 
     build()
-    with LocalEnvironment() as env:
-        yield env
+    eventos = sorted(CASES)
+    carpeta = tmp_path_factory.mktemp("sam-local")
+    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([str(RAIZ / "tools"), str(RAIZ / "layers" / "comun")])}
+    carriles = []
+    for carril in range(min(LANES, len(eventos))):
+        salida = carpeta / f"lane-{carril}.json"
+        comando = [sys.executable, "-m", "sam_local", "run", "--lane", str(carril), "--out", str(salida)]
+        carriles.append((salida, subprocess.Popen([*comando, *eventos[carril::LANES]], cwd=RAIZ, env=entorno)))
+    resultados: dict[str, dict[str, Any]] = {}
+    for salida, proceso in carriles:
+        proceso.wait()
+        if salida.exists():
+            resultados.update(json.loads(salida.read_text()))
+    yield resultados

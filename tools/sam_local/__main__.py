@@ -19,9 +19,12 @@ import shlex
 import signal
 import sys
 import threading
+import time
+from pathlib import Path
+from typing import Any
 
-from sam_local.cases import CASES, prepare
-from sam_local.environment import LocalEnvironment
+from sam_local.cases import CASES, observe, prepare
+from sam_local.environment import RAIZ, LocalEnvironment, lane_env_vars
 from sam_local.invoke import BUILD_DIR, SamLocalError, build, invoke, invoke_command
 
 
@@ -46,6 +49,33 @@ def _invoke(function: str, event: str) -> int:
     return 1
 
 
+def _run(lane: int, salida: Path, eventos: list[str]) -> int:
+    """A lane of the tests: each event from an empty world, observed, written to ``salida`` (JSON)."""
+    env_vars = lane_env_vars(lane, RAIZ / "build" / "sam-local")  # build/ is git-ignored
+    resultados: dict[str, Any] = {}
+    with LocalEnvironment(env_vars_path=env_vars) as env:
+        for evento in eventos:
+            case = CASES[evento]
+            inicio = time.monotonic()
+            env.reset()
+            prepare(env, case)
+            try:
+                answer = invoke(case.function, f"events/{evento}", env_vars=str(env_vars))
+            except SamLocalError as error:
+                resultados[evento] = {"error_type": "SamLocalError", "payload": None, "logs": str(error)}
+                continue
+            resultados[evento] = {
+                "error_type": answer.error_type,
+                "payload": answer.payload,
+                "logs": answer.logs[-4000:],
+                "seconds": round(time.monotonic() - inicio, 1),
+                **observe(env, case),
+            }
+            print(f"lane {lane}: {evento} {resultados[evento]['seconds']} s", file=sys.stderr, flush=True)
+    salida.write_text(json.dumps(resultados, indent=2, default=str))
+    return 0
+
+
 def _serve() -> int:
     build()
     parado = threading.Event()
@@ -68,9 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     uno.add_argument("function", help="logical id in template.yaml, e.g. CobroFunction")
     uno.add_argument("event", help="events/<file>.json")
     sub.add_parser("serve", help="keep moto, the stand-ins and the relays up")
+    carril = sub.add_parser("run", help="(tests) run events in lane N, observations to a JSON file")
+    carril.add_argument("--lane", type=int, default=0)
+    carril.add_argument("--out", type=Path, required=True)
+    carril.add_argument("events", nargs="+", help="file names in events/")
     args = parser.parse_args(argv)
     if args.orden == "invoke":
         return _invoke(args.function, args.event)
+    if args.orden == "run":
+        return _run(args.lane, args.out, args.events)
     return _serve()
 
 

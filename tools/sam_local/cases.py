@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
     from sam_local.environment import LocalEnvironment
 
+EVENTOS = Path(__file__).resolve().parents[2] / "events"
 PEDIDO = "PED-2026-084417"
 AVISO = f"aviso-erp:{PEDIDO}"
 CONFIRMACION = f"correo-confirmacion:{PEDIDO}"
@@ -59,6 +61,35 @@ def _order_charged(env: LocalEnvironment) -> None:
 def prepare(env: LocalEnvironment, case: Case | None) -> None:
     if case is not None and case.prepare is not None:
         case.prepare(env)
+
+
+def dead_letters(event: Any) -> list[str]:
+    """The ``mf-motivo`` of each message in the DLQ of the queue the event's records came from."""
+    from mercadofresco.aws import client
+
+    registros = event.get("Records") if isinstance(event, dict) else None
+    if not registros or "eventSourceARN" not in registros[0]:
+        return []
+    sqs = client("sqs")
+    cola = sqs.get_queue_url(QueueName=registros[0]["eventSourceARN"].rsplit(":", 1)[1])["QueueUrl"]
+    redrive = sqs.get_queue_attributes(QueueUrl=cola, AttributeNames=["RedrivePolicy"])["Attributes"]
+    destino = json.loads(redrive["RedrivePolicy"])["deadLetterTargetArn"].rsplit(":", 1)[1]
+    dlq = sqs.get_queue_url(QueueName=destino)["QueueUrl"]
+    motivos: list[str] = []
+    while mensajes := sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get(
+        "Messages", []
+    ):
+        motivos += [m.get("MessageAttributes", {}).get("mf-motivo", {}).get("StringValue") for m in mensajes]
+    return sorted(motivos)
+
+
+def observe(env: LocalEnvironment, case: Case) -> dict[str, Any]:
+    """What the tests assert on, read after the invoke: the stand-in's effects and the DLQ."""
+    efectos = None
+    if case.function in STAND_IN and env.proveedores is not None:
+        efectos = dict(getattr(env.proveedores, STAND_IN[case.function]).efectos_por_clave)
+    evento = json.loads((EVENTOS / case.event).read_text())
+    return {"effects": efectos, "dead_letters": dead_letters(evento)}
 
 
 _CASES = [
@@ -110,5 +141,20 @@ _CASES = [
     # -- outbox (scheduled): on a fresh schema, migrated at the cold start, nothing to publish or delete
     Case("outbox-relay.json", "OutboxFunction", answer={"publicadas": 0}),
     Case("outbox-limpieza.json", "OutboxLimpiezaFunction", answer={"borradas": 0}),
+    # -- PROVISIONAL (being surveyed)
+    Case("reclamo-pedido.json", "ReclamoFunction"),
+    Case("reclamo-otra-ejecucion.json", "ReclamoFunction"),
+    Case("proyeccion-lote-desordenado.json", "ProyeccionFunction"),
+    Case("proyeccion-pedido-cancelado.json", "ProyeccionFunction"),
+    Case("proyeccion-pedido-confirmado.json", "ProyeccionFunction"),
+    Case("tienda-consultar-pedido.json", "TiendaFunction"),
+    Case("tienda-crear-pedido-invalido.json", "TiendaFunction"),
+    Case("tienda-crear-pedido-sin-clave.json", "TiendaFunction"),
+    Case("tienda-crear-pedido.json", "TiendaFunction"),
+    Case("simulador-correo-confirmacion.json", "SimuladorCorreoFunction"),
+    Case("simulador-erp-aviso.json", "SimuladorErpFunction"),
+    Case("simulador-pasarela-cobro.json", "SimuladorPasarelaFunction"),
+    Case("simulador-pasarela-reembolso.json", "SimuladorPasarelaFunction"),
+    Case("simulador-token-incorrecto.json", "SimuladorPasarelaFunction"),
 ]
 CASES: dict[str, Case] = {c.event: c for c in _CASES}

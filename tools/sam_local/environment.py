@@ -40,9 +40,40 @@ STAND_INS = {
 }
 
 
+PROVISIONING_READ_TIMEOUT_S = 120
+LANE_PORT_STEP = 10  # lane N listens on the file's ports + 10 N
+
+
 def load_env_vars(path: Path = ENV_VARS) -> dict[str, str]:
     """The ``Parameters`` of an ``--env-vars`` file (the values every function gets)."""
     return json.loads(path.read_text())["Parameters"]
+
+
+def lane_env_vars(lane: int, directory: Path) -> Path:
+    """The env-vars file of a parallel lane: lane 0 is ``events/env-vars.json`` itself; lane N
+    has every bridge port + 10 N, its own schema and Redis database, so lanes share nothing."""
+    if lane == 0:
+        return ENV_VARS
+    documento = json.loads(ENV_VARS.read_text())
+    puente = urlsplit(documento["Parameters"]["AWS_ENDPOINT_URL"]).hostname
+
+    def mover(valor: str) -> str:
+        partes = urlsplit(valor)
+        if "://" not in valor or partes.hostname != puente or partes.port is None:
+            return valor
+        netloc = partes.netloc.rsplit(":", 1)[0] + f":{partes.port + LANE_PORT_STEP * lane}"
+        ruta, consulta = partes.path, partes.query
+        if partes.scheme.startswith("redis"):
+            ruta = f"/{int(ruta.strip('/') or 0) + lane}"
+        if partes.scheme.startswith("postgres"):
+            consulta = consulta.replace(_schema(valor), f"{_schema(valor)}_{lane}")
+        return urlunsplit((partes.scheme, netloc, ruta, consulta, partes.fragment))
+
+    derivado = {seccion: {k: mover(v) for k, v in variables.items()} for seccion, variables in documento.items()}
+    directory.mkdir(parents=True, exist_ok=True)
+    ruta = directory / f"env-vars-lane-{lane}.json"
+    ruta.write_text(json.dumps(derivado, indent=2))
+    return ruta
 
 
 def _address(url: str) -> tuple[str, int]:
@@ -110,10 +141,18 @@ class LocalEnvironment:
         from mercadofresco_local.servidor import ServidorMoto
 
         # One run at a time on this host: the addresses in the env-vars file are fixed.
-        cerrojo = self._stack.enter_context(LOCK.open("w"))
+        cerrojo = self._stack.enter_context(LOCK.with_name(f"{LOCK.stem}-{self.env_vars_path.stem}.lock").open("w"))
         fcntl.flock(cerrojo, fcntl.LOCK_EX)
         self._moto = ServidorMoto(region=REGION).arrancar()
         self._stack.callback(self._moto.parar)
+        # This process only provisions and observes: moto parsing the state machine's ASL takes
+        # seconds on a busy machine, past the functions' 5 s SDK read timeout (kept for them).
+        from botocore.config import Config
+        from mercadofresco import aws
+
+        previo = aws.SDK_CONFIG
+        aws.SDK_CONFIG = previo.merge(Config(read_timeout=PROVISIONING_READ_TIMEOUT_S))
+        self._stack.callback(setattr, aws, "SDK_CONFIG", previo)
         aprovisionador = Aprovisionador(Plantilla()).aprovisionar()
         self.recursos = aprovisionador.plantilla.fisicos
         self._relay("AWS_ENDPOINT_URL", ("127.0.0.1", self._moto.puerto))

@@ -57,9 +57,9 @@ def build_command(build_dir: Path = BUILD_DIR, cache_dir: Path = CACHE_DIR) -> l
     ]  # fmt: skip
 
 
-def invoke_command(function: str, event: str, build_dir: Path = BUILD_DIR) -> list[str]:
+def invoke_command(function: str, event: str, build_dir: Path = BUILD_DIR, env_vars: str = ENV_VARS) -> list[str]:
     return [
-        SAM, "local", "invoke", function, "-e", event, "--env-vars", ENV_VARS,
+        SAM, "local", "invoke", function, "-e", event, "--env-vars", env_vars,
         "-t", str(build_dir / "template.yaml"), "--parameter-overrides", f"Architecture={ARCHITECTURE}",
         "--region", REGION, "--skip-pull-image",
     ]  # fmt: skip
@@ -72,9 +72,11 @@ def build(build_dir: Path = BUILD_DIR, cache_dir: Path = CACHE_DIR) -> None:
     subprocess.run(comando, cwd=RAIZ, env=_sam_env(), check=True, stdout=subprocess.DEVNULL)
 
 
-def invoke(function: str, event: str, build_dir: Path = BUILD_DIR, *, echo: bool = False) -> Answer:
+def invoke(
+    function: str, event: str, build_dir: Path = BUILD_DIR, *, env_vars: str = ENV_VARS, echo: bool = False
+) -> Answer:
     """Run one event through ``sam local invoke`` (``event`` relative to the repository root)."""
-    comando = invoke_command(function, event, build_dir)
+    comando = invoke_command(function, event, build_dir, env_vars)
     if echo:
         print("$", shlex.join(comando), flush=True)
     hecho = subprocess.run(comando, cwd=RAIZ, env=_sam_env(), capture_output=True, text=True, check=False)
