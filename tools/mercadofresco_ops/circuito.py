@@ -14,6 +14,7 @@ Exit codes: 0 done, 2 bad usage, 3 Valkey unreachable, 4 configuration missing o
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 SALIDA_OK, SALIDA_USO, SALIDA_VALKEY, SALIDA_CONFIG = 0, 2, 3, 4
 TIMEOUT_OPERADOR_MS = 2000  # an operator can wait 2 s; a Lambda cannot
+_NOMBRE = re.compile(r"[A-Za-z0-9:._-]{0,100}")  # dependency names (pasarela, correo-principal) and key prefixes
 
 
 def _argumentos() -> argparse.ArgumentParser:
@@ -69,6 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return SALIDA_CONFIG
     prefijo = PREFIJO_CLAVES if args.prefijo is None else args.prefijo
     dependencias = args.dependencias if args.orden == "estado" else [args.dependencia]
+    # A name becomes a Valkey key and a printed line: refuse what cannot be either (a typo with a
+    # stray byte arrives as a lone surrogate) before touching anything.
+    if malos := [d for d in [prefijo, *dependencias] if not _NOMBRE.fullmatch(d)]:
+        print(f"mf-circuito: nombre no válido: {ascii(malos[0])[:60]} (letras, dígitos, ':', '.', '_' o '-')",
+              file=sys.stderr)
+        return SALIDA_USO
     modo = {"estado": None, "abrir": "abierto", "cerrar": "cerrado" if getattr(args, "forzado", False) else ""}
     try:
         for dependencia in dependencias:
