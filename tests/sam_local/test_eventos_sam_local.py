@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from sam_local.cases import CASES
 
 pytestmark = [
