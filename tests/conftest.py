@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -98,11 +99,38 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     return _load
 
 
+_MOTO_DYNAMODB_LOCK = threading.RLock()
+
+
+def moto_dynamodb_atomico() -> None:
+    """Make moto's DynamoDB writes atomic, as DynamoDB's are (idempotent; once per process).
+
+    moto 5.2.5 checks a ``ConditionExpression`` and then writes, with no lock between: two
+    threads of this process (50 consumers, three pollers, a Map state's branches) can both pass
+    ``attribute_not_exists(clave)`` and both "win" the idempotency claim, something DynamoDB never
+    allows. One lock around each write keeps the tests about our code, not about that race.
+    """
+    from moto.dynamodb.models import DynamoDBBackend
+
+    for nombre in ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"):
+        original = getattr(DynamoDBBackend, nombre, None)
+        if original is None or getattr(original, "_mf_atomico", False):
+            continue
+
+        def atomico(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            with _MOTO_DYNAMODB_LOCK:
+                return _original(*args, **kwargs)
+
+        atomico._mf_atomico = True  # type: ignore[attr-defined]
+        setattr(DynamoDBBackend, nombre, atomico)
+
+
 @pytest.fixture
 def aws() -> Iterator[None]:
     """moto's in-process AWS, with Step Functions really executing state machines."""
     from moto import mock_aws
 
+    moto_dynamodb_atomico()
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}):
         yield
 

@@ -14,6 +14,7 @@ from mercadofresco import aws
 from mercadofresco.errors import OperacionEnCurso
 from mercadofresco.idempotency import IdempotencyStore, claves
 
+from tests.conftest import moto_dynamodb_atomico
 from tests.integration.idempotency.apoyo_idempotencia import consumidor_que_muere
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def servidor_moto() -> Iterator[tuple[str, str]]:
     from mercadofresco_local.plantilla import Plantilla, crear_tabla
     from moto.server import ThreadedMotoServer
 
+    moto_dynamodb_atomico()
     servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     servidor.start()
     host, puerto = servidor.get_host_and_port()

@@ -43,7 +43,7 @@ def proveedores(reloj: RelojManual) -> Iterator[Proveedores]:
 
 @pytest.fixture
 def http() -> urllib3.PoolManager:
-    return urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=1, read=2))
+    return urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=30, read=30))  # hang guards only
 
 
 def _post(http: urllib3.PoolManager, url: str, cuerpo: dict[str, Any], clave: str | None = None, **kw: Any) -> Any:
@@ -210,23 +210,21 @@ def test_fallo_limite_429_con_retry_after(proveedores, http):
 def test_fallo_tiempo_agotado_cliente_expira_sin_cobro(proveedores, http):
     # GIVEN the gateway holding requests for 3 s
     proveedores.fallos.programar(Fallo.tiempo_agotado(3.0))
-    inicio = time.monotonic()
     # WHEN a client with a 0.2 s read timeout charges
     with pytest.raises(urllib3.exceptions.ReadTimeoutError):
         _post(http, proveedores.pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=0.2))
-    # THEN it timed out quickly and nothing was charged
-    assert time.monotonic() - inicio < 1.5
+    # THEN it gave up before any answer (how fast is bench/'s business) and nothing was charged
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
 
 
 def test_fallo_latencia_tras_expirar_el_cliente_el_cobro_ocurre(proveedores, http):
-    # GIVEN the gateway answering after 0.5 s
-    proveedores.fallos.programar(Fallo.latencia(0.5, veces=1))
+    # GIVEN the gateway answering after 2 s (20 x the client's patience: a busy machine cannot close that gap)
+    proveedores.fallos.programar(Fallo.latencia(2.0, veces=1))
     # WHEN a client with a 0.1 s read timeout charges and gives up
     with pytest.raises(urllib3.exceptions.ReadTimeoutError):
         _post(http, proveedores.pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=0.1))
     # THEN the charge still happens (the lesson's "charged, answer lost")
-    limite = time.monotonic() + 3
+    limite = time.monotonic() + 120  # a hang guard: the loop ends when the charge lands
     while proveedores.pasarela.cobros_de("PED-2026-084417") == 0 and time.monotonic() < limite:
         time.sleep(0.02)
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 1
@@ -294,26 +292,27 @@ def test_json_invalido_y_ruta_desconocida_dan_error_claro(proveedores, http):
 
 
 def test_parar_no_espera_a_peticiones_retenidas(http):
-    # GIVEN a request held by a 30 s timeout fault
+    # GIVEN a request held by a 600 s timeout fault (were stop() to wait for it, the test would see its answer)
     pasarela = Pasarela().iniciar()
-    pasarela.fallos.programar(Fallo.tiempo_agotado(30))
+    pasarela.fallos.programar(Fallo.tiempo_agotado(600))
     errores: list[BaseException] = []
 
     def cobrar() -> None:
         try:
-            _post(http, pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=5))
+            _post(http, pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=900))
         except urllib3.exceptions.HTTPError as exc:
             errores.append(exc)
 
     hilo = threading.Thread(target=cobrar, daemon=True)
     hilo.start()
-    time.sleep(0.1)
+    limite = time.monotonic() + 120  # a hang guard: the loop ends when the server holds the request
+    while pasarela.llamadas["/cobros"] == 0 and time.monotonic() < limite:
+        time.sleep(0.02)
     # WHEN the server is stopped
-    inicio = time.monotonic()
     pasarela.parar()
-    # THEN it stops promptly and the held client sees its connection closed, not an answer
-    assert time.monotonic() - inicio < 1.0
-    hilo.join(timeout=5)
+    # THEN the held client sees its connection closed, not an answer, long before the hold would end
+    hilo.join(timeout=120)
+    assert not hilo.is_alive()
     assert len(errores) == 1
 
 
