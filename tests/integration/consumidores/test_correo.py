@@ -91,5 +91,5 @@ def test_duplicates_in_concurrent_batches_send_exactly_one_email_per_order(
     # THEN all six are gone and exactly one e-mail was requested and sent
     assert sum(len(r["batchItemFailures"]) for s in sondeos for r in s.respuestas) <= 5
     assert mensajes(sqs, cola) == []
-    assert proveedores.correo_principal.llamadas["/correos"] == 1, ([s.respuestas for s in sondeos], proveedores.correo_principal.llamadas, proveedores.correo_principal.efectos_por_clave)
+    assert proveedores.correo_principal.llamadas["/correos"] == 1, [s.respuestas for s in sondeos]
     assert proveedores.correo_principal.efectos_por_clave == {CLAVE: 1}
