@@ -1,0 +1,52 @@
+"""The outbox relay and clean-up handlers take a scheduler's event: any other event, or garbage, changes nothing.
+
+Both ignore their event's content by design (they act on the database, not on the event), so any
+input — AWS's sample events of every other source, any JSON — must give the same answer: a drained,
+empty outbox and nothing deleted, never an exception.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mercadofresco import db
+from mercadofresco.outbox import entorno
+
+from tests.unit.fuzz.estrategias import EVENTOS_AWS, valor_json
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.integration
+
+evento_cualquiera = st.one_of(st.sampled_from(list(EVENTOS_AWS.values())), valor_json)
+
+
+@pytest.fixture
+def handlers(aws, pg_dsn: str, app_module) -> Iterator[tuple[Any, Any]]:
+    """Both handlers on a private schema (migrated by their first invocation), pool closed afterwards."""
+    entorno.entorno.cache_clear()
+    db.pool_compartido.cache_clear()
+    env = {"DATABASE_URL": pg_dsn, "EVENT_BUS_NAME": "bus-mercadofresco", "OUTBOX_DRENAJE_S": "0.05"}
+    yield app_module("outbox", **env), app_module("outbox_limpieza", **env)
+    if db.pool_compartido.cache_info().currsize:
+        db.pool_compartido().close()
+    entorno.entorno.cache_clear()
+    db.pool_compartido.cache_clear()
+
+
+@given(evento=evento_cualquiera)
+def test_fuzz_outbox_relay_any_event_drains_and_never_raises(handlers, lambda_context, evento) -> None:
+    relay, _ = handlers
+    # WHEN invoked with any event THEN it drains the (empty) outbox as on a schedule
+    resultado = relay.lambda_handler(evento, lambda_context)
+    assert resultado["publicadas"] == 0 and resultado["errores_bd"] == 0
+
+
+@given(evento=evento_cualquiera)
+def test_fuzz_outbox_limpieza_any_event_deletes_nothing_and_never_raises(handlers, lambda_context, evento) -> None:
+    _, limpieza = handlers
+    assert limpieza.lambda_handler(evento, lambda_context) == {"borradas": 0}
