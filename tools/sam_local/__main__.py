@@ -71,7 +71,11 @@ def _run(lane: int, salida: Path, eventos: list[str]) -> int:
                 "seconds": round(time.monotonic() - inicio, 1),
                 **observe(env, case),
             }
-            print(f"lane {lane}: {evento} {resultados[evento]['seconds']} s", file=sys.stderr, flush=True)
+            visto = resultados[evento]
+            print(
+                f"lane {lane}: {evento} {visto['seconds']} s {visto['error_type'] or ''}", file=sys.stderr, flush=True
+            )
+            salida.write_text(json.dumps(resultados, indent=2, default=str))  # after each: a killed lane keeps its part
     salida.write_text(json.dumps(resultados, indent=2, default=str))
     return 0
 

@@ -70,6 +70,13 @@ def build(build_dir: Path = BUILD_DIR, cache_dir: Path = CACHE_DIR) -> None:
     comando = build_command(build_dir, cache_dir)
     print("$", shlex.join(comando), flush=True)
     subprocess.run(comando, cwd=RAIZ, env=_sam_env(), check=True, stdout=subprocess.DEVNULL)
+    # SAM derives an image per layer content (base image + /opt): a new build leaves the previous one
+    # dangling. They carry the base image's label; only dangling ones go.
+    subprocess.run(
+        ["docker", "image", "prune", "-f", "--filter", "label=mercadofresco.receta"],
+        check=False,
+        capture_output=True,
+    )
 
 
 def invoke(
