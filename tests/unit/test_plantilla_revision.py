@@ -31,6 +31,8 @@ _NOMBRES = (
     "ServerlessCacheName",
     "UserGroupId",
     "UserId",
+    "DBInstanceIdentifier",
+    "DBSubnetGroupName",
     "Name",
 )
 
@@ -77,8 +79,8 @@ def test_names_every_named_resource_carries_the_name_suffix(plantilla: Plantilla
     for lid, r in plantilla.recursos.items():
         for prop in _NOMBRES:
             valor = _props(r).get(prop)
-            if valor is None or (prop == "Name" and r["Type"].startswith("AWS::Serverless::Api")):
-                continue
+            if valor is None or ref_id(valor) in plantilla.recursos:
+                continue  # not set, or a reference to another resource's name
             # WHEN its name is read THEN it is a !Sub that appends ${NameSuffix}
             texto = _sub_texto(valor)
             if texto is None or "${NameSuffix}" not in texto:

@@ -131,7 +131,7 @@ class RegistroInvocaciones:
 
 def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
     """``(pedido_id, type)`` of each order an invocation's event carries (SQS batch or direct payload)."""
-    from mercadofresco.consumidor.lectura import MensajeInvalido, desenvolver
+    from mercadofresco.consumer.lectura import MensajeInvalido, desenvolver
 
     registros = evento.get("Records") if isinstance(evento, dict) else evento if isinstance(evento, list) else None
     if registros is None:

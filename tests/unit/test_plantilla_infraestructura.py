@@ -1,0 +1,132 @@
+"""Infrastructure on request (issue 16): an empty account gets a VPC, Aurora and Valkey; given ones are used instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mercadofresco_local.plantilla import Plantilla
+
+EXISTENTE = {
+    "SubnetIds": "subnet-1,subnet-2",
+    "SecurityGroupIds": "sg-1",
+    "AuroraEndpoint": "aurora-mf-escritor.cluster-x.eu-south-2.rds.amazonaws.com",
+    "ValkeyEndpoint": "mercadofresco-catalogo-x.serverless.euso2.cache.amazonaws.com:6379",
+}
+_INFRA = ("AWS::EC2::", "AWS::RDS::", "AWS::ElastiCache::")
+
+
+def _desplegada(**parametros: str) -> Plantilla:
+    """The template as `sam deploy` sees it: the parameters' own defaults (not the local run's), plus these."""
+    p = Plantilla()
+    defectos = {k: str(v.get("Default", "")) for k, v in p.doc["Parameters"].items()}
+    return Plantilla(parametros={**defectos, **parametros})
+
+
+def _creados(p: Plantilla) -> set[str]:
+    return {lid for lid, r in p.recursos.items() if r["Type"].startswith(_INFRA) and p.condicion(r.get("Condition"))}
+
+
+def _entorno(p: Plantilla, lid: str) -> dict[str, Any]:
+    """A function's environment as deployed: Globals merged with its own, intrinsics left as written."""
+    globales = p.doc["Globals"]["Function"]["Environment"]["Variables"]
+    propio = (p.recursos[lid]["Properties"].get("Environment") or {}).get("Variables", {})
+    return {**globales, **propio}
+
+
+def _rama(p: Plantilla, valor: Any) -> Any:
+    """Follow Fn::If branches with the parameters' conditions, leaving Ref/GetAtt as written."""
+    while isinstance(valor, dict) and "Fn::If" in valor:
+        cond, si, no = valor["Fn::If"]
+        valor = si if p.condicion(cond) else no
+    return valor
+
+
+def test_infrastructure_empty_account_creates_network_aurora_and_valkey() -> None:
+    # GIVEN the default parameters (an empty account)
+    p = _desplegada()
+    creados = _creados(p)
+    # THEN the VPC (2 private subnets in 2 AZs), the endpoints, Aurora and Valkey are created
+    assert {"Vpc", "SubredPrivadaA", "SubredPrivadaB", "SgFunciones", "AuroraCluster", "AuroraEscritor"} <= creados
+    assert {"ValkeyCatalogo", "EndpointDynamoDB", "EndpointSqs", "EndpointEvents", "EndpointSecretsManager"} <= creados
+    zonas = {str(p.recursos[s]["Properties"]["AvailabilityZone"]) for s in ("SubredPrivadaA", "SubredPrivadaB")}
+    assert len(zonas) == 2
+    # AND the functions run in the created subnets and security group
+    vpc = p.doc["Globals"]["Function"]["VpcConfig"]
+    assert _rama(p, vpc["SubnetIds"]) == [{"Ref": "SubredPrivadaA"}, {"Ref": "SubredPrivadaB"}]
+    assert _rama(p, vpc["SecurityGroupIds"]) == [{"Ref": "SgFunciones"}]
+
+
+def test_infrastructure_existing_endpoints_create_nothing_and_are_passed_to_the_functions() -> None:
+    # GIVEN an existing VPC, Aurora and Valkey
+    p = _desplegada(**EXISTENTE)
+    # THEN no infrastructure is created
+    assert _creados(p) == set()
+    # AND every function reaching Aurora gets the given endpoint, every function the given Valkey
+    for lid, r in p.recursos.items():
+        if r["Type"] != "AWS::Serverless::Function":
+            continue
+        entorno = _entorno(p, lid)
+        assert _rama(p, entorno["VALKEY_ENDPOINT"]) == {"Ref": "ValkeyEndpoint"}
+        if "AURORA_ENDPOINT" in entorno:
+            assert _rama(p, entorno["AURORA_ENDPOINT"]) == {"Ref": "AuroraEndpoint"}, lid
+
+
+@pytest.mark.parametrize("proxy", ["disabled", "enabled"])
+def test_infrastructure_created_aurora_is_what_the_functions_reach(proxy: str) -> None:
+    # GIVEN a created Aurora, with or without RDS Proxy
+    p = _desplegada(RdsProxy=proxy)
+    esperado = (
+        {"Fn::GetAtt": ["AuroraProxy", "Endpoint"]}
+        if proxy == "enabled"
+        else {"Fn::GetAtt": ["AuroraCluster", "Endpoint.Address"]}
+    )
+    # THEN every function that reads AURORA_ENDPOINT gets the cluster (or the proxy) endpoint
+    lectores = [
+        lid
+        for lid, r in p.recursos.items()
+        if r["Type"] == "AWS::Serverless::Function" and "AURORA_ENDPOINT" in _entorno(p, lid)
+    ]
+    assert lectores
+    for lid in lectores:
+        assert _rama(p, _entorno(p, lid)["AURORA_ENDPOINT"]) == esperado, lid
+    assert ("AuroraProxy" in _creados(p)) is (proxy == "enabled")
+
+
+def test_aurora_serverless_v2_scales_down_idle_and_keeps_its_password_in_secrets_manager() -> None:
+    p = _desplegada()
+    cluster = p.recursos["AuroraCluster"]
+    props = cluster["Properties"]
+    # THEN PostgreSQL Serverless v2, master password managed by Secrets Manager with the data key
+    assert props["Engine"] == "aurora-postgresql" and props["ManageMasterUserPassword"] is True
+    assert props["MasterUserSecret"]["KmsKeyId"]["Fn::If"][0] == "CreateKmsKey"
+    assert p.recursos["AuroraEscritor"]["Properties"]["DBInstanceClass"] == "db.serverless"
+    assert p.resolver(p.recursos["AuroraEscritor"]["Properties"]["DBInstanceIdentifier"]) == "aurora-mf-escritor"
+    # AND its minimum capacity is a parameter whose default and choices scale it down when idle
+    minimo = p.doc["Parameters"]["AuroraMinCapacity"]
+    assert props["ServerlessV2ScalingConfiguration"]["MinCapacity"] == {"Ref": "AuroraMinCapacity"}
+    assert minimo["Default"] in (0, 0.5) and {0, 0.5} <= set(minimo["AllowedValues"])
+    # AND orders outlive the stack
+    assert (cluster["DeletionPolicy"], cluster["UpdateReplacePolicy"]) == ("Snapshot", "Snapshot")
+    assert props["StorageEncrypted"] is True
+
+
+def test_valkey_serverless_has_tls_auth_and_the_lessons_name() -> None:
+    p = _desplegada()
+    cache = p.recursos["ValkeyCatalogo"]["Properties"]
+    assert cache["Engine"] == "valkey" and p.resolver(cache["ServerlessCacheName"]) == "mercadofresco-catalogo"
+    # AUTH: the user group's default user has the ValkeySecret token the breaker's client sends
+    usuario = p.recursos["ValkeyUsuario"]["Properties"]
+    assert usuario["UserName"] == "default" and usuario["AuthenticationMode"]["Type"] == "password"
+    assert "SecretString:token" in str(usuario["AuthenticationMode"]["Passwords"])
+
+
+@pytest.mark.parametrize(("sg", "puertos"), [("SgAurora", (5432, 5432)), ("SgValkey", (6379, 6380))])
+def test_security_groups_databases_accept_only_the_functions(sg: str, puertos: tuple[int, int]) -> None:
+    # GIVEN a database's security group WHEN its ingress rules are read
+    reglas = _desplegada().recursos[sg]["Properties"]["SecurityGroupIngress"]
+    # THEN only the functions' group may connect, on the database's port
+    assert [(r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in reglas] == [
+        (*puertos, {"Ref": "SgFunciones"})
+    ]
+    assert all("CidrIp" not in r for r in reglas)
