@@ -69,7 +69,9 @@ def build(build_dir: Path = BUILD_DIR, cache_dir: Path = CACHE_DIR) -> None:
     """``sam build`` for this machine's CPU into a directory of its own (``.aws-sam/build`` stays arm64)."""
     comando = build_command(build_dir, cache_dir)
     print("$", shlex.join(comando), flush=True)
-    subprocess.run(comando, cwd=RAIZ, env=_sam_env(), check=True, stdout=subprocess.DEVNULL)
+    # The layer's makefile build is not told the architecture by SAM: it reads ARCHITECTURE.
+    entorno = {**_sam_env(), "ARCHITECTURE": ARCHITECTURE}
+    subprocess.run(comando, cwd=RAIZ, env=entorno, check=True, stdout=subprocess.DEVNULL)
     # SAM derives an image per layer content (base image + /opt): a new build leaves the previous one
     # dangling. They carry the base image's label; only dangling ones go.
     subprocess.run(
