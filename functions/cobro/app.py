@@ -18,7 +18,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parameters import SecretsProvider
 from mercadofresco import aws
-from mercadofresco.consumidor.proveedores import cliente_desde_env
+from mercadofresco.consumer.proveedores import cliente_desde_env
 from mercadofresco.errors import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco.retry import RetryPolicy

@@ -20,14 +20,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
-from mercadofresco.consumidor import Consumidor, Ruta
-from mercadofresco.consumidor.proveedores import aceptado, cliente_desde_env
+from mercadofresco.consumer import Consumidor, Ruta
+from mercadofresco.consumer.proveedores import aceptado, cliente_desde_env
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.idempotency import IdempotencyStore, claves
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
-    from mercadofresco.consumidor import Evento
+    from mercadofresco.consumer import Evento
     from mercadofresco.http import ClienteProveedor
 
 logger = Logger()

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
-from mercadofresco.consumidor import Consumidor, Ruta
+from mercadofresco.consumer import Consumidor, Ruta
 from mercadofresco.db import pool_compartido
 from mercadofresco.outbox.proyeccion import ESTADO_POR_EVENTO, Resultado, proyectar
 
 if TYPE_CHECKING:
-    from mercadofresco.consumidor import Evento
+    from mercadofresco.consumer import Evento
 
 logger = Logger()
 metrics = Metrics()

@@ -6,7 +6,7 @@ Subpackages, one capability each (importing this package imports no driver):
 - ``retry``           backoff with full jitter, error classification, retry budget
 - ``circuit_breaker`` the breaker whose state all concurrent consumers share in Valkey
 - ``http``            the one HTTP client for external providers (timeouts, retries, breaker)
-- ``consumidor``      SQS consumer mechanics: envelopes, tolerant reader, DLQ with reason, deferral
+- ``consumer``        SQS consumer mechanics: envelopes, tolerant reader, DLQ with reason, deferral
 - ``outbox``          the transactional outbox on PostgreSQL and its relay
 - ``valkey``          the Valkey/Redis client (TLS, AUTH from Secrets Manager, short timeouts)
 - ``aws``             boto3 clients built with the project's SDK retry policy

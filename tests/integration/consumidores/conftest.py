@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from mercadofresco.circuit_breaker import BreakerConfig
-from mercadofresco.consumidor.proveedores import cliente_desde_env
+from mercadofresco.consumer.proveedores import cliente_desde_env
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco_local.aprovisionar import Aprovisionador
 from mercadofresco_local.fallos import ControlFallos

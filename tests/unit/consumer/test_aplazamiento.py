@@ -7,8 +7,8 @@ import random
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-from mercadofresco.consumidor.aplazamiento import MensajeRetenido, PoliticaAplazamiento, aplazar, recepciones_agotadas
-from mercadofresco.consumidor.colas import Cola
+from mercadofresco.consumer.aplazamiento import MensajeRetenido, PoliticaAplazamiento, aplazar, recepciones_agotadas
+from mercadofresco.consumer.colas import Cola
 
 from tests.conftest import load_event
 

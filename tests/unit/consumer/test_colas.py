@@ -8,7 +8,7 @@ import json
 import boto3
 import pytest
 from botocore.stub import Stubber
-from mercadofresco.consumidor.colas import Cola, Colas, ColaSinDlqError, con_atributos, enviar_a_dlq
+from mercadofresco.consumer.colas import Cola, Colas, ColaSinDlqError, con_atributos, enviar_a_dlq
 from mercadofresco.dlq import Motivo
 
 from tests.conftest import load_event

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from mercadofresco.consumidor import MensajeInvalido, Ruta, leer
+from mercadofresco.consumer import MensajeInvalido, Ruta, leer
 from mercadofresco.dlq import Motivo
 
 from tests.conftest import load_event

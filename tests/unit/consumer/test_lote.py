@@ -5,11 +5,11 @@ from __future__ import annotations
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-from mercadofresco.consumidor import Consumidor, Ruta
+from mercadofresco.consumer import Consumidor, Ruta
 from mercadofresco_local.moto_lambda import ContextoLambda
 
 from tests.conftest import load_event
-from tests.unit.consumidor.stub_sqs import URL, espera_cola
+from tests.unit.consumer.stub_sqs import URL, espera_cola
 
 
 def Contexto(remaining_ms: int) -> ContextoLambda:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from mercadofresco.consumidor import MensajeInvalido
-from mercadofresco.consumidor.proveedores import aceptado, cliente_desde_env
+from mercadofresco.consumer import MensajeInvalido
+from mercadofresco.consumer.proveedores import aceptado, cliente_desde_env
 from mercadofresco.dlq import Motivo
 from mercadofresco.http import Respuesta
 

@@ -11,10 +11,10 @@ import json
 import boto3
 import pytest
 from botocore.stub import Stubber
-from mercadofresco.consumidor.colas import Colas
+from mercadofresco.consumer.colas import Colas
 
 from tests.conftest import load_event
-from tests.unit.consumidor.stub_sqs import SIN_RED, espera_cola, espera_dlq
+from tests.unit.consumer.stub_sqs import SIN_RED, espera_cola, espera_dlq
 
 ENTORNO = {
     "TABLA_IDEMPOTENCIA": "mercadofresco-idempotencia",

@@ -12,10 +12,10 @@ from __future__ import annotations
 import boto3
 import pytest
 from botocore.stub import Stubber
-from mercadofresco.consumidor.colas import Colas
+from mercadofresco.consumer.colas import Colas
 
 from tests.conftest import load_event
-from tests.unit.consumidor.stub_sqs import SIN_RED, espera_cola, espera_dlq
+from tests.unit.consumer.stub_sqs import SIN_RED, espera_cola, espera_dlq
 
 ENTORNO = {"TABLA_IDEMPOTENCIA": "mercadofresco-idempotencia", "ERP_URL": "http://127.0.0.1:9", **SIN_RED}
 

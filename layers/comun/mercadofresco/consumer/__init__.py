@@ -15,8 +15,8 @@ receives), :mod:`.lote` (the Powertools batch glue).
 
 from __future__ import annotations
 
-from mercadofresco.consumidor.aplazamiento import PoliticaAplazamiento
-from mercadofresco.consumidor.lectura import Evento, MensajeInvalido, Ruta, leer
-from mercadofresco.consumidor.lote import Consumidor
+from mercadofresco.consumer.aplazamiento import PoliticaAplazamiento
+from mercadofresco.consumer.lectura import Evento, MensajeInvalido, Ruta, leer
+from mercadofresco.consumer.lote import Consumidor
 
 __all__ = ["Consumidor", "Evento", "MensajeInvalido", "PoliticaAplazamiento", "Ruta", "leer"]

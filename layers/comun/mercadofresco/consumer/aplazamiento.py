@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from mercadofresco import dlq
-from mercadofresco.consumidor.colas import (
+from mercadofresco.consumer.colas import (
     ATRIBUTO_RECEPCIONES_PREVIAS,
     aplazamientos,
     con_atributos,
@@ -48,7 +48,7 @@ from mercadofresco.retry.backoff import EqualJitterBackoff
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from mercadofresco.consumidor.colas import Cola
+    from mercadofresco.consumer.colas import Cola
 
 logger = Logger(child=True)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,11 @@ logger = Logger(child=True)
 
 MAX_ATRIBUTOS = 10  # SQS's limit of message attributes per message
 MAX_DETALLE = 1000  # characters of the error kept with a dead letter
+# SQS's default MaximumMessageSize: the body AND every attribute's name, type and value count.
+# A body near the limit leaves no room for the reason: what does not fit is dropped, never the message.
+MAX_MENSAJE_BYTES = 262_144
+# What SQS accepts in a string: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF (anything else: "?").
+_NO_SQS = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # Receives spent by the earlier copies of a deferred message (standard queues): keeps the
 # worst case of calls per message at 2 HTTP attempts x maxReceiveCount across all copies.
 ATRIBUTO_RECEPCIONES_PREVIAS = "mf-recepciones-previas"
@@ -106,6 +112,42 @@ def con_atributos(record: dict[str, Any], propios: dict[str, str]) -> dict[str, 
     return dict(list(originales.items())[:cabe]) | nuestros
 
 
+def _bytes(texto: str) -> int:
+    return len(texto.encode("utf-8", "surrogatepass"))
+
+
+def _tamano(cuerpo: str, atributos: dict[str, dict[str, Any]]) -> int:
+    """Bytes SQS counts against MaximumMessageSize: the body plus each attribute's name, type and value."""
+    total = _bytes(cuerpo)
+    for nombre, valor in atributos.items():
+        dato = valor.get("StringValue")
+        total += _bytes(nombre) + _bytes(valor["DataType"])
+        total += _bytes(dato) if dato is not None else len(valor.get("BinaryValue", b""))
+    return total
+
+
+def _que_quepa(cuerpo: str, atributos: dict[str, dict[str, Any]], propios: dict[str, str]) -> dict[str, Any]:
+    """``atributos`` cut to fit next to ``cuerpo``: first the record's own, then the detail, then ours but the reason.
+
+    The message itself always goes: a dead letter without its detail is still a dead letter with
+    its reason (``mf-motivo`` is a few bytes), and the log line carries the whole detail.
+    """
+    if _tamano(cuerpo, atributos) <= MAX_MENSAJE_BYTES:
+        return atributos
+    solo_nuestros = {k: v for k, v in atributos.items() if k in propios}
+    sobra = _tamano(cuerpo, solo_nuestros) - MAX_MENSAJE_BYTES
+    if sobra <= 0:
+        return solo_nuestros
+    detalle = solo_nuestros[dlq.ATRIBUTO_DETALLE]["StringValue"].encode("utf-8")
+    if recortado := detalle[: max(0, len(detalle) - sobra)].decode("utf-8", "ignore"):
+        return solo_nuestros | {dlq.ATRIBUTO_DETALLE: {"DataType": "String", "StringValue": recortado}}
+    for quedan in ((dlq.ATRIBUTO_MOTIVO, dlq.ATRIBUTO_COLA_ORIGEN, dlq.ATRIBUTO_FUNCION), (dlq.ATRIBUTO_MOTIVO,)):
+        reducidos = {k: v for k, v in solo_nuestros.items() if k in quedan}
+        if _tamano(cuerpo, reducidos) <= MAX_MENSAJE_BYTES:
+            return reducidos
+    return {}
+
+
 def recepciones(record: dict[str, Any]) -> int:
     return int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
 
@@ -138,16 +180,17 @@ def enviar_a_dlq(
     """
     if cola.dlq_url is None:
         raise ColaSinDlqError(f"{cola.nombre} has no RedrivePolicy: refusing to drop a {motivo.value} message")
+    detalle = _NO_SQS.sub("?", detalle[:MAX_DETALLE])
     propios = {
         dlq.ATRIBUTO_MOTIVO: motivo.value,
-        dlq.ATRIBUTO_DETALLE: detalle[:MAX_DETALLE],
+        dlq.ATRIBUTO_DETALLE: detalle,
         dlq.ATRIBUTO_COLA_ORIGEN: cola.url,
         dlq.ATRIBUTO_FUNCION: funcion,
     }
     envio: dict[str, Any] = {
         "QueueUrl": cola.dlq_url,
         "MessageBody": record["body"],
-        "MessageAttributes": con_atributos(record, propios),
+        "MessageAttributes": _que_quepa(record["body"], con_atributos(record, propios), propios),
     }
     if cola.dlq_url.endswith(".fifo"):
         envio["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "sin-grupo"

@@ -14,6 +14,12 @@ Tolerant reader: only the contract's required fields are checked; unknown fields
 in ``Evento.datos`` and ignored, so a producer may add fields before its consumers know them
 (the lesson's compatible evolution). What cannot be read raises :class:`MensajeInvalido`
 with its :class:`~mercadofresco.dlq.Motivo`, which the batch glue turns into a dead letter.
+
+Presence is not validity: every field of :data:`VALORES` an event carries is checked for what
+it is (:mod:`mercadofresco.validation`: an amount is a positive whole number of cents, a
+currency ISO 4217, an e-mail an address, an id printable text), in every consumer, so an
+amount of ``"48.20"`` or ``-100`` never reaches the ERP or a customer's e-mail. A bad value is
+``dato-invalido``; its detail names the field and never repeats an e-mail address.
 """
 
 from __future__ import annotations
@@ -22,8 +28,10 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco import validation
 from mercadofresco.dlq import Motivo
 from mercadofresco.errors import EventoInvalido
+from mercadofresco.validation import eco
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -70,6 +78,8 @@ def _json_objeto(texto: str, que: str) -> dict[str, Any]:
         valor = json.loads(texto)
     except (TypeError, ValueError) as exc:
         raise MensajeInvalido(Motivo.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
+    except RecursionError:  # nested deeper than the interpreter's stack: poison, not a transient failure
+        raise MensajeInvalido(Motivo.JSON_INVALIDO, f"{que} is JSON nested too deeply to read") from None
     if not isinstance(valor, dict):
         raise MensajeInvalido(Motivo.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
     return valor
@@ -93,7 +103,7 @@ def _version(datos: Mapping[str, Any], ruta: Ruta, tipo: str) -> int:
         raise MensajeInvalido(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
     version = datos["version"]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {version!r}")
+        raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {eco(version)}")
     if version not in ruta.versiones:
         esperadas = ", ".join(str(v) for v in sorted(ruta.versiones))
         raise MensajeInvalido(Motivo.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
@@ -115,11 +125,52 @@ def leer(cuerpo: str, rutas: Mapping[str, Ruta], tipo_por_defecto: str | None = 
     tipo = tipo_sobre or datos.get("tipo") or tipo_por_defecto
     if not tipo:
         raise MensajeInvalido(Motivo.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
-    ruta = rutas.get(str(tipo))
+    ruta = rutas.get(tipo) if isinstance(tipo, str) else None
     if ruta is None:
-        raise MensajeInvalido(Motivo.DATO_INVALIDO, f"event type {tipo!r} is not one this consumer handles")
-    version = _version(datos, ruta, str(tipo))
-    ausentes = [c for c in ruta.campos if datos.get(c) in (None, "")]
+        raise MensajeInvalido(Motivo.DATO_INVALIDO, f"event type {eco(tipo)} is not one this consumer handles")
+    version = _version(datos, ruta, tipo)
+    ausentes = [c for c in ruta.campos if datos.get(c) is None or datos.get(c) == ""]
     if ausentes:
         raise MensajeInvalido(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
-    return Evento(tipo=str(tipo), version=version, datos=datos, sobre=sobre)
+    for campo, validar in VALORES.items():
+        if campo in datos:
+            try:
+                validar(datos[campo])
+            except validation.ValorInvalido as exc:
+                raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{tipo}: {exc}") from None
+    return Evento(tipo=tipo, version=version, datos=datos, sobre=sobre)
+
+
+CANTIDAD_MAX = 10_000  # units of one sku in one order line
+LINEAS_MAX = 200
+
+
+def _cantidad(valor: Any, campo: str = "cantidad") -> int:
+    if isinstance(valor, bool) or not isinstance(valor, int) or not 1 <= valor <= CANTIDAD_MAX:
+        raise validation.ValorInvalido(campo, f"must be a whole number from 1 to {CANTIDAD_MAX}, got {eco(valor)}")
+    return valor
+
+
+def _lineas(valor: Any) -> list[Any]:
+    if not isinstance(valor, list) or len(valor) > LINEAS_MAX:
+        raise validation.ValorInvalido("lineas", f"must be a list of at most {LINEAS_MAX} order lines")
+    for i, linea in enumerate(valor):
+        if not isinstance(linea, dict):
+            raise validation.ValorInvalido(f"lineas[{i}]", "must be an object with sku and cantidad")
+        validation.identificador(linea.get("sku"), f"lineas[{i}].sku")
+        _cantidad(linea.get("cantidad"), f"lineas[{i}].cantidad")
+    return valor
+
+
+# Field -> its check, applied to every event that carries the field (whatever its type or consumer).
+VALORES: dict[str, Callable[[Any], Any]] = {
+    "pedido_id": lambda v: validation.identificador(v, "pedido_id"),
+    "carrito_id": lambda v: validation.identificador(v, "carrito_id"),
+    "cliente_id": lambda v: validation.identificador(v, "cliente_id"),
+    "sku": lambda v: validation.identificador(v, "sku"),
+    "cantidad": _cantidad,
+    "importe_centimos": validation.importe_centimos,
+    "moneda": validation.moneda,
+    "email": validation.email,
+    "lineas": _lineas,
+}

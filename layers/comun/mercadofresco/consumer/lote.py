@@ -33,9 +33,9 @@ from aws_lambda_powertools.utilities.batch import (
     process_partial_response,
 )
 
-from mercadofresco.consumidor.aplazamiento import PoliticaAplazamiento, aplazar, recepciones_agotadas
-from mercadofresco.consumidor.colas import Colas, enviar_a_dlq
-from mercadofresco.consumidor.lectura import MensajeInvalido, leer
+from mercadofresco.consumer.aplazamiento import PoliticaAplazamiento, aplazar, recepciones_agotadas
+from mercadofresco.consumer.colas import Colas, enviar_a_dlq
+from mercadofresco.consumer.lectura import MensajeInvalido, leer
 from mercadofresco.dlq import Motivo
 from mercadofresco.errors import ErrorPermanente
 
@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
     from botocore.client import BaseClient
 
-    from mercadofresco.consumidor.colas import Cola
-    from mercadofresco.consumidor.lectura import Evento, Ruta
+    from mercadofresco.consumer.colas import Cola
+    from mercadofresco.consumer.lectura import Evento, Ruta
 
 logger = Logger(child=True)
 metrics = Metrics()
@@ -99,8 +99,11 @@ class Consumidor:
         self.reserva_ms = reserva_ms
 
     def __call__(self, event: dict[str, Any], context: Any = None) -> PartialItemFailureResponse:
-        registros = event.get("Records") or []
-        if any(r.get("eventSourceARN", "").endswith(".fifo") for r in registros):
+        registros = _registros_sqs(event)
+        if registros is None:
+            return {"batchItemFailures": []}
+        event = {**event, "Records": registros}
+        if any(r["eventSourceARN"].endswith(".fifo") for r in registros):
             procesador: BatchProcessor = SqsFifoPartialProcessor(skip_group_on_error=True, logger=logger)
         else:
             procesador = BatchProcessor(event_type=EventType.SQS, logger=logger)
@@ -143,6 +146,39 @@ class Consumidor:
         with _correlacion(evento):
             logger.info("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
             self.rutas[evento.tipo].manejar(evento)
+
+
+def _es_registro_sqs(registro: Any) -> bool:
+    """An SQS message as Lambda's SQS mapping delivers it: what the batch glue needs to handle or report it."""
+    return (
+        isinstance(registro, dict)
+        and registro.get("eventSource") == "aws:sqs"
+        and isinstance(registro.get("messageId"), str)
+        and isinstance(registro.get("body"), str)
+        and isinstance(registro.get("eventSourceARN"), str)
+        and registro["eventSourceARN"].count(":") == 5
+    )
+
+
+def _registros_sqs(event: Any) -> list[dict[str, Any]] | None:
+    """The event's SQS records; what is not one (an SNS, DynamoDB Streams, EventBridge or API Gateway
+    event sent here by a wrong mapping, or garbage) is refused with an error log and a metric, not raised:
+    raising would make that source retry the same event forever, and there is no SQS message to fail.
+    """
+    registros = event.get("Records") if isinstance(event, dict) else None
+    if not isinstance(registros, list):
+        logger.error("event refused: not an SQS batch (no Records list); check what invokes this function",
+                     claves=sorted(map(str, event))[:10] if isinstance(event, dict) else type(event).__name__)
+        metrics.add_metric(name="EventosRechazados", unit=MetricUnit.Count, value=1)
+        return None
+    validos = [r for r in registros if _es_registro_sqs(r)]
+    if ajenos := len(registros) - len(validos):
+        fuentes = sorted({str(r.get("eventSource") or r.get("EventSource") or "?")[:40] for r in registros
+                          if isinstance(r, dict) and not _es_registro_sqs(r)})
+        logger.error("records refused: not SQS messages; check the event source mapping", ajenos=ajenos,
+                     fuentes=fuentes)
+        metrics.add_metric(name="EventosRechazados", unit=MetricUnit.Count, value=ajenos)
+    return validos
 
 
 @contextmanager

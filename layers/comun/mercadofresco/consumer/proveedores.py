@@ -10,9 +10,10 @@ retried), and 409 means the provider already has it (done, the duplicate it told
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.consumidor.lectura import MensajeInvalido
+from mercadofresco.consumer.lectura import MensajeInvalido
 from mercadofresco.dlq import Motivo
 
 if TYPE_CHECKING:
@@ -65,4 +66,11 @@ def aceptado(respuesta: Respuesta, dependencia: str) -> dict[str, Any]:
     status, cuerpo = respuesta
     if 200 <= status < 300 or status == YA_LO_TIENE:
         return cuerpo
-    raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{dependencia} refused the message: HTTP {status} {cuerpo}")
+    # Only the status and a short machine code: a provider's error body may echo the customer's
+    # e-mail or our request, and this detail goes to logs and to the DLQ's mf-detalle.
+    codigo = cuerpo.get("error") or cuerpo.get("codigo") or cuerpo.get("code")
+    sufijo = f" ({codigo})" if isinstance(codigo, str) and _CODIGO.fullmatch(codigo) else ""
+    raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{dependencia} refused the message: HTTP {status}{sufijo}")
+
+
+_CODIGO = re.compile(r"[A-Za-z0-9_.-]{1,40}")  # what a provider's error code looks like; free text never passes
