@@ -51,7 +51,7 @@ def _cliente(clave_api: str) -> ClienteProveedor:
         "pasarela",
         "PASARELA_URL",
         error_no_disponible=PasarelaNoDisponible,
-        retry=RetryPolicy.from_env(),  # HTTP_MAX_INTENTOS: docs/worst-case-attempts.md counts it
+        retry=RetryPolicy.from_env(),  # HTTP_MAX_ATTEMPTS: docs/worst-case-attempts.md counts it
         connect_timeout_s=CONNECT_TIMEOUT_S,
         read_timeout_s=READ_TIMEOUT_S,
         cabeceras=cabeceras,

@@ -2,7 +2,7 @@
 
 Step Functions has no epoch-seconds clock for a direct ``dynamodb:putItem`` (docs/failure-model.md,
 "the order claim"), so the one conditional write that claims an order runs here, through the layer's
-idempotency records: ``EN_CURSO`` with ``caduca_bloqueo`` (now + ``IDEMPOTENCIA_BLOQUEO_S``, longer than
+idempotency records: ``EN_CURSO`` with ``caduca_bloqueo`` (now + ``IDEMPOTENCY_LEASE_S``, longer than
 the workflow's ``TimeoutSeconds``) and ``expira_en`` (24 h after that lease). The execution id is the
 claim's ``propietario``: only that execution records the outcome or releases the claim. A claim whose lease
 lapsed (its execution timed out) is taken over by the next start of the same order, e.g. a redrive.

@@ -8,7 +8,7 @@ too much.
 
 Inputs the template cannot show are declared by the function owners:
 
-- ``HTTP_MAX_INTENTOS`` (function environment variable, Globals allowed): attempts the
+- ``HTTP_MAX_ATTEMPTS`` (function environment variable, Globals allowed): attempts the
   function makes per invocation at its provider. Absent → ``DEFAULT_HTTP_ATTEMPTS``
   (2, the ``max_attempts=2`` the lesson sets), and the route says it was assumed.
 - ``Metadata: {Mensajeria: {Dependencia: <name>, ErroresSinLlamada: [...]}}`` on the
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 LIMIT = 15  # the lesson's ceiling for attempts per dependency
 DEFAULT_HTTP_ATTEMPTS = 2  # max_attempts=2: the SDK/HTTP layer absorbs only blips
-HTTP_ATTEMPTS_ENV = "HTTP_MAX_INTENTOS"
+HTTP_ATTEMPTS_ENV = "HTTP_MAX_ATTEMPTS"
 DEFAULT_RETRY_MAX_ATTEMPTS = 3  # ASL default when a retrier omits MaxAttempts
 _PLACEHOLDER = re.compile(r"\$\{([^}.]+)(?:\.[^}]*)?\}")
 

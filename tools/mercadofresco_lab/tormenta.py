@@ -221,7 +221,7 @@ class _Tormenta:
     def _intentar(self, p: _Pedido) -> None:
         sonda = False
         if self.breaker is not None:
-            decision = self.breaker.adquirir()
+            decision = self.breaker.acquire()
             if not decision.admitido:  # CircuitoAbierto: defer, keep the receive and the attempts
                 self._liberar()
                 self.sim.en(self.esc.aplazamiento_s, lambda: self._encolar(p, False))
@@ -241,12 +241,12 @@ class _Tormenta:
         res.llamadas_tras_caida += t >= fin
         if p.intento_http == 1 and p.intento_flujo == 1:
             if self.presupuesto is not None:
-                self.presupuesto.registrar_llamada()
+                self.presupuesto.record_call()
         else:
             res.reintentos += 1
 
     def _permite_reintento(self) -> bool:
-        return self.presupuesto is None or self.presupuesto.permitir_reintento()
+        return self.presupuesto is None or self.presupuesto.allow_retry()
 
     def _respuesta(self, p: _Pedido, ok: bool, sonda: bool) -> None:
         if self.breaker is not None:

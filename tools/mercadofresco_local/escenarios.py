@@ -175,7 +175,7 @@ def _comprobar_viernes(sesion: Sesion, res: flujo.Resultados, informe: Informe) 
         f"{reintentos:.0f} reintentos en {llamadas} llamadas a la pasarela (límite {limite:.0f})",
     )
     peor = max(res.intentos_cobro.values(), default=0)
-    por_invocacion = int(sesion.runtime.funciones.por_id["CobroFunction"].entorno.get("HTTP_MAX_INTENTOS", "2"))  # type: ignore[union-attr]
+    por_invocacion = int(sesion.runtime.funciones.por_id["CobroFunction"].entorno.get("HTTP_MAX_ATTEMPTS", "2"))  # type: ignore[union-attr]
     _check(
         informe,
         f"peor caso de intentos a la pasarela por pedido ≤ {PEOR_CASO_MAX}",

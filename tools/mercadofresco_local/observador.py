@@ -84,7 +84,7 @@ class Observador:
     def muestrear(self) -> None:
         ahora = time.monotonic() - self._inicio
         for dependencia, breaker in self._vigilados.items():
-            decision = breaker.estado()
+            decision = breaker.state()
             self.breakers[dependencia].observar(ahora, decision.estado.value, decision.aperturas)
         for lid, nombre in self.runtime.colas().items():
             self.profundidad_max[nombre] = max(self.profundidad_max[nombre], self.runtime.profundidad(lid))

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funcion, Funciones
 
 
-_PLAZOS_ENTEROS = ("FUNCION_TIMEOUT_S", "IDEMPOTENCIA_BLOQUEO_S")  # the layer reads whole seconds
+_PLAZOS_ENTEROS = ("FUNCION_TIMEOUT_S", "IDEMPOTENCY_LEASE_S")  # the layer reads whole seconds
 
 
 def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
@@ -57,8 +57,8 @@ def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
     from mercadofresco.idempotency.config import lease_for_timeout
 
     entorno = funcion.entorno
-    if "IDEMPOTENCIA_BLOQUEO_S" not in entorno:
-        entorno["IDEMPOTENCIA_BLOQUEO_S"] = str(
+    if "IDEMPOTENCY_LEASE_S" not in entorno:
+        entorno["IDEMPOTENCY_LEASE_S"] = str(
             lease_for_timeout(int(entorno.get("FUNCION_TIMEOUT_S", funcion.timeout_s)))
         )
     for clave, valor in list(entorno.items()):

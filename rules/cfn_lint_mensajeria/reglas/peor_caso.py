@@ -13,7 +13,7 @@ class PeorCaso(CloudFormationLintRule):
 
     id = "E9111"
     shortdesc = "Worst-case attempts per dependency above 15"
-    description = ("HTTP/SDK attempts (HTTP_MAX_INTENTOS, default 2) x maxReceiveCount x workflow attempts must "
+    description = ("HTTP/SDK attempts (HTTP_MAX_ATTEMPTS, default 2) x maxReceiveCount x workflow attempts must "
                    "stay <= 15 on every route to a dependency.")
     source_url = "https://aws.amazon.com/builders-library/timeouts-retries-and-backoff-with-jitter/"
     tags = ("retry", "mensajeria")

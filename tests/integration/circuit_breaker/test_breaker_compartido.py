@@ -51,10 +51,10 @@ def test_breaker_19_consecutive_failures_stays_closed_20th_opens(cliente, redis_
     for _ in range(19):
         _llamar(breaker, dep.falla)
     # THEN it is still closed
-    assert breaker.estado().estado is Estado.CERRADO
+    assert breaker.state().estado is Estado.CERRADO
     # WHEN the 20th fails
     _llamar(breaker, dep.falla)
-    estado = breaker.estado()
+    estado = breaker.state()
     # THEN it is open for apertura_base_s, and call 21 does not reach the dependency
     assert estado.estado is Estado.ABIERTO
     assert estado.abierto_hasta_ms - estado.ahora_ms == 30_000
@@ -69,11 +69,11 @@ def test_breaker_failure_rate_below_minimum_calls_does_not_open(cliente, redis_p
     for i in range(19):
         _llamar(breaker, dep.falla if i % 2 == 0 else dep.responde)
     # THEN the rate does not count yet
-    assert breaker.estado().estado is Estado.CERRADO
+    assert breaker.state().estado is Estado.CERRADO
     # WHEN the 20th call fails (11/20 = 55 %)
     _llamar(breaker, dep.falla)
     # THEN the rate opens it
-    assert breaker.estado().estado is Estado.ABIERTO
+    assert breaker.state().estado is Estado.ABIERTO
 
 
 def test_breaker_failure_rate_under_threshold_stays_closed(cliente, redis_prefix, reloj):
@@ -82,7 +82,7 @@ def test_breaker_failure_rate_under_threshold_stays_closed(cliente, redis_prefix
     for i in range(40):
         _llamar(breaker, dep.falla if i % 5 < 2 else dep.responde)
     # THEN it stays closed and every call reached the dependency
-    estado = breaker.estado()
+    estado = breaker.state()
     assert estado.estado is Estado.CERRADO
     assert (estado.exitos_ventana, estado.fallos_ventana) == (24, 16)
     assert dep.llamadas == 40
@@ -98,7 +98,7 @@ def test_breaker_failures_older_than_window_are_forgotten(cliente, redis_prefix,
     # WHEN 15 more fail (30 failures in all, but only 15 inside any 30 s window)
     for _ in range(15):
         _llamar(breaker, dep.falla)
-    estado = breaker.estado()
+    estado = breaker.state()
     # THEN the rate rule sees 15 < minimo_llamadas and it stays closed
     assert estado.estado is Estado.CERRADO
     assert estado.fallos_ventana == 15
@@ -129,7 +129,7 @@ def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_
     # WHEN the cool-down ends and the probe fails
     reloj.avanzar(30)
     assert _llamar(breaker, dep.falla) == "fallo"
-    estado = breaker.estado()
+    estado = breaker.state()
     # THEN it re-opens for twice as long
     assert estado.estado is Estado.ABIERTO
     assert estado.abierto_hasta_ms - estado.ahora_ms == 60_000
@@ -139,10 +139,10 @@ def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_
     reloj.avanzar(30)
     assert _llamar(breaker, dep.responde) == "exito"
     # THEN it is closed, and the next trip starts again from 30 s
-    assert breaker.estado().estado is Estado.CERRADO
+    assert breaker.state().estado is Estado.CERRADO
     for _ in range(3):
         _llamar(breaker, dep.falla)
-    estado = breaker.estado()
+    estado = breaker.state()
     assert estado.abierto_hasta_ms - estado.ahora_ms == 30_000
 
 
@@ -153,7 +153,7 @@ def test_breaker_open_duration_is_capped(cliente, redis_prefix, reloj):
     duraciones = []
     # WHEN 6 probes in a row fail
     for _ in range(6):
-        estado = breaker.estado()
+        estado = breaker.state()
         duraciones.append((estado.abierto_hasta_ms - estado.ahora_ms) // 1000)
         reloj.avanzar(duraciones[-1])
         _llamar(breaker, dep.falla)
@@ -202,7 +202,7 @@ def test_breaker_business_refusal_counts_as_success(cliente, redis_prefix, reloj
         with pytest.raises(CobroRechazado):
             breaker.call(rechaza)
     # THEN the breaker stays closed: the provider is up, it just said no
-    estado = breaker.estado()
+    estado = breaker.state()
     assert estado.estado is Estado.CERRADO
     assert estado.exitos_ventana == 30
 
@@ -210,18 +210,18 @@ def test_breaker_business_refusal_counts_as_success(cliente, redis_prefix, reloj
 def test_breaker_forced_open_rejects_and_forced_closed_admits(cliente, redis_prefix, reloj):
     breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=3), Dependencia()
     # GIVEN an operator forcing it open with no failures at all
-    breaker.forzar("abierto")
+    breaker.force("abierto")
     # THEN calls are refused
     assert _llamar(breaker, dep.responde) == "rechazada"
-    assert breaker.estado().estado is Estado.FORZADO_ABIERTO
+    assert breaker.state().estado is Estado.FORZADO_ABIERTO
     # WHEN forced closed, failures do not open it
-    breaker.forzar("cerrado")
+    breaker.force("cerrado")
     resultados = [_llamar(breaker, dep.falla) for _ in range(10)]
     assert resultados == ["fallo"] * 10
-    assert breaker.estado().estado is Estado.FORZADO_CERRADO
+    assert breaker.state().estado is Estado.FORZADO_CERRADO
     # WHEN released to automatic
-    breaker.forzar("")
+    breaker.force("")
     # THEN it starts closed with clean counters
-    estado = breaker.estado()
+    estado = breaker.state()
     assert (estado.estado, estado.fallos_seguidos) == (Estado.CERRADO, 0)
     assert dep.llamadas == 10

@@ -101,7 +101,7 @@ def test_half_open_with_8_processes_admits_exactly_one_probe(cliente: redis.Redi
     assert sorted(resultados) == ["rechazado"] * (PROCESOS - 1) + ["sonda"]
     assert int(cliente.get(f"{redis_prefix}llamadas")) == 1
     # AND the probe's success closed the breaker for everyone
-    assert breaker.estado().estado is Estado.CERRADO
+    assert breaker.state().estado is Estado.CERRADO
     assert breaker.call(lambda: "ok") == "ok"
 
 
@@ -119,7 +119,7 @@ def test_probe_killed_releases_reservation_after_it_expires(cliente: redis.Redis
     colgado.wait(HANG_GUARD_S)
     # WHEN others ask while the dead probe's reservation is still live
     with pytest.raises(CircuitoAbierto, match="semiabierto"):
-        breaker.adquirir()
+        breaker.acquire()
     # AND again after the reservation has expired, 8 processes at once
     reloj.avanzar(CONFIG["reserva_sonda_s"] + 0.1)
     _soltar(cliente, redis_prefix, "puerta-otros", PROCESOS)
@@ -128,6 +128,6 @@ def test_probe_killed_releases_reservation_after_it_expires(cliente: redis.Redis
     # the doubled duration itself is asserted with an injected clock in test_breaker_compartido.py)
     assert sorted(resultados) == ["rechazado"] * (PROCESOS - 1) + ["sonda"]
     assert int(cliente.get(f"{redis_prefix}llamadas")) == 2
-    estado = breaker.estado()
+    estado = breaker.state()
     assert estado.aperturas == 2
     assert estado.estado is Estado.ABIERTO

@@ -26,7 +26,7 @@ def test_mf_circuito_abrir_stops_calls_and_cerrar_restores(cliente, redis_url, r
     assert main([*base, "cerrar", "pasarela"]) == SALIDA_OK
     # THEN calls go through and the state is automatic and closed
     assert breaker.call(lambda: "ok") == "ok"
-    assert breaker.estado().estado is Estado.CERRADO
+    assert breaker.state().estado is Estado.CERRADO
 
 
 def test_mf_circuito_valkey_unreachable_one_line_error_exit_3(capsys):

@@ -39,14 +39,14 @@ def main() -> None:
     cliente.incr(f"{prefijo}{puerta}:listos")
     cliente.blpop([f"{prefijo}{puerta}"], timeout=HANG_GUARD_S)  # every worker is released together
     try:
-        permiso = breaker.adquirir()
+        permiso = breaker.acquire()
     except CircuitoAbierto:
         print("RESULTADO rechazado", flush=True)
         return
     cliente.incr(f"{prefijo}llamadas")  # the call to the dependency, counted where the test can read it
     print("RESULTADO " + ("sonda" if permiso.es_sonda else "admitido"), flush=True)
     cliente.blpop([f"{prefijo}{puerta}:fin"], timeout=HANG_GUARD_S)  # "colgar": nobody opens it, SIGKILL comes
-    permiso.exito() if modo == "exito" else permiso.fallo()
+    permiso.success() if modo == "exito" else permiso.failure()
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ def test_fifo_reservation_with_erp_circuit_open_is_held_then_recycled_never_dead
     sqs = boto3.client("sqs")
     app = cargar_consumidor("erp")
     breaker = CircuitBreaker("erp", cliente_valkey(redis_url), config=BREAKER_PRUEBA, prefijo=redis_prefix)
-    breaker.forzar("abierto")
+    breaker.force("abierto")
     cola, dlq = Cola.de(recursos, "ColaStock"), Cola.de(recursos, "ColaStockFallidos")
     cuerpo = {"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-9", "sku": "A", "cantidad": 3}
     sqs.send_message(
@@ -135,7 +135,7 @@ def test_fifo_reservation_with_erp_circuit_open_is_held_then_recycled_never_dead
     assert proveedores.erp.llamadas["/reservas"] == 0
     assert mensajes(sqs, dlq) == []
     # WHEN the circuit closes  THEN the reservation goes through once
-    breaker.forzar("")
+    breaker.force("")
     sondeo.drenar()
     assert proveedores.erp.efectos_por_clave == {"reserva:PED-9:A": 1}
     assert mensajes(sqs, cola) == []

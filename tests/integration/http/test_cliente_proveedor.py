@@ -11,7 +11,7 @@ import pytest
 import redis
 from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
 from mercadofresco.errors import CircuitoAbierto, PasarelaNoDisponible, ResultadoDesconocido
-from mercadofresco.http import MAX_INTENTOS_HTTP, ClienteProveedor
+from mercadofresco.http import MAX_ATTEMPTS_HTTP, ClienteProveedor
 from mercadofresco.retry import FullJitterBackoff, RetryBudget, RetryPolicy
 
 pytestmark = pytest.mark.integration
@@ -87,8 +87,8 @@ def test_post_503_every_time_raises_after_max_attempts(proveedor):
     esperas: list[float] = []
     with pytest.raises(PasarelaNoDisponible) as info:
         _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=True)
-    # THEN exactly MAX_INTENTOS_HTTP requests were made, and the error says so
-    assert len(proveedor.peticiones) == MAX_INTENTOS_HTTP == 2
+    # THEN exactly MAX_ATTEMPTS_HTTP requests were made, and the error says so
+    assert len(proveedor.peticiones) == MAX_ATTEMPTS_HTTP == 2
     assert info.value.intentos == 2
     assert "HTTP 503" in str(info.value)
 
@@ -157,7 +157,7 @@ def test_post_non_json_error_body_kept_as_text(proveedor):
 def test_post_budget_spent_fails_fast_without_retry(proveedor, redis_url, redis_prefix):
     # GIVEN a shared budget already spent
     budget = RetryBudget("pasarela", redis.Redis.from_url(redis_url), prefijo=redis_prefix, capacidad=1)
-    assert budget.permitir_reintento()
+    assert budget.allow_retry()
     proveedor.responder(503)
     esperas: list[float] = []
     # WHEN the call fails transiently
@@ -188,7 +188,7 @@ def test_post_breaker_opens_on_5xx_then_no_request_reaches_provider(proveedor, r
     with pytest.raises(CircuitoAbierto):
         cliente.post("/cobros", json={}, idempotente=True)
     assert len(proveedor.peticiones) == 4
-    assert breaker.estado().estado is Estado.ABIERTO
+    assert breaker.state().estado is Estado.ABIERTO
 
 
 def test_post_402_counts_as_success_for_breaker(proveedor, redis_url, redis_prefix):
@@ -199,7 +199,7 @@ def test_post_402_counts_as_success_for_breaker(proveedor, redis_url, redis_pref
         proveedor.responder(402, {"motivo": "fondos insuficientes"})
     cliente = _cliente(proveedor.url, [], breaker=breaker)
     assert [cliente.post("/cobros", json={}).status for _ in range(5)] == [402] * 5
-    assert breaker.estado().estado is Estado.CERRADO
+    assert breaker.state().estado is Estado.CERRADO
 
 
 def test_post_503_with_retry_after_http_date_waits_until_then(proveedor):

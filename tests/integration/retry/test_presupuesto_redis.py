@@ -35,8 +35,8 @@ def test_budget_under_total_failure_retries_stay_within_ten_percent(redis_url, r
     def lambda_que_falla(i: int) -> None:
         # every call fails and asks for its one retry
         for _ in range(LLAMADAS_POR_LAMBDA):
-            presupuestos[i].registrar_llamada()
-            concedidos[i] += presupuestos[i].permitir_reintento()
+            presupuestos[i].record_call()
+            concedidos[i] += presupuestos[i].allow_retry()
 
     hilos = [threading.Thread(target=lambda_que_falla, args=(i,)) for i in range(LAMBDAS)]
     # WHEN 2000 calls fail at once
@@ -57,35 +57,35 @@ def test_budget_under_total_failure_retries_stay_within_ten_percent(redis_url, r
 def test_budget_spent_refills_after_recovery_and_is_shared(redis_url, redis_prefix):
     # GIVEN a budget spent by one Lambda
     a, b = _presupuesto(redis_url, redis_prefix), _presupuesto(redis_url, redis_prefix)
-    while a.permitir_reintento():
+    while a.allow_retry():
         pass
-    assert not b.permitir_reintento()
+    assert not b.allow_retry()
     # WHEN the provider recovers and Lambda B makes 50 successful calls, then needs one retry
     for _ in range(50):
-        b.registrar_llamada()
-    assert b.permitir_reintento()
+        b.record_call()
+    assert b.allow_retry()
     # THEN B's deposits (50 x 0.1 = 5 tokens) are shared: A gets the remaining 4, then no more
-    assert [a.permitir_reintento() for _ in range(5)] == [True, True, True, True, False]
+    assert [a.allow_retry() for _ in range(5)] == [True, True, True, True, False]
 
 
 def test_budget_stale_deposits_do_not_travel(redis_url, redis_prefix):
     # GIVEN a Lambda that made 100 calls an hour ago while the bucket was spent
     reloj = Reloj()
     a = _presupuesto(redis_url, redis_prefix, clock=reloj)
-    while a.permitir_reintento():
+    while a.allow_retry():
         pass
     for _ in range(100):
-        a.registrar_llamada()
+        a.record_call()
     reloj.ahora += 3600
     # WHEN it wants to retry now
     # THEN the hour-old deposits do not refill the shared bucket
-    assert not a.permitir_reintento()
+    assert not a.allow_retry()
 
 
 def test_budget_valkey_unreachable_falls_back_to_local_bucket():
     # GIVEN a budget whose Valkey refuses connections
     budget = RetryBudget("erp", cliente_valkey("redis://127.0.0.1:1/0"), capacidad=3)
     # WHEN it is asked for retries
-    concedidos = [budget.permitir_reintento() for _ in range(5)]
+    concedidos = [budget.allow_retry() for _ in range(5)]
     # THEN retries stay bounded by the process's own bucket (neither unbounded nor all refused)
     assert concedidos == [True, True, True, False, False]

@@ -9,8 +9,6 @@ classified right, and the exit code is 1 exactly when an order is lost, stuck or
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -19,12 +17,14 @@ import pytest
 from mercadofresco import db
 from mercadofresco.outbox.migraciones import aplicar_migraciones
 from mercadofresco.outbox.proyeccion import proyectar
+from mercadofresco_local.api_http import ApiHttpLocal, rutas_de_plantilla
+from mercadofresco_local.funciones import Funcion, Funciones, entorno_comun, ruta_codigo
 from mercadofresco_local.plantilla import Plantilla, crear_tabla
 from mercadofresco_local.servidor import ServidorMoto
 from mercadofresco_ops import smoke
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
 pytestmark = pytest.mark.integration
 
@@ -56,58 +56,26 @@ def cuenta(moto: ServidorMoto) -> dict[str, Any]:
 
 
 @pytest.fixture
-def tienda_url(pg_dsn: str, app_module: Callable[..., Any], lambda_context: Any) -> Iterator[str]:
-    """The store's handler behind a loopback HTTP server that turns requests into HTTP API v2 events."""
+def tienda_url(pg_dsn: str) -> Iterator[str]:
+    """The template's api-mercadofresco-tienda on loopback (mercadofresco_local.api_http), on this schema."""
     with psycopg.connect(pg_dsn) as conn:
         aplicar_migraciones(conn)
     db.pool_compartido.cache_clear()
-    tienda = app_module("tienda", DATABASE_URL=pg_dsn)
-    servidor = ThreadingHTTPServer(("127.0.0.1", 0), _adaptador(tienda, lambda_context))
-    hilo = threading.Thread(target=servidor.serve_forever, args=(0.05,), daemon=True)
-    hilo.start()
-    yield f"http://127.0.0.1:{servidor.server_address[1]}"
-    servidor.shutdown()
-    servidor.server_close()
-    if db.pool_compartido.cache_info().currsize:
-        db.pool_compartido().close()
-    db.pool_compartido.cache_clear()
-
-
-def _adaptador(tienda: Any, contexto: Any) -> type[BaseHTTPRequestHandler]:
-    class Adaptador(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _atender(self) -> None:
-            largo = int(self.headers.get("Content-Length") or 0)
-            cuerpo = self.rfile.read(largo).decode() if largo else None
-            evento = {
-                "version": "2.0",
-                "rawPath": self.path,
-                "rawQueryString": "",
-                "headers": {k.lower(): v for k, v in self.headers.items()},
-                "requestContext": {
-                    "http": {"method": self.command, "path": self.path},
-                    "requestId": "local",
-                    "stage": "$default",
-                },
-                "body": cuerpo,
-                "isBase64Encoded": False,
-            }
-            respuesta = tienda.lambda_handler(evento, contexto)
-            datos = respuesta["body"].encode()
-            self.send_response(respuesta["statusCode"])
-            for nombre, valor in (respuesta.get("headers") or {}).items():
-                self.send_header(nombre, valor)
-            self.send_header("Content-Length", str(len(datos)))
-            self.end_headers()
-            self.wfile.write(datos)
-
-        do_GET = do_POST = _atender
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
-            """Quiet."""
-
-    return Adaptador
+    tienda = Funcion(
+        "TiendaFunction", "mercadofresco-tienda", ruta_codigo("functions/tienda/"), entorno={"DATABASE_URL": pg_dsn}
+    )
+    funciones = Funciones()
+    funciones.agregar(tienda)
+    rutas = rutas_de_plantilla(Plantilla(), funciones)
+    assert {r.clave for r in rutas["ApiTienda"]} == {"POST /pedidos", "GET /pedidos/{pedido_id}"}
+    try:
+        with ApiHttpLocal(rutas["ApiTienda"]) as api:
+            yield api.url
+    finally:
+        entorno_comun([])  # the process's own environment back (the function's DATABASE_URL out)
+        if db.pool_compartido.cache_info().currsize:
+            db.pool_compartido().close()
+        db.pool_compartido.cache_clear()
 
 
 class Plataforma:

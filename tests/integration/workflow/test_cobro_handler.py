@@ -99,7 +99,7 @@ def test_cobro_pasarela_caida_agota_los_intentos_http_y_es_transitorio(cobro, pa
     # WHEN charging
     with pytest.raises(PasarelaNoDisponible):
         app.lambda_handler(load_event("cobro-pedido.json"), lambda_context)
-    # THEN the HTTP layer made HTTP_MAX_INTENTOS (2) attempts, and the key was released for the workflow's retry
+    # THEN the HTTP layer made HTTP_MAX_ATTEMPTS (2) attempts, and the key was released for the workflow's retry
     assert pasarela.llamadas["/cobros"] == 2
     pasarela.fallos.limpiar()
     assert app.lambda_handler(load_event("cobro-pedido.json"), lambda_context)["referencia_cobro"]

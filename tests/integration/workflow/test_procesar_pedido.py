@@ -88,7 +88,7 @@ def test_flujo_circuito_abierto_falla_rapido_sin_llamar_a_la_pasarela(flujo, val
     # GIVEN the shared pasarela circuit open
     from mercadofresco.circuit_breaker import CircuitBreaker
 
-    CircuitBreaker("pasarela", valkey).forzar("abierto")
+    CircuitBreaker("pasarela", valkey).force("abierto")
     # WHEN an order arrives
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN the execution fails at once with the customer-facing cause, and the gateway saw nothing

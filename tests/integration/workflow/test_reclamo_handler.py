@@ -29,7 +29,7 @@ class Reloj:
 
 @pytest.fixture
 def reclamo(app_module, tabla_idempotencia) -> Any:
-    app = app_module("reclamo", TABLA_IDEMPOTENCIA=tabla_idempotencia, IDEMPOTENCIA_BLOQUEO_S=str(LEASE_S))
+    app = app_module("reclamo", TABLA_IDEMPOTENCIA=tabla_idempotencia, IDEMPOTENCY_LEASE_S=str(LEASE_S))
     app.reloj_s = app.store._now_s = Reloj()
     return app
 

@@ -48,7 +48,7 @@ def test_local_breaker_opens_after_local_threshold_and_emits_metric() -> None:
         breaker.call(lambda: llamadas.append(1))
     assert llamadas == []
     assert metricas.eventos == [("CircuitoAbierto", "erp")]
-    assert breaker.estado().estado is Estado.ABIERTO
+    assert breaker.state().estado is Estado.ABIERTO
 
 
 def test_local_breaker_half_open_single_probe_then_closes() -> None:
@@ -57,13 +57,13 @@ def test_local_breaker_half_open_single_probe_then_closes() -> None:
     _abrir(breaker)
     # WHEN the cool-down passes: one probe is admitted, a second caller is refused meanwhile
     reloj.ahora += 30
-    sonda = breaker.adquirir()
+    sonda = breaker.acquire()
     with pytest.raises(CircuitoAbierto):
-        breaker.adquirir()
+        breaker.acquire()
     # THEN its success closes the breaker
     assert sonda.es_sonda
-    sonda.exito()
-    assert breaker.estado().estado is Estado.CERRADO
+    sonda.success()
+    assert breaker.state().estado is Estado.CERRADO
     assert breaker.call(lambda: "ok") == "ok"
 
 
@@ -79,12 +79,12 @@ def test_local_breaker_failed_probe_doubles_open_time() -> None:
     with pytest.raises(CircuitoAbierto):
         breaker.call(lambda: "x")
     reloj.ahora += 1
-    assert breaker.adquirir().es_sonda
+    assert breaker.acquire().es_sonda
 
 
 def test_forzar_without_valkey_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="Valkey"):
-        CircuitBreaker("erp", None).forzar("abierto")
+        CircuitBreaker("erp", None).force("abierto")
 
 
 def test_config_rejects_nonsense() -> None:

@@ -33,4 +33,4 @@ def test_respuesta_unpacks_as_status_and_body() -> None:
 def test_cliente_strips_trailing_slash_and_defaults_to_two_attempts() -> None:
     cliente = ClienteProveedor(dependencia="erp", base_url="http://erp.local/")
     assert cliente.base_url == "http://erp.local"
-    assert cliente.retry.max_intentos == 2
+    assert cliente.retry.max_attempts == 2

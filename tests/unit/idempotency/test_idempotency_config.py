@@ -53,7 +53,7 @@ def test_invalid_config_raises_value_error(campos: dict[str, object]) -> None:
 
 def test_from_env_derives_lease_from_function_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a function whose timeout is 120 s
-    monkeypatch.delenv("IDEMPOTENCIA_BLOQUEO_S", raising=False)
+    monkeypatch.delenv("IDEMPOTENCY_LEASE_S", raising=False)
     monkeypatch.setenv("FUNCION_TIMEOUT_S", "120")
     # WHEN the config is read from the environment
     config = IdempotencyConfig.from_env()
@@ -63,7 +63,7 @@ def test_from_env_derives_lease_from_function_timeout(monkeypatch: pytest.Monkey
 
 def test_from_env_explicit_lease_and_overrides_win(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN an explicit lease and record life in the environment
-    monkeypatch.setenv("IDEMPOTENCIA_BLOQUEO_S", "600")
+    monkeypatch.setenv("IDEMPOTENCY_LEASE_S", "600")
     monkeypatch.setenv("IDEMPOTENCIA_EXPIRA_S", "7200")
     monkeypatch.setenv("FUNCION_TIMEOUT_S", "30")
     # WHEN read, with one keyword override
@@ -74,9 +74,9 @@ def test_from_env_explicit_lease_and_overrides_win(monkeypatch: pytest.MonkeyPat
 
 def test_from_env_non_numeric_value_raises_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a typo in the environment
-    monkeypatch.setenv("IDEMPOTENCIA_BLOQUEO_S", "90s")
+    monkeypatch.setenv("IDEMPOTENCY_LEASE_S", "90s")
     # WHEN read
     with pytest.raises(ValueError) as info:
         IdempotencyConfig.from_env()
     # THEN the error names the variable
-    assert "IDEMPOTENCIA_BLOQUEO_S" in str(info.value)
+    assert "IDEMPOTENCY_LEASE_S" in str(info.value)

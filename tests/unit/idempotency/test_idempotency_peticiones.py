@@ -83,7 +83,7 @@ def test_from_env_reads_table_and_lease(monkeypatch: pytest.MonkeyPatch) -> None
     # GIVEN the template's environment for a function with a 60 s timeout
     monkeypatch.setenv("TABLA_IDEMPOTENCIA", "mercadofresco-idempotencia-dev")
     monkeypatch.setenv("FUNCION_TIMEOUT_S", "60")
-    monkeypatch.delenv("IDEMPOTENCIA_BLOQUEO_S", raising=False)
+    monkeypatch.delenv("IDEMPOTENCY_LEASE_S", raising=False)
     # WHEN the store is built from it
     store = IdempotencyStore.from_env()
     # THEN it uses that table, a project client and a lease of timeout + margin

@@ -11,8 +11,8 @@ def test_budget_local_allows_ten_percent_plus_capacity_under_total_failure() -> 
     budget = RetryBudget("pasarela", None, ratio=0.1, capacidad=10)
     concedidos = 0
     for _ in range(1000):
-        budget.registrar_llamada()
-        concedidos += budget.permitir_reintento()
+        budget.record_call()
+        concedidos += budget.allow_retry()
     # THEN retries stay within 10 % of the calls plus the initial capacity
     assert concedidos <= 0.1 * 1000 + 10
     assert concedidos >= 0.1 * 1000
@@ -20,13 +20,13 @@ def test_budget_local_allows_ten_percent_plus_capacity_under_total_failure() -> 
 
 def test_budget_local_spent_then_refilled_by_successful_calls() -> None:
     budget = RetryBudget("erp", None, ratio=0.1, capacidad=10)
-    while budget.permitir_reintento():
+    while budget.allow_retry():
         pass
     # WHEN 50 calls succeed (no retries)
     for _ in range(50):
-        budget.registrar_llamada()
+        budget.record_call()
     # THEN 5 retries are available again
-    assert budget.fichas() == pytest.approx(5)
+    assert budget.tokens() == pytest.approx(5)
 
 
 def test_budget_rejects_nonsense() -> None:

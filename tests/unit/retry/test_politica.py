@@ -5,14 +5,14 @@ from __future__ import annotations
 import random
 
 import pytest
-from mercadofresco.retry import MAX_INTENTOS_HTTP, Clasificacion, FullJitterBackoff, RetryPolicy
+from mercadofresco.retry import MAX_ATTEMPTS_HTTP, Clasificacion, FullJitterBackoff, RetryPolicy
 
 
 def test_policy_default_is_two_attempts() -> None:
     # GIVEN the default (the workflow's Retry governs; this layer absorbs one blip)
     politica = RetryPolicy()
     # THEN attempt 0 may be followed by one more, attempt 1 by none
-    assert MAX_INTENTOS_HTTP == 2
+    assert MAX_ATTEMPTS_HTTP == 2
     assert [politica.queda_intento(i) for i in range(3)] == [True, False, False]
 
 
@@ -37,5 +37,5 @@ def test_policy_429_without_retry_after_waits_longer_but_still_jittered() -> Non
 
 
 def test_policy_zero_attempts_rejected() -> None:
-    with pytest.raises(ValueError, match="max_intentos"):
-        RetryPolicy(max_intentos=0)
+    with pytest.raises(ValueError, match="max_attempts"):
+        RetryPolicy(max_attempts=0)

@@ -53,7 +53,7 @@ def test_e9111_plantilla_mala_nombra_la_ruta_y_el_total():
     # GIVEN 5 HTTP attempts behind a queue with maxReceiveCount 4 WHEN linted
     (match,) = _lint(PLANTILLAS / "E9111_malo.yaml")
     # THEN the message names the path and the product
-    assert "Cola (maxReceiveCount 4) → Consumidor (HTTP_MAX_INTENTOS 5)" in match.message
+    assert "Cola (maxReceiveCount 4) → Consumidor (HTTP_MAX_ATTEMPTS 5)" in match.message
     assert "= 20" in match.message
 
 
@@ -88,7 +88,7 @@ def test_peor_caso_leccion_5x4x4_son_80():
     # GIVEN the lesson's numbers: SDK 5, maxReceiveCount 4, workflow Retry MaxAttempts 3 (1 + 3 = 4),
     # the queue redelivering what the workflow fails (a synchronous Pipe)
     plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
-    plantilla["Globals"]["Function"]["Environment"]["Variables"]["HTTP_MAX_INTENTOS"] = "5"
+    plantilla["Globals"]["Function"]["Environment"]["Variables"]["HTTP_MAX_ATTEMPTS"] = "5"
     tubo = plantilla["Resources"]["PipePedidos"]["Properties"]
     tubo["TargetParameters"]["StepFunctionStateMachineParameters"]["InvocationType"] = "REQUEST_RESPONSE"
     # WHEN computing the worst case

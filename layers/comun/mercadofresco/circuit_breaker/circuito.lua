@@ -7,7 +7,7 @@
 --            forzado        '' | 'abierto' | 'cerrado'  (operator override)
 --            sonda, sonda_hasta   the half-open probe's token and its reservation's expiry (ms)
 --            c0..cN-1       rate buckets, "epoch:ok:ko" (slot = epoch % N; a stale epoch is empty)
--- ARGV[1]  op: 'adquirir' (record pending, then admit/reject), 'sonda' (record the probe's outcome),
+-- ARGV[1]  op: 'acquire' (record pending, then admit/reject), 'sonda' (record the probe's outcome),
 --          'estado' (record pending, read), 'forzar'
 -- ARGV[2]  now in ms, or '' to use the server's TIME (one clock for every Lambda)
 -- ARGV[3]  pending outcomes of this process, oldest first: 'E' success, 'F' failure
@@ -18,11 +18,11 @@
 --
 -- Returns one string "admitido|estado|abierto_hasta|aperturas|es_sonda|motivo_apertura|now|ok|ko|seguidos":
 --          admitido/es_sonda 0/1; motivo_apertura is '' unless THIS call opened it (the caller that gets it
---          emits the metric, so it is emitted once); ok/ko are the window sums (0 for 'adquirir').
+--          emits the metric, so it is emitted once); ok/ko are the window sums (0 for 'acquire').
 --
 -- Timeline of one trip:
 --   closed --(20 in a row | rate >= tasa with >= minimo calls)--> open [now, now + base*2^(aperturas-1))
---   open --(now >= abierto_hasta)--> half-open: the first 'adquirir' reserves the probe until now+reserva_ms,
+--   open --(now >= abierto_hasta)--> half-open: the first 'acquire' reserves the probe until now+reserva_ms,
 --   every other call is rejected; a reservation past sonda_hasta is free again (its process died).
 --   probe 'E' --> closed (counters reset);  probe 'F' --> open again, twice as long (capped).
 local clave = KEYS[1]
@@ -112,14 +112,14 @@ end
 
 local function respuesta(admitido, es_sonda)
   local ok_total, ko_total = 0, 0
-  if op ~= 'adquirir' then ok_total, ko_total = ventana() end  -- the hot path does not need the sums
+  if op ~= 'acquire' then ok_total, ko_total = ventana() end  -- the hot path does not need the sums
   return table.concat({admitido, estado(), string.format('%d', abierto_hasta), aperturas, es_sonda, motivo,
     string.format('%d', ahora), ok_total, ko_total, seguidos}, '|')
 end
 
 registrar(ARGV[3])
 
-if op == 'adquirir' then
+if op == 'acquire' then
   local e = estado()
   if e == 'cerrado' or e == 'forzado_cerrado' then return respuesta(1, 0) end
   if e ~= 'semiabierto' or (sonda ~= '' and ahora < sonda_hasta) then return respuesta(0, 0) end

@@ -2,7 +2,7 @@
 
 One Valkey round trip per guarded call, in every state but one. How:
 
-- ``adquirir`` is the only script call a normal guarded call makes. It carries the outcomes
+- ``acquire`` is the only script call a normal guarded call makes. It carries the outcomes
   this process recorded since its previous call ("piggybacking"), records them, may open the
   breaker on them, then admits or rejects *this* call, atomically.
 - The outcome of a call is therefore published with the process's next call. The shared view
@@ -44,7 +44,7 @@ logger = logging.getLogger("mercadofresco.circuit_breaker")
 
 
 class Permiso:
-    """Leave to make one call; report its outcome with :meth:`exito` / :meth:`fallo` (``guard`` does it)."""
+    """Leave to make one call; report its outcome with :meth:`success` / :meth:`failure` (``guard`` does it)."""
 
     __slots__ = ("_breaker", "es_sonda", "local", "registrado", "token")
 
@@ -52,11 +52,11 @@ class Permiso:
         self._breaker, self.es_sonda, self.token, self.local = breaker, es_sonda, token, local
         self.registrado = False
 
-    def exito(self) -> None:
+    def success(self) -> None:
         """The dependency answered (a business refusal counts: it is up)."""
         self._breaker._registrar(self, exito=True)
 
-    def fallo(self) -> None:
+    def failure(self) -> None:
         """The dependency failed (5xx, 429, timeout, reset...)."""
         self._breaker._registrar(self, exito=False)
 
@@ -128,38 +128,38 @@ class CircuitBreaker:
         """Admit one call or raise :class:`CircuitoAbierto`; record how the block ended.
 
         An exception out of the block is a failure, except :class:`ErrorPermanente` (the
-        dependency answered, with a no). Call ``permiso.fallo()`` inside to record a failure
+        dependency answered, with a no). Call ``permiso.failure()`` inside to record a failure
         the block does not raise (a 503 response returned as a value).
         """
-        permiso = self.adquirir()
+        permiso = self.acquire()
         try:
             yield permiso
         except ErrorPermanente:
-            permiso.exito()
+            permiso.success()
             raise
         except BaseException:
-            permiso.fallo()
+            permiso.failure()
             raise
-        permiso.exito()
+        permiso.success()
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` under :meth:`guard`."""
         with self.guard():
             return fn(*args, **kwargs)
 
-    def adquirir(self) -> Permiso:
+    def acquire(self) -> Permiso:
         """Ask leave for one call (one round trip, carrying this process's pending outcomes)."""
         if self._usa_compartido():
             token = f"{self._token_base}-{next(self._contador)}"
             try:
-                decision = self._ejecutar("adquirir", token=token)
+                decision = self._ejecutar("acquire", token=token)
             except EstadoCompartidoNoDisponibleError as exc:
                 self._degradar(exc)
             else:
                 return self._permiso(decision, token=token if decision.es_sonda else "", local=False)
-        return self._permiso(self._local.adquirir(), token="", local=True)
+        return self._permiso(self._local.acquire(), token="", local=True)
 
-    def estado(self) -> Decision:
+    def state(self) -> Decision:
         """The current state (publishing pending outcomes first); degraded: the local breaker's."""
         if self._usa_compartido():
             try:
@@ -173,9 +173,9 @@ class CircuitBreaker:
         with self._lock:
             if not self._pendientes:
                 return
-        self.estado()
+        self.state()
 
-    def forzar(self, modo: Literal["abierto", "cerrado", ""]) -> Decision:
+    def force(self, modo: Literal["abierto", "cerrado", ""]) -> Decision:
         """Operator override: ``abierto``/``cerrado`` until ``""`` (back to automatic, reset to closed)."""
         if self._compartido is None:
             raise ValueError("forcing needs the shared state: this breaker has no Valkey client")

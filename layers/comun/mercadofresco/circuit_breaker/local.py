@@ -30,7 +30,7 @@ class BreakerLocal:
         self._seguidos = 0
         self._sonda_hasta = 0.0  # a live in-process probe reservation
 
-    def adquirir(self) -> Decision:
+    def acquire(self) -> Decision:
         with self._lock:
             ahora = self._reloj()
             if self._abierto_hasta == 0:

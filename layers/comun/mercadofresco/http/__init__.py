@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from mercadofresco.http.cliente import ClienteProveedor, Respuesta
-from mercadofresco.retry.politica import MAX_INTENTOS_HTTP
+from mercadofresco.retry.politica import MAX_ATTEMPTS_HTTP
 
-__all__ = ["MAX_INTENTOS_HTTP", "ClienteProveedor", "Respuesta"]
+__all__ = ["MAX_ATTEMPTS_HTTP", "ClienteProveedor", "Respuesta"]

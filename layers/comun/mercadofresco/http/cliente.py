@@ -3,8 +3,8 @@
 One attempt = one guarded call: the shared breaker admits it (or raises ``CircuitoAbierto``
 with no network call), urllib3 sends it with explicit connect/read timeouts and no retries of
 its own, the outcome is classified by :func:`mercadofresco.retry.clasificar` and recorded in the
-breaker. Transient outcomes are retried by *this* loop only: at most ``retry.max_intentos``
-attempts (:data:`~mercadofresco.retry.MAX_INTENTOS_HTTP` = 2 by default, because the workflow's
+breaker. Transient outcomes are retried by *this* loop only: at most ``retry.max_attempts``
+attempts (:data:`~mercadofresco.retry.MAX_ATTEMPTS_HTTP` = 2 by default, because the workflow's
 ``Retry`` governs the charge), full-jitter waits, ``Retry-After`` honoured for 429/503 within a
 bound, and the dependency's retry budget asked before every retry.
 
@@ -141,7 +141,7 @@ class ClienteProveedor:
         cuerpo = None if json is None else _json_bytes(json)
         cabeceras = {**self._cabeceras, "Idempotency-Key": idempotency_key} if idempotency_key else self._cabeceras
         if self.budget is not None:
-            self.budget.registrar_llamada()
+            self.budget.record_call()
         intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
         numero, motivo = 0, ""
         while intento.clasificacion.reintentable:
@@ -160,7 +160,7 @@ class ClienteProveedor:
             return None, "intentos agotados"
         espera = self.retry.espera_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
         motivo = "Retry-After mayor que el límite" if espera is None else ""
-        if espera is not None and self.budget is not None and not self.budget.permitir_reintento():
+        if espera is not None and self.budget is not None and not self.budget.allow_retry():
             espera, motivo = None, "presupuesto de reintentos agotado"
         extra = {"dependencia": self.dependencia, "intento": numero + 1, "detalle": intento.detalle}
         if espera is None:
@@ -173,7 +173,7 @@ class ClienteProveedor:
         self, metodo: str, ruta: str, cuerpo: bytes | None, cabeceras: dict[str, str], idempotente: bool
     ) -> _Intento:
         """One attempt under the breaker (``CircuitoAbierto`` propagates: nothing was sent)."""
-        permiso = self.breaker.adquirir() if self.breaker is not None else None
+        permiso = self.breaker.acquire() if self.breaker is not None else None
         try:
             resp = self._pool.request(
                 metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras, redirect=False
@@ -207,7 +207,7 @@ class ClienteProveedor:
 
 def _anotar(permiso: Permiso | None, *, fallo: bool) -> None:
     if permiso is not None:
-        permiso.fallo() if fallo else permiso.exito()
+        permiso.failure() if fallo else permiso.success()
 
 
 def _json_bytes(datos: Any) -> bytes:

@@ -18,7 +18,7 @@ LOCAL_CACHE_MAX_ITEMS = 256
 POLL_INTERVAL_S = 0.25
 
 # Environment variables read by :meth:`IdempotencyConfig.from_env` (all optional).
-ENV_LEASE_S = "IDEMPOTENCIA_BLOQUEO_S"
+ENV_LEASE_S = "IDEMPOTENCY_LEASE_S"
 ENV_EXPIRES_AFTER_S = "IDEMPOTENCIA_EXPIRA_S"
 ENV_FUNCTION_TIMEOUT_S = ("FUNCION_TIMEOUT_S", "AWS_LAMBDA_FUNCTION_TIMEOUT")  # ours first; SAM local sets the 2nd
 
@@ -75,7 +75,7 @@ class IdempotencyConfig:
     def from_env(cls, **overrides: Any) -> IdempotencyConfig:
         """Build from the environment; keyword arguments win over it.
 
-        ``IDEMPOTENCIA_BLOQUEO_S`` sets the lease outright; otherwise it is derived from
+        ``IDEMPOTENCY_LEASE_S`` sets the lease outright; otherwise it is derived from
         ``FUNCION_TIMEOUT_S`` (or ``AWS_LAMBDA_FUNCTION_TIMEOUT``) with :func:`lease_for_timeout`.
         ``IDEMPOTENCIA_EXPIRA_S`` overrides the 24 h record life.
         """

@@ -2,7 +2,7 @@
 
 - :class:`FullJitterBackoff` and friends: how long to wait (policy, no loop).
 - :func:`clasificar` / :class:`Clasificacion`: which outcomes deserve a retry, in one table.
-- :class:`RetryPolicy`: how many attempts one layer makes (:data:`MAX_INTENTOS_HTTP` = 2).
+- :class:`RetryPolicy`: how many attempts one layer makes (:data:`MAX_ATTEMPTS_HTTP` = 2).
 - :class:`RetryBudget`: retries at most ~10 % of calls per dependency, shared in Valkey.
 
 ``RetryBudget`` is loaded on first use, so importing this package never imports ``redis``.
@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.retry.backoff import Backoff, EqualJitterBackoff, FullJitterBackoff, NoBackoff, retry_after_s
 from mercadofresco.retry.clasificacion import Clasificacion, clasificar
-from mercadofresco.retry.politica import MAX_INTENTOS_HTTP, RetryPolicy
+from mercadofresco.retry.politica import MAX_ATTEMPTS_HTTP, RetryPolicy
 
 if TYPE_CHECKING:
     from mercadofresco.retry.budget import RetryBudget
 
 __all__ = [
-    "MAX_INTENTOS_HTTP",
+    "MAX_ATTEMPTS_HTTP",
     "Backoff",
     "Clasificacion",
     "EqualJitterBackoff",

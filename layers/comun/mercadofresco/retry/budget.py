@@ -80,8 +80,8 @@ class RetryBudget:
     Examples
     --------
     >>> budget = RetryBudget("pasarela", None)
-    >>> budget.registrar_llamada()
-    >>> budget.permitir_reintento()
+    >>> budget.record_call()
+    >>> budget.allow_retry()
     True
     """
 
@@ -107,7 +107,7 @@ class RetryBudget:
         self._pendientes: deque[list[int]] = deque()  # [second, calls] oldest first
         self._lock = threading.Lock()
 
-    def registrar_llamada(self) -> None:
+    def record_call(self) -> None:
         """Count a first attempt (its deposit travels with the next retry request)."""
         segundo = int(self._clock())
         with self._lock:
@@ -118,11 +118,11 @@ class RetryBudget:
             while self._pendientes[0][0] <= segundo - VENTANA_DEPOSITO_S:
                 self._pendientes.popleft()
 
-    def permitir_reintento(self) -> bool:
+    def allow_retry(self) -> bool:
         """Take one token for a retry; ``False`` means: do not retry, fail now."""
         return self._visitar(pide=True)
 
-    def fichas(self) -> float:
+    def tokens(self) -> float:
         """Tokens left (deposits pending in this process are paid in first)."""
         self._visitar(pide=False)
         if self._script is None:

@@ -2,7 +2,7 @@
 
 The lesson's discipline (section 7): one layer governs. For the order workflow the governing
 layer is Step Functions' ``Retry``; the HTTP layer inside a Lambda only absorbs a blip, so its
-default is :data:`MAX_INTENTOS_HTTP` = 2 attempts in total (one retry). The worst-case table
+default is :data:`MAX_ATTEMPTS_HTTP` = 2 attempts in total (one retry). The worst-case table
 (attempts per dependency across SDK x queue x workflow <= 15) cites that constant.
 """
 
@@ -18,7 +18,7 @@ from mercadofresco.retry.clasificacion import Clasificacion
 if TYPE_CHECKING:
     import random
 
-MAX_INTENTOS_HTTP = 2  # total attempts per provider call in the HTTP layer, the first one included
+MAX_ATTEMPTS_HTTP = 2  # total attempts per provider call in the HTTP layer, the first one included
 RETRY_AFTER_MAX_S = 5.0  # never sleep longer than this inside an invocation, whatever the provider asks
 ESPERA_429_MIN_S = 1.0  # a 429 without Retry-After waits this much more than the backoff: "later" means later
 
@@ -29,7 +29,7 @@ class RetryPolicy:
 
     Parameters
     ----------
-    max_intentos:
+    max_attempts:
         Total attempts including the first (``1`` disables retrying in this layer).
     backoff:
         Wait policy between attempts.
@@ -41,31 +41,31 @@ class RetryPolicy:
         so the waits of many callers stay spread out).
     """
 
-    max_intentos: int = MAX_INTENTOS_HTTP
+    max_attempts: int = MAX_ATTEMPTS_HTTP
     backoff: Backoff = field(default_factory=FullJitterBackoff)
     retry_after_max_s: float = RETRY_AFTER_MAX_S
     espera_429_min_s: float = ESPERA_429_MIN_S
 
     def __post_init__(self) -> None:
-        if self.max_intentos < 1:
-            raise ValueError(f"max_intentos must be >= 1, got {self.max_intentos}")
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
 
     @classmethod
     def from_env(cls) -> RetryPolicy:
-        """The policy with ``HTTP_MAX_INTENTOS`` from the function's environment.
+        """The policy with ``HTTP_MAX_ATTEMPTS`` from the function's environment.
 
         The template declares that variable per function, and the rule pack's worst-case
         check (E9111) multiplies the same number, so what is linted is what runs.
         """
-        valor = os.environ.get("HTTP_MAX_INTENTOS", "").strip()
+        valor = os.environ.get("HTTP_MAX_ATTEMPTS", "").strip()
         try:
-            return cls(max_intentos=int(valor)) if valor else cls()
+            return cls(max_attempts=int(valor)) if valor else cls()
         except ValueError:
-            raise ValueError(f"HTTP_MAX_INTENTOS must be a whole number >= 1, got {valor!r}") from None
+            raise ValueError(f"HTTP_MAX_ATTEMPTS must be a whole number >= 1, got {valor!r}") from None
 
     def queda_intento(self, intento: int) -> bool:
         """Whether attempt ``intento`` (0-based, just failed) may be followed by another."""
-        return intento + 1 < self.max_intentos
+        return intento + 1 < self.max_attempts
 
     def espera_s(
         self, reintento: int, clasificacion: Clasificacion, retry_after: float | None, rng: random.Random

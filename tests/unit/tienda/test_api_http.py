@@ -1,0 +1,28 @@
+"""The local HTTP API's route matching and event shape (mercadofresco_local.api_http)."""
+
+from __future__ import annotations
+
+from mercadofresco_local.api_http import Ruta, evento_http
+from mercadofresco_local.funciones import Funcion, ruta_codigo
+
+TIENDA = Funcion("TiendaFunction", "mercadofresco-tienda", ruta_codigo("functions/tienda/"))
+
+
+def test_ruta_with_parameter_matches_and_decodes_it() -> None:
+    ruta = Ruta("GET", "/pedidos/{pedido_id}", TIENDA)
+    assert ruta.coincide("GET", "/pedidos/PED-1%2F2") == {"pedido_id": "PED-1/2"}
+    assert ruta.coincide("POST", "/pedidos/PED-1") is None
+    assert ruta.coincide("GET", "/pedidos/PED-1/extra") is None
+    assert ruta.coincide("GET", "/pedidos") is None
+
+
+def test_evento_http_is_payload_2_with_route_key_parameters_and_lowercase_headers() -> None:
+    # GIVEN a POST with a JSON body and the client's key
+    ruta = Ruta("POST", "/pedidos", TIENDA)
+    # WHEN it becomes an API Gateway event
+    evento = evento_http("POST", ruta, "/pedidos", "", {"Idempotency-Key": "k-1"}, b'{"a": 1}', {})
+    # THEN it has the shape the store's resolver reads
+    assert (evento["version"], evento["routeKey"], evento["rawPath"]) == ("2.0", "POST /pedidos", "/pedidos")
+    assert evento["headers"] == {"idempotency-key": "k-1"}
+    assert evento["body"] == '{"a": 1}' and evento["isBase64Encoded"] is False
+    assert evento["requestContext"]["http"]["method"] == "POST"
