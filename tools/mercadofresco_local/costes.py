@@ -21,9 +21,13 @@ Prices: ``precios-<region>.json`` next to this module, with the date they were r
 compresses the template's times, so Lambda durations are this machine's in-process durations
 (loopback stand-ins): a floor, as the report says.
 
+The scheduled functions (the relay every minute, the clean-up daily) are not per order: they
+are priced per month from their schedule, at their mean duration x the compression (their
+duration is the drain window, a template time the run compresses).
+
 Express instead of Standard for the order path: one request per execution plus its duration
-in 100 ms steps at the 64 MB minimum. The execution durations are the run's (compressed), so
-the report also prices them at 10x.
+in 100 ms steps at the 64 MB minimum, at the measured durations and at Express's 5-minute
+maximum (the most it could bill).
 """
 
 from __future__ import annotations
@@ -57,6 +61,10 @@ ESCRITURAS_DYNAMODB = frozenset(
 )
 ENVIOS_DEL_FLUJO = frozenset({"ReservaStock", "LiberacionStock"})  # the workflow's own sqs:sendMessage
 DECISION = "docs/decisions/0100-standard-vs-express.md"
+# Functions a schedule invokes (template.yaml: rate(1 minute), cron daily): their cost is per month, whatever
+# the orders; their run durations are the compressed drain window, so they are priced at duration x compression.
+PROGRAMADAS_POR_MES = {"OutboxFunction": 43_800, "OutboxLimpiezaFunction": 30}
+EXPRESS_MAX_S = 300  # an Express execution's limit: the most one can bill
 
 
 @dataclass
@@ -64,6 +72,7 @@ class Cuentas:
     """What the run did, in totals (per order: divide by ``pedidos``)."""
 
     pedidos: int
+    compresion: float = 1.0
     transiciones: int = 0
     ejecuciones: int = 0
     duraciones_ejecucion_s: list[float] = field(default_factory=list)
@@ -157,7 +166,9 @@ def partidas(cuentas: Cuentas, precios: Mapping[str, Any], arquitectura: str = "
     """USD per 1,000 orders and per month at the lesson's volume, per service, with the Standard workflow."""
     p, n = precios["precios_usd"], max(cuentas.pedidos, 1)
     mes, leccion = precios["pedidos_por_mes_leccion"], precios["leccion_usd_mes"]
-    invocaciones, gb_s = sum(cuentas.invocaciones.values()), sum(cuentas.gb_s.values())
+    por_pedido = [f for f in cuentas.invocaciones if f not in PROGRAMADAS_POR_MES]
+    invocaciones = sum(cuentas.invocaciones[f] for f in por_pedido)
+    gb_s = sum(cuentas.gb_s[f] for f in por_pedido)
     escrituras, lecturas = cuentas.dynamodb_escrituras, cuentas.dynamodb_lecturas
     filas = [
         (
@@ -189,18 +200,36 @@ def partidas(cuentas: Cuentas, precios: Mapping[str, Any], arquitectura: str = "
             cuentas.secretsmanager * p["secretsmanager_por_llamada"],
         ),
     ]
-    return [
+    resultado = [
         Partida(servicio, cantidad / n, unidad, usd / n * 1000, usd / n * mes, leccion.get(servicio))
         for servicio, cantidad, unidad, usd in filas
     ]
+    return [*resultado, _programadas(cuentas, p, arquitectura)]
 
 
-def express_por_pedido(cuentas: Cuentas, precios: Mapping[str, Any], factor_duracion: float = 1.0) -> float:
-    """USD per order if the order workflow were Express: requests + duration (100 ms steps, 64 MB minimum)."""
+def _programadas(cuentas: Cuentas, p: Mapping[str, Any], arquitectura: str) -> Partida:
+    """The scheduled functions: a fixed monthly cost (their invocations x the uncompressed mean duration)."""
+    usd_mes = 0.0
+    for funcion, al_mes in PROGRAMADAS_POR_MES.items():
+        if cuentas.invocaciones[funcion]:
+            gb_s_cada = cuentas.gb_s[funcion] / cuentas.invocaciones[funcion] * cuentas.compresion
+            usd_mes += al_mes * (p["lambda_por_peticion"] + gb_s_cada * p[f"lambda_{arquitectura}_por_gb_s"])
+    return Partida("lambda programadas (relay cada minuto, limpieza diaria)", 0.0, "fijo al mes", 0.0, usd_mes, None)
+
+
+def express_por_pedido(cuentas: Cuentas, precios: Mapping[str, Any], duracion_fija_s: float | None = None) -> float:
+    """USD per order if the order workflow were Express: requests + duration (100 ms steps, 64 MB minimum).
+
+    ``duracion_fija_s`` prices every execution at that duration instead of the measured one
+    (:data:`EXPRESS_MAX_S`: the most an Express execution can bill).
+    """
     p, n = precios["precios_usd"], max(cuentas.pedidos, 1)
     paso_s = p["step_functions_express_redondeo_ms"] / 1000
     gb = p["step_functions_express_memoria_min_mb"] / 1024
-    duracion_s = sum(math.ceil(d * factor_duracion / paso_s) * paso_s for d in cuentas.duraciones_ejecucion_s)
+    duraciones = cuentas.duraciones_ejecucion_s
+    if duracion_fija_s is not None:
+        duraciones = [duracion_fija_s] * cuentas.ejecuciones
+    duracion_s = sum(math.ceil(d / paso_s) * paso_s for d in duraciones)
     peticiones = cuentas.ejecuciones * p["step_functions_express_por_peticion"]
     return (peticiones + duracion_s * gb * p["step_functions_express_por_gb_s"]) / n
 
@@ -212,7 +241,7 @@ def contar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Eje
     ((pedidos, publicadas),) = sesion.base.consultar(
         "SELECT count(*) FILTER (WHERE tipo_evento = 'PedidoCreado'), count(*) FILTER (WHERE publicado) FROM outbox"
     )
-    cuentas = Cuentas(pedidos=pedidos, eventbridge=publicadas)
+    cuentas = Cuentas(pedidos=pedidos, compresion=sesion.compresion, eventbridge=publicadas)
     contar_historias(cuentas, ejecuciones)
     contar_invocaciones(cuentas, registro.invocaciones, registro.llamadas_aws)
     return cuentas
@@ -239,7 +268,7 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Eje
             f"{f.usd_por_1000:.4f} USD/1.000 · {f.usd_mes:.2f} USD/mes{leccion}",
         )
     total_1000, total_mes = sum(f.usd_por_1000 for f in filas), sum(f.usd_mes for f in filas)
-    sin_lambda = total_mes - next(f.usd_mes for f in filas if f.servicio == "lambda")
+    sin_lambda = total_mes - sum(f.usd_mes for f in filas if f.servicio.startswith("lambda"))
     informe.anotar(
         seccion,
         "total con el flujo Standard",
@@ -247,11 +276,14 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Eje
         f" la lección, sin Lambda, ≈ {precios['leccion_usd_mes']['total']:.0f})",
     )
     standard = next(f.usd_mes for f in filas if f.servicio == "step_functions")
-    for factor in (1.0, 10.0):
-        express = express_por_pedido(cuentas, precios, factor)
+    for etiqueta, fija in (
+        (f"duración medida, tiempos comprimidos ×{sesion.compresion:g}", None),
+        (f"{EXPRESS_MAX_S} s cada una, el máximo de Express", EXPRESS_MAX_S),
+    ):
+        express = express_por_pedido(cuentas, precios, fija)
         informe.anotar(
             seccion,
-            f"flujo Express en su lugar (duración medida ×{factor:g}; tiempos comprimidos ×{sesion.compresion:g})",
+            f"flujo Express en su lugar ({etiqueta})",
             f"{express * 1000:.4f} USD/1.000 · {express * mes:.2f} USD/mes (Standard {standard:.2f})",
         )
     informe.notas.append(

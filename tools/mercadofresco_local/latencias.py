@@ -312,3 +312,13 @@ def _epoch(instante: Any) -> float:
     if isinstance(instante, int | float):
         return float(instante)
     return instante.timestamp()
+
+
+def anotar_medidas(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> None:
+    """Latency and cost sections of the report; a measurement that fails says so and breaks no invariant."""
+    from mercadofresco_local import costes
+
+    try:
+        costes.anotar(sesion, registro, anotar(sesion, registro, informe), informe)
+    except Exception as exc:  # the figures are extra: the scenario's verdict must stand
+        informe.notas.append(f"latencia/coste no calculados: {type(exc).__name__}: {exc}")

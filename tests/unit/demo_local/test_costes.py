@@ -95,3 +95,29 @@ def test_cargar_precios_missing_date_is_a_clear_error(tmp_path) -> None:
     # THEN loading it says what is missing
     with pytest.raises(ValueError, match="leidos_el"):
         costes.cargar_precios(ruta)
+
+
+def test_scheduled_relay_priced_per_month_not_per_order() -> None:
+    # GIVEN a run (compressed x30) with 10 orders: 10 cobro invocations and 4 relay invocations of 1 GB-s each
+    cuentas = costes.Cuentas(pedidos=10, compresion=30.0)
+    cuentas.invocaciones.update({"CobroFunction": 10, "OutboxFunction": 4})
+    cuentas.gb_s.update({"CobroFunction": 0.5, "OutboxFunction": 4.0})
+    precios = costes.cargar_precios()
+    p = precios["precios_usd"]
+    # WHEN priced
+    filas = {f.servicio: f for f in costes.partidas(cuentas, precios)}
+    # THEN the per-order Lambda line has only cobro; the relay is 43,800 runs a month at 30 GB-s each
+    assert filas["lambda"].cantidad_por_pedido == 1.0
+    (programadas,) = [f for s, f in filas.items() if s.startswith("lambda programadas")]
+    assert programadas.usd_mes == pytest.approx(43_800 * (p["lambda_por_peticion"] + 30.0 * p["lambda_arm64_por_gb_s"]))
+    assert programadas.usd_por_1000 == 0.0
+
+
+def test_express_at_its_five_minute_maximum_bounds_the_cost() -> None:
+    # GIVEN one order whose execution took 2 s
+    cuentas = costes.Cuentas(pedidos=1, ejecuciones=1, duraciones_ejecucion_s=[2.0])
+    precios = costes.cargar_precios()
+    # THEN pricing it at Express's 300 s maximum costs more than the measured duration, never less
+    assert costes.express_por_pedido(cuentas, precios, costes.EXPRESS_MAX_S) > costes.express_por_pedido(
+        cuentas, precios
+    )
