@@ -25,6 +25,7 @@ import logging
 import random
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import quote
 
 import urllib3
 
@@ -139,7 +140,10 @@ class ClienteProveedor:
     ) -> Respuesta:
         """Send with retries as the module docstring describes."""
         cuerpo = None if json is None else _json_bytes(json)
-        cabeceras = {**self._cabeceras, "Idempotency-Key": idempotency_key} if idempotency_key else self._cabeceras
+        if idempotency_key:
+            cabeceras = {**self._cabeceras, "Idempotency-Key": cabecera_idempotency_key(idempotency_key)}
+        else:
+            cabeceras = self._cabeceras
         if self.budget is not None:
             self.budget.record_call()
         intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
@@ -203,6 +207,27 @@ class ClienteProveedor:
         )
         error.intentos, error.ultimo = intentos, intento.detalle  # type: ignore[attr-defined]
         raise error from intento.error
+
+
+# Printable ASCII travels as it is, except "%", which marks an escape: so the encoding is
+# injective (two different keys never become the same header, e.g. "Ñ" and a literal "%C3%91").
+_SEGURO_EN_CABECERA = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
+
+
+def cabecera_idempotency_key(clave: str) -> str:
+    """The ``Idempotency-Key`` header value for ``clave``: ASCII, the same on every attempt and redelivery.
+
+    HTTP header values are bytes that urllib3 writes as Latin-1: a key with "ñ" would reach the
+    provider as another byte string than our record holds, and one with "€" or "日" would make the
+    request raise. Keys are therefore percent-encoded as UTF-8 (RFC 3986), which changes nothing for
+    the plain ASCII keys the builders produce from the domain (``cobro:PED-2026-084417``). A string
+    that is not text (a lone surrogate) is refused with ``ValueError`` before any call is made; the
+    key builders (:mod:`mercadofresco.idempotency.claves`) already refuse such parts.
+    """
+    try:
+        return quote(clave, safe=_SEGURO_EN_CABECERA, encoding="utf-8", errors="strict")
+    except UnicodeEncodeError as exc:
+        raise ValueError("Idempotency-Key is not encodable text (lone surrogate): refused before any call") from exc
 
 
 def _anotar(permiso: Permiso | None, *, fallo: bool) -> None:
