@@ -130,3 +130,20 @@ def test_security_groups_databases_accept_only_the_functions(sg: str, puertos: t
         (*puertos, {"Ref": "SgFunciones"})
     ]
     assert all("CidrIp" not in r for r in reglas)
+
+
+def test_migrations_run_once_per_deploy_as_admin_and_never_hang_the_stack() -> None:
+    p = _desplegada()
+    recurso = p.recursos["MigracionesAurora"]["Properties"]
+    # THEN a new layer (new migration files) updates the resource, so each deploy runs what is new
+    assert recurso["Capa"] == {"Ref": "ComunLayer"}
+    # AND it connects as the created cluster's managed master user, and creates the runtime role
+    assert _rama(p, recurso["AdminSecretArn"]) == {"Fn::GetAtt": ["AuroraCluster", "MasterUserSecret.SecretArn"]}
+    assert _rama(p, recurso["RuntimeSecretArn"]) == {"Ref": "AuroraSecret"}
+    # AND CloudFormation stops waiting long before its default hour; the function answers before its timeout
+    funcion = p.recursos["MigracionesFunction"]["Properties"]
+    assert funcion["Timeout"] < recurso["ServiceTimeout"] <= 600
+    # AND the outbox schedules start only after the deploy migrated
+    assert {p.recursos[s].get("DependsOn") for s in ("ProgramaOutboxRelay", "ProgramaOutboxLimpieza")} == {
+        "MigracionesAurora"
+    }

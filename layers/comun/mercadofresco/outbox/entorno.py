@@ -1,12 +1,15 @@
 """What the outbox's two Lambdas (relay, clean-up) share: pool, schema, config, deadline.
 
-The pool and the migrated schema are created once per execution environment and reused by
-every warm invocation; the migration step is the same idempotent one the tests and the
-local run use, so a fresh database (or a new migration file) is ready before the first claim.
+The pool is created once per execution environment and reused by every warm invocation.
+Deployed, the schema was migrated at deploy time (custom resource ``MigracionesAurora``, as the
+admin user; the runtime user cannot change it): a cold start only checks it is not behind. The
+local run and the tests have no deploy step: with ``DATABASE_URL`` set the environment applies
+the same idempotent migrations itself.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -14,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from mercadofresco.db import pool_compartido
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.migraciones import aplicar_migraciones, verificar_migraciones
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -31,7 +34,10 @@ def entorno() -> EntornoOutbox:
     """The environment's pool (schema migrated) and config; built on first use."""
     pool = pool_compartido()
     with pool.connection() as conn:
-        aplicar_migraciones(conn)
+        if os.environ.get("DATABASE_URL"):
+            aplicar_migraciones(conn)
+        else:
+            verificar_migraciones(conn)
     return EntornoOutbox(pool, OutboxConfig.from_env())
 
 

@@ -1,7 +1,8 @@
 """A small, idempotent migration step: the SQL files in ``migrations/``, in name order, once each.
 
-The tests, the relay Lambda and the local run all call :func:`aplicar_migraciones`, so the
-schema they use is the one these files define. Applied versions are recorded in
+The deploy (custom resource ``MigracionesAurora``, :mod:`mercadofresco.outbox.despliegue`), the
+tests and the local run call :func:`aplicar_migraciones`, so the schema they use is the one these
+files define; deployed functions only check it (:func:`verificar_migraciones`). Applied versions are recorded in
 ``schema_migrations`` in the connection's ``search_path``; an advisory lock keyed on the
 schema serialises concurrent callers (two cold starts at once apply each file once).
 """
@@ -31,6 +32,31 @@ def ficheros_migracion() -> list[tuple[str, str]]:
     carpeta = resources.files("mercadofresco.outbox") / "migrations"
     nombres = sorted(f.name for f in carpeta.iterdir() if f.name.endswith(".sql"))
     return [(nombre.removesuffix(".sql"), (carpeta / nombre).read_text(encoding="utf-8")) for nombre in nombres]
+
+
+def migraciones_pendientes(conn: Connection) -> list[str]:
+    """Versions of ``migrations/`` not yet applied to the connection's schema (read only)."""
+    existe = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    hechas = set()
+    if existe and existe[0]:
+        hechas = {fila[0] for fila in conn.execute("SELECT version FROM schema_migrations")}
+    return [version for version, _ in ficheros_migracion() if version not in hechas]
+
+
+def verificar_migraciones(conn: Connection) -> None:
+    """Refuse to run on a schema behind this layer's migrations (deployed functions do not migrate).
+
+    Raises
+    ------
+    MigracionError
+        Naming the pending versions and who applies them.
+    """
+    pendientes = migraciones_pendientes(conn)
+    if pendientes:
+        raise MigracionError(
+            f"database schema is behind this code: {pendientes} not applied; the deploy applies them "
+            "(custom resource MigracionesAurora, functions/migraciones) - redeploy or check its log"
+        )
 
 
 def aplicar_migraciones(conn: Connection) -> list[str]:
