@@ -10,10 +10,11 @@ What is measured, per function, in N fresh processes (interleaved with N process
   (``-I -S``), and ``-B``: ``/var/task`` and ``/opt`` are read-only in Lambda, so a module
   the artifact ships without its ``.pyc`` is compiled again on every cold start, as here;
 - the peak memory of that process (``ru_maxrss``);
-- what the first invocation will still import (``first use``): the packages deferred out of
-  the import (Valkey client, PostgreSQL driver, X-Ray SDK) timed in the same process after
-  ``import app``. Deferring moves that cost out of the init phase; it does not remove it for
-  a path that needs the package, and this column shows it.
+- what the first invocation still pays (``first use``), timed in the same process after
+  ``import app``: the packages deferred out of the import (Valkey client, PostgreSQL driver,
+  X-Ray SDK) and the objects a handler builds on first use (``_consumidor``/``_operaciones``:
+  its boto3 and Valkey clients; no network). Deferring moves that cost out of the init phase;
+  it does not remove it for a path that needs it, and this column shows it.
 
 The runtime-like site: Lambda's python3.13 runtime ships boto3 with its dependencies
 (botocore, s3transfer, jmespath, python-dateutil, six, urllib3) outside ``/opt``; this
@@ -71,6 +72,10 @@ pesados = [m for m in __DIFERIDOS__ if m in sys.modules]
 inicio = time.perf_counter()
 for m in __USO__:
     __import__(m)
+if __USO__:
+    for constructor in ("_consumidor", "_operaciones"):  # what a function builds on its first invocation
+        if hasattr(sys.modules.get("app"), constructor):
+            getattr(sys.modules["app"], constructor)()
 uso_s = time.perf_counter() - inicio
 print(json.dumps({"importar_s": importar_s, "uso_s": uso_s, "pesados": pesados,
                   "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))

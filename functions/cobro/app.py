@@ -72,7 +72,20 @@ def pasarela() -> ClienteProveedor:
     return _cliente(clave_api)
 
 
-operaciones = Operaciones(pasarela=pasarela, store=IdempotencyStore.from_env())
+def _operaciones() -> Operaciones:
+    """Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load."""
+    if "operaciones" not in globals():
+        globals()["operaciones"] = Operaciones(pasarela=pasarela, store=IdempotencyStore.from_env())
+    return globals()["operaciones"]
+
+
+def __getattr__(nombre: str) -> Any:
+    # PEP 562: ``app.operaciones`` read from outside (tests, the local run) builds it too; set, it replaces it.
+    if nombre == "operaciones":
+        return _operaciones()
+    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
+
+
 DESPACHO = {"cobro": Operaciones.cobro, "reembolso": Operaciones.reembolso}
 METRICA = {"cobro": "Cobro", "reembolso": "Reembolso"}  # + Completado / Rechazado / Fallido: the dashboard's outcomes
 
@@ -84,7 +97,7 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     solicitud = Solicitud.desde_evento(event)
     logger.append_keys(pedido_id=solicitud.pedido_id, operacion=solicitud.operacion)
     try:
-        resultado = DESPACHO[solicitud.operacion](operaciones, solicitud)
+        resultado = DESPACHO[solicitud.operacion](_operaciones(), solicitud)
     except Exception as exc:
         desenlace = "Rechazado" if isinstance(exc, CobroRechazado | ReembolsoRechazado) else "Fallido"
         metrics.add_metric(name=METRICA[solicitud.operacion] + desenlace, unit=MetricUnit.Count, value=1)
