@@ -13,18 +13,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.consumer import Consumidor, Ruta
 from mercadofresco.db import pool_compartido
 from mercadofresco.outbox.proyeccion import ESTADO_POR_EVENTO, Resultado, proyectar
+from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
     from mercadofresco.consumer import Evento
 
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
+tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
 
 
 def actualizar_estado(evento: Evento) -> None:

@@ -20,7 +20,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.db import pool_compartido
@@ -31,6 +31,7 @@ from mercadofresco.outbox.solicitudes import (
     consultar_pedido,
     registrar_pedido,
 )
+from mercadofresco.tracing import LazyTracer
 from psycopg_pool import PoolTimeout
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
+tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
 app = APIGatewayHttpResolver()
 
 RETRY_AFTER_S = 2
