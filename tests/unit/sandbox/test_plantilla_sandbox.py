@@ -1,0 +1,65 @@
+"""template.yaml's sandbox wiring: an empty provider URL deploys its simulador and points the callers at it."""
+
+from __future__ import annotations
+
+import pytest
+from mercadofresco_local.plantilla import Plantilla
+
+URLS_REALES = {
+    "PasarelaUrl": "https://pasarela.example/api",
+    "ErpUrl": "https://erp.example/api",
+    "CorreoPrincipalUrl": "https://correo1.example/api",
+    "CorreoSecundarioUrl": "https://correo2.example/api",
+}
+SIMULADORES = ("SimuladorPasarelaFunction", "SimuladorErpFunction", "SimuladorCorreoFunction")
+
+
+def _variable(p: Plantilla, funcion: str, variable: str) -> object:
+    return p.recursos[funcion]["Properties"]["Environment"]["Variables"][variable]
+
+
+def test_plantilla_default_urls_empty_deploys_every_simulador() -> None:
+    # GIVEN the template's defaults (a newcomer's first deploy)
+    p = Plantilla()
+    # THEN the three sandbox functions, their URLs and the shared table are part of the stack
+    funciones = p.de_tipo("AWS::Serverless::Function")
+    assert set(SIMULADORES) <= set(funciones)
+    assert len(p.de_tipo("AWS::Lambda::Url")) == 3
+    assert "TablaSimulador" in p.de_tipo("AWS::DynamoDB::Table")
+
+
+def test_plantilla_given_urls_deploys_no_simulador() -> None:
+    p = Plantilla(parametros=URLS_REALES)
+    assert not set(SIMULADORES) & set(p.de_tipo("AWS::Serverless::Function"))
+    assert not p.de_tipo("AWS::Lambda::Url")
+    assert "TablaSimulador" not in p.de_tipo("AWS::DynamoDB::Table")
+
+
+@pytest.mark.parametrize(
+    ("funcion", "variable", "url", "sufijo"),
+    [
+        ("CobroFunction", "PASARELA_URL", "SimuladorPasarelaUrl", ""),
+        ("ErpFunction", "ERP_URL", "SimuladorErpUrl", ""),
+        ("CorreoFunction", "CORREO_PRINCIPAL_URL", "SimuladorCorreoUrl", "/principal"),
+        ("CorreoFunction", "CORREO_SECUNDARIO_URL", "SimuladorCorreoUrl", "/secundario"),
+    ],
+)
+def test_plantilla_caller_url_is_simulador_url_plus_token_or_the_given_one(
+    funcion: str, variable: str, url: str, sufijo: str
+) -> None:
+    # GIVEN the caller's variable in the template
+    valor = _variable(Plantilla(), funcion, variable)
+    # THEN: the given URL when there is one, else the sandbox's function URL + the token path segment
+    condicion, simulada, dada = valor["Fn::If"]
+    assert Plantilla().condicion(condicion) and not Plantilla(parametros=URLS_REALES).condicion(condicion)
+    assert (
+        simulada["Fn::Sub"]
+        == f"${{{url}.FunctionUrl}}{{{{resolve:secretsmanager:${{SimuladorSecret}}:SecretString:token}}}}{sufijo}"
+    )
+    assert "Ref" in dada
+
+
+def test_plantilla_simulador_token_is_the_one_the_callers_get() -> None:
+    p = Plantilla()
+    token = _variable(p, "SimuladorPasarelaFunction", "SIMULADOR_TOKEN")["Fn::Sub"]
+    assert token in _variable(p, "CobroFunction", "PASARELA_URL")["Fn::If"][1]["Fn::Sub"]
