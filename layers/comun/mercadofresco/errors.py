@@ -26,24 +26,57 @@ class ErrorPermanente(MercadoFrescoError):
     """A failure that will repeat on every attempt (business rule, bad input)."""
 
 
-class PasarelaNoDisponible(ErrorTransitorio):
+class DependencyUnavailableError(ErrorTransitorio):
+    """A dependency could not be used now; says which one and why, as constructor fields.
+
+    Parameters
+    ----------
+    mensaje:
+        What happened, in English.
+    dependencia:
+        The dependency's breaker/budget name (``pasarela``, ``erp``...), as metrics show it.
+    attempts:
+        HTTP attempts made before giving up (0: none, e.g. an open circuit).
+    last_outcome:
+        The last attempt's outcome (``HTTP 503``, ``ReadTimeoutError: ...``), or ``""``.
+    retry_in_s:
+        How long the caller should wait before trying again (an open circuit's remaining time), or 0.
+    """
+
+    def __init__(
+        self,
+        mensaje: str,
+        *,
+        dependencia: str = "",
+        attempts: int = 0,
+        last_outcome: str = "",
+        retry_in_s: float = 0.0,
+    ) -> None:
+        super().__init__(mensaje)
+        self.dependencia = dependencia
+        self.attempts = attempts
+        self.last_outcome = last_outcome
+        self.retry_in_s = retry_in_s
+
+
+class PasarelaNoDisponible(DependencyUnavailableError):
     """The payment gateway did not answer usefully (5xx, 429, reset, timeout)."""
 
 
-class ProveedorNoDisponible(ErrorTransitorio):
+class ProveedorNoDisponible(DependencyUnavailableError):
     """An external provider other than the gateway (ERP, e-mail) is unavailable."""
 
 
-class CircuitoAbierto(ErrorTransitorio):
-    """The shared circuit breaker for a dependency is open: no call was made."""
+class CircuitoAbierto(DependencyUnavailableError):
+    """The shared circuit breaker for a dependency is open: no call was made (``retry_in_s`` says for how long)."""
 
 
 class OperacionEnCurso(ErrorTransitorio):
     """Another consumer holds a live ``EN_CURSO`` claim for the same key."""
 
 
-class PresupuestoReintentosAgotado(ErrorTransitorio):
-    """The dependency's retry budget is spent: fail fast, let the queue/workflow decide."""
+class PresupuestoReintentosAgotado(DependencyUnavailableError):
+    """The dependency's retry budget refused a retry: fail fast, let the queue/workflow decide."""
 
 
 class CobroRechazado(ErrorPermanente):
@@ -58,7 +91,15 @@ class EventoInvalido(ErrorPermanente):
     """Malformed JSON, missing fields or an unknown ``version``: goes to the DLQ with its reason."""
 
 
-#: Every name the state machine may match on, in one place.
+class ResultadoDesconocido(MercadoFrescoError):
+    """A non-idempotent provider call timed out reading: it may or may not have happened.
+
+    Neither transient nor permanent: retrying could charge twice, giving up could lose a charge.
+    The HTTP layer never retries it; the caller reconciles (asks the provider) before acting.
+    """
+
+
+#: Every name the state machine may match on, in one place (a test keeps the ASL's a subset of it).
 NOMBRES_PARA_EL_FLUJO = tuple(
     cls.__name__
     for cls in (
@@ -70,16 +111,6 @@ NOMBRES_PARA_EL_FLUJO = tuple(
         CobroRechazado,
         ReembolsoRechazado,
         EventoInvalido,
+        ResultadoDesconocido,
     )
 )
-
-
-class ResultadoDesconocido(MercadoFrescoError):
-    """A non-idempotent provider call timed out reading: it may or may not have happened.
-
-    Neither transient nor permanent: retrying could charge twice, giving up could lose a charge.
-    The HTTP layer never retries it; the caller reconciles (asks the provider) before acting.
-    """
-
-
-NOMBRES_PARA_EL_FLUJO = (*NOMBRES_PARA_EL_FLUJO, ResultadoDesconocido.__name__)

@@ -117,7 +117,7 @@ def test_breaker_open_rejects_fast_without_calling_dependency(cliente, redis_pre
     with pytest.raises(CircuitoAbierto) as info:
         breaker.call(dep.responde)
     assert info.value.dependencia == "pasarela"
-    assert 0 < info.value.reintentar_en_s <= 30
+    assert 0 < info.value.retry_in_s <= 30
 
 
 def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_prefix, reloj):

@@ -10,7 +10,12 @@ from email.utils import format_datetime
 import pytest
 import redis
 from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
-from mercadofresco.errors import CircuitoAbierto, PasarelaNoDisponible, ResultadoDesconocido
+from mercadofresco.errors import (
+    CircuitoAbierto,
+    PasarelaNoDisponible,
+    PresupuestoReintentosAgotado,
+    ResultadoDesconocido,
+)
 from mercadofresco.http import MAX_ATTEMPTS_HTTP, ClienteProveedor
 from mercadofresco.retry import FullJitterBackoff, RetryBudget, RetryPolicy
 
@@ -89,7 +94,7 @@ def test_post_503_every_time_raises_after_max_attempts(proveedor):
         _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=True)
     # THEN exactly MAX_ATTEMPTS_HTTP requests were made, and the error says so
     assert len(proveedor.peticiones) == MAX_ATTEMPTS_HTTP == 2
-    assert info.value.intentos == 2
+    assert info.value.attempts == 2
     assert "HTTP 503" in str(info.value)
 
 
@@ -104,7 +109,7 @@ def test_post_429_honours_retry_after_or_gives_up_when_too_long(proveedor, retry
         assert esperas == [3.0]
     else:
         # THEN a Retry-After beyond the bound is not slept inside the Lambda: fail now
-        with pytest.raises(PasarelaNoDisponible, match="Retry-After mayor"):
+        with pytest.raises(PasarelaNoDisponible, match="Retry-After above the limit"):
             cliente.post("/cobros", json={}, idempotente=True)
         assert esperas == []
         assert len(proveedor.peticiones) == 1
@@ -115,7 +120,7 @@ def test_post_read_timeout_non_idempotent_is_unknown_outcome_not_retried(proveed
     proveedor.lento(0.5)
     esperas: list[float] = []
     # WHEN a non-idempotent POST times out reading
-    with pytest.raises(ResultadoDesconocido, match="conciliar"):
+    with pytest.raises(ResultadoDesconocido, match="reconcile"):
         _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=False)
     # THEN it was not sent again
     assert len(proveedor.peticiones) == 1
@@ -144,7 +149,7 @@ def test_post_connection_refused_raises_error_no_disponible():
         s.bind(("127.0.0.1", 0))
         puerto = s.getsockname()[1]  # closed as soon as the block ends: nobody listens
     esperas: list[float] = []
-    with pytest.raises(PasarelaNoDisponible, match="2 intento"):
+    with pytest.raises(PasarelaNoDisponible, match="2 attempt"):
         _cliente(f"http://127.0.0.1:{puerto}", esperas).post("/cobros", json={}, idempotente=True)
     assert len(esperas) == 1
 
@@ -161,7 +166,7 @@ def test_post_budget_spent_fails_fast_without_retry(proveedor, redis_url, redis_
     proveedor.responder(503)
     esperas: list[float] = []
     # WHEN the call fails transiently
-    with pytest.raises(PasarelaNoDisponible, match="presupuesto de reintentos agotado"):
+    with pytest.raises(PresupuestoReintentosAgotado, match="retry budget exhausted"):
         _cliente(proveedor.url, esperas, budget=budget).post("/cobros", json={}, idempotente=True)
     # THEN no retry was made and nothing was slept
     assert len(proveedor.peticiones) == 1

@@ -11,7 +11,7 @@
 --          'estado' (record pending, read), 'forzar'
 -- ARGV[2]  now in ms, or '' to use the server's TIME (one clock for every Lambda)
 -- ARGV[3]  pending outcomes of this process, oldest first: 'E' success, 'F' failure
--- ARGV[4]  adquirir: a fresh token for a probe | sonda: the probe's token | forzar: '', 'abierto', 'cerrado'
+-- ARGV[4]  acquire: a fresh token for a probe | sonda: the probe's token | forzar: '', 'abierto', 'cerrado'
 -- ARGV[5]  sonda: 'E' or 'F'
 -- ARGV[6]  the config, one string: "cubeta_ms cubetas minimo_llamadas tasa_fallos fallos_seguidos base_ms max_ms
 --          reserva_ms" (one argument and one reply string keep the client's encode/parse cost per call low)

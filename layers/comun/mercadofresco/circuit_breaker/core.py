@@ -198,11 +198,11 @@ class CircuitBreaker:
     def _permiso(self, decision: Decision, *, token: str, local: bool) -> Permiso:
         if not decision.admitido:
             espera_s = max(0.0, (decision.abierto_hasta_ms - decision.ahora_ms) / 1000)
-            error = CircuitoAbierto(
-                f"circuito '{self.dependencia}' {decision.estado.value}: no se llama; reintentar en {espera_s:.0f} s"
+            raise CircuitoAbierto(
+                f"circuit '{self.dependencia}' is {decision.estado.value}: not calling; retry in {espera_s:.0f} s",
+                dependencia=self.dependencia,
+                retry_in_s=espera_s,
             )
-            error.dependencia, error.reintentar_en_s = self.dependencia, espera_s  # type: ignore[attr-defined]
-            raise error
         return Permiso(self, es_sonda=decision.es_sonda, token=token, local=local)
 
     def _registrar(self, permiso: Permiso, *, exito: bool) -> None:

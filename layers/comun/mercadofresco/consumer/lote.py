@@ -138,7 +138,7 @@ class Consumidor:
             enviar_a_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.funcion)
             metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
         except self.aplazar_en as exc:
-            causa, minimo_s = f"{type(exc).__name__}: {exc}", getattr(exc, "reintentar_en_s", 0)
+            causa, minimo_s = f"{type(exc).__name__}: {exc}", getattr(exc, "retry_in_s", 0)
             aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, minimo_s=minimo_s)
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
 

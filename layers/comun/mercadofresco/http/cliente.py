@@ -30,7 +30,12 @@ from urllib.parse import quote
 import urllib3
 
 from mercadofresco.circuit_breaker.metricas import REINTENTOS, como_metricas
-from mercadofresco.errors import ErrorTransitorio, ProveedorNoDisponible, ResultadoDesconocido
+from mercadofresco.errors import (
+    DependencyUnavailableError,
+    PresupuestoReintentosAgotado,
+    ProveedorNoDisponible,
+    ResultadoDesconocido,
+)
 from mercadofresco.retry.backoff import retry_after_s
 from mercadofresco.retry.clasificacion import Clasificacion, clasificar
 from mercadofresco.retry.politica import RetryPolicy
@@ -43,6 +48,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mercadofresco.http")
 CUERPO_TEXTO_MAX = 1000  # characters of a non-JSON body kept for the caller's log
+# Why a retry was refused (the log's ``motivo`` and the error message).
+MOTIVO_INTENTOS = "attempts exhausted"
+MOTIVO_RETRY_AFTER = "Retry-After above the limit"
+MOTIVO_PRESUPUESTO = "retry budget exhausted"
 
 
 class Respuesta(NamedTuple):
@@ -98,7 +107,7 @@ class ClienteProveedor:
         budget: RetryBudget | None = None,
         connect_timeout_s: float = 2.0,
         read_timeout_s: float = 10.0,
-        error_no_disponible: type[ErrorTransitorio] = ProveedorNoDisponible,
+        error_no_disponible: type[DependencyUnavailableError] = ProveedorNoDisponible,
         metrics: Any = None,
         cabeceras: dict[str, str] | None = None,
         rng: random.Random | None = None,
@@ -161,11 +170,11 @@ class ClienteProveedor:
     def _espera_antes_de_reintentar(self, numero: int, intento: _Intento) -> tuple[float | None, str]:
         """Seconds to wait before another attempt, or ``None`` and why not (attempts, Retry-After, budget)."""
         if not self.retry.queda_intento(numero):
-            return None, "intentos agotados"
+            return None, MOTIVO_INTENTOS
         espera = self.retry.espera_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
-        motivo = "Retry-After mayor que el límite" if espera is None else ""
+        motivo = MOTIVO_RETRY_AFTER if espera is None else ""
         if espera is not None and self.budget is not None and not self.budget.allow_retry():
-            espera, motivo = None, "presupuesto de reintentos agotado"
+            espera, motivo = None, MOTIVO_PRESUPUESTO
         extra = {"dependencia": self.dependencia, "intento": numero + 1, "detalle": intento.detalle}
         if espera is None:
             logger.warning("provider retry refused", extra={**extra, "motivo": motivo})
@@ -196,16 +205,20 @@ class ClienteProveedor:
     def _resultado(self, intento: _Intento, intentos: int, motivo: str) -> Respuesta:
         if intento.clasificacion is Clasificacion.RESULTADO_DESCONOCIDO:
             raise ResultadoDesconocido(
-                f"{self.dependencia}: sin respuesta a tiempo en una operación no idempotente ({intento.detalle}); "
-                "puede haberse ejecutado: conciliar antes de repetir"
+                f"{self.dependencia}: no answer in time to a non-idempotent operation ({intento.detalle}); "
+                "it may have happened: reconcile before repeating it"
             ) from intento.error
         if not intento.clasificacion.reintentable:
             assert intento.respuesta is not None
             return intento.respuesta
-        error = self.error_no_disponible(
-            f"{self.dependencia} no disponible tras {intentos} intento(s) ({motivo}); último: {intento.detalle}"
+        # The budget's refusal has its own name in the workflow's contract; any other end is "unavailable".
+        tipo = PresupuestoReintentosAgotado if motivo == MOTIVO_PRESUPUESTO else self.error_no_disponible
+        error = tipo(
+            f"{self.dependencia} unavailable after {intentos} attempt(s) ({motivo}); last: {intento.detalle}",
+            dependencia=self.dependencia,
+            attempts=intentos,
+            last_outcome=intento.detalle,
         )
-        error.intentos, error.ultimo = intentos, intento.detalle  # type: ignore[attr-defined]
         raise error from intento.error
 
 
