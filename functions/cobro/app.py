@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parameters import SecretsProvider
 from mercadofresco import aws
-from mercadofresco.consumer.proveedores import cliente_desde_env
 from mercadofresco.errors import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
+from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco.retry import RetryPolicy
 from mercadofresco.tracing import LazyTracer
@@ -38,16 +37,10 @@ READ_TIMEOUT_S = float(os.environ.get("PASARELA_READ_TIMEOUT_S", "10"))
 CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
 
 
-@lru_cache(maxsize=1)
-def _secretos() -> SecretsProvider:
-    """Created on first use (only when a secret is configured); its cache lives as long as the container."""
-    return SecretsProvider(boto3_client=aws.client("secretsmanager"))
-
-
 @lru_cache(maxsize=2)
 def _cliente(clave_api: str) -> ClienteProveedor:
     cabeceras = {"Authorization": f"Bearer {clave_api}"} if clave_api else {}
-    return cliente_desde_env(
+    return client_from_env(
         "pasarela",
         "PASARELA_URL",
         error_no_disponible=PasarelaNoDisponible,
@@ -64,7 +57,7 @@ def pasarela() -> ClienteProveedor:
     arn = os.environ.get("PASARELA_SECRET_ARN", "").strip()
     if not arn:
         return _cliente("")
-    secreto: Any = _secretos().get(arn, max_age=SECRETO_MAX_AGE_S)
+    secreto: Any = aws.read_secret(arn, max_age_s=SECRETO_MAX_AGE_S)
     try:
         clave_api = json.loads(secreto)["api_key"]
     except (ValueError, TypeError, KeyError):

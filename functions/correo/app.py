@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from mercadofresco.consumer import Consumidor, Ruta
-from mercadofresco.consumer.proveedores import aceptado, cliente_desde_env
+from mercadofresco.consumer import Consumidor, Ruta, aceptado
 from mercadofresco.errors import CircuitoAbierto
+from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore, claves
 from mercadofresco.tracing import LazyTracer
 
@@ -76,8 +76,8 @@ def _consumidor() -> Consumidor:
     """The consumer, built on the first invocation: its Valkey client imports redis, which init need not pay."""
     if "consumidor" not in globals():
         globals()["consumidor"] = crear_consumidor(
-            cliente_desde_env("correo-principal", "CORREO_PRINCIPAL_URL"),
-            cliente_desde_env("correo-secundario", "CORREO_SECUNDARIO_URL"),
+            client_from_env("correo-principal", "CORREO_PRINCIPAL_URL"),
+            client_from_env("correo-secundario", "CORREO_SECUNDARIO_URL"),
             IdempotencyStore.from_env(),
         )
     return globals()["consumidor"]

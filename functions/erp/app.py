@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
-from mercadofresco.consumer import Consumidor, Ruta
-from mercadofresco.consumer.proveedores import aceptado, cliente_desde_env
+from mercadofresco.consumer import Consumidor, Ruta, aceptado
 from mercadofresco.errors import CircuitoAbierto
+from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore, claves
 from mercadofresco.tracing import LazyTracer
 
@@ -79,7 +79,7 @@ def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumid
 def _consumidor() -> Consumidor:
     """The consumer, built on the first invocation: its Valkey client imports redis, which init need not pay."""
     if "consumidor" not in globals():
-        globals()["consumidor"] = crear_consumidor(cliente_desde_env("erp", "ERP_URL"), IdempotencyStore.from_env())
+        globals()["consumidor"] = crear_consumidor(client_from_env("erp", "ERP_URL"), IdempotencyStore.from_env())
     return globals()["consumidor"]
 
 

@@ -161,18 +161,10 @@ def ruta_codigo(code_uri: str) -> Path:
 def entornos_nuevos() -> None:
     """Forget the layer's per-execution-environment caches, as new Lambda containers would.
 
-    The layer keeps module-lifetime clients, pools and configuration in ``functools.cache``
-    functions (``mercadofresco.aws.cached_client``, ``mercadofresco.db.pool_compartido``,
-    ``mercadofresco.outbox.entorno.entorno``...). A second local run in the same process (the
-    e2e suite) has another moto port and another database schema, so every such cache of every
-    loaded ``mercadofresco`` module is cleared, and the shared pool closed first.
+    A second local run in the same process (the e2e suite) has another moto port and another
+    database schema: the layer's one public reset forgets its clients, secret provider,
+    configuration and pools (closed first).
     """
-    db = sys.modules.get("mercadofresco.db")  # imports psycopg: only if some handler already did
-    if db is not None and db.pool_compartido.cache_info().currsize:
-        db.pool_compartido().close()
-    for nombre, modulo in list(sys.modules.items()):
-        if nombre != "mercadofresco" and not nombre.startswith("mercadofresco."):
-            continue
-        for valor in list(vars(modulo).values()):
-            if callable(getattr(valor, "cache_clear", None)) and getattr(valor, "__module__", None) == nombre:
-                valor.cache_clear()
+    from mercadofresco.process_cache import reset_environment
+
+    reset_environment()

@@ -14,11 +14,12 @@ shared config file count attempts. The worst-case tables use
 from __future__ import annotations
 
 import os
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
+
+from mercadofresco.process_cache import per_environment
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -47,10 +48,28 @@ def client(service: str, **kwargs: Any) -> BaseClient:
     return boto3.client(service, config=merged, **kwargs)
 
 
-@cache
+@per_environment
 def cached_client(service: str) -> BaseClient:
     """A module-lifetime client, reused across warm invocations (created on first use)."""
     return client(service)
+
+
+SECRET_MAX_AGE_S = 300  # one Secrets Manager call per secret per 5 min per container; a rotation is seen within it
+
+
+@per_environment
+def _secrets_provider() -> Any:
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider  # imported on first secret only
+
+    return SecretsProvider(boto3_client=cached_client("secretsmanager"))
+
+
+def read_secret(arn: str, *, transform: str | None = None, max_age_s: int = SECRET_MAX_AGE_S) -> Any:
+    """A Secrets Manager value, through the layer's one Powertools provider (so its cache really is shared).
+
+    ``transform="json"`` decodes a JSON secret. Values are cached ``max_age_s`` per process.
+    """
+    return _secrets_provider().get(arn, transform=transform, max_age=max_age_s)
 
 
 def region() -> str:

@@ -18,13 +18,13 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from psycopg_pool import ConnectionPool
 
 from mercadofresco import aws
+from mercadofresco.process_cache import per_environment
 
 logger = logging.getLogger(__name__)
 
@@ -66,16 +66,9 @@ class ConfigBD:
         )
 
 
-@cache
-def _secretos() -> Any:
-    from aws_lambda_powertools.utilities.parameters import SecretsProvider
-
-    return SecretsProvider(boto3_client=aws.client("secretsmanager"))
-
-
 def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
     """libpq keyword arguments for Aurora, credentials from the (cached) secret."""
-    secreto = _secretos().get(config.secret_arn, transform="json", max_age=config.secreto_max_age_s)
+    secreto = aws.read_secret(config.secret_arn, transform="json", max_age_s=config.secreto_max_age_s)
     parametros: dict[str, Any] = {
         "host": config.endpoint,
         "port": int(secreto.get("port", config.puerto)),
@@ -118,7 +111,7 @@ def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> Conne
     )
 
 
-@cache
+@per_environment(close=lambda pool: pool.close())
 def pool_compartido() -> ConnectionPool:
     """The execution environment's pool, created on first use and reused by warm invocations."""
     return crear_pool(ConfigBD.from_env())

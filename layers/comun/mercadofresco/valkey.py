@@ -39,13 +39,9 @@ class _TokenDeSecreto(CredentialProvider):
         self.secreto_arn = secreto_arn
 
     def get_credentials(self) -> tuple[str]:
-        from aws_lambda_powertools.utilities.parameters import SecretsProvider
+        from mercadofresco.aws import read_secret  # the layer's one cached provider, not one per connection
 
-        from mercadofresco.aws import cached_client
-
-        valor: Any = SecretsProvider(boto3_client=cached_client("secretsmanager")).get(
-            self.secreto_arn, max_age=SECRETO_MAX_AGE_S
-        )
+        valor: Any = read_secret(self.secreto_arn, max_age_s=SECRETO_MAX_AGE_S)
         return (_extraer_token(valor),)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from mercadofresco.circuit_breaker import BreakerConfig
-from mercadofresco.consumer.proveedores import cliente_desde_env
+from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco_local.aprovisionar import Aprovisionador
 from mercadofresco_local.fallos import ControlFallos
@@ -180,7 +180,7 @@ def cargar_consumidor(
 
     def _cargar(nombre: str, breaker: BreakerConfig = BREAKER_PRUEBA) -> Any:
         def cliente(dependencia: str, variable: str) -> Any:
-            return cliente_desde_env(
+            return client_from_env(
                 dependencia, variable, config=breaker, clock=reloj, prefijo=redis_prefix, sleep=reloj.avanzar
             )
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from mercadofresco import db
 from mercadofresco.aws import client
+from mercadofresco.process_cache import reset_environment
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -17,12 +18,12 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def secreto(aws: None) -> Iterator[str]:
-    db._secretos.cache_clear()
+    reset_environment()  # a fresh container: no cached secret provider
     arn = client("secretsmanager").create_secret(
         Name="aurora-mf-escritor", SecretString=json.dumps({"username": "mf", "password": "s3cret"})
     )["ARN"]
     yield arn
-    db._secretos.cache_clear()
+    reset_environment()
 
 
 def test_parametros_aurora_use_cached_secret_tls_and_writer_only(secreto: str) -> None:

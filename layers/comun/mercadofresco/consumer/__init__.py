@@ -10,7 +10,7 @@ Usage in a handler::
 
 Modules: :mod:`.lectura` (body -> :class:`Evento`), :mod:`.colas` (source queue, its DLQ,
 dead letters with ``mf-*`` attributes), :mod:`.aplazamiento` (defer without burning
-receives), :mod:`.lote` (the Powertools batch glue).
+receives), :mod:`.lote` (the Powertools batch glue), :mod:`.proveedores` (what a provider's answer means).
 """
 
 from __future__ import annotations
@@ -18,5 +18,6 @@ from __future__ import annotations
 from mercadofresco.consumer.aplazamiento import PoliticaAplazamiento
 from mercadofresco.consumer.lectura import Evento, MensajeInvalido, Ruta, leer
 from mercadofresco.consumer.lote import Consumidor
+from mercadofresco.consumer.proveedores import aceptado
 
-__all__ = ["Consumidor", "Evento", "MensajeInvalido", "PoliticaAplazamiento", "Ruta", "leer"]
+__all__ = ["Consumidor", "Evento", "MensajeInvalido", "PoliticaAplazamiento", "Ruta", "aceptado", "leer"]

@@ -1,15 +1,12 @@
-"""A consumer's provider calls: the client wired from the environment, and what its answer means.
+"""What a provider's answer means to a consumer (the client itself: :func:`mercadofresco.http.client_from_env`).
 
-Every consumer of an external provider (ERP, e-mail) needs the same two things: a
-:class:`~mercadofresco.http.ClienteProveedor` behind the dependency's shared breaker and
-retry budget (both in Valkey), and one rule for the answer: 2xx is done, a 4xx is the
-provider refusing *this* message (permanent: to the DLQ with ``dato-invalido``, never
-retried), and 409 means the provider already has it (done, the duplicate it told us about).
+One rule for the answer: 2xx is done, a 4xx is the provider refusing *this* message
+(permanent: to the DLQ with ``dato-invalido``, never retried), and 409 means the provider
+already has it (done, the duplicate it told us about).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -17,48 +14,9 @@ from mercadofresco.consumer.lectura import MensajeInvalido
 from mercadofresco.dlq import Motivo
 
 if TYPE_CHECKING:
-    import redis
-
-    from mercadofresco.circuit_breaker import BreakerConfig
-    from mercadofresco.http import ClienteProveedor, Respuesta
+    from mercadofresco.http import Respuesta
 
 YA_LO_TIENE = 409  # the provider saw this Idempotency-Key's operation already
-
-
-def cliente_desde_env(
-    dependencia: str,
-    variable_url: str,
-    *,
-    redis_client: redis.Redis | None = None,
-    config: BreakerConfig | None = None,
-    **kwargs: Any,
-) -> ClienteProveedor:
-    """The provider client for ``dependencia`` at ``$variable_url``, with its shared breaker and budget.
-
-    ``redis_client`` defaults to :func:`mercadofresco.valkey.cliente_valkey` (the breaker's
-    and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefijo`` (private
-    Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ClienteProveedor``.
-    """
-    from mercadofresco.circuit_breaker import CircuitBreaker
-    from mercadofresco.http import ClienteProveedor
-    from mercadofresco.retry import RetryBudget, RetryPolicy
-
-    url = os.environ.get(variable_url, "").strip()
-    if not url:
-        raise ValueError(f"environment variable {variable_url} (base URL of {dependencia}) is not set")
-    if redis_client is None:
-        from mercadofresco.valkey import cliente_valkey
-
-        redis_client = cliente_valkey()
-    reloj = kwargs.pop("clock", None)
-    prefijo = kwargs.pop("prefijo", None)
-    claves_extra = {"prefijo": prefijo} if prefijo else {}
-    breaker = CircuitBreaker(dependencia, redis_client, config=config, clock=reloj, **claves_extra)
-    # The budget ages its pending deposits on the same clock as the breaker.
-    reloj_budget = {"clock": reloj} if reloj is not None else {}
-    budget = RetryBudget(dependencia, redis_client, **claves_extra, **reloj_budget)
-    kwargs.setdefault("retry", RetryPolicy.from_env())
-    return ClienteProveedor(dependencia=dependencia, base_url=url, breaker=breaker, budget=budget, **kwargs)
 
 
 def aceptado(respuesta: Respuesta, dependencia: str) -> dict[str, Any]:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 from mercadofresco.db import pool_compartido
 from mercadofresco.outbox.config import OutboxConfig
 from mercadofresco.outbox.migraciones import aplicar_migraciones, verificar_migraciones
+from mercadofresco.process_cache import per_environment
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -29,7 +29,7 @@ class EntornoOutbox:
     config: OutboxConfig
 
 
-@cache
+@per_environment
 def entorno() -> EntornoOutbox:
     """The environment's pool (schema migrated) and config; built on first use."""
     pool = pool_compartido()

@@ -1,0 +1,52 @@
+"""The provider client wired from the environment: one way for every function (charge, ERP, e-mail).
+
+A :class:`~mercadofresco.http.ClienteProveedor` behind the dependency's shared breaker and
+retry budget (both in Valkey), its base URL from an environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import redis
+
+    from mercadofresco.circuit_breaker import BreakerConfig
+    from mercadofresco.http.cliente import ClienteProveedor
+
+
+def client_from_env(
+    dependencia: str,
+    variable_url: str,
+    *,
+    redis_client: redis.Redis | None = None,
+    config: BreakerConfig | None = None,
+    **kwargs: Any,
+) -> ClienteProveedor:
+    """The provider client for ``dependencia`` at ``$variable_url``, with its shared breaker and budget.
+
+    ``redis_client`` defaults to :func:`mercadofresco.valkey.cliente_valkey` (the breaker's
+    and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefijo`` (private
+    Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ClienteProveedor``.
+    """
+    from mercadofresco.circuit_breaker import CircuitBreaker
+    from mercadofresco.http.cliente import ClienteProveedor
+    from mercadofresco.retry import RetryBudget, RetryPolicy
+
+    url = os.environ.get(variable_url, "").strip()
+    if not url:
+        raise ValueError(f"environment variable {variable_url} (base URL of {dependencia}) is not set")
+    if redis_client is None:
+        from mercadofresco.valkey import cliente_valkey
+
+        redis_client = cliente_valkey()
+    reloj = kwargs.pop("clock", None)
+    prefijo = kwargs.pop("prefijo", None)
+    claves_extra = {"prefijo": prefijo} if prefijo else {}
+    breaker = CircuitBreaker(dependencia, redis_client, config=config, clock=reloj, **claves_extra)
+    # The budget ages its pending deposits on the same clock as the breaker.
+    reloj_budget = {"clock": reloj} if reloj is not None else {}
+    budget = RetryBudget(dependencia, redis_client, **claves_extra, **reloj_budget)
+    kwargs.setdefault("retry", RetryPolicy.from_env())
+    return ClienteProveedor(dependencia=dependencia, base_url=url, breaker=breaker, budget=budget, **kwargs)
