@@ -26,12 +26,6 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.exceptions import OrphanedChildLoggerError
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    SqsFifoPartialProcessor,
-    process_partial_response,
-)
 
 from mercadofresco.consumer.aplazamiento import PoliticaAplazamiento, aplazar, recepciones_agotadas
 from mercadofresco.consumer.colas import Colas, enviar_a_dlq
@@ -42,6 +36,7 @@ from mercadofresco.errors import ErrorPermanente
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
+    from aws_lambda_powertools.utilities.batch import BatchProcessor
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
     from botocore.client import BaseClient
@@ -100,9 +95,18 @@ class Consumidor:
 
     def __call__(self, event: dict[str, Any], context: Any = None) -> PartialItemFailureResponse:
         registros = _registros_sqs(event)
-        if registros is None:
+        if not registros:  # nothing that is an SQS message (Powertools would raise on an empty batch)
             return {"batchItemFailures": []}
         event = {**event, "Records": registros}
+        # Imported by the first batch, not at import: Powertools' batch module loads asyncio and every
+        # event data class (~12 % of a consumer's import; bench/bench_cold_start.py, "first use").
+        from aws_lambda_powertools.utilities.batch import (
+            BatchProcessor,
+            EventType,
+            SqsFifoPartialProcessor,
+            process_partial_response,
+        )
+
         if any(r["eventSourceARN"].endswith(".fifo") for r in registros):
             procesador: BatchProcessor = SqsFifoPartialProcessor(skip_group_on_error=True, logger=logger)
         else:
