@@ -9,6 +9,15 @@ import pytest
 from mercadofresco.outbox.migraciones import aplicar_migraciones
 from psycopg_pool import ConnectionPool
 
+# The consumers' world (template queues in moto, loopback providers, a clock the test moves), reused as it is.
+from tests.integration.consumidores.conftest import (  # noqa: F401
+    cargar_consumidor,
+    proveedores,
+    recursos,
+    reloj,
+    seccion_plantilla,
+)
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 EVENTOS_AWS_DIR = Path(__file__).parent / "eventos_aws"
@@ -90,3 +91,11 @@ cuerpo_malo = st.one_of(
     st.sampled_from(["", " ", "\n", "null", "[]", "{}", '"texto"', "{", '{"tipo": "PedidoConfirmado", "version":']),
     st.sampled_from(list(EVENTOS_AWS.values())).map(json.dumps),
 )
+
+
+def ejemplos(fraccion: float) -> settings:
+    """A share of the active profile's examples, for a property whose example is slow (moto, a provider, SQS).
+
+    Scales with the profile: a handful in CI, hundreds with ``HYPOTHESIS_PROFILE=largo``.
+    """
+    return settings(max_examples=max(5, int(settings.default.max_examples * fraccion)))
