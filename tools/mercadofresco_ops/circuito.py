@@ -60,10 +60,8 @@ def describir(dependencia: str, d: Decision) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _argumentos().parse_args(argv)
     try:
-        from mercadofresco.circuit_breaker import PREFIJO_CLAVES, BreakerConfig
-        from mercadofresco.circuit_breaker.compartido import EstadoCompartido
-        from mercadofresco.circuit_breaker.estado import EstadoCompartidoNoDisponibleError
-        from mercadofresco.valkey import cliente_valkey
+        from mercadofresco.circuit_breaker import CircuitBreaker, MetricasPowertools, SharedStateUnavailableError
+        from mercadofresco.valkey import PREFIJO_CLAVES, cliente_valkey
 
         cliente = cliente_valkey(args.redis_url, socket_timeout_ms=TIMEOUT_OPERADOR_MS)
     except ValueError as exc:
@@ -80,13 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     modo = {"estado": None, "abrir": "abierto", "cerrar": "cerrado" if getattr(args, "forzado", False) else ""}
     try:
         for dependencia in dependencias:
-            estado = EstadoCompartido(f"{prefijo}circuito:{dependencia}", cliente, BreakerConfig())
-            if modo[args.orden] is None:
-                decision = estado.ejecutar("estado", ahora_ms=None)
-            else:
-                decision = estado.ejecutar("forzar", ahora_ms=None, token=modo[args.orden])
+            # The functions' own breaker, through its public API: the same key, the same script.
+            breaker = CircuitBreaker(dependencia, cliente, prefijo=prefijo, metrics=MetricasPowertools())
+            orden = modo[args.orden]
+            decision = breaker.shared_state() if orden is None else breaker.force(orden)
             print(describir(dependencia, decision))
-    except EstadoCompartidoNoDisponibleError as exc:
+    except SharedStateUnavailableError as exc:
         print(f"mf-circuito: Valkey no responde ({exc}); nada se ha cambiado", file=sys.stderr)
         return SALIDA_VALKEY
     return SALIDA_OK

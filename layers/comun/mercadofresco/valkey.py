@@ -20,29 +20,31 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
-from redis.backoff import NoBackoff
-from redis.credentials import CredentialProvider
-from redis.retry import Retry
+if TYPE_CHECKING:
+    import redis
 
+# Every key the layer writes in mercadofresco-catalogo starts with it (breaker, retry budget): one
+# prefix for every capability, so an operator can list or clear the project's keys with one pattern.
+PREFIJO_CLAVES = "mf:"
 SOCKET_TIMEOUT_MS = 50  # in-VPC Valkey answers in ~1 ms; 50x that is "down or overloaded"
 CONNECT_TIMEOUT_MS = 200  # TCP + TLS handshake in the same region, with margin for a cold connect
 SECRETO_MAX_AGE_S = 300  # Powertools' cache: one Secrets Manager call per 5 min per container
 
 
-class _TokenDeSecreto(CredentialProvider):
-    """AUTH token from Secrets Manager, cached by Powertools, asked for on each new connection."""
+def _proveedor_de_token(secreto_arn: str) -> Any:
+    """A redis-py ``CredentialProvider``: the AUTH token from Secrets Manager, asked for on each new connection."""
+    from redis.credentials import CredentialProvider
 
-    def __init__(self, secreto_arn: str) -> None:
-        self.secreto_arn = secreto_arn
+    from mercadofresco.aws import read_secret  # the layer's one cached provider, not one per connection
 
-    def get_credentials(self) -> tuple[str]:
-        from mercadofresco.aws import read_secret  # the layer's one cached provider, not one per connection
+    class TokenDeSecreto(CredentialProvider):
+        def get_credentials(self) -> tuple[str]:
+            valor: Any = read_secret(secreto_arn, max_age_s=SECRETO_MAX_AGE_S)
+            return (_extraer_token(valor),)
 
-        valor: Any = read_secret(self.secreto_arn, max_age_s=SECRETO_MAX_AGE_S)
-        return (_extraer_token(valor),)
+    return TokenDeSecreto()
 
 
 def _extraer_token(valor: str | bytes) -> str:
@@ -74,6 +76,10 @@ def cliente_valkey(url: str | None = None, *, socket_timeout_ms: int | None = No
     ValueError
         When neither ``REDIS_URL`` nor ``VALKEY_ENDPOINT`` is set, or the endpoint is malformed.
     """
+    import redis  # the driver loads with the first client, not with this module (PREFIJO_CLAVES is imported widely)
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
     timeout_ms = socket_timeout_ms or int(os.environ.get("VALKEY_SOCKET_TIMEOUT_MS", SOCKET_TIMEOUT_MS))
     comunes: dict[str, Any] = {
         "socket_timeout": timeout_ms / 1000,
@@ -96,6 +102,6 @@ def cliente_valkey(url: str | None = None, *, socket_timeout_ms: int | None = No
         host=host,
         port=int(puerto),
         ssl=tls,
-        credential_provider=_TokenDeSecreto(secreto) if secreto else None,
+        credential_provider=_proveedor_de_token(secreto) if secreto else None,
         **comunes,
     )

@@ -82,7 +82,7 @@ def test_local_breaker_failed_probe_doubles_open_time() -> None:
     assert breaker.acquire().es_sonda
 
 
-def test_forzar_without_valkey_is_a_clear_error() -> None:
+def test_force_without_valkey_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="Valkey"):
         CircuitBreaker("erp", None).force("abierto")
 

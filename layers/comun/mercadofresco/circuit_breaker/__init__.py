@@ -8,13 +8,12 @@ Importing this package imports no driver; ``redis`` loads when a breaker gets a 
 
 from __future__ import annotations
 
-from mercadofresco.circuit_breaker.config import PREFIJO_CLAVES, BreakerConfig
+from mercadofresco.circuit_breaker.config import BreakerConfig
 from mercadofresco.circuit_breaker.core import CircuitBreaker, Permiso
-from mercadofresco.circuit_breaker.estado import Decision, Estado
+from mercadofresco.circuit_breaker.estado import Decision, Estado, SharedStateUnavailableError
 from mercadofresco.circuit_breaker.metricas import Metricas, MetricasPowertools
 
 __all__ = [
-    "PREFIJO_CLAVES",
     "BreakerConfig",
     "CircuitBreaker",
     "Decision",
@@ -22,4 +21,5 @@ __all__ = [
     "Metricas",
     "MetricasPowertools",
     "Permiso",
+    "SharedStateUnavailableError",
 ]

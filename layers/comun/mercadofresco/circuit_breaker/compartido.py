@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from mercadofresco.circuit_breaker.estado import Decision, Estado, EstadoCompartidoNoDisponibleError
+from mercadofresco.circuit_breaker.estado import Decision, Estado, SharedStateUnavailableError
 
 if TYPE_CHECKING:
     import redis
@@ -49,12 +49,12 @@ class EstadoCompartido:
     def ejecutar(
         self, op: str, *, ahora_ms: int | None, pendientes: str = "", token: str = "", resultado: str = ""
     ) -> Decision:
-        """Run ``op`` in one round trip; Valkey errors become :class:`EstadoCompartidoNoDisponibleError`."""
+        """Run ``op`` in one round trip; Valkey errors become :class:`SharedStateUnavailableError`."""
         args = [op, "" if ahora_ms is None else ahora_ms, pendientes, token, resultado, self._config]
         try:
             r = self._script(keys=[self.clave], args=args)
         except RedisError as exc:
-            raise EstadoCompartidoNoDisponibleError(f"{type(exc).__name__}: {exc}") from exc
+            raise SharedStateUnavailableError(f"{type(exc).__name__}: {exc}") from exc
         admitido, estado, hasta, aperturas, sonda, motivo, ahora, ok, ko, seguidos = _texto(r).split("|")
         return Decision(
             admitido=admitido == "1",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PREFIJO_CLAVES = "mf:"  # every key this layer writes in mercadofresco-catalogo starts with it
 NAMESPACE_METRICAS = "MercadoFresco/Tienda"
 
 

@@ -28,11 +28,12 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from mercadofresco.circuit_breaker.config import PREFIJO_CLAVES, BreakerConfig
-from mercadofresco.circuit_breaker.estado import Decision, EstadoCompartidoNoDisponibleError
+from mercadofresco.circuit_breaker.config import BreakerConfig
+from mercadofresco.circuit_breaker.estado import Decision, SharedStateUnavailableError
 from mercadofresco.circuit_breaker.local import BreakerLocal
 from mercadofresco.circuit_breaker.metricas import CIRCUITO_ABIERTO, ESTADO_COMPARTIDO_NO_DISPONIBLE, como_metricas
 from mercadofresco.errors import CircuitoAbierto, ErrorPermanente
+from mercadofresco.valkey import PREFIJO_CLAVES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -153,7 +154,7 @@ class CircuitBreaker:
             token = f"{self._token_base}-{next(self._contador)}"
             try:
                 decision = self._ejecutar("acquire", token=token)
-            except EstadoCompartidoNoDisponibleError as exc:
+            except SharedStateUnavailableError as exc:
                 self._degradar(exc)
             else:
                 return self._permiso(decision, token=token if decision.es_sonda else "", local=False)
@@ -164,9 +165,23 @@ class CircuitBreaker:
         if self._usa_compartido():
             try:
                 return self._ejecutar("estado")
-            except EstadoCompartidoNoDisponibleError as exc:
+            except SharedStateUnavailableError as exc:
                 self._degradar(exc)
         return self._local.instantanea()
+
+    def shared_state(self) -> Decision:
+        """The state as Valkey holds it, for operators: never the local fallback.
+
+        Raises
+        ------
+        SharedStateUnavailableError
+            Valkey did not answer (nothing was read or changed).
+        ValueError
+            This breaker has no Valkey client.
+        """
+        if self._compartido is None:
+            raise ValueError("reading the shared state needs a Valkey client")
+        return self._ejecutar("estado")
 
     def flush(self) -> None:
         """Publish pending outcomes now (e.g. at the end of an invocation)."""
@@ -176,7 +191,10 @@ class CircuitBreaker:
         self.state()
 
     def force(self, modo: Literal["abierto", "cerrado", ""]) -> Decision:
-        """Operator override: ``abierto``/``cerrado`` until ``""`` (back to automatic, reset to closed)."""
+        """Operator override: ``abierto``/``cerrado`` until ``""`` (back to automatic, reset to closed).
+
+        Raises :class:`SharedStateUnavailableError` when Valkey does not answer (nothing changed).
+        """
         if self._compartido is None:
             raise ValueError("forcing needs the shared state: this breaker has no Valkey client")
         return self._compartido.ejecutar("forzar", ahora_ms=self._ahora_ms(), token=modo)
@@ -217,7 +235,7 @@ class CircuitBreaker:
         elif permiso.es_sonda:
             try:
                 self._ejecutar("sonda", token=permiso.token, resultado="E" if exito else "F")
-            except EstadoCompartidoNoDisponibleError as exc:
+            except SharedStateUnavailableError as exc:
                 self._degradar(exc)  # the reservation expires on its own: nothing is wedged
         else:
             with self._lock:

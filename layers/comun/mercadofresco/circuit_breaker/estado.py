@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from mercadofresco.errors import MercadoFrescoError
+
 
 class Estado(Enum):
     """A breaker's state as an operator reads it."""
@@ -32,5 +34,5 @@ class Decision:
     fallos_seguidos: int = 0
 
 
-class EstadoCompartidoNoDisponibleError(Exception):
-    """Valkey did not answer within the socket timeout (or refused): the breaker degrades."""
+class SharedStateUnavailableError(MercadoFrescoError):
+    """Valkey did not answer within the socket timeout (or refused): the breaker degrades; an operator is told."""

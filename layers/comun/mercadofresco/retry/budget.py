@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from mercadofresco.circuit_breaker.config import PREFIJO_CLAVES
+from mercadofresco.valkey import PREFIJO_CLAVES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
