@@ -1,0 +1,106 @@
+"""The consumers' body reader and dead-letter attributes under any body: an event or a reason, always within limits."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+from mercadofresco import dlq
+from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, _que_quepa, _tamano, con_atributos
+from mercadofresco.consumer.lectura import MensajeInvalido, Ruta, leer
+from mercadofresco.dlq import Motivo
+from mercadofresco.validation import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
+
+from tests.conftest import load_event
+from tests.unit.fuzz.estrategias import (
+    cuerpo_malo,
+    importe_malo,
+    json_grande,
+    moneda_mala,
+    texto_cualquiera,
+    texto_sqs,
+    valor_json,
+    version_mala,
+)
+
+RUTAS = {
+    "PedidoConfirmado": Ruta(lambda e: None, campos=("pedido_id",)),
+    "ReservaStock": Ruta(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
+}
+AVISO = json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"])
+DETALLE_MAX_CHARS = 1000
+
+
+def _leer(cuerpo: str):
+    """The event, or None after checking the refusal carries a reason and a bounded, safe detail."""
+    try:
+        evento = leer(cuerpo, RUTAS)
+    except MensajeInvalido as exc:
+        assert exc.motivo in set(Motivo) - {Motivo.APLAZAMIENTOS_AGOTADOS}
+        assert exc.detalle and "Traceback" not in exc.detalle
+        return None
+    for campo in ("importe_centimos", "moneda"):
+        if campo in evento.datos:
+            assert evento.datos[campo] in MONEDAS_ISO_4217 or 0 < evento.datos[campo] <= IMPORTE_MAX_CENTIMOS
+    return evento
+
+
+@given(cuerpo=st.one_of(cuerpo_malo, json_grande, valor_json.map(json.dumps)))
+def test_fuzz_leer_any_body_is_an_event_or_a_reason_never_a_crash(cuerpo) -> None:
+    # GIVEN any body SQS could deliver (deep, large, not JSON, an AWS event of another source)
+    # WHEN read THEN an event, or MensajeInvalido with its reason: never RecursionError or TypeError
+    _leer(cuerpo)
+
+
+@given(
+    campo_valor=st.one_of(
+        st.tuples(st.just("importe_centimos"), importe_malo),
+        st.tuples(st.just("moneda"), moneda_mala),
+        st.tuples(st.just("version"), version_mala),
+        st.tuples(st.just("email"), st.one_of(texto_cualquiera, valor_json)),
+        st.tuples(st.just("pedido_id"), st.one_of(valor_json.filter(lambda v: not isinstance(v, str)), st.just(" x"))),
+    ),
+    sobre=st.sampled_from(["raw", "sns", "eventbridge"]),
+)
+def test_fuzz_leer_bad_value_in_any_envelope_is_dato_invalido_or_its_own_reason(campo_valor, sobre) -> None:
+    # GIVEN a notice with one bad value, raw or in an SNS / EventBridge envelope
+    campo, valor = campo_valor
+    evento = AVISO | {campo: valor}
+    if campo == "email" and isinstance(valor, str) and "@" in valor and "." in valor.split("@")[-1]:
+        return  # could be a real address; the shape check is what is tested elsewhere
+    cuerpo = json.dumps(evento)
+    if sobre == "sns":
+        cuerpo = json.dumps({"Type": "Notification", "TopicArn": "arn:aws:sns:eu-south-2:1:t", "Message": cuerpo})
+    elif sobre == "eventbridge":
+        detalle = {k: v for k, v in evento.items() if k != "tipo"}
+        cuerpo = json.dumps({"detail-type": "PedidoConfirmado", "source": "mf", "version": "0", "detail": detalle})
+    # WHEN read THEN refused: the value never reaches the ERP or an e-mail
+    assert _leer(cuerpo) is None
+
+
+@given(
+    cuerpo=st.one_of(texto_sqs, json_grande, st.integers(200_000, 262_000).map(lambda n: "x" * n)),
+    detalle=st.one_of(texto_cualquiera, st.text(min_size=900, max_size=1000)),
+    originales=st.dictionaries(st.sampled_from(["a", "b", "mf-aplazamientos"]), texto_sqs, max_size=3),
+)
+def test_fuzz_atributos_de_dlq_always_fit_next_to_the_body_and_keep_the_reason_when_possible(
+    cuerpo, detalle, originales
+) -> None:
+    # GIVEN any body SQS accepted and any error detail
+    propios = {
+        dlq.ATRIBUTO_MOTIVO: "dato-invalido",
+        dlq.ATRIBUTO_DETALLE: detalle[:DETALLE_MAX_CHARS],
+        dlq.ATRIBUTO_COLA_ORIGEN: "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp",
+        dlq.ATRIBUTO_FUNCION: "erp",
+    }
+    record = {"messageAttributes": {k: {"dataType": "String", "stringValue": v} for k, v in originales.items()}}
+    # WHEN the dead letter's attributes are built
+    atributos = _que_quepa(cuerpo, con_atributos(record, propios), propios)
+    # THEN body and attributes fit SQS's message size, and the reason goes whenever it can
+    assert _tamano(cuerpo, atributos) <= MAX_MENSAJE_BYTES
+    if (
+        _tamano(cuerpo, {dlq.ATRIBUTO_MOTIVO: {"DataType": "String", "StringValue": "dato-invalido"}})
+        <= MAX_MENSAJE_BYTES
+    ):
+        assert atributos[dlq.ATRIBUTO_MOTIVO]["StringValue"] == "dato-invalido"
