@@ -27,6 +27,13 @@ How redelivery multiplies:
   counting every retrier except those matching only Lambda service errors (which fire
   before the function's code runs) or the function's declared ``ErroresSinLlamada``.
   Σ, not max: each retrier keeps its own counter.
+- A task inside a bounded loop of the workflow (asked again after a ``Wait``): × the visits that
+  can call, declared on the state machine as ``Metadata: {Mensajeria: {VisitasMaximas: {State: n}}}``
+  (the ASL has no metadata; a test pins each number to the loop's ``Choice`` bound). Undeclared: 1.
+
+Not counted, because the function's code never runs: Lambda's own service errors and
+``Lambda.TooManyRequestsException`` (a throttled invocation never reaches the provider, however
+long the workflow waits for capacity).
 """
 
 from __future__ import annotations
@@ -71,16 +78,18 @@ class Ruta:
     recepciones: int
     intentos_flujo: int
     http_supuesto: bool
+    visitas: int = 1
 
     @property
     def total(self) -> int:
-        return self.intentos_http * self.recepciones * self.intentos_flujo
+        return self.intentos_http * self.recepciones * self.intentos_flujo * self.visitas
 
     def describir(self) -> str:
         assumed = " assumed" if self.http_supuesto else ""
+        visits = f" × {self.visitas} visits" if self.visitas != 1 else ""
         return (f"{self.dependencia}: {' → '.join(self.pasos)}: "
                 f"{self.intentos_http} HTTP{assumed} × {self.recepciones} receives × "
-                f"{self.intentos_flujo} workflow = {self.total}")
+                f"{self.intentos_flujo} workflow{visits} = {self.total}")
 
 
 def _http_attempts(template: dict, function_id: str) -> tuple[int, bool]:
@@ -104,10 +113,18 @@ def _no_call_errors(template: dict, function_id: str) -> frozenset[str]:
     return asl.LAMBDA_SERVICE_ERRORS | {e for e in declared if isinstance(e, str)}
 
 
-def _ruta(template: dict, function_id: str, pasos: list[str], receives: int, workflow: int) -> Ruta:
+def _ruta(template: dict, function_id: str, pasos: list[str], receives: int, workflow: int, visits: int = 1) -> Ruta:
     http, assumed = _http_attempts(template, function_id)
     pasos = [*pasos, f"{function_id} ({HTTP_ATTEMPTS_ENV} {http}{' assumed' if assumed else ''})"]
-    return Ruta(_dependency(template, function_id), function_id, tuple(pasos), http, receives, workflow, assumed)
+    return Ruta(_dependency(template, function_id), function_id, tuple(pasos), http, receives, workflow, assumed,
+                visits)
+
+
+def _visits(template: dict, machine_id: str) -> dict[str, int]:
+    """``Metadata.Mensajeria.VisitasMaximas`` of a state machine: state name -> visits that can call."""
+    meta = (resources(template).get(machine_id) or {}).get("Metadata") or {}
+    found = (meta.get("Mensajeria") or {}).get("VisitasMaximas") if isinstance(meta, dict) else None
+    return {k: as_int(v) or 1 for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 def _queue_step(template: dict, queue_id: str) -> tuple[str, int]:
@@ -169,14 +186,16 @@ def _workflow_routes(template: dict, base_dir: Path) -> Iterator[Ruta]:
         if definition is None:
             continue
         subs = props(resources(template)[mid]).get("DefinitionSubstitutions") or {}
+        visits = _visits(template, mid)
         for estado in asl.walk(definition):
             fid = _invoked_function(estado.body, subs, functions)
             if fid is None:
                 continue
             attempts = _workflow_attempts(estado.body.get("Retry"), _no_call_errors(template, fid))
+            n = visits.get(estado.name, 1)
+            label = f"{mid}:{estado.label} (1+retries = {attempts}{f', {n} visits' if n != 1 else ''})"
             for steps, receives in _machine_entries(template, mid):
-                yield _ruta(template, fid, [*steps, f"{mid}:{estado.label} (1+retries = {attempts})"],
-                            receives, attempts)
+                yield _ruta(template, fid, [*steps, label], receives, attempts, n)
 
 
 def peor_caso(template: dict, base_dir: str | Path = ".") -> list[Ruta]:

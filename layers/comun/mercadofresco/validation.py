@@ -16,6 +16,8 @@ import re
 import unicodedata
 from typing import Any
 
+from mercadofresco.errors import MercadoFrescoError
+
 IMPORTE_MAX_CENTIMOS = 100_000_000  # 1 000 000.00: no grocery order is larger; above it is a bug or an attack
 ID_MAX_CHARS = 200  # an id becomes part of an idempotency key (whose parts stop at 200)
 EMAIL_MAX_CHARS = 254  # RFC 5321's path limit
@@ -39,7 +41,7 @@ MONEDAS_ISO_4217 = frozenset(_CODIGOS_ISO_4217.split())
 _EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
 
 
-class ValorInvalido(ValueError):
+class ValorInvalido(MercadoFrescoError, ValueError):
     """A field has a value no order can have; ``str(exc)`` is safe to log and to put in a DLQ attribute."""
 
     def __init__(self, campo: str, problema: str) -> None:

@@ -6,14 +6,22 @@ Step Functions API from the ASL file with the template's substitutions, and rout
 tasks to ``functions/cobro/app.py`` in this process (``mercadofresco_local.moto_lambda``). The
 gateway is the loopback stand-in; the breaker and retry budget live in a PRIVATE Redis (a test
 that opens the ``pasarela`` circuit must not open anybody else's). Step Functions' Retry waits
-are recorded instead of slept (``esperas``), so a test can assert them and still run fast.
+are recorded instead of slept (``esperas``), and so are ``Wait`` states (``pausas``); both move the
+clock the charge and claim functions read (``reloj``), so a lease really lapses during a Wait that
+outlasts it, and the tests still run fast and never depend on timing.
+
+``MF_ASL_FLUJO=/path/to/old.asl.json`` runs the same tests against another definition (e.g. the
+previous commit's, from ``git show HEAD~1:statemachines/procesar_pedido.asl.json``), to see a
+regression test fail on the workflow it guards against.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -66,16 +74,56 @@ def valkey(redis_privado: str) -> Iterator[Any]:
     cliente.close()
 
 
+@dataclass
+class Reloj:
+    """Epoch seconds as the handlers see them: the real clock plus every wait the workflow did not sleep."""
+
+    desfase_s: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def avanzar(self, segundos: float) -> None:
+        with self._lock:
+            self.desfase_s += segundos
+
+    def __call__(self) -> float:
+        return time.time() + self.desfase_s
+
+
 @pytest.fixture
-def esperas(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Seconds Step Functions' Retry asked to wait, recorded instead of slept."""
+def reloj() -> Reloj:
+    return Reloj()
+
+
+@pytest.fixture
+def esperas(monkeypatch: pytest.MonkeyPatch, reloj: Reloj) -> list[float]:
+    """Seconds Step Functions' Retry asked to wait, recorded instead of slept (the handlers' clock moves)."""
     from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 
     pedidas: list[float] = []
-    reloj = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
-    reloj.sleep = pedidas.append
-    monkeypatch.setattr(retrier_decl, "time", reloj)
+
+    def dormir(segundos: float) -> None:
+        pedidas.append(segundos)
+        reloj.avanzar(segundos)
+
+    sustituto = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
+    sustituto.sleep = dormir
+    monkeypatch.setattr(retrier_decl, "time", sustituto)
     return pedidas
+
+
+@pytest.fixture
+def pausas(monkeypatch: pytest.MonkeyPatch, reloj: Reloj) -> list[int]:
+    """Seconds of the workflow's Wait states, recorded instead of waited (the handlers' clock moves)."""
+    from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+
+    hechas: list[int] = []
+
+    def esperar(self: Any, env: Any, wait_seconds: int) -> None:
+        hechas.append(wait_seconds)
+        reloj.avanzar(wait_seconds)
+
+    monkeypatch.setattr(WaitFunction, "_wait_interval", esperar)
+    return hechas
 
 
 @dataclass
@@ -87,8 +135,19 @@ class Flujo:
     proveedores: Proveedores
     registro: Any  # moto_lambda.Registro
     fisicos: dict[str, Any]
-    observador_bus: str  # queue receiving PedidoRechazado / PedidoCancelado
+    observador_bus: str  # queue receiving PedidoRechazado / PedidoCancelado / PedidoNoConfirmado
+    funciones: Any = None  # mercadofresco_local.funciones.Funciones
     _n: int = field(default=0)
+
+    def modulo(self, logical_id: str) -> Any:
+        """The handler module of a template function, as loaded in this process."""
+        return self.funciones.por_id[logical_id].cargar()
+
+    def envolver(self, logical_id: str, envoltura: Any) -> None:
+        """Run ``envoltura(manejador_real, evento, contexto)`` for every invocation of that function."""
+        funcion = self.funciones.por_id[logical_id]
+        real = self.registro.manejador(funcion.nombre)
+        self.registro.registrar(funcion.nombre, lambda evento, contexto: envoltura(real, evento, contexto))
 
     @property
     def pasarela(self) -> Any:
@@ -101,7 +160,7 @@ class Flujo:
             "executionArn"
         ]
 
-    def esperar(self, ejecucion: str, limite_s: float = 30) -> dict[str, Any]:
+    def esperar(self, ejecucion: str, limite_s: float = 120) -> dict[str, Any]:
         fin = time.monotonic() + limite_s
         while time.monotonic() < fin:
             d = self.sfn.describe_execution(executionArn=ejecucion)
@@ -139,16 +198,19 @@ class Flujo:
         return [json.loads(m["Body"]) for m in self.mensajes(self.observador_bus)]
 
     def reclamo(self, pedido_id: str) -> dict[str, Any] | None:
+        return self.registro_idempotencia(f"pedido:{pedido_id}")
+
+    def registro_idempotencia(self, clave: str) -> dict[str, Any] | None:
         import boto3
 
         tabla = self.fisicos["TablaIdempotencia"]["Ref"]
-        return (
-            boto3.client("dynamodb").get_item(TableName=tabla, Key={"clave": {"S": f"pedido:{pedido_id}"}}).get("Item")
-        )
+        return boto3.client("dynamodb").get_item(TableName=tabla, Key={"clave": {"S": clave}}).get("Item")
 
 
 @pytest.fixture
-def flujo(aws: None, redis_privado: str, valkey: Any, esperas: list[float]) -> Iterator[Flujo]:
+def flujo(
+    aws: None, redis_privado: str, valkey: Any, esperas: list[float], pausas: list[int], reloj: Reloj
+) -> Iterator[Flujo]:
     import boto3
     from mercadofresco_local.aprovisionar import Aprovisionador
     from mercadofresco_local.moto_lambda import en_proceso
@@ -161,19 +223,44 @@ def flujo(aws: None, redis_privado: str, valkey: Any, esperas: list[float]) -> I
         aprovisionador = Aprovisionador(plantilla, entorno_local=entorno).aprovisionar()
         fisicos = plantilla.fisicos
         observador = _observar_bus(fisicos)
+        arn = aprovisionador.maquinas["ProcesarPedido"]
+        if otra := os.environ.get("MF_ASL_FLUJO"):
+            _sustituir_definicion(plantilla, arn, otra)
+        _inyectar_reloj(aprovisionador.funciones, reloj)
         with en_proceso(aprovisionador.funciones.handlers()) as registro:
             yield Flujo(
                 sfn=boto3.client("stepfunctions"),
-                arn=aprovisionador.maquinas["ProcesarPedido"],
+                arn=arn,
                 proveedores=proveedores,
                 registro=registro,
                 fisicos=fisicos,
                 observador_bus=observador,
+                funciones=aprovisionador.funciones,
             )
 
 
+def _inyectar_reloj(funciones: Any, reloj: Reloj) -> None:
+    """The charge and claim functions read the tests' clock (their leases lapse while a Wait is skipped)."""
+    cobro = funciones.por_id["CobroFunction"].cargar()
+    cobro.operaciones.store._now_s = reloj
+    cobro.operaciones.reloj_s = reloj
+    if "ReclamoFunction" in funciones.por_id:
+        reclamo = funciones.por_id["ReclamoFunction"].cargar()
+        reclamo.reloj_s = reloj
+        reclamo.store._now_s = reloj
+
+
+def _sustituir_definicion(plantilla: Any, arn: str, ruta: str) -> None:
+    import boto3
+    from mercadofresco_local.aprovisionar import _definicion
+
+    props = {**plantilla.recursos["ProcesarPedido"]["Properties"], "DefinitionUri": ruta}
+    props = plantilla.resolver(props)
+    boto3.client("stepfunctions").update_state_machine(stateMachineArn=arn, definition=_definicion(props))
+
+
 def _observar_bus(fisicos: dict[str, Any]) -> str:
-    """A test-only queue receiving the workflow's own events (PedidoRechazado, PedidoCancelado)."""
+    """A test-only queue receiving the workflow's own events (PedidoRechazado, PedidoCancelado, PedidoNoConfirmado)."""
     import boto3
 
     sqs, events = boto3.client("sqs"), boto3.client("events")

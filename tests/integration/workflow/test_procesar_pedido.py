@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import boto3
 import pytest
@@ -45,24 +46,31 @@ def test_flujo_pedido_valido_cobra_una_vez_reserva_por_sku_y_confirma(flujo):
     (referencia,) = flujo.pasarela.cobros
     assert confirmacion["tipo"] == "PedidoConfirmado" and confirmacion["version"] == 1
     assert confirmacion["pedido_id"] == PEDIDO and confirmacion["referencia_cobro"] == referencia
-    # the order's own fields pass through untouched (tolerant reader: the e-mail consumer needs "email")
+    # an explicit payload: what the ERP and the e-mail read, never the card token
     assert confirmacion["email"] == "lucia.ferrer@example.com" and confirmacion["importe_centimos"] == 4820
-    # the claim records the charge and carries its 24 h TTL
+    assert set(confirmacion) == {
+        "tipo", "version", "pedido_id", "cliente_id", "email", "importe_centimos", "moneda", "lineas",
+        "referencia_cobro", "confirmado_en",
+    }  # fmt: skip
+    # the claim is closed with the outcome, without a lease, and lives 24 h past the execution's bound
     reclamo = flujo.reclamo(PEDIDO)
-    assert reclamo["estado"]["S"] == "COBRADO" and reclamo["referencia_cobro"]["S"] == referencia
-    assert int(reclamo["expira_en"]["N"]) > 0
+    assert reclamo["estado"]["S"] == "COMPLETADO" and "caduca_bloqueo" not in reclamo
+    assert json.loads(reclamo["resultado"]["S"]) == {"tipo": "confirmado", "referencia_cobro": referencia}
+    assert int(reclamo["expira_en"]["N"]) >= int(time.time()) + 24 * 3600
 
 
-def test_flujo_pasarela_503_transitoria_reintenta_con_espera_y_cobra_una_vez(flujo, esperas):
+def test_flujo_pasarela_503_transitoria_reintenta_y_cobra_una_vez(flujo, esperas):
     # GIVEN a gateway failing the next 3 calls with 503 (the HTTP layer makes 2 per invocation)
     flujo.proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela", veces=3))
     # WHEN the workflow runs
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
-    # THEN Step Functions retried Cobrar once, after a jittered wait within IntervalSeconds, and one charge exists
+    # THEN the key was released, so ReintentarCobro asked again at once, and one charge exists
     assert ejecucion["status"] == "SUCCEEDED"
+    assert flujo.estados(ejecucion["executionArn"])[-1] == "Confirmado"
+    assert "ReintentarCobro" in flujo.estados(ejecucion["executionArn"])
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 2
     assert flujo.registro.errores["mercadofresco-cobro"] == 1
-    assert len(esperas) == 1 and 0 <= esperas[0] <= 3
+    assert esperas == []
     assert flujo.pasarela.llamadas["/cobros"] == 4
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
 
@@ -98,6 +106,21 @@ def test_flujo_circuito_abierto_falla_rapido_sin_llamar_a_la_pasarela(flujo, val
     assert flujo.pasarela.llamadas["/cobros"] == 0 and esperas == []
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
     assert flujo.reclamo(PEDIDO) is None  # released: the customer's retry of this order is not a "duplicate"
+    # and the customer is told (PedidoNoConfirmado, with the address to write to)
+    (evento,) = flujo.eventos_bus()
+    assert evento["detail-type"] == "PedidoNoConfirmado"
+    assert evento["detail"] == {
+        "version": 1, "pedido_id": PEDIDO, "email": "lucia.ferrer@example.com", "motivo": "pasarela-no-disponible",
+    }  # fmt: skip
+
+
+def _pedido(pedido_id: str) -> list[dict]:
+    """flujo/pedido-creado.json as another order."""
+    entrada = load_event("flujo/pedido-creado.json")
+    evento = json.loads(entrada[0]["body"])
+    evento["detail"]["pedido_id"] = pedido_id
+    entrada[0]["body"] = json.dumps(evento)
+    return entrada
 
 
 def test_flujo_caida_larga_de_la_pasarela_abre_el_circuito_y_los_siguientes_fallan_rapido(flujo):
@@ -105,17 +128,19 @@ def test_flujo_caida_larga_de_la_pasarela_abre_el_circuito_y_los_siguientes_fall
     flujo.proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela"))
     # WHEN orders keep arriving, one after another
     errores, llamadas = [], []
-    for _ in range(5):
-        antes = flujo.pasarela.llamadas["/cobros"]
-        errores.append(flujo.ejecutar(load_event("flujo/pedido-creado.json"))["error"])
-        llamadas.append(flujo.pasarela.llamadas["/cobros"] - antes)
-    # THEN the first ones exhaust their bounded retries (<= 2 HTTP x 4 workflow attempts each), the shared
-    # breaker opens, and from then on orders fail fast with CircuitoAbierto without touching the gateway
-    assert errores[0] == "CobroNoCompletado"
-    assert errores[-2:] == ["CircuitoAbierto", "CircuitoAbierto"] and llamadas[-2:] == [0, 0]
-    assert all(n <= 8 for n in llamadas)
-    assert sum(llamadas) == BreakerConfig().fallos_seguidos  # the gateway saw exactly the calls that opened it
-    assert flujo.pasarela.cobros_de(PEDIDO) == 0
+    for n in range(4):
+        antes = flujo.pasarela.llamadas["/cobros"] + flujo.pasarela.llamadas["/reembolsos"]
+        errores.append(flujo.ejecutar(_pedido(f"PED-2026-0900{n}"))["error"])
+        llamadas.append(flujo.pasarela.llamadas["/cobros"] + flujo.pasarela.llamadas["/reembolsos"] - antes)
+    # THEN the first order exhausts its bounded calls (charge <= 12, refund <= 12: docs/worst-case-attempts.md)
+    # without ever learning whether the gateway charged: it says so (ReembolsoNoCompletado: an operator checks)
+    # and the customer is told; the shared breaker opened, so the next orders fail fast without any call
+    assert errores[0] == "ReembolsoNoCompletado" and 0 < llamadas[0] <= 24
+    assert errores[1:] == ["CircuitoAbierto"] * 3 and llamadas[1:] == [0, 0, 0]
+    assert sum(llamadas) <= BreakerConfig().fallos_seguidos  # no call after the breaker opened
+    assert flujo.pasarela.cobros == {}
+    motivos = [e["detail"]["motivo"] for e in flujo.eventos_bus() if e["detail-type"] == "PedidoNoConfirmado"]
+    assert sorted(motivos) == ["pasarela-no-disponible"] * 3 + ["reembolso-pendiente"]
 
 
 def test_flujo_fallo_tras_el_cobro_reembolsa_exactamente_una_vez(flujo):

@@ -17,6 +17,7 @@ from aws_lambda_powertools import Logger
 
 from mercadofresco import dlq
 from mercadofresco.aws import cached_client
+from mercadofresco.errors import MercadoFrescoError
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -37,7 +38,7 @@ _NO_SQS = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 ATRIBUTO_RECEPCIONES_PREVIAS = "mf-recepciones-previas"
 
 
-class ColaSinDlqError(RuntimeError):
+class ColaSinDlqError(MercadoFrescoError, RuntimeError):
     """The source queue has no RedrivePolicy: there is nowhere safe to put a bad message."""
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from psycopg import sql
 
 from mercadofresco.db import ConfigBD, parametros_aurora
+from mercadofresco.errors import MercadoFrescoError
 from mercadofresco.outbox.migraciones import aplicar_migraciones
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ RESPUESTA_TIMEOUT_S = 10.0
 MOTIVO_MAX = 1000  # CloudFormation's whole response body must stay under 4 KB
 
 
-class RespuestaError(Exception):
+class RespuestaError(MercadoFrescoError):
     """CloudFormation's ResponseURL did not accept the answer after every attempt."""
 
 

@@ -1,0 +1,188 @@
+"""The order workflow under the platform's own faults (issue 15): no charge without a confirmed or refunded order.
+
+Each test is a regression test of one defect of the previous workflow (run them against it with
+``MF_ASL_FLUJO``, see conftest.py): the real ASL on moto's interpreter, the real ``cobro`` and
+``reclamo`` handlers, the loopback gateway that deduplicates on ``Idempotency-Key``. A platform fault
+is a wrapper around the real handler that raises the exception Lambda's caller would see
+(``mercadofresco_local.plataforma``: ``Sandbox.Timedout``, ``Lambda.Unknown``,
+``Lambda.TooManyRequestsException``). Waits are recorded, not slept, and move the handlers' clock:
+a Wait that outlasts a lease really lets it lapse.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from mercadofresco.idempotency import IdempotencyPersistenceError
+from mercadofresco_local.moto_lambda import ContextoLambda
+from mercadofresco_local.plataforma import LambdaCrashed, LambdaThrottled, LambdaTimeout
+
+from tests.conftest import load_event
+
+pytestmark = pytest.mark.integration
+
+PEDIDO = "PED-2026-084417"
+BLOQUEO_COBRO_S = 100  # CobroFunction's Timeout 40 s + the layer's 60 s margin
+EMAIL = "lucia.ferrer@example.com"
+
+
+def _es_cobro(evento: Any) -> bool:
+    return isinstance(evento, dict) and evento.get("operacion") == "cobro"
+
+
+def _fallar_cobros(flujo: Any, fallo: type[Exception], *, tras_el_real: bool, veces: int | None = None) -> None:
+    """Charges end in ``fallo`` (``veces`` times, or always); refunds and the claim run untouched."""
+    quedan = [veces]
+
+    def envoltura(real: Any, evento: Any, contexto: Any) -> Any:
+        if not _es_cobro(evento) or quedan[0] == 0:
+            return real(evento, contexto)
+        if quedan[0] is not None:
+            quedan[0] -= 1
+        if tras_el_real:
+            real(evento, contexto)  # the gateway charged (or the record answered): the answer is lost
+        raise fallo(f"platform fault injected by the test: {fallo.__name__}")
+
+    flujo.envolver("CobroFunction", envoltura)
+
+
+def _no_confirmado(flujo: Any) -> dict[str, Any]:
+    (evento,) = [e for e in flujo.eventos_bus() if e["detail-type"] == "PedidoNoConfirmado"]
+    return evento["detail"]
+
+
+def _poner(flujo: Any, item: dict[str, Any]) -> None:
+    boto3.client("dynamodb").put_item(TableName=flujo.fisicos["TablaIdempotencia"]["Ref"], Item=item)
+
+
+@pytest.mark.parametrize("fallo", [LambdaTimeout, LambdaCrashed], ids=["sandbox-timedout", "lambda-unknown"])
+def test_flujo_cobro_respuesta_perdida_tras_cobrar_se_resuelve_y_confirma(flujo, pausas, fallo):
+    # GIVEN a charge function that charges at the gateway and then times out / dies (the answer is lost)
+    _fallar_cobros(flujo, fallo, tras_el_real=True, veces=1)
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN the unknown outcome is resolved: asked again with the same key past the charge's lease, and confirmed
+    assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
+    estados = flujo.estados(ejecucion["executionArn"])
+    assert estados[-1] == "Confirmado" and "ConsultarCobro" in estados
+    assert pausas == [130] and pausas[0] > BLOQUEO_COBRO_S
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1 and flujo.pasarela.reembolsos_de(PEDIDO) == 0
+    assert len(flujo.mensajes("ColaErp")) == 1
+
+
+@pytest.mark.parametrize(
+    "fallo", [LambdaCrashed, IdempotencyPersistenceError], ids=["killed-before-completion", "completion-write-failed"]
+)
+def test_flujo_cobro_registro_sin_completar_espera_el_bloqueo_y_la_pasarela_deduplica(flujo, pausas, fallo):
+    # GIVEN the gateway charged but the record cobro:{id} was never completed (process killed, DynamoDB throttled)
+    store = flujo.modulo("CobroFunction").operaciones.store
+    completar = store.registros.completar
+    quedan = [1]
+
+    def completar_o_fallar(*args: Any, **kwargs: Any) -> bool:
+        if quedan[0]:
+            quedan[0] -= 1
+            raise fallo("the completion of the idempotency record did not happen")
+        return completar(*args, **kwargs)
+
+    store.registros.completar = completar_o_fallar
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN it waited past the EN_CURSO lease, took the key over and asked the gateway with the same
+    # Idempotency-Key: the gateway answered the first charge; one charge, confirmed
+    assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
+    assert pausas == [130]
+    assert flujo.pasarela.llamadas["/cobros"] == 2 and flujo.pasarela.cobros_de(PEDIDO) == 1
+    assert flujo.pasarela.reembolsos_de(PEDIDO) == 0
+
+
+def test_flujo_cobro_en_curso_en_otro_titular_espera_su_bloqueo_y_cobra(flujo, pausas, reloj):
+    # GIVEN cobro:{id} held EN_CURSO by another consumer whose lease is live for 100 s more
+    ahora = int(reloj())
+    _poner(flujo, {
+        "clave": {"S": f"cobro:{PEDIDO}"}, "estado": {"S": "EN_CURSO"}, "propietario": {"S": "otro"},
+        "caduca_bloqueo": {"N": str(ahora + BLOQUEO_COBRO_S)}, "expira_en": {"N": str(ahora + 86400)},
+    })  # fmt: skip
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN OperacionEnCurso is not retried into the lease: one Wait outlasts it, then the charge is made once
+    assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
+    assert pausas == [130]
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+
+
+def test_flujo_cobro_sin_resolver_se_compensa_con_reembolso_y_avisa(flujo, pausas):
+    # GIVEN every charge attempt's answer lost (the first one charged, later ones answered from the record)
+    _fallar_cobros(flujo, LambdaTimeout, tras_el_real=True)
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN after asking again twice past the lease it refunds (reembolso:{id}), tells the customer, and says so
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "CobroNoCompletado"
+    assert "refund" in ejecucion["cause"] and "No charge remains" in ejecucion["cause"]
+    assert pausas == [130, 130]
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1 and flujo.pasarela.reembolsos_de(PEDIDO) == 1
+    assert _no_confirmado(flujo) == {"version": 1, "pedido_id": PEDIDO, "email": EMAIL, "motivo": "cobro-no-confirmado"}
+    # the order stays claimed with its outcome: the same pedido_id is never charged again after its refund
+    reclamo = flujo.reclamo(PEDIDO)
+    assert reclamo["estado"]["S"] == "COMPLETADO" and json.loads(reclamo["resultado"]["S"])["tipo"] == "no-confirmado"
+    replay = flujo.ejecutar(load_event("flujo/pedido-duplicado.json"))
+    assert flujo.estados(replay["executionArn"])[-1] == "Duplicado"
+    assert flujo.mensajes("ColaErp") == [] and flujo.mensajes("ColaStock") == []
+
+
+def test_flujo_cobro_sin_resolver_y_sin_cobro_404_termina_sin_confirmar(flujo, pausas):
+    # GIVEN a charge function that dies before calling the gateway, every time
+    _fallar_cobros(flujo, LambdaCrashed, tras_el_real=False)
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN the refund's 404 ("nothing to refund") proves there is no charge: not confirmed, customer told
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "CobroNoCompletado"
+    assert flujo.pasarela.llamadas["/cobros"] == 0 and flujo.pasarela.llamadas["/reembolsos"] == 1
+    assert flujo.pasarela.cobros_de(PEDIDO) == 0 and flujo.pasarela.reembolsos_de(PEDIDO) == 0
+    assert _no_confirmado(flujo)["motivo"] == "cobro-no-confirmado"
+
+
+def test_flujo_cobro_estrangulado_espera_capacidad_y_no_falla(flujo, pausas, esperas):
+    # GIVEN cobro at its reserved concurrency for its first 9 invocations (a peak)
+    _fallar_cobros(flujo, LambdaThrottled, tras_el_real=False, veces=9)
+    # WHEN an order arrives
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN it waits for capacity (retries, then a Wait of 60 s) instead of failing, and is charged once
+    assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
+    assert pausas == [60] and len(esperas) == 8
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+
+
+def test_flujo_cobro_siempre_estrangulado_avisa_sin_cobrar_y_libera(flujo, pausas):
+    # GIVEN cobro throttled for good
+    _fallar_cobros(flujo, LambdaThrottled, tras_el_real=False)
+    # WHEN an order arrives
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN after its bounded waits it ends "not confirmed", nothing was called, the customer is told
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "PlataformaOcupada"
+    assert pausas == [60] * 10
+    assert flujo.pasarela.llamadas["/cobros"] == 0 and flujo.pasarela.llamadas["/reembolsos"] == 0
+    assert _no_confirmado(flujo)["motivo"] == "plataforma-ocupada"
+    assert flujo.reclamo(PEDIDO) is None
+
+
+def test_flujo_ejecucion_muerta_su_reclamo_caduca_y_un_redrive_lo_resuelve(flujo, reloj):
+    # GIVEN an execution that claimed the order, charged it and then timed out (TimeoutSeconds): its claim
+    # is EN_CURSO with a lapsed lease and cobro:{id} holds the charge
+    ahora = int(reloj())
+    _poner(flujo, {
+        "clave": {"S": f"pedido:{PEDIDO}"}, "estado": {"S": "EN_CURSO"}, "propietario": {"S": "arn:muerta"},
+        "caduca_bloqueo": {"N": str(ahora - 1)}, "expira_en": {"N": str(ahora + 86400)},
+    })  # fmt: skip
+    flujo.modulo("CobroFunction").lambda_handler(load_event("cobro-pedido.json"), ContextoLambda("cobro", "arn:cobro"))
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1
+    # WHEN the order is redriven
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN the new execution takes the claim over and confirms the existing charge, without charging again
+    assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
+    assert flujo.estados(ejecucion["executionArn"])[-1] == "Confirmado"
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1 and flujo.pasarela.llamadas["/cobros"] == 1
+    assert flujo.reclamo(PEDIDO)["propietario"]["S"] == ejecucion["executionArn"]
