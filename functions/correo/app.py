@@ -1,7 +1,8 @@
-"""ColaCorreo (PedidoConfirmado, CarritoAbandonado) -> one e-mail each; secondary provider while the primary is open.
+"""ColaCorreo (confirmations, reminders, order outcomes) -> one e-mail each; secondary provider while primary is open.
 
 Exactly one e-mail per operation: the idempotency key (``correo-confirmacion:{pedido_id}``,
-``recordatorio-carrito:{carrito_id}``) wraps the *choice* of provider too, so a fallback
+``recordatorio-carrito:{carrito_id}``, ``correo-no-confirmado:{pedido_id}`` for the one outcome of an
+order that was not confirmed: declined, not confirmed or cancelled) wraps the *choice* of provider too, so a fallback
 never adds a second e-mail; the key also goes to the provider as ``Idempotency-Key``, so
 a read timeout may be retried (``idempotente=True``). The fallback happens only on ``CircuitoAbierto`` (the primary
 was not called); a failed call to the primary is retried by the queue, not re-sent
@@ -32,6 +33,13 @@ tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercado
 # What each e-mail's template shows; everything else in the event is ignored (tolerant reader).
 CAMPOS_CONFIRMACION = ("pedido_id", "importe_centimos", "moneda", "lineas")
 CAMPOS_RECORDATORIO = ("carrito_id", "skus")
+CAMPOS_NO_CONFIRMADO = ("pedido_id", "motivo")
+# An order ends in one outcome: each non-confirmation tells the customer with its own template, one key per order.
+PLANTILLAS_NO_CONFIRMADO = {
+    "PedidoNoConfirmado": "pedido-no-confirmado",  # not confirmed, please retry (gateway down, busy, unresolved)
+    "PedidoRechazado": "pedido-rechazado",  # the card was declined
+    "PedidoCancelado": "pedido-cancelado",  # charged, then refunded: a step after the charge failed
+}
 
 
 def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, store: IdempotencyStore) -> Consumidor:
@@ -62,11 +70,18 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
         correo = {"destinatario": evento["email"], "plantilla": "recordatorio-carrito", "datos": datos}
         enviar(claves.recordatorio_carrito(evento["carrito_id"]), correo)
 
+    def avisar_no_confirmado(evento: Evento) -> None:
+        datos = {c: evento.get(c) for c in CAMPOS_NO_CONFIRMADO if evento.get(c) is not None}
+        correo = {"destinatario": evento["email"], "plantilla": PLANTILLAS_NO_CONFIRMADO[evento.tipo], "datos": datos}
+        enviar(claves.correo_no_confirmado(evento["pedido_id"]), correo)
+
+    aviso = Ruta(avisar_no_confirmado, campos=("pedido_id", "email"))
     return Consumidor(
         "correo",
         {
             "PedidoConfirmado": Ruta(confirmar, campos=("pedido_id", "email")),
             "CarritoAbandonado": Ruta(recordar, campos=("carrito_id", "email")),
+            **dict.fromkeys(PLANTILLAS_NO_CONFIRMADO, aviso),
         },
         aplazar_en=(CircuitoAbierto,),
     )

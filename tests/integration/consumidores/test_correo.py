@@ -93,3 +93,29 @@ def test_duplicates_in_concurrent_batches_send_exactly_one_email_per_order(
     assert mensajes(sqs, cola) == []
     assert proveedores.correo_principal.llamadas["/correos"] == 1, [s.respuestas for s in sondeos]
     assert proveedores.correo_principal.efectos_por_clave == {CLAVE: 1}
+
+
+def test_order_not_confirmed_then_declined_tells_the_customer_once(
+    recursos, cargar_consumidor, proveedores, lambda_context
+) -> None:
+    # GIVEN the workflow's PedidoNoConfirmado (bus rule mercadofresco-avisos-cliente -> the e-mail queue), then a
+    # PedidoRechazado of the same order (an order ends in one outcome: a second notice must not send a second e-mail)
+    sqs = boto3.client("sqs")
+    app = cargar_consumidor("correo")
+    cola = Cola.de(recursos, "ColaCorreo")
+    no_confirmado = load_event("correo-pedido-no-confirmado.json")["Records"][0]["body"]
+    rechazado = json.loads(no_confirmado)
+    rechazado["detail-type"], rechazado["detail"]["motivo"] = "PedidoRechazado", "tarjeta_rechazada"
+    sqs.send_message(QueueUrl=cola.url, MessageBody=no_confirmado)
+    sqs.send_message(QueueUrl=cola.url, MessageBody=json.dumps(rechazado))
+    # WHEN they are handled
+    sondeo = Sondeo(sqs, cola, app.lambda_handler, lambda_context)
+    sondeo.drenar()
+    # THEN the customer got one "not confirmed, please retry" e-mail under correo-no-confirmado:{pedido_id}
+    clave = "correo-no-confirmado:PED-2026-084417"
+    assert proveedores.correo_principal.efectos_por_clave == {clave: 1}
+    (efecto,) = proveedores.correo_principal.efectos
+    assert efecto["cuerpo"]["plantilla"] == "pedido-no-confirmado"
+    assert efecto["cuerpo"]["destinatario"] == "lucia.ferrer@example.com"
+    assert efecto["cuerpo"]["datos"] == {"pedido_id": "PED-2026-084417", "motivo": "pasarela-no-disponible"}
+    assert mensajes(sqs, cola) == []

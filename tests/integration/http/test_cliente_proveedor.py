@@ -25,9 +25,13 @@ pytestmark = pytest.mark.integration
 class Metricas:
     def __init__(self) -> None:
         self.eventos: list[tuple[str, str]] = []
+        self.latencias: list[tuple[str, str, float]] = []
 
     def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         self.eventos.append((nombre, dependencia))
+
+    def medir_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None:
+        self.latencias.append((nombre, dependencia, valor_ms))
 
 
 def _cliente(url: str, esperas: list[float], **kwargs) -> ClienteProveedor:
@@ -84,6 +88,9 @@ def test_post_503_then_200_retried_once_with_jitter_and_counted(proveedor):
     [espera] = esperas
     assert 0 <= espera <= 0.2
     assert metricas.eventos == [("Reintentos", "pasarela")]
+    # AND each attempt's latency went to the metric the gateway's p99 alarm reads (issue 15)
+    assert [(n, d) for n, d, _ in metricas.latencias] == [("LatenciaProveedor", "pasarela")] * 2
+    assert all(ms >= 0 for _, _, ms in metricas.latencias)
 
 
 def test_post_503_every_time_raises_after_max_attempts(proveedor):

@@ -16,12 +16,15 @@ from mercadofresco.circuit_breaker.config import NAMESPACE_METRICAS
 CIRCUITO_ABIERTO = "CircuitoAbierto"
 ESTADO_COMPARTIDO_NO_DISPONIBLE = "EstadoCompartidoNoDisponible"
 REINTENTOS = "Reintentos"
+LATENCIA_PROVEEDOR = "LatenciaProveedor"  # ms per HTTP attempt; the p99 alarm on "pasarela" reads it
 
 
 class Metricas(Protocol):
     """Where counts go: ``contar("CircuitoAbierto", "pasarela")``."""
 
     def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None: ...
+
+    def medir_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None: ...
 
 
 class MetricasPowertools:
@@ -32,6 +35,12 @@ class MetricasPowertools:
 
     def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         with single_metric(name=nombre, unit=MetricUnit.Count, value=valor, namespace=self.namespace) as metrica:
+            metrica.add_dimension(name="dependencia", value=dependencia)
+
+    def medir_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None:
+        with single_metric(
+            name=nombre, unit=MetricUnit.Milliseconds, value=valor_ms, namespace=self.namespace
+        ) as metrica:
             metrica.add_dimension(name="dependencia", value=dependencia)
 
 

@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 import urllib3
 
-from mercadofresco.circuit_breaker.metricas import REINTENTOS, como_metricas
+from mercadofresco.circuit_breaker.metricas import LATENCIA_PROVEEDOR, REINTENTOS, como_metricas
 from mercadofresco.errors import (
     DependencyUnavailableError,
     PresupuestoReintentosAgotado,
@@ -187,20 +187,27 @@ class ClienteProveedor:
     ) -> _Intento:
         """One attempt under the breaker (``CircuitoAbierto`` propagates: nothing was sent)."""
         permiso = self.breaker.acquire() if self.breaker is not None else None
+        inicio = time.monotonic()
         try:
             resp = self._pool.request(
                 metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras, redirect=False
             )
         except Exception as exc:
+            self._medir(inicio)
             clasificacion = clasificar(exc, idempotente=idempotente)
             _anotar(permiso, fallo=clasificacion is not Clasificacion.PERMANENTE)
             if clasificacion is Clasificacion.PERMANENTE:
                 raise  # not a provider failure (a bad URL, our bug): surface it as it is
             return _Intento(clasificacion, None, None, exc, f"{type(exc).__name__}: {exc}")
+        self._medir(inicio)
         clasificacion = clasificar(resp.status)
         _anotar(permiso, fallo=clasificacion.reintentable)
         espera = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
         return _Intento(clasificacion, Respuesta(resp.status, _cuerpo(resp.data)), espera, None, f"HTTP {resp.status}")
+
+    def _medir(self, inicio: float) -> None:
+        """Latency of one attempt (a timeout counts as its full wait): the provider's p99 alarm reads it."""
+        self._metricas.medir_ms(LATENCIA_PROVEEDOR, self.dependencia, round((time.monotonic() - inicio) * 1000, 1))
 
     def _resultado(self, intento: _Intento, intentos: int, motivo: str) -> Respuesta:
         if intento.clasificacion is Clasificacion.RESULTADO_DESCONOCIDO:
