@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.errors import CobroRechazado, ErrorPermanente, ReembolsoRechazado
 from mercadofresco.idempotency import claves
+from mercadofresco.validation import codigo_proveedor
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -96,5 +97,5 @@ class Operaciones:
 
 def _exigir_exito(status: int, cuerpo: dict[str, Any], operacion: str, pedido_id: str) -> None:
     if not 200 <= status < 300:
-        error = cuerpo.get("error", "")
+        error = codigo_proveedor(cuerpo)  # a code only: the body's free text must not reach the execution's cause
         raise RespuestaPasarelaInesperada(f"{operacion} of order {pedido_id}: gateway answered {status} {error}")

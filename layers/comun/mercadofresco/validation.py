@@ -18,6 +18,21 @@ from typing import Any
 
 from mercadofresco.errors import MercadoFrescoError
 
+__all__ = [
+    "ECO_MAX_CHARS",
+    "EMAIL_MAX_CHARS",
+    "ID_MAX_CHARS",
+    "IMPORTE_MAX_CENTIMOS",
+    "ValorInvalido",
+    "codigo_proveedor",
+    "eco",
+    "email",
+    "identificador",
+    "importe_centimos",
+    "moneda",
+]
+
+
 IMPORTE_MAX_CENTIMOS = 100_000_000  # 1 000 000.00: no grocery order is larger; above it is a bug or an attack
 ID_MAX_CHARS = 200  # an id becomes part of an idempotency key (whose parts stop at 200)
 EMAIL_MAX_CHARS = 254  # RFC 5321's path limit
@@ -92,3 +107,18 @@ def identificador(valor: Any, campo: str) -> str:
 def _raro(texto: str) -> bool:
     """Control, format, surrogate or unassigned characters: never part of a real id or address."""
     return any(unicodedata.category(c) in {"Cc", "Cf", "Cs", "Co", "Cn"} for c in texto)
+
+
+_CODIGO = re.compile(r"[A-Za-z0-9_.-]{1,40}")  # what a provider's error code looks like; free text never passes
+
+
+def codigo_proveedor(cuerpo: Any) -> str:
+    """A provider's error code from its answer (``error``/``codigo``/``code``), or ``""``; never its free text.
+
+    An error body may echo the customer's e-mail, our request or a card fingerprint, and what this
+    returns goes into exception messages (a workflow execution's cause), logs and ``mf-detalle``.
+    """
+    if not isinstance(cuerpo, dict):
+        return ""
+    codigo = cuerpo.get("error") or cuerpo.get("codigo") or cuerpo.get("code")
+    return codigo if isinstance(codigo, str) and _CODIGO.fullmatch(codigo) else ""

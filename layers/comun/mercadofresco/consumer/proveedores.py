@@ -7,11 +7,11 @@ already has it (done, the duplicate it told us about).
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.consumer.lectura import MensajeInvalido
 from mercadofresco.dlq import Motivo
+from mercadofresco.validation import codigo_proveedor
 
 if TYPE_CHECKING:
     from mercadofresco.http import Respuesta
@@ -26,9 +26,5 @@ def aceptado(respuesta: Respuesta, dependencia: str) -> dict[str, Any]:
         return cuerpo
     # Only the status and a short machine code: a provider's error body may echo the customer's
     # e-mail or our request, and this detail goes to logs and to the DLQ's mf-detalle.
-    codigo = cuerpo.get("error") or cuerpo.get("codigo") or cuerpo.get("code")
-    sufijo = f" ({codigo})" if isinstance(codigo, str) and _CODIGO.fullmatch(codigo) else ""
-    raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{dependencia} refused the message: HTTP {status}{sufijo}")
-
-
-_CODIGO = re.compile(r"[A-Za-z0-9_.-]{1,40}")  # what a provider's error code looks like; free text never passes
+    codigo = codigo_proveedor(cuerpo)
+    raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{dependencia} refused the message: HTTP {status} {codigo}".rstrip())
