@@ -24,6 +24,20 @@ from mercadofresco.process_cache import per_environment
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
+__all__ = [
+    "SDK_CONFIG",
+    "SDK_CONNECT_TIMEOUT_S",
+    "SDK_MAX_ATTEMPTS",
+    "SDK_READ_TIMEOUT_S",
+    "SDK_TOTAL_ATTEMPTS",
+    "SECRET_MAX_AGE_S",
+    "cached_client",
+    "client",
+    "read_secret",
+    "region",
+]
+
+
 SDK_MAX_ATTEMPTS = 2  # the lesson's setting, as botocore's Config reads it: retries
 SDK_TOTAL_ATTEMPTS = SDK_MAX_ATTEMPTS + 1  # what botocore makes per API call, first included
 SDK_CONNECT_TIMEOUT_S = 2

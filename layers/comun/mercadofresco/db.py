@@ -26,6 +26,9 @@ from psycopg_pool import ConnectionPool
 from mercadofresco import aws
 from mercadofresco.process_cache import per_environment
 
+__all__ = ["CA_RDS_EN_CAPA", "ConfigBD", "crear_pool", "parametros_aurora", "pool_compartido"]
+
+
 logger = logging.getLogger(__name__)
 
 # Amazon RDS's CA bundle, shipped in the layer when the build added it (``make rds-ca``).

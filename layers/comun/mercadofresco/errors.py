@@ -13,6 +13,23 @@ Two families:
 
 from __future__ import annotations
 
+__all__ = [
+    "NOMBRES_PARA_EL_FLUJO",
+    "CircuitoAbierto",
+    "CobroRechazado",
+    "DependencyUnavailableError",
+    "ErrorPermanente",
+    "ErrorTransitorio",
+    "EventoInvalido",
+    "MercadoFrescoError",
+    "OperacionEnCurso",
+    "PasarelaNoDisponible",
+    "PresupuestoReintentosAgotado",
+    "ProveedorNoDisponible",
+    "ReembolsoRechazado",
+    "ResultadoDesconocido",
+]
+
 
 class MercadoFrescoError(Exception):
     """Root of every error this project raises on purpose."""

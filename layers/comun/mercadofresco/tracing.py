@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
 
 # AWS calls (botocore) and the providers' HTTP calls (urllib3 over http.client).
+__all__ = ["TRACED_MODULES", "LazyTracer"]
+
+
 TRACED_MODULES: tuple[str, ...] = ("botocore", "httplib")
 
 

@@ -10,6 +10,16 @@ from __future__ import annotations
 
 from mercadofresco.errors import ErrorPermanente, ErrorTransitorio, MercadoFrescoError
 
+__all__ = [
+    "IdempotencyError",
+    "IdempotencyInconsistentStateError",
+    "IdempotencyKeyError",
+    "IdempotencyPayloadMismatchError",
+    "IdempotencyPersistenceError",
+    "IdempotencyResultError",
+    "OperacionFallidaError",
+]
+
 
 class IdempotencyError(MercadoFrescoError):
     """Root of every error the idempotency mechanism raises itself."""

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+__all__ = ["ErrorGuardado", "EstadoIdempotencia", "Registro", "error_a_atributo"]
+
 
 class EstadoIdempotencia(StrEnum):
     """The three states of a record; with only two, two simultaneous consumers both run."""

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 
+__all__ = ["EntornoOutbox", "entorno", "plazo"]
+
+
 @dataclass(frozen=True, slots=True)
 class EntornoOutbox:
     pool: ConnectionPool

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from mercadofresco.outbox.config import OutboxConfig
 
 
+__all__ = ["limpiar_publicadas"]
+
+
 def limpiar_publicadas(
     pool: ConnectionPool,
     config: OutboxConfig,

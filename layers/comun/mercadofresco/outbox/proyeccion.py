@@ -26,6 +26,21 @@ if TYPE_CHECKING:
     from psycopg import Connection
 
 
+__all__ = [
+    "CONFIRMADO",
+    "CREADO",
+    "ESTADO_POR_EVENTO",
+    "NO_CONFIRMADO",
+    "RECHAZADO",
+    "REEMBOLSADO",
+    "EstadoPedido",
+    "PedidoDesconocido",
+    "Proyeccion",
+    "Resultado",
+    "proyectar",
+]
+
+
 @dataclass(frozen=True, slots=True)
 class EstadoPedido:
     nombre: str

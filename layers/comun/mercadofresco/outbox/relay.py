@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from mercadofresco.outbox.config import OutboxConfig
     from mercadofresco.outbox.eventos import FilaOutbox
 
+__all__ = ["ERRORES_BD", "OutboxRelay", "Resultado"]
+
 logger = logging.getLogger(__name__)
 
 ERRORES_BD = (psycopg.OperationalError, PoolTimeout)

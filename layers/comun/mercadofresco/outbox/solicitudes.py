@@ -29,6 +29,19 @@ if TYPE_CHECKING:
 
     from psycopg import Connection
 
+__all__ = [
+    "ClaveIdempotenciaInvalida",
+    "ClaveReutilizada",
+    "PedidoRegistrado",
+    "SolicitudInvalida",
+    "consultar_pedido",
+    "huella",
+    "nuevo_pedido_id",
+    "registrar_pedido",
+    "validar_clave",
+    "validar_solicitud",
+]
+
 MAX_LINEAS = 50
 MAX_CANTIDAD = 1_000
 MAX_PRECIO_CENTIMOS = 10_000_000  # 100,000.00 a unit: anything above is a client bug, not a sale

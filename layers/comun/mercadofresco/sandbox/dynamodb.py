@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
     from botocore.client import BaseClient
 
+__all__ = ["AlmacenDynamoDB", "Fallos", "Sandbox", "ruta_y_proveedor"]
+
 TTL_S = 24 * 3600
 BLOQUEO_S = 30  # a claim older than this belongs to an invocation that died: the key may be retried
 
