@@ -81,3 +81,18 @@ def test_bus_a_confirmacion_un_pedido_llega_al_erp_y_al_correo(flujo):
     for cola in ("ColaErp", "ColaCorreo"):
         (confirmacion,) = [json.loads(m["Body"]) for m in flujo.mensajes(cola)]
         assert confirmacion["tipo"] == "PedidoConfirmado" and confirmacion["pedido_id"] == PEDIDO, cola
+
+
+def test_bus_desenlaces_no_confirmados_llegan_a_la_cola_de_correo(flujo):
+    # GIVEN the workflow's notices of an order that was not confirmed (issue 15: the customer is told)
+    for tipo in ("PedidoNoConfirmado", "PedidoRechazado", "PedidoCancelado"):
+        detalle = {"version": 1, "pedido_id": PEDIDO, "email": "lucia.ferrer@example.com", "motivo": tipo}
+        # WHEN the workflow publishes it on bus-mercadofresco
+        _publicar(flujo, tipo, detalle, fuente="mercadofresco.pedidos")
+    # THEN the rule mercadofresco-avisos-cliente delivers each to the e-mail queue, and none to the order queue
+    recibidos = []
+    while lote := flujo.mensajes("ColaCorreo"):
+        recibidos += [json.loads(m["Body"]) for m in lote]
+    assert sorted(e["detail-type"] for e in recibidos) == ["PedidoCancelado", "PedidoNoConfirmado", "PedidoRechazado"]
+    assert {e["detail"]["email"] for e in recibidos} == {"lucia.ferrer@example.com"}
+    assert flujo.mensajes("ColaPedidos") == []
