@@ -126,6 +126,7 @@ _CASES = [
         "erp-lote-mixto.json",
         "ErpFunction",
         effects={AVISO: 1, "aviso-erp:PED-2026-084420": 1},
+        dead_letters=("json-invalido", "version-desconocida"),
         answer={"batchItemFailures": []},
     ),
     # -- e-mail consumer
@@ -137,24 +138,39 @@ _CASES = [
     Case("correo-version-2.json", "CorreoFunction", effects={}, dead_letters=("version-desconocida",)),
     Case("correo-malformado.json", "CorreoFunction", effects={}, dead_letters=("json-invalido",)),
     Case("correo-campo-ausente.json", "CorreoFunction", effects={}, dead_letters=("campo-ausente",)),
-    Case("correo-lote-mixto.json", "CorreoFunction", answer={"batchItemFailures": []}),
+    Case(
+        "correo-lote-mixto.json",
+        "CorreoFunction",
+        effects={CONFIRMACION: 1, "correo-confirmacion:PED-2026-084420": 1},
+        dead_letters=("json-invalido", "version-desconocida"),
+        answer={"batchItemFailures": []},
+    ),
     # -- outbox (scheduled): on a fresh schema, migrated at the cold start, nothing to publish or delete
     Case("outbox-relay.json", "OutboxFunction", answer={"publicadas": 0}),
     Case("outbox-limpieza.json", "OutboxLimpiezaFunction", answer={"borradas": 0}),
-    # -- PROVISIONAL (being surveyed)
-    Case("reclamo-pedido.json", "ReclamoFunction"),
-    Case("reclamo-otra-ejecucion.json", "ReclamoFunction"),
-    Case("proyeccion-lote-desordenado.json", "ProyeccionFunction"),
-    Case("proyeccion-pedido-cancelado.json", "ProyeccionFunction"),
-    Case("proyeccion-pedido-confirmado.json", "ProyeccionFunction"),
-    Case("tienda-consultar-pedido.json", "TiendaFunction"),
-    Case("tienda-crear-pedido-invalido.json", "TiendaFunction"),
-    Case("tienda-crear-pedido-sin-clave.json", "TiendaFunction"),
-    Case("tienda-crear-pedido.json", "TiendaFunction"),
-    Case("simulador-correo-confirmacion.json", "SimuladorCorreoFunction"),
-    Case("simulador-erp-aviso.json", "SimuladorErpFunction"),
-    Case("simulador-pasarela-cobro.json", "SimuladorPasarelaFunction"),
-    Case("simulador-pasarela-reembolso.json", "SimuladorPasarelaFunction"),
-    Case("simulador-token-incorrecto.json", "SimuladorPasarelaFunction"),
+    # -- the workflow's order claim (a lease in the idempotency table)
+    Case("reclamo-pedido.json", "ReclamoFunction", answer={"reclamado": True, "estado": "EN_CURSO"}),
+    Case("reclamo-otra-ejecucion.json", "ReclamoFunction", answer={"reclamado": True, "estado": "EN_CURSO"}),
+    # -- the store's projection of outcomes: on an empty store each order is unknown, a permanent error
+    Case("proyeccion-pedido-confirmado.json", "ProyeccionFunction", answer={"batchItemFailures": []}),
+    Case("proyeccion-pedido-cancelado.json", "ProyeccionFunction", answer={"batchItemFailures": []}),
+    Case("proyeccion-lote-desordenado.json", "ProyeccionFunction", answer={"batchItemFailures": []}),
+    # -- the store's HTTP API (payload 2.0): answers with its status, never raises
+    Case("tienda-crear-pedido.json", "TiendaFunction", answer={"statusCode": 201}),
+    Case("tienda-crear-pedido-invalido.json", "TiendaFunction", answer={"statusCode": 400}),
+    Case("tienda-crear-pedido-sin-clave.json", "TiendaFunction", answer={"statusCode": 400}),
+    Case("tienda-consultar-pedido.json", "TiendaFunction", answer={"statusCode": 404}),  # no such order yet
+    # -- PROVISIONAL: deploy-time migrations (CloudFormation custom resource)
+    Case("migraciones-create.json", "MigracionesFunction"),
+    Case("migraciones-update.json", "MigracionesFunction"),
+    Case("migraciones-delete.json", "MigracionesFunction"),
+    # -- sandbox providers behind function URLs (state in their DynamoDB table)
+    Case("simulador-pasarela-cobro.json", "SimuladorPasarelaFunction", answer={"statusCode": 201}),
+    # alone, the refund finds no charge in the simulator's table: the gateway's 404
+    Case("simulador-pasarela-reembolso.json", "SimuladorPasarelaFunction", answer={"statusCode": 404}),
+    Case("simulador-erp-aviso.json", "SimuladorErpFunction", answer={"statusCode": 200}),
+    Case("simulador-correo-confirmacion.json", "SimuladorCorreoFunction", answer={"statusCode": 202}),
+    # a path without the sandbox's token is not a route at all
+    Case("simulador-token-incorrecto.json", "SimuladorPasarelaFunction", answer={"statusCode": 404}),
 ]
 CASES: dict[str, Case] = {c.event: c for c in _CASES}

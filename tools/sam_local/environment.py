@@ -193,6 +193,7 @@ class LocalEnvironment:
         """Fresh stand-ins, empty tables and queues, an empty schema and Redis database."""
         import psycopg
         from mercadofresco.aws import client
+        from mercadofresco.outbox.migraciones import aplicar_migraciones
         from mercadofresco_local.sesion import limpiar_redis
 
         self._stop_stand_ins()
@@ -214,6 +215,10 @@ class LocalEnvironment:
         with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{esquema}" CASCADE')
             conn.execute(f'CREATE SCHEMA "{esquema}"')
+        # Migrated, as a deploy leaves it (the MigracionesAurora custom resource): the store's
+        # functions expect their tables; the outbox functions' own cold-start check finds nothing to do.
+        with psycopg.connect(self.database_url) as conn:
+            aplicar_migraciones(conn)
         limpiar_redis(self.redis_url)
 
     def _drop_schema(self) -> None:
