@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from mercadofresco_ops import circuito
 from mercadofresco_ops.dlq import cli
 
-from tests.unit.fuzz.estrategias import texto_cualquiera
+from tests.unit.fuzz.estrategias import ejemplos, texto_cualquiera
 
 pytestmark = pytest.mark.integration
 
@@ -82,6 +82,7 @@ def test_fuzz_mf_dlq_any_arguments_give_an_exit_code_never_a_traceback(
         assert err.count("\n") == 1
 
 
+@ejemplos(0.2)  # each example ends in a 1 s long poll that finds the DLQ exhausted
 @given(muestra=st.integers(min_value=1, max_value=12))
 def test_fuzz_mf_dlq_clasificar_json_always_has_a_verdict_when_it_exits_0(dlq_con_mensajes, capsys, muestra) -> None:
     # GIVEN a DLQ with readable and unreadable bodies WHEN classified as JSON

@@ -29,13 +29,13 @@ from urllib.parse import quote
 
 import urllib3
 
-from mercadofresco.circuit_breaker.metricas import LATENCIA_PROVEEDOR, REINTENTOS, como_metricas
 from mercadofresco.errors import (
     DependencyUnavailableError,
     PresupuestoReintentosAgotado,
     ProveedorNoDisponible,
     ResultadoDesconocido,
 )
+from mercadofresco.metrics import LATENCIA_PROVEEDOR, REINTENTOS, como_metricas
 from mercadofresco.retry.backoff import retry_after_s
 from mercadofresco.retry.clasificacion import Clasificacion, clasificar
 from mercadofresco.retry.politica import RetryPolicy
