@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from aws_lambda_powertools import Metrics
-from mercadofresco.circuit_breaker.metricas import MetricasPowertools, como_metricas
+from mercadofresco.metrics import MetricasPowertools, como_metricas
 
 
 def _emf(salida: str) -> list[dict]:

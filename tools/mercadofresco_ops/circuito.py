@@ -60,7 +60,8 @@ def describir(dependencia: str, d: Decision) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _argumentos().parse_args(argv)
     try:
-        from mercadofresco.circuit_breaker import CircuitBreaker, MetricasPowertools, SharedStateUnavailableError
+        from mercadofresco.circuit_breaker import CircuitBreaker, SharedStateUnavailableError
+        from mercadofresco.metrics import MetricasPowertools
         from mercadofresco.valkey import PREFIJO_CLAVES, cliente_valkey
 
         cliente = cliente_valkey(args.redis_url, socket_timeout_ms=TIMEOUT_OPERADOR_MS)

@@ -1,4 +1,4 @@
-"""Metrics the breaker, the budget and the HTTP client emit, one EMF line each.
+"""The layer's metrics sink: what the breaker, the budget and the HTTP client emit, one EMF line each.
 
 ``single_metric`` flushes at once with its own dimension (``dependencia``), so these counts
 never add a dimension to the handler's own ``Metrics`` set, and a transition is published even
@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from mercadofresco.circuit_breaker.config import NAMESPACE_METRICAS
+NAMESPACE_METRICAS = "MercadoFresco/Tienda"  # the project's one namespace (DESIGN.md)
 
 CIRCUITO_ABIERTO = "CircuitoAbierto"
 ESTADO_COMPARTIDO_NO_DISPONIBLE = "EstadoCompartidoNoDisponible"

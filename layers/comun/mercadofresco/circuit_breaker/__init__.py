@@ -11,15 +11,12 @@ from __future__ import annotations
 from mercadofresco.circuit_breaker.config import BreakerConfig
 from mercadofresco.circuit_breaker.core import CircuitBreaker, Permiso
 from mercadofresco.circuit_breaker.estado import Decision, Estado, SharedStateUnavailableError
-from mercadofresco.circuit_breaker.metricas import Metricas, MetricasPowertools
 
 __all__ = [
     "BreakerConfig",
     "CircuitBreaker",
     "Decision",
     "Estado",
-    "Metricas",
-    "MetricasPowertools",
     "Permiso",
     "SharedStateUnavailableError",
 ]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NAMESPACE_METRICAS = "MercadoFresco/Tienda"
-
 
 @dataclass(frozen=True, slots=True)
 class BreakerConfig:

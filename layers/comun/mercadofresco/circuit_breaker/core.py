@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from mercadofresco.circuit_breaker.config import BreakerConfig
 from mercadofresco.circuit_breaker.estado import Decision, SharedStateUnavailableError
 from mercadofresco.circuit_breaker.local import BreakerLocal
-from mercadofresco.circuit_breaker.metricas import CIRCUITO_ABIERTO, ESTADO_COMPARTIDO_NO_DISPONIBLE, como_metricas
 from mercadofresco.errors import CircuitoAbierto, ErrorPermanente
+from mercadofresco.metrics import CIRCUITO_ABIERTO, ESTADO_COMPARTIDO_NO_DISPONIBLE, como_metricas
 from mercadofresco.valkey import PREFIJO_CLAVES
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class CircuitBreaker:
     config:
         Thresholds and durations, :class:`BreakerConfig` defaults otherwise.
     metrics:
-        A :class:`~mercadofresco.circuit_breaker.metricas.Metricas`, a Powertools ``Metrics``
+        A :class:`~mercadofresco.metrics.Metricas`, a Powertools ``Metrics``
         (its namespace is used) or ``None`` (Powertools EMF in ``MercadoFresco/Tienda``).
     prefijo:
         Key prefix; the key is ``{prefijo}circuito:{dependencia}``.
