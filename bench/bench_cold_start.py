@@ -240,7 +240,9 @@ def _sonda(cwd: Path, rutas: list[str], modulo: str | None, entorno: dict[str, s
         [sys.executable, "-B", "-I", "-S", "-c", codigo], cwd=cwd, env=entorno, capture_output=True, text=True
     )
     if salida.returncode != 0:
-        raise SystemExit(f"importing {modulo or 'boto3'} in {cwd} failed:\n{salida.stderr[-3000:]}")
+        if modulo is None:  # without the baseline nothing can be compared
+            raise SystemExit(f"import boto3 failed:\n{salida.stderr[-3000:]}")
+        return {"fallo": (salida.stderr.strip().splitlines() or ["?"])[-1][:160]}
     return json.loads(salida.stdout.strip().splitlines()[-1])
 
 
@@ -294,6 +296,10 @@ def main() -> int:
     )
     todos = True
     for nombre, filas in medidas.items():
+        if fallo := next((f["fallo"] for f in filas if "fallo" in f), None):
+            todos = False
+            print(f"  {nombre:<26} import FAILED in the built artifact: {fallo}")
+            continue
         ms = statistics.median(f["importar_s"] for f in filas) * 1000
         ratio = statistics.median(f["importar_s"] for f in filas) / statistics.median(base)
         rss = statistics.median(f["maxrss_kb"] for f in filas) / 1024
