@@ -83,9 +83,9 @@ DESPACHO = {"cobro": Operaciones.cobro, "reembolso": Operaciones.reembolso}
 METRICA = {"cobro": "Cobro", "reembolso": "Reembolso"}  # + Completado / Rechazado / Fallido: the dashboard's outcomes
 
 
-@tracer.capture_lambda_handler
-@logger.inject_lambda_context(correlation_id_path="pedido.pedido_id")
 @metrics.log_metrics
+@logger.inject_lambda_context(correlation_id_path="pedido.pedido_id")
+@tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     solicitud = Solicitud.desde_evento(event)
     logger.append_keys(pedido_id=solicitud.pedido_id, operacion=solicitud.operacion)

@@ -105,8 +105,8 @@ def __getattr__(nombre: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
 
 
-@tracer.capture_lambda_handler
-@logger.inject_lambda_context
 @metrics.log_metrics
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return dict(_consumidor()(event, context))

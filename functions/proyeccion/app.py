@@ -46,8 +46,8 @@ consumidor = Consumidor(
 )
 
 
-@tracer.capture_lambda_handler
-@logger.inject_lambda_context
 @metrics.log_metrics
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return dict(consumidor(event, context))

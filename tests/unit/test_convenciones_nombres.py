@@ -149,3 +149,19 @@ def test_nothing_outside_the_layer_imports_a_private_name_from_it() -> None:
                     ]
     # THEN none is private
     assert privados == []
+
+
+def test_handlers_stack_powertools_decorators_in_one_order() -> None:
+    # GIVEN every handler's decorators on lambda_handler (metrics outermost: it flushes even when an
+    # inner decorator raises; the logger next, so the tracer's own lines carry the invocation's keys)
+    orden = {"metrics": 0, "logger": 1, "tracer": 2}
+    fuera = []
+    for handler in sorted((RAIZ / "functions").glob("*/app.py")):
+        for nodo in ast.parse(handler.read_text()).body:
+            if isinstance(nodo, ast.FunctionDef) and nodo.name == "lambda_handler":
+                nombres = [ast.unparse(d).split(".")[0] for d in nodo.decorator_list]
+                posiciones = [orden[n] for n in nombres if n in orden]
+                if posiciones != sorted(posiciones):
+                    fuera.append(f"{handler.relative_to(RAIZ)}: {nombres}")
+    # THEN each stacks them metrics, logger, tracer (top to bottom)
+    assert fuera == []
