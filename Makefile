@@ -15,7 +15,7 @@ export AWS_DEFAULT_REGION ?= eu-south-2
 PYTHON313 := $(shell for p in python3.13 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.13*/bin/python3.13 2>/dev/null); do \
 	$$p -c 'import sys; assert sys.version_info[:2] == (3, 13); print(sys.executable)' 2>/dev/null && break; done)
 
-.PHONY: rds-ca help setup services lint build test test-unit test-integration test-e2e demo bench clean \
+.PHONY: rds-ca help setup services lint build test test-unit test-integration test-e2e demo caos bench clean \
 	sam-local-setup sam-local invoke test-sam-local
 
 help:
@@ -35,12 +35,22 @@ $(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/com
 
 setup: $(VENV)/.installed
 
+# checkov in a venv of its own: its dependencies conflict with the project's pins.
+CHECKOV_VENV ?= .venv-checkov
+$(CHECKOV_VENV)/.installed: requirements/checkov.txt
+	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required for checkov's venv." >&2; exit 1; }
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON313) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install -q -r requirements/checkov.txt
+	@touch $@
+
 services:
 	@tools/ensure-services.sh
 
-lint: setup
+lint: setup $(CHECKOV_VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/cfn-lint template.yaml
+	$(VENV)/bin/cfn-lint template.yaml -a cfn_lint_serverless.rules
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f template.yaml
 	$(SAM) validate --lint
 
 build: setup
@@ -80,6 +90,11 @@ sam-local: setup services sam-local-setup
 
 demo: setup services
 	$(VENV)/bin/mf-demo --escenario $(or $(ESCENARIO),viernes) $(if $(PEDIDOS),--pedidos $(PEDIDOS))
+
+# The seeded chaos campaign (issue 15): seeds 1..SEMILLAS in one session, PEDIDOS orders each.
+# A violation prints its seed, order, faults and the command that replays it; exit 1.
+caos: setup services
+	$(VENV)/bin/mf-demo --escenario caos --semillas $(or $(SEMILLAS),200) $(if $(PEDIDOS),--pedidos $(PEDIDOS))
 
 bench: setup services
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

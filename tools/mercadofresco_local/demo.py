@@ -3,6 +3,8 @@
     mf-demo                                   # viernes: the gateway degrades, then fails for 30 s
     mf-demo --escenario normal --pedidos 500
     mf-demo --escenario cobro-duplicado | despliegue-v2 | doble-escritura
+    mf-demo --escenario caos --semilla 7        # one seed of the chaos campaign (replayable)
+    mf-demo --escenario caos --semillas 200     # seeds 1..200 in one session (make caos)
 
 Exit codes: 0 every invariant and the scenario's checks held; 1 one of them broke (the
 report says which); 2 the run could not complete (a service missing, a timeout) — one line
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from mercadofresco_local import ejercicios, escenarios, latencias
+from mercadofresco_local import caos, ejercicios, escenarios, latencias
 from mercadofresco_local.escenarios import Escenario
 from mercadofresco_local.informe import Informe
 
@@ -69,6 +71,16 @@ ESCENARIOS = {
             "N pedidos sin outbox y N con outbox",
             correr=escenarios.doble_escritura,
         ),
+        Escenario(
+            nombre="caos",
+            pedidos=caos.PEDIDOS,
+            ritmo_por_s=caos.RITMO_POR_S,
+            compresion=caos.COMPRESION,
+            descripcion="campaña de caos con semilla: pasarela, Lambda (caídas, tiempos agotados, estrangulamiento), "
+            "Redis congelado, PostgreSQL cortado, relay muerto, duplicados, entregas tardías, reproceso de DLQ",
+            correr=caos.caos,
+            caos=True,
+        ),
     )
 }
 
@@ -88,6 +100,8 @@ def construir_parser() -> argparse.ArgumentParser:
         type=float,
         help="factor de compresión del tiempo de la plantilla (visibilidades, horarios, Retry)",
     )
+    parser.add_argument("--semilla", type=int, help="caos: la semilla del programa de fallos (reproducible)")
+    parser.add_argument("--semillas", type=int, help="caos: correr las semillas 1..N en una sesión (make caos)")
     return parser
 
 
@@ -97,6 +111,7 @@ def ejecutar(
     ritmo: float | None = None,
     compresion: float | None = None,
     consola: Console | None = None,
+    semillas: list[int] | None = None,
 ) -> Informe:
     """Run one scenario and return its report (the e2e tests call this)."""
     from mercadofresco_local.sesion import Sesion
@@ -115,7 +130,7 @@ def ejecutar(
         def avance(texto: str, hechos: int, total: int) -> None:
             progreso.update(tarea, description=texto, completed=hechos, total=total)
 
-        with Sesion(nombre, compresion=compresion or esc.compresion) as sesion:
+        with Sesion(nombre, compresion=compresion or esc.compresion, caos=esc.caos, semillas=semillas or []) as sesion:
             with latencias.RegistroInvocaciones() as registro:  # times invocations for latency and cost
                 esc.correr(sesion, n, ritmo, informe, avance)
             latencias.anotar_medidas(sesion, registro, informe)
@@ -129,7 +144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = construir_parser().parse_args(argv)
     consola = Console(file=sys.__stdout__)
     try:
-        informe = ejecutar(args.escenario, args.pedidos, args.ritmo, args.compresion, consola)
+        semillas = [args.semilla] if args.semilla is not None else None
+        if args.semillas is not None:
+            semillas = list(range(1, args.semillas + 1))
+        if semillas and args.escenario != "caos":
+            raise ValueError("--semilla/--semillas only apply to --escenario caos")
+        informe = ejecutar(args.escenario, args.pedidos, args.ritmo, args.compresion, consola, semillas)
     except (TimeoutError, ValueError, OSError, ImportError) as exc:
         print(f"mf-demo: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

@@ -37,6 +37,7 @@ class Escenario:
     compresion: float  # the runtime's time-compression factor
     descripcion: str
     correr: Callable[[Sesion, int, float, Informe, Avance], None]
+    caos: bool = False  # a chaos session (private Redis, compressed platform bounds, seeds)
 
 
 # ---------------------------------------------------------------- shared steps

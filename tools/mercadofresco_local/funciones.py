@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import ModuleType
 
-_IMPORTAR = threading.Lock()
+_IMPORTAR = threading.RLock()  # re-entered by a first invocation (which loads the module)
 _PUESTAS: dict[str, str | None] = {}  # variables a cold start set -> the process's own value before
 
 
@@ -76,6 +76,7 @@ class Funcion:
     invocaciones: int = 0
     errores: int = 0
     _modulo: ModuleType | None = None
+    _iniciada: bool = False  # a first invocation has completed (lazy initialisation done)
     _contador: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -116,6 +117,17 @@ class Funcion:
         )
         with self._contador:
             self.invocaciones += 1
+        if not self._iniciada:
+            # Handlers that build their clients/configuration on first use (not at import) must read
+            # THIS function's environment: first invocations run one at a time, like cold starts.
+            with _IMPORTAR:
+                _entorno_de(self.entorno)
+                resultado = self._invocar(evento, contexto)
+                self._iniciada = True
+                return resultado
+        return self._invocar(evento, contexto)
+
+    def _invocar(self, evento: Any, contexto: Any) -> Any:
         try:
             # The platform's own faults (throttling, Timeout, a planned crash): see mercadofresco_local.muerte.
             with muerte.CONTROL.invocacion(self.nombre, evento, self.timeout_s, self.concurrencia_reservada):

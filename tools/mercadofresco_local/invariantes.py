@@ -16,10 +16,18 @@ if TYPE_CHECKING:
 
 #: Final states of ``mercadofresco-procesar-pedido`` where the order was dealt with (one way or another).
 PROCESADO = frozenset(
-    {"Confirmado", "Rechazado", "PasarelaCaida", "CobroNoCompletado", "Cancelado", "ReembolsoNoCompletado"}
+    {
+        "Confirmado",
+        "Rechazado",
+        "PasarelaCaida",
+        "PlataformaOcupada",
+        "CobroNoCompletado",
+        "Cancelado",
+        "ReembolsoNoCompletado",
+    }
 )
 #: Final states that did nothing on purpose: a duplicate start, an unreadable event sent to the DLQ.
-SIN_EFECTO = frozenset({"Duplicado", "EventoInvalido", "EnviarAFallidos"})
+SIN_EFECTO = frozenset({"Duplicado", "EventoInvalido", "EnviarAFallidos", "LoteNoAdmitido"})
 
 
 @dataclass(frozen=True)

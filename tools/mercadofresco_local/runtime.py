@@ -44,29 +44,29 @@ if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funcion, Funciones
 
 
-_PLAZOS_ENTEROS = ("FUNCION_TIMEOUT_S", "IDEMPOTENCY_LEASE_S")  # the layer reads whole seconds
-
-
 def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
-    """Divide a function's time bounds by ``compresion``, keeping their ratios (the lease > the Timeout).
+    """Divide the bounds a compressed ``Wait`` must keep its ratio to: idempotency leases and HTTP timeouts.
 
-    ``Timeout`` and every ``*_TIMEOUT_S`` variable are divided; the idempotency lease, when the
-    template derives it from the timeout (:func:`mercadofresco.idempotency.config.lease_for_timeout`),
-    is computed from the *original* timeout and then divided, so its margin shrinks with it.
+    The workflow waits past a lease (``EsperarFinBloqueoCobro``) and runs under ``TimeoutSeconds``;
+    both are compressed (:class:`ServidorMoto` ``comprimir_esperas``), so the leases they outlast
+    are too: ``IDEMPOTENCY_LEASE_S`` (when the template derives it from the timeout,
+    :func:`mercadofresco.idempotency.config.lease_for_timeout` of the *original* timeout) becomes
+    ``ceil(lease / compresion)``. A live invocation must still end well inside its compressed
+    lease, so every ``*_TIMEOUT_S`` HTTP timeout is divided too. The function's own ``Timeout``
+    (and ``FUNCION_TIMEOUT_S``) stays real: the layer keeps fixed margins before it (the relay's
+    5 s, the consumers' "too little time left"), and a timeout at a chosen point is what the
+    chaos plan injects anyway (:mod:`mercadofresco_local.muerte`).
     """
-    from mercadofresco.idempotency.config import lease_for_timeout
+    from mercadofresco.idempotency.config import ENV_LEASE_S, lease_for_timeout
 
     entorno = funcion.entorno
-    if "IDEMPOTENCY_LEASE_S" not in entorno:
-        entorno["IDEMPOTENCY_LEASE_S"] = str(
-            lease_for_timeout(int(entorno.get("FUNCION_TIMEOUT_S", funcion.timeout_s)))
-        )
+    lease_s = float(
+        entorno.get(ENV_LEASE_S) or lease_for_timeout(int(entorno.get("FUNCION_TIMEOUT_S", funcion.timeout_s)))
+    )
+    entorno[ENV_LEASE_S] = str(max(1, math.ceil(lease_s / compresion)))
     for clave, valor in list(entorno.items()):
-        if clave in _PLAZOS_ENTEROS:
-            entorno[clave] = str(max(1, math.ceil(float(valor) / compresion)))
-        elif clave.endswith("_TIMEOUT_S"):
+        if clave.endswith("_TIMEOUT_S") and clave != "FUNCION_TIMEOUT_S":
             entorno[clave] = f"{float(valor) / compresion:.3f}"
-    funcion.timeout_s = funcion.timeout_s / compresion
 
 
 @dataclass
@@ -83,8 +83,8 @@ class RuntimeLocal:
     pipes: list[Mapeo | PipeStream] = field(default_factory=list)
     programas: list[Programa] = field(default_factory=list)
     barredor: BarredorTtl | None = None
-    # Compress the platform's and handlers' time bounds too (the chaos scenario): every function's
-    # Timeout, its *_TIMEOUT_S variables, the idempotency leases and the workflow's Wait states.
+    # Compress the bounds a compressed Wait must keep its ratio to (the chaos scenario): the
+    # workflow's Wait states, the idempotency leases, the HTTP timeouts (see comprimir_plazos).
     plazos_comprimidos: bool = False
     registro_lambda: Any = None  # moto_lambda's Registro: Lambda-task invocations and errors
     _deshacer: list[Callable[[], None]] = field(default_factory=list)

@@ -12,6 +12,7 @@ otherwise decide the next one.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 from mercadofresco_local.observador import Observador
 from mercadofresco_local.plantilla import RAIZ, Plantilla
 from mercadofresco_local.proveedores import Proveedores
+from mercadofresco_local.redis_privado import RedisPrivado
 from mercadofresco_local.runtime import RuntimeLocal
 from mercadofresco_local.salida import CapturaSalida
 from mercadofresco_local.tienda import BaseDemo, Tienda
@@ -42,6 +44,30 @@ def url_redis_demo(base: str) -> str:
     partes = urlsplit(base)
     bd = os.environ.get("MF_DEMO_REDIS_DB", str(BD_REDIS_DEMO))
     return urlunsplit((partes.scheme, partes.netloc, f"/{bd}", partes.query, partes.fragment))
+
+
+def puertos_locales_hacia(puerto_remoto: int) -> set[int]:
+    """Local ports of this process's TCP connections to ``puerto_remoto`` (Linux ``/proc``)."""
+    inodos = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            destino = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if destino.startswith("socket:["):
+            inodos.add(destino[8:-1])
+    puertos = set()
+    for tabla in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
+        try:
+            with open(tabla) as f:
+                lineas = f.readlines()[1:]
+        except OSError:
+            continue
+        for linea in lineas:
+            campos = linea.split()
+            if campos[9] in inodos and int(campos[2].rsplit(":", 1)[1], 16) == puerto_remoto:
+                puertos.add(int(campos[1].rsplit(":", 1)[1], 16))
+    return puertos
 
 
 def limpiar_redis(url: str) -> None:
@@ -71,6 +97,12 @@ class Sesion:
     observador: Observador | None = None
     inicio: float = 0.0
     notas: list[str] = field(default_factory=list)  # what the run had to do differently, for the report
+    # The chaos scenario: a PRIVATE redis-server (frozen on purpose), compressed platform bounds,
+    # a tap queue copying every PedidoCreado the bus routes, and the seeds to run.
+    caos: bool = False
+    semillas: list[int] = field(default_factory=list)
+    redis_privado: RedisPrivado | None = None
+    grifo_url: str | None = None
     _pilas: list[Any] = field(default_factory=list)
 
     @property
@@ -80,6 +112,8 @@ class Sesion:
 
     @property
     def redis_url(self) -> str:
+        if self.redis_privado is not None:
+            return self.redis_privado.url
         return url_redis_demo(os.environ.get("REDIS_URL", REDIS_URL))
 
     def __enter__(self) -> Sesion:
@@ -95,6 +129,9 @@ class Sesion:
         # Powertools warns on stderr when an invocation has no metric: in Lambda that goes to the log.
         warnings.filterwarnings("ignore", category=UserWarning, module="aws_lambda_powertools")
         self._pilas.append(self.captura.desinstalar)
+        if self.caos:
+            self.redis_privado = RedisPrivado().arrancar()
+            self._pilas.append(self.redis_privado.parar)
         self.proveedores.__enter__()
         self._pilas.append(lambda: self.proveedores.__exit__(None, None, None))
         self.base = BaseDemo(os.environ.get("DATABASE_URL", DATABASE_URL)).crear()
@@ -107,8 +144,11 @@ class Sesion:
             compresion=self.compresion,
             plantilla=Plantilla(parametros=self._parametros()),
             tope_concurrencia=self.tope_concurrencia,
+            plazos_comprimidos=self.caos,
         ).arrancar()
         self._pilas.append(self.runtime.parar)
+        if self.caos:
+            self.grifo_url = self._grifo()
         self.tienda = Tienda(self.base, bus=self._bus()).abrir()
         self._pilas.append(self.tienda.cerrar)
         if not self.runtime.programas:
@@ -162,6 +202,68 @@ class Sesion:
         assert self.runtime is not None
         buses = self.runtime.plantilla.de_tipo("AWS::Events::EventBus")
         return self.runtime.plantilla.ref(next(iter(buses))) if buses else "default"
+
+    # ------------------------------------------------------------ chaos helpers
+    def _grifo(self) -> str:
+        """A queue of the run only, receiving a copy of every PedidoCreado (a second target's rule)."""
+        from mercadofresco.aws import client
+
+        assert self.runtime is not None
+        sqs, events = client("sqs"), client("events")
+        url = sqs.create_queue(QueueName="mf-demo-grifo-pedidos")["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        regla = self.runtime.plantilla.propiedades("ReglaPedidoCreado")
+        events.put_rule(Name="mf-demo-grifo", EventBusName=self._bus(), EventPattern=json.dumps(regla["EventPattern"]))
+        events.put_targets(Rule="mf-demo-grifo", EventBusName=self._bus(), Targets=[{"Id": "grifo", "Arn": arn}])
+        return str(url)
+
+    def preparar_semilla(self, semilla: int) -> None:
+        """A clean start for one seed in a shared session: breaker/budget state, fault rng, store rng."""
+        import random
+
+        import redis
+
+        if self.redis_privado is not None:
+            cliente = redis.Redis.from_url(self.redis_privado.url)
+            cliente.flushall()  # the run's own server: nobody else's keys
+            cliente.close()
+        self.proveedores.fallos.limpiar()
+        self.proveedores.fallos.rng = random.Random(semilla)
+        if self.tienda is not None:
+            self.tienda.semilla = semilla
+            self.tienda.__post_init__()
+
+    def cortar_postgres(self) -> int:
+        """Drop the handlers' PostgreSQL connections, as a server restart does; return how many.
+
+        Only connections of THIS process (their client ports, read from ``/proc``) whose
+        ``application_name`` is one of the template's functions: the shared server's other
+        clients, and this run's own store and checks, are never touched.
+        """
+        import psycopg
+
+        assert self.base is not None and self.runtime is not None
+        # the layer names its connections after AWS_LAMBDA_FUNCTION_NAME, "mercadofresco" without it
+        nombres = ["mercadofresco", *(f.nombre for f in self.runtime.funciones.por_id.values())]
+        puertos = sorted(puertos_locales_hacia(urlsplit(self.base.url_base).port or 5432))
+        if not puertos:
+            return 0
+        with psycopg.connect(self.base.url_base, autocommit=True) as conn:
+            filas = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE client_port = ANY(%s) AND application_name = ANY(%s) AND pid <> pg_backend_pid()",
+                (puertos, nombres),
+            ).fetchall()
+        return len(filas)
+
+    def vaciar_dlqs(self) -> None:
+        """Empty every DLQ (after a seed has been checked), so the next seed's balance starts at zero."""
+        from mercadofresco.aws import client
+
+        assert self.runtime is not None
+        for lid in self.runtime.colas():
+            if self.runtime.es_dlq(lid):
+                client("sqs").purge_queue(QueueUrl=self.runtime.url_cola(lid))
 
     def segundos(self) -> float:
         return time.monotonic() - self.inicio

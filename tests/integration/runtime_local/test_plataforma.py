@@ -90,7 +90,8 @@ def test_schedule_template_settings_reserved_concurrency_and_timeout_are_read(mu
     # GIVEN the template's CobroFunction  WHEN provisioned locally  THEN its platform limits are the template's
     cobro = mundo.funciones.por_id["CobroFunction"]
     assert cobro.concurrencia_reservada == 20
-    assert cobro.timeout_s == 40 / 20  # the template's 40 s, compressed like every bound of this run
+    assert cobro.timeout_s == 40  # real seconds even when leases and waits are compressed
+    assert cobro.entorno["IDEMPOTENCY_LEASE_S"] == "5"  # (40 s + 60 s) / 20
 
 
 def test_crash_after_gateway_charged_then_retry_leaves_exactly_one_charge(mundo, control):
