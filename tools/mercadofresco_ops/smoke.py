@@ -129,7 +129,9 @@ class ClienteTienda:
         credenciales = sesion.get_credentials()
         if credenciales is None:
             raise SystemExit("mf-smoke: no hay credenciales de AWS para firmar (SigV4) las peticiones a la API")
-        region = self.region or sesion.region_name or (urlsplit(url).hostname or "").split(".")[2]
+        # The API's own region (in its host name) first: a default region elsewhere would sign for the wrong one.
+        partes = (urlsplit(url).hostname or "").split(".")
+        region = self.region or (partes[2] if len(partes) > 2 and partes[1] == "execute-api" else sesion.region_name)
         peticion = AWSRequest(method=metodo, url=url, data=cuerpo, headers=cabeceras)
         SigV4Auth(credenciales.get_frozen_credentials(), "execute-api", region).add_auth(peticion)
         return dict(peticion.headers.items())
@@ -231,9 +233,8 @@ class Observador:
                     entrada = self.sfn.describe_execution(executionArn=clave).get("input", "")
                     self._entradas[clave] = buscar_pedido_id(entrada)
                 pedido = self._entradas[clave]
+                # ListExecutions already carries status, startDate and (once finished) stopDate.
                 if pedido in pedidos and (pedido not in vistas or ejecucion["startDate"] > vistas[pedido]["startDate"]):
-                    if ejecucion["status"] != "RUNNING":
-                        ejecucion = {**ejecucion, **self.sfn.describe_execution(executionArn=clave)}
                     vistas[pedido] = ejecucion
         return vistas
 

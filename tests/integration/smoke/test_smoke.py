@@ -223,3 +223,13 @@ def test_cliente_tienda_signs_execute_api_requests_with_sigv4() -> None:
     assert smoke.ClienteTienda.es_execute_api(cliente.url)
     assert cabeceras["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=")
     assert "/eu-south-2/execute-api/aws4_request" in cabeceras["Authorization"]
+
+
+def test_cliente_tienda_signs_for_the_apis_region_not_the_default_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a caller whose default region is another one
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    cliente = smoke.ClienteTienda("https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com", firmar=True)
+    # WHEN a request is signed THEN it is for the API's region
+    cabeceras = cliente._firmadas("GET", cliente.url + "/pedidos/PED-1", None, {})
+    assert "/eu-west-1/execute-api/aws4_request" in cabeceras["Authorization"]
