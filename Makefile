@@ -100,11 +100,14 @@ bench: setup services
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 # Amazon RDS's CA bundle into the layer, so Aurora TLS verifies the server (verify-full, see
-# layers/comun/mercadofresco/db.py). Needs the internet: run it once before `sam build`.
+# layers/comun/mercadofresco/db.py), plus Amazon's root CA for RDS Proxy (its certificate is
+# ACM's, not the RDS CA's). Needs the internet: run it once before `sam build`.
 RDS_CA_URL ?= https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem
+AMAZON_ROOT_CA_URL ?= https://www.amazontrust.com/repository/AmazonRootCA1.pem
 rds-ca:
 	mkdir -p layers/comun/mercadofresco/certificados
-	curl -fsS $(RDS_CA_URL) -o layers/comun/mercadofresco/certificados/rds-global-bundle.pem
+	{ curl -fsS $(RDS_CA_URL) && curl -fsS $(AMAZON_ROOT_CA_URL); } > layers/comun/mercadofresco/certificados/rds-global-bundle.pem.tmp
+	mv layers/comun/mercadofresco/certificados/rds-global-bundle.pem.tmp layers/comun/mercadofresco/certificados/rds-global-bundle.pem
 
 clean:
 	rm -rf .aws-sam .pytest_cache .ruff_cache
