@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from mercadofresco import validation
 from mercadofresco.outbox.exceptions import PedidoDuplicado, PedidoInvalido
 
 if TYPE_CHECKING:
@@ -77,6 +78,19 @@ class Pedido:
             raise PedidoInvalido(f"order {self.pedido_id} has a line with no sku, quantity < 1 or a negative price")
         if len(self.moneda) != 3:
             raise PedidoInvalido(f"currency {self.moneda!r} is not an ISO 4217 code")
+        # The values every consumer and the charge will check again (mercadofresco.validation): an order
+        # that would be refused downstream is refused here, before its row and its event exist.
+        try:
+            validation.identificador(self.pedido_id, "pedido_id")
+            validation.identificador(self.cliente_id, "cliente_id")
+            for linea in self.lineas:
+                validation.identificador(linea.sku, "sku")
+            validation.importe_centimos(self.importe_centimos)
+            validation.moneda(self.moneda)
+            if self.email is not None:
+                validation.email(self.email)
+        except validation.ValorInvalido as exc:
+            raise PedidoInvalido(f"order has an invalid value: {exc}") from None
 
     def evento_creado(self) -> dict[str, Any]:
         """The ``PedidoCreado`` payload (the relay adds ``id`` and ``version``)."""
