@@ -59,6 +59,12 @@ def _error(estado: HTTPStatus, codigo: str, mensaje: str, **extra: Any) -> Respo
     return _json(estado, {"error": codigo, "message": mensaje, **extra}, **cabeceras)
 
 
+def _llamante() -> str:
+    """The IAM principal API Gateway authenticated (the Idempotency-Key's scope); empty without IAM auth."""
+    iam = (app.current_event.raw_event.get("requestContext", {}).get("authorizer") or {}).get("iam") or {}
+    return str(iam.get("userArn") or iam.get("callerId") or "")
+
+
 @app.post("/pedidos")
 def crear_pedido() -> Response:
     evento = app.current_event
@@ -68,7 +74,7 @@ def crear_pedido() -> Response:
     except ValueError as exc:
         return _error(HTTPStatus.BAD_REQUEST, "invalid_json", f"the body is not JSON: {exc}")
     with pool_compartido().connection() as conn:
-        registrado = registrar_pedido(conn, clave, cuerpo)
+        registrado = registrar_pedido(conn, clave, cuerpo, llamante=_llamante())
     pedido = registrado.pedido
     if registrado.creado:
         metrics.add_metric(name="PedidosCreados", unit=MetricUnit.Count, value=1)

@@ -104,6 +104,21 @@ def test_post_pedidos_same_key_different_body_refused_with_422(
     assert _filas(tienda_dsn, "SELECT count(*) FROM outbox") == [(1,)]
 
 
+def test_post_pedidos_same_key_from_another_caller_is_another_order(
+    tienda: Any, tienda_dsn: str, lambda_context: Any
+) -> None:
+    # GIVEN an order placed by one IAM caller
+    _, primero, _ = _invocar(tienda, load_event("tienda-crear-pedido.json"), lambda_context)
+    # WHEN another caller sends the same key and body
+    otro = load_event("tienda-crear-pedido.json")
+    otro["requestContext"]["authorizer"]["iam"]["userArn"] = "arn:aws:iam::123456789012:user/otra-tienda"
+    estado, segundo, _ = _invocar(tienda, otro, lambda_context)
+    # THEN keys are scoped per caller: a new order, never the first caller's
+    assert estado == 201
+    assert segundo["pedido_id"] != primero["pedido_id"]
+    assert _filas(tienda_dsn, "SELECT count(*) FROM outbox") == [(2,)]
+
+
 def test_post_pedidos_key_order_of_fields_irrelevant_returns_same_order(tienda: Any, lambda_context: Any) -> None:
     # GIVEN an order placed with a key
     _, pedido, _ = _invocar(tienda, load_event("tienda-crear-pedido.json"), lambda_context)

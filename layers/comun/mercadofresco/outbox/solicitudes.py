@@ -192,8 +192,12 @@ def nuevo_pedido_id() -> str:
     return f"PED-{uuid.uuid4().hex[:20].upper()}"
 
 
-def registrar_pedido(conn: Connection, clave: str, cuerpo: Any) -> PedidoRegistrado:
+def registrar_pedido(conn: Connection, clave: str, cuerpo: Any, *, llamante: str = "") -> PedidoRegistrado:
     """Create the order for ``clave`` (key, order and ``PedidoCreado`` in one transaction) or return the one it made.
+
+    Keys are scoped to ``llamante`` (the authenticated caller, e.g. the IAM principal API Gateway
+    verified), as payment APIs scope them per account: two clients that happen to pick the same
+    key get two orders, and no client gets another's order back by replaying a key it guessed.
 
     Raises
     ------
@@ -207,20 +211,21 @@ def registrar_pedido(conn: Connection, clave: str, cuerpo: Any) -> PedidoRegistr
     clave = validar_clave(clave)
     pedido = validar_solicitud(cuerpo, nuevo_pedido_id())
     firma = huella(cuerpo)
+    clave_guardada = f"{llamante}\n{clave}" if llamante else clave  # "\n" never occurs in a valid key
     with conn.transaction():
         # The claim: a concurrent request with the same key blocks here until this one commits,
         # then finds the row (ON CONFLICT DO NOTHING returns nothing) and reads the order.
         reclamada = conn.execute(
             "INSERT INTO solicitudes_pedido (clave_idempotencia, huella, pedido_id) VALUES (%s, %s, %s)"
             " ON CONFLICT (clave_idempotencia) DO NOTHING RETURNING pedido_id",
-            (clave, firma, pedido.pedido_id),
+            (clave_guardada, firma, pedido.pedido_id),
         ).fetchone()
         if reclamada is not None:
             crear_pedido(conn, pedido)
             creado, pedido_id = True, pedido.pedido_id
         else:
             fila = conn.execute(
-                "SELECT huella, pedido_id FROM solicitudes_pedido WHERE clave_idempotencia = %s", (clave,)
+                "SELECT huella, pedido_id FROM solicitudes_pedido WHERE clave_idempotencia = %s", (clave_guardada,)
             ).fetchone()
             if fila[0] != firma:
                 raise ClaveReutilizada(clave, fila[1])
