@@ -6,7 +6,6 @@ prefix (``redis_prefix``), so tests and developers running them at once never co
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -83,18 +82,13 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     under a unique name so several functions' ``app`` modules coexist.
     """
 
+    from mercadofresco_local.moto_lambda import importar_handler  # the loader the local run uses too
+
     def _load(name: str, **env: str) -> Any:
         for key, value in env.items():
             monkeypatch.setenv(key, value)
-        ruta = FUNCIONES / name / "app.py"
-        nombre = f"mf_app_{name}_{uuid.uuid4().hex[:8]}"
-        spec = importlib.util.spec_from_file_location(nombre, ruta)
-        assert spec and spec.loader, ruta
-        modulo = importlib.util.module_from_spec(spec)
-        sys.modules[nombre] = modulo
-        monkeypatch.setattr(sys, "path", [str(ruta.parent), *sys.path])
-        spec.loader.exec_module(modulo)
-        return modulo
+        monkeypatch.setattr(sys, "path", list(sys.path))  # the function's folder leaves sys.path after the test
+        return importar_handler(FUNCIONES / name / "app.py", f"mf_app_{name}_{uuid.uuid4().hex[:8]}")
 
     return _load
 

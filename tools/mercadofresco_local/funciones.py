@@ -12,16 +12,14 @@ import (the project's rule), which is when each function's own values are in pla
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco_local import muerte
-from mercadofresco_local.moto_lambda import ContextoLambda
+from mercadofresco_local.moto_lambda import ContextoLambda, importar_handler
 from mercadofresco_local.plantilla import RAIZ
 
 if TYPE_CHECKING:
@@ -91,15 +89,7 @@ class Funcion:
                 _entorno_de(self.entorno)
                 archivo = self.codigo / f"{self.handler.rsplit('.', 1)[0]}.py"
                 nombre = f"mf_local_{self.logical_id}_{uuid.uuid4().hex[:6]}"
-                spec = importlib.util.spec_from_file_location(nombre, archivo)
-                if spec is None or spec.loader is None:
-                    raise ImportError(f"{self.logical_id}: no handler module at {archivo}")
-                modulo = importlib.util.module_from_spec(spec)
-                sys.modules[nombre] = modulo
-                if str(self.codigo) not in sys.path:
-                    sys.path.insert(0, str(self.codigo))
-                spec.loader.exec_module(modulo)
-                self._modulo = modulo
+                self._modulo = importar_handler(archivo, nombre)
             return self._modulo
 
     def invocar(self, evento: Any, contexto: Any = None) -> Any:

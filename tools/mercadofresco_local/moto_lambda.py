@@ -29,7 +29,9 @@ Functions not registered behave exactly as moto makes them. Usable with ``mock_a
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import threading
 import time
 import traceback
@@ -41,8 +43,27 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
+    from pathlib import Path
+    from types import ModuleType
 
     Manejador = Callable[[Any, Any], Any]
+
+
+def importar_handler(archivo: Path, nombre: str) -> ModuleType:
+    """Import a handler file as Lambda's runtime does: a fresh module (a cold start), its folder first on ``sys.path``.
+
+    ``nombre`` must be unique per load, so several functions' ``app`` modules (and several cold
+    starts of one) coexist. The one loader the local run and the tests share.
+    """
+    spec = importlib.util.spec_from_file_location(nombre, archivo)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no handler module at {archivo}")
+    modulo = importlib.util.module_from_spec(spec)
+    sys.modules[nombre] = modulo
+    if str(archivo.parent) not in sys.path:
+        sys.path.insert(0, str(archivo.parent))  # the function's own modules (functions/cobro/operaciones.py)
+    spec.loader.exec_module(modulo)
+    return modulo
 
 
 @dataclass
