@@ -17,9 +17,11 @@ Counted in the run, per order (``PedidoCreado`` rows of the outbox):
   do not grow with orders); per execution, the pipe's request and its source queue's send,
   receive and delete.
 
-Prices: ``precios-<region>.json`` next to this module, with the date they were read. The run
-compresses the template's times, so Lambda durations are this machine's in-process durations
-(loopback stand-ins): a floor, as the report says.
+Prices: ``precios-<region>.json`` next to this module, with the date they were read. Lambda
+durations are measured twice, because neither is what Lambda would bill: the wall time of the
+invocation (in this process moto, the stand-ins and every function share one GIL, so it is an
+upper bound that grows with the machine's load) and the invoking thread's CPU time (no network
+waits: a lower bound).
 
 The scheduled functions (the relay every minute, the clean-up daily) are not per order: they
 are priced per month from their schedule, at their mean duration x the compression (their
@@ -78,6 +80,7 @@ class Cuentas:
     duraciones_ejecucion_s: list[float] = field(default_factory=list)
     invocaciones: Counter[str] = field(default_factory=Counter)
     gb_s: Counter[str] = field(default_factory=Counter)
+    gb_s_cpu: Counter[str] = field(default_factory=Counter)  # at the invoking thread's CPU time: a lower bound
     sqs: int = 0
     sns: int = 0
     eventbridge: int = 0
@@ -133,6 +136,7 @@ def contar_invocaciones(
     for inv in invocaciones:
         cuentas.invocaciones[inv.funcion] += 1
         cuentas.gb_s[inv.funcion] += math.ceil(inv.duracion_s * 1000) / 1000 * inv.memoria_mb / 1024
+        cuentas.gb_s_cpu[inv.funcion] += math.ceil(inv.cpu_s * 1000) / 1000 * inv.memoria_mb / 1024
         if inv.registros_sqs:
             propios = sum(1 for _, tipo in inv.pedidos if tipo in ENVIOS_DEL_FLUJO)
             # delivered by SNS/EventBridge (1 each) + this batch's ReceiveMessage and DeleteMessageBatch
@@ -169,6 +173,7 @@ def partidas(cuentas: Cuentas, precios: Mapping[str, Any], arquitectura: str = "
     por_pedido = [f for f in cuentas.invocaciones if f not in PROGRAMADAS_POR_MES]
     invocaciones = sum(cuentas.invocaciones[f] for f in por_pedido)
     gb_s = sum(cuentas.gb_s[f] for f in por_pedido)
+    gb_s_cpu = sum(cuentas.gb_s_cpu[f] for f in por_pedido)
     escrituras, lecturas = cuentas.dynamodb_escrituras, cuentas.dynamodb_lecturas
     filas = [
         (
@@ -180,8 +185,14 @@ def partidas(cuentas: Cuentas, precios: Mapping[str, Any], arquitectura: str = "
         (
             "lambda",
             invocaciones,
-            f"invocaciones ({gb_s / n:.4f} GB-s)",
+            f"invocaciones ({gb_s / n:.4f} GB-s de reloj)",
             invocaciones * p["lambda_por_peticion"] + gb_s * p[f"lambda_{arquitectura}_por_gb_s"],
+        ),
+        (
+            "lambda a tiempo de CPU (cota inferior)",
+            invocaciones,
+            f"invocaciones ({gb_s_cpu / n:.4f} GB-s de CPU)",
+            invocaciones * p["lambda_por_peticion"] + gb_s_cpu * p[f"lambda_{arquitectura}_por_gb_s"],
         ),
         ("sqs", cuentas.sqs, "peticiones", cuentas.sqs * p["sqs_por_peticion"]),
         ("sns", cuentas.sns, "publicaciones", cuentas.sns * p["sns_por_publicacion"]),
@@ -267,8 +278,9 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Eje
             f"{f.servicio}: {f.cantidad_por_pedido:.2f} {f.unidad} por pedido",
             f"{f.usd_por_1000:.4f} USD/1.000 · {f.usd_mes:.2f} USD/mes{leccion}",
         )
-    total_1000, total_mes = sum(f.usd_por_1000 for f in filas), sum(f.usd_mes for f in filas)
-    sin_lambda = total_mes - sum(f.usd_mes for f in filas if f.servicio.startswith("lambda"))
+    sumadas = [f for f in filas if not f.servicio.startswith("lambda a tiempo de CPU")]  # an alternative, not a sum
+    total_1000, total_mes = sum(f.usd_por_1000 for f in sumadas), sum(f.usd_mes for f in sumadas)
+    sin_lambda = total_mes - sum(f.usd_mes for f in sumadas if f.servicio.startswith("lambda"))
     informe.anotar(
         seccion,
         "total con el flujo Standard",
@@ -287,6 +299,7 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Eje
             f"{express * 1000:.4f} USD/1.000 · {express * mes:.2f} USD/mes (Standard {standard:.2f})",
         )
     informe.notas.append(
-        "coste: duraciones Lambda medidas en proceso en esta máquina (proveedores en loopback), un suelo;"
-        f" por qué Standard y no Express: {DECISION}"
+        "coste: las funciones corren en el mismo proceso que moto y los proveedores; su duración de reloj incluye"
+        " esperar el GIL (cota superior, y crece con la carga de la máquina) y su CPU excluye las esperas de red"
+        f" (cota inferior): Lambda factura algo entre ambas. Por qué Standard y no Express: {DECISION}"
     )

@@ -56,11 +56,12 @@ class Invocacion:
 
     funcion: str  # the template's logical id
     inicio: float  # time.time()
-    duracion_s: float  # perf_counter difference
+    duracion_s: float  # perf_counter difference (wall: what Lambda bills; here inflated by the GIL, see costes)
     error: bool
     memoria_mb: int
     registros_sqs: int  # records of an SQS batch (0 when not invoked by a queue)
     pedidos: tuple[tuple[str, str], ...]  # (pedido_id, event type) per record
+    cpu_s: float = 0.0  # the invoking thread's CPU time (time.thread_time): no waits, no other thread's work
 
     @property
     def fin(self) -> float:
@@ -93,13 +94,14 @@ class RegistroInvocaciones:
         def invocar(funcion: Funcion, evento: Any, contexto: Any = None) -> Any:
             anterior = getattr(registro._actual, "funcion", None)
             registro._actual.funcion = funcion.logical_id
-            inicio, t0, error = time.time(), time.perf_counter(), True
+            inicio, t0, cpu0, error = time.time(), time.perf_counter(), time.thread_time(), True
             try:
                 resultado = original(funcion, evento, contexto)
                 error = False
                 return resultado
             finally:
-                registro._anotar(funcion, evento, inicio, time.perf_counter() - t0, error)
+                duracion = time.perf_counter() - t0
+                registro._anotar(funcion, evento, inicio, duracion, error, time.thread_time() - cpu0)
                 registro._actual.funcion = anterior
 
         Funcion.invocar = invocar  # type: ignore[method-assign]
@@ -119,11 +121,18 @@ class RegistroInvocaciones:
             with self._lock:
                 self.llamadas_aws[(funcion, model.service_model.service_name, model.name)] += 1
 
-    def _anotar(self, funcion: Any, evento: Any, inicio: float, duracion_s: float, error: bool) -> None:
+    def _anotar(self, funcion: Any, evento: Any, inicio: float, duracion_s: float, error: bool, cpu_s: float) -> None:
         registros = evento.get("Records") if isinstance(evento, dict) else None
         sqs = [r for r in registros or [] if isinstance(r, dict) and r.get("eventSource") == "aws:sqs"]
         inv = Invocacion(
-            funcion.logical_id, inicio, duracion_s, error, funcion.memoria_mb, len(sqs), tuple(pedidos_de(evento))
+            funcion.logical_id,
+            inicio,
+            duracion_s,
+            error,
+            funcion.memoria_mb,
+            len(sqs),
+            tuple(pedidos_de(evento)),
+            cpu_s,
         )
         with self._lock:
             self.invocaciones.append(inv)
