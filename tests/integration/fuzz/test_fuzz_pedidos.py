@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.idempotency import claves
-from mercadofresco.outbox.exceptions import PedidoInvalido
+from mercadofresco.outbox.exceptions import PedidoDuplicado, PedidoInvalido
 from mercadofresco.outbox.solicitudes import ClaveIdempotenciaInvalida, ClaveReutilizada, registrar_pedido
+from mercadofresco.outbox.store import Pedido, crear_pedido
 from mercadofresco.validation import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217, email
 
 from tests.unit.fuzz.estrategias import importe_malo, moneda_mala, texto_cualquiera, valor_json
@@ -83,3 +84,42 @@ def test_fuzz_registrar_pedido_any_text_in_order_fields_never_reaches_postgres_b
 )
 def test_fuzz_registrar_pedido_any_line_value_gives_valid_order_or_refusal(pool, campo, valor) -> None:
     _registrar(pool, uuid.uuid4().hex, _con(campo, valor, linea=True))
+
+
+@given(
+    datos=st.one_of(
+        valor_json,
+        st.fixed_dictionaries(
+            {
+                "pedido_id": st.one_of(texto_cualquiera, st.integers(), valor_json),
+                "cliente_id": texto_cualquiera,
+                "lineas": st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "sku": texto_cualquiera,
+                            "cantidad": st.integers(-2, 10**12),
+                            "precio_centimos": st.one_of(st.integers(-5, 10**12), importe_malo),
+                        }
+                    ),
+                    max_size=2,
+                ),
+                "moneda": st.one_of(st.just("EUR"), moneda_mala),
+                "email": st.one_of(st.none(), texto_cualquiera),
+            }
+        ),
+    )
+)
+def test_fuzz_crear_pedido_any_mapping_is_written_whole_or_refused_as_pedido_invalido(pool, datos) -> None:
+    # GIVEN any mapping offered to the store directly (the local store, scripts)
+    antes = _cuenta(pool)
+    try:
+        pedido = Pedido.desde_dict(datos) if isinstance(datos, dict) else Pedido.desde_dict({"lineas": datos})
+        with pool.connection() as conn:
+            crear_pedido(conn, pedido)
+    except (PedidoInvalido, PedidoDuplicado):
+        # THEN refused with the store's own error and nothing written
+        assert _cuenta(pool) == antes
+        return
+    # THEN or written whole: the order and its event, with keys the workflow can build
+    assert _cuenta(pool) == (antes[0] + 1, antes[1] + 1)
+    claves.cobro(pedido.pedido_id)

@@ -16,6 +16,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from mercadofresco import validation
+from mercadofresco.idempotency import claves
+from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 from mercadofresco.outbox.exceptions import PedidoDuplicado, PedidoInvalido
 
 if TYPE_CHECKING:
@@ -85,11 +87,13 @@ class Pedido:
             validation.identificador(self.cliente_id, "cliente_id")
             for linea in self.lineas:
                 validation.identificador(linea.sku, "sku")
+                claves.reserva(self.pedido_id, linea.sku)  # the keys the workflow will build from them
+            claves.cobro(self.pedido_id)
             validation.importe_centimos(self.importe_centimos)
             validation.moneda(self.moneda)
             if self.email is not None:
                 validation.email(self.email)
-        except validation.ValorInvalido as exc:
+        except (validation.ValorInvalido, IdempotencyKeyError) as exc:
             raise PedidoInvalido(f"order has an invalid value: {exc}") from None
 
     def evento_creado(self) -> dict[str, Any]:
