@@ -224,3 +224,29 @@ def reloj_sqs(monkeypatch: pytest.MonkeyPatch) -> RelojPrueba:
     monkeypatch.setattr(sqs_models, "unix_time_millis", lambda *a: reloj() * 1000)
     monkeypatch.setattr(sqs_models.Queue, "wait_for_messages", lambda _cola, timeout: reloj.avanzar(timeout))
     return reloj
+
+
+@pytest.fixture
+def stubbed() -> Iterator[Callable[[str], tuple[Any, Any]]]:
+    """botocore's ``Stubber`` on a new client (the project's SDK policy): ``cliente, stubber = stubbed("sqs")``.
+
+    The one Stubber fixture: it pins exact request shapes with no network and no moto. A request
+    it was not told to expect fails at once; one it expected but never saw fails the test at the end.
+    """
+    from botocore.stub import Stubber
+    from mercadofresco.aws import client
+
+    activos: list[Any] = []
+
+    def _crear(servicio: str) -> tuple[Any, Any]:
+        cliente = client(servicio)
+        stubber = Stubber(cliente)
+        stubber.activate()
+        activos.append(stubber)
+        return cliente, stubber
+
+    yield _crear
+    for stubber in activos:
+        stubber.deactivate()
+    for stubber in activos:
+        stubber.assert_no_pending_responses()

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import random
 
-import boto3
 import pytest
-from botocore.stub import ANY, Stubber
+from botocore.stub import ANY
 from mercadofresco.consumer.aplazamiento import MensajeRetenido, PoliticaAplazamiento, aplazar, recepciones_agotadas
 from mercadofresco.consumer.colas import Cola
 
@@ -21,14 +20,6 @@ STOCK = Cola(
     4,
 )
 TREINTA_MINUTOS_S = 30 * 60
-
-
-@pytest.fixture
-def sqs():
-    cliente = boto3.client("sqs", region_name="eu-south-2")
-    with Stubber(cliente) as stubber:
-        yield cliente, stubber
-        stubber.assert_no_pending_responses()
 
 
 def _con_aplazamientos(record: dict, n: int) -> dict:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
-import boto3
 import pytest
-from botocore.stub import Stubber
 from mercadofresco.consumer.colas import Cola, Colas, ColaSinDlqError, con_atributos, enviar_a_dlq
 from mercadofresco.dlq import Motivo
 
@@ -26,14 +24,6 @@ STOCK = Cola(
     URL + "mercadofresco-stock-fallidos.fifo",
     4,
 )
-
-
-@pytest.fixture
-def sqs():
-    cliente = boto3.client("sqs", region_name="eu-south-2")
-    with Stubber(cliente) as stubber:
-        yield cliente, stubber
-        stubber.assert_no_pending_responses()
 
 
 def test_con_atributos_keeps_originals_converts_binary_and_ours_win() -> None:

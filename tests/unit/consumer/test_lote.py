@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import boto3
-import pytest
-from botocore.stub import ANY, Stubber
+from botocore.stub import ANY
 from mercadofresco.consumer import Consumidor, Ruta
 from mercadofresco_local.moto_lambda import ContextoLambda
 
@@ -17,14 +15,6 @@ def Contexto(remaining_ms: int) -> ContextoLambda:
     return ContextoLambda(
         "mercadofresco-erp", "arn:aws:lambda:eu-south-2:123456789012:function:erp", remaining_ms / 1000
     )
-
-
-@pytest.fixture
-def sqs():
-    cliente = boto3.client("sqs", region_name="eu-south-2")
-    with Stubber(cliente) as stubber:
-        yield cliente, stubber
-        stubber.assert_no_pending_responses()
 
 
 def test_consumidor_with_too_little_time_defers_records_without_starting_them(sqs) -> None:

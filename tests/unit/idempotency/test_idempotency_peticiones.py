@@ -11,18 +11,15 @@ from mercadofresco.errors import OperacionEnCurso
 from mercadofresco.idempotency import IdempotencyError, IdempotencyStore, claves
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable
 
 T0_S = 1_790_000_000
 TABLA = "mercadofresco-idempotencia"
 
 
 @pytest.fixture
-def stub() -> Iterator[tuple[Any, Stubber]]:
-    cliente = aws.client("dynamodb")
-    with Stubber(cliente) as stubber:
-        yield cliente, stubber
-        stubber.assert_no_pending_responses()
+def stub(stubbed: Callable[[str], tuple[Any, Stubber]]) -> tuple[Any, Stubber]:
+    return stubbed("dynamodb")
 
 
 def test_claim_is_one_conditional_put_returning_all_old(stub: tuple[Any, Stubber]) -> None:
