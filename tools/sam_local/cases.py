@@ -80,6 +80,10 @@ def dead_letters(event: Any) -> list[str]:
         "Messages", []
     ):
         motivos += [m.get("MessageAttributes", {}).get("mf-motivo", {}).get("StringValue") for m in mensajes]
+        # Consumed: a message only made invisible would be back for the next event's observation.
+        sqs.delete_message_batch(
+            QueueUrl=dlq, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(mensajes)]
+        )
     return sorted(motivos)
 
 
