@@ -275,3 +275,27 @@ def test_carts_table_an_existing_stream_is_reused_instead_of_a_new_table() -> No
     assert not p.condicion(tabla["Condition"]) and Plantilla().condicion(tabla["Condition"])
     assert p.resolver(_props(p.recursos["PipeCarritos"])["Source"]) == arn
     assert re.fullmatch(p.doc["Parameters"]["CarritosStreamArn"]["AllowedPattern"], arn)
+
+
+def test_sqs_pollers_sam_transform_attaches_no_account_wide_queue_policy(
+    plantilla: Plantilla, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the template through SAM's own transform (what CloudFormation deploys), code URIs stubbed
+    import json
+
+    from samtranslator.translator.transform import transform
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-south-2")
+    texto = json.dumps(plantilla.doc)
+    for clave in ("CodeUri", "DefinitionUri", "ContentUri"):
+        texto = re.sub(rf'"{clave}": "[^"]*"', f'"{clave}": "s3://b/k"', texto)
+
+    class _SinPoliticasGestionadas:
+        def load(self) -> dict[str, str]:
+            return {}
+
+    generado = transform(json.loads(texto), {}, _SinPoliticasGestionadas())
+    # THEN no generated role carries AWSLambdaSQSQueueExecutionRole (receive/delete on every queue)
+    roles = {lid: r for lid, r in generado["Resources"].items() if r["Type"] == "AWS::IAM::Role"}
+    assert roles
+    assert [lid for lid, r in roles.items() if "SQSQueueExecutionRole" in json.dumps(r)] == []
