@@ -384,9 +384,11 @@ def analizar(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="mf-smoke", description="Coloca N pedidos reales por la API de la tienda y sigue cada uno hasta su final."
     )
-    p.add_argument(
-        "--url", required=True, help="URL base de api-mercadofresco-tienda (salida TiendaApiUrl) o de la tienda local"
+    destino = p.add_mutually_exclusive_group(required=True)
+    destino.add_argument(
+        "--url", help="URL base de api-mercadofresco-tienda (salida TiendaApiUrl) o de la tienda local"
     )
+    destino.add_argument("--pila", help="nombre de la pila desplegada: la URL se lee de su salida TiendaApiUrl")
     p.add_argument("--pedidos", "-n", type=int, default=5, help="pedidos a colocar (5)")
     p.add_argument("--sufijo", default="", help="NameSuffix de la pila (vacío por defecto)")
     p.add_argument("--endpoint-url", help="endpoint de AWS alternativo (el servidor de moto de la ejecución local)")
@@ -405,8 +407,26 @@ def analizar(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def url_de_pila(nombre: str, endpoint_url: str | None, region: str | None) -> str:
+    """The stack's ``TiendaApiUrl`` output; ``SystemExit`` with a clear message when there is none."""
+    from mercadofresco.aws import client
+
+    extra = {k: v for k, v in (("endpoint_url", endpoint_url), ("region_name", region)) if v}
+    cfn = client("cloudformation", **extra)
+    try:
+        pila = cfn.describe_stacks(StackName=nombre)["Stacks"][0]
+    except cfn.exceptions.ClientError as exc:
+        raise SystemExit(f"mf-smoke: no se pudo leer la pila {nombre!r}: {exc}") from None
+    salidas = {o["OutputKey"]: o["OutputValue"] for o in pila.get("Outputs", [])}
+    if "TiendaApiUrl" not in salidas:
+        raise SystemExit(f"mf-smoke: la pila {nombre!r} no tiene la salida TiendaApiUrl (¿desplegada sin la tienda?)")
+    return salidas["TiendaApiUrl"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = analizar(argv)
+    if args.pila:
+        args.url = url_de_pila(args.pila, args.endpoint_url, args.region)
     firmar = args.firmar == "si" or (args.firmar == "auto" and ClienteTienda.es_execute_api(args.url))
     sfn, ddb, sqs = _clientes(args.endpoint_url, args.region)
     smoke = Smoke(

@@ -233,3 +233,17 @@ def test_cliente_tienda_signs_for_the_apis_region_not_the_default_one(monkeypatc
     # WHEN a request is signed THEN it is for the API's region
     cabeceras = cliente._firmadas("GET", cliente.url + "/pedidos/PED-1", None, {})
     assert "/eu-west-1/execute-api/aws4_request" in cabeceras["Authorization"]
+
+
+def test_mf_smoke_stack_without_store_output_says_so(moto: ServidorMoto) -> None:
+    # GIVEN a stack that has no TiendaApiUrl output
+    cfn = boto3.client("cloudformation", endpoint_url=moto.url)
+    plantilla = {"Resources": {"Cola": {"Type": "AWS::SQS::Queue"}}, "Outputs": {"Otra": {"Value": "x"}}}
+    cfn.create_stack(StackName="mercadofresco", TemplateBody=json.dumps(plantilla))
+    # WHEN mf-smoke is pointed at it THEN it stops with a clear message, and reads the URL when there is one
+    with pytest.raises(SystemExit, match="no tiene la salida TiendaApiUrl"):
+        smoke.main(["--pila", "mercadofresco", "--endpoint-url", moto.url])
+    plantilla["Outputs"]["TiendaApiUrl"] = {"Value": "https://a1b2c3d4e5.execute-api.eu-south-2.amazonaws.com"}
+    cfn.create_stack(StackName="mercadofresco-dev", TemplateBody=json.dumps(plantilla))
+    url = smoke.url_de_pila("mercadofresco-dev", moto.url, None)
+    assert url == "https://a1b2c3d4e5.execute-api.eu-south-2.amazonaws.com"
