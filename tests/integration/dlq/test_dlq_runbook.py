@@ -51,7 +51,7 @@ def servidor():
 def test_runbook_paso_2_tal_cual_ve_toda_la_dlq_en_cada_orden_y_deja_un_veredicto(servidor, tmp_path) -> None:
     # GIVEN an ERP DLQ on moto's server with 30 valid notices (redrive) and 5 the consumer refused
     sqs = boto3.client("sqs", endpoint_url=servidor, region_name="eu-south-2")
-    _, dlq = crear_par(sqs, "mercadofresco-erp", DLQ)
+    origen, dlq = crear_par(sqs, "mercadofresco-erp", DLQ)
     aviso = {"tipo": "PedidoConfirmado", "version": 1, "cliente_id": "cli-1", "importe_centimos": 4820}
     llenar(sqs, dlq, [aviso | {"pedido_id": f"PED-{n:03d}"} for n in range(30)])
     motivo = {"mf-motivo": {"DataType": "String", "StringValue": "dato-invalido"}}
@@ -79,3 +79,12 @@ def test_runbook_paso_2_tal_cual_ve_toda_la_dlq_en_cada_orden_y_deja_un_veredict
         assert grupo["orden"] in hecho.stdout.splitlines()
     # AND nothing was deleted
     assert total(sqs, dlq) == 35
+
+    # WHEN the transient group's command is pasted as printed (--forzar: moto has no metrics to judge the consumer by)
+    (transitorio,) = [g for g in informe["grupos"] if g["tipo"] == "transitorio"]
+    movido = subprocess.run(["bash", "-e", "-c", transitorio["orden"] + " --forzar --tasa 50"], cwd=tmp_path,
+                            env=entorno, capture_output=True, text=True, timeout=120, check=False)
+
+    # THEN exactly that group went back to its source; the data group waits in the DLQ for its fix
+    assert movido.returncode == 0, movido.stderr
+    assert (total(sqs, origen), total(sqs, dlq)) == (30, 5)
