@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+# Ten seeds share one session (the fixture): about 20 s a seed on a quiet 2-core machine, much
+# more on a loaded one. The bound is for a hung run, not a timing assumption.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 SEMILLAS = list(range(1, 11))
 PEDIDOS_POR_SEMILLA = 6

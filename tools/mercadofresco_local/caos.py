@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 COMPRESION = 20.0
 PEDIDOS = 30
 RITMO_POR_S = 6.0
+RETRASO_FLUJO_S = 5.0  # commit -> the order's workflow at the gateway, here (the relay's compressed schedule)
 DRENAJE_MAX_S = 240.0  # quiescence bound per seed (compressed leases, waits and visibilities)
 
 # Functions the schedule may hit, with the share of Lambda faults each gets.
@@ -140,8 +141,9 @@ def programa(semilla: int, pedidos: int = PEDIDOS, ritmo_por_s: float = RITMO_PO
     duracion = pedidos / ritmo_por_s
 
     def ventana(minimo_s: float, maximo_s: float) -> tuple[float, float]:
+        """A window over the time the orders' work happens: from creation to the end of their workflow."""
         largo = rng.uniform(minimo_s, maximo_s)
-        desde = rng.uniform(0, max(0.1, duracion - largo / 2))
+        desde = rng.uniform(0, max(0.1, duracion + RETRASO_FLUJO_S - largo / 2))
         return round(desde, 2), round(desde + largo, 2)
 
     proveedores: list[Fallo] = []
@@ -186,9 +188,12 @@ def programa(semilla: int, pedidos: int = PEDIDOS, ritmo_por_s: float = RITMO_PO
     sucesos += [Suceso(d, "congelar-redis", valor=h - d), Suceso(h, "descongelar-redis")]
     for _ in range(rng.randint(1, 2)):
         sucesos.append(Suceso(round(rng.uniform(0, duracion), 2), "cortar-postgres"))
-    if rng.random() < 0.6:
-        d, h = ventana(0.5, 1.5)
-        sucesos += [Suceso(d, "sin-tema", valor=h - d), Suceso(h, "con-tema")]
+    if rng.random() < 0.6:  # the step after the charge fails for a while: those orders must be refunded
+        d, h = ventana(1.0, 3.0)
+        sucesos += [
+            Suceso(d + RETRASO_FLUJO_S / 2, "sin-tema", valor=h - d),
+            Suceso(h + RETRASO_FLUJO_S / 2, "con-tema"),
+        ]
     for numero in rng.sample(range(1, pedidos + 1), max(1, pedidos // 10)):
         t = numero / ritmo_por_s + rng.uniform(0.5, 2.0)
         if rng.random() < 0.5:
@@ -441,9 +446,10 @@ def registros_en_curso(sesion: Sesion, prefijo: str) -> list[tuple[str, str, flo
 
 # ---------------------------------------------------------------- running seeds
 def correr_semilla(
-    sesion: Sesion, semilla: int, pedidos: int, ritmo: float, avance: Callable[..., None]
+    sesion: Sesion, semilla: int, pedidos: int, ritmo: float, avance: Callable[[], None] | None = None
 ) -> ResultadoSemilla:
     """One seed in an open chaos session: schedule, orders, quiescence, checks."""
+    avance = avance or (lambda: None)
     assert sesion.tienda is not None and sesion.runtime is not None and sesion.redis_privado is not None
     prog = programa(semilla, pedidos, ritmo)
     prefijo = prefijo_de(semilla)

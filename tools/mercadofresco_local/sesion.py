@@ -261,9 +261,14 @@ class Sesion:
         from mercadofresco.aws import client
 
         assert self.runtime is not None
+        sqs = client("sqs")
         for lid in self.runtime.colas():
-            if self.runtime.es_dlq(lid):
-                client("sqs").purge_queue(QueueUrl=self.runtime.url_cola(lid))
+            if not self.runtime.es_dlq(lid):
+                continue
+            url = self.runtime.url_cola(lid)  # not PurgeQueue: SQS allows one a minute per queue
+            while mensajes := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+                entradas = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(mensajes)]
+                sqs.delete_message_batch(QueueUrl=url, Entries=entradas)
 
     def segundos(self) -> float:
         return time.monotonic() - self.inicio
