@@ -61,6 +61,9 @@ def _cargados_al_importar(funcion: str) -> list[str]:
         # Every invocation of these opens the pool: the driver is on their cold path.
         ("outbox", {"psycopg", "psycopg_pool"}),
         ("outbox_limpieza", {"psycopg", "psycopg_pool"}),
+        ("reclamo", set()),
+        ("tienda", {"psycopg", "psycopg_pool"}),
+        ("proyeccion", {"psycopg", "psycopg_pool"}),
     ],
 )
 def test_handler_import_loads_no_deferred_package(funcion: str, permitidos: set[str]) -> None:
