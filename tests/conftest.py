@@ -45,8 +45,9 @@ os.environ.update(
 def _perfiles_hypothesis() -> None:
     """Property-based tests: ``ci`` (default) is deterministic and CI-sized; ``largo`` is for a hunt on demand.
 
-    ``HYPOTHESIS_PROFILE=largo pytest tests/unit/fuzz tests/integration/fuzz`` runs 20x the examples,
-    randomised, with Hypothesis's example database so a failure found once is replayed first.
+    ``HYPOTHESIS_PROFILE=largo pytest tests/unit/fuzz tests/integration/fuzz --timeout 0`` runs 20x the
+    examples, randomised, with Hypothesis's example database so a failure found once is replayed first
+    (``--timeout 0``: the consumers' properties then take longer than pytest-timeout's 300 s).
     """
     from hypothesis import HealthCheck, settings
 
