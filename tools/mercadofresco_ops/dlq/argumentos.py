@@ -25,8 +25,8 @@ def construir_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mf-dlq",
         description="Herramientas del runbook de DLQ de MercadoFresco (runbooks/dlq.md).",
-        epilog="Códigos de salida: 0 bien, 1 comprobación fallida o rechazo, 2 uso/cola desconocida/permisos, "
-        "130 interrumpido.",
+        epilog="Códigos de salida: 0 bien, 1 comprobación fallida, rechazo o nada que clasificar, 2 uso/cola "
+        "desconocida/permisos, 130 interrumpido.",
     )
     sub = parser.add_subparsers(dest="orden", required=True, metavar="ORDEN")
     comunes = _comunes()

@@ -5,7 +5,8 @@ Exit codes a script can rely on:
 - 0  done / the check passed;
 - 1  a check failed: ``verificar`` found messages left or too few processed, ``reprocesar``
      refused because the source's consumer is failing, some messages could not be moved, or
-     an AWS call failed mid-run (what moved stays moved, the rest is still in the DLQ);
+     an AWS call failed mid-run (what moved stays moved, the rest is still in the DLQ), or
+     ``clasificar`` could read no message (all in flight): never exit 0 without a verdict;
 - 2  usage error, unknown queue, missing permissions or credentials (one line on stderr);
 - 130 interrupted (Ctrl-C): what was moved is in the source, the rest is still in the DLQ.
 """
