@@ -88,6 +88,7 @@ def test_flujo_tarjeta_rechazada_no_reintenta_y_publica_rechazo(flujo, esperas):
     assert flujo.pasarela.cobros_de("PED-2026-084418") == 0
     (evento,) = flujo.eventos_bus()
     assert evento["detail-type"] == "PedidoRechazado" and evento["detail"]["pedido_id"] == "PED-2026-084418"
+    assert evento["detail"]["email"]  # the e-mail consumer tells the customer (rule mercadofresco-avisos-cliente)
     assert flujo.reclamo("PED-2026-084418") is None
     assert flujo.mensajes("ColaStock") == [] and flujo.mensajes("ColaErp") == []
 

@@ -127,6 +127,23 @@ def test_peor_caso_errores_sin_llamada_declarados_no_cuentan():
     assert cobro() == 4
 
 
+def test_peor_caso_visitas_de_un_bucle_multiplican_y_el_estrangulamiento_no_cuenta():
+    # GIVEN Cobrar asked again in a bounded loop (VisitasMaximas 3) and retrying throttling 6 times
+    plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
+    definicion = json.loads((PLANTILLAS / "bueno.asl.json").read_text())
+    definicion["States"]["Cobrar"]["Retry"].append({"ErrorEquals": ["Lambda.TooManyRequestsException"],
+                                                    "MaxAttempts": 6, "MaxDelaySeconds": 60, "JitterStrategy": "FULL"})
+    maquina = plantilla["Resources"]["Flujo"]
+    del maquina["Properties"]["DefinitionUri"]
+    maquina["Properties"]["Definition"] = definicion
+    maquina["Metadata"] = {"Mensajeria": {"VisitasMaximas": {"Cobrar": 3}}}
+    # WHEN computing
+    (ruta,) = [r for r in peor_caso(plantilla, PLANTILLAS) if r.dependencia == "pasarela"]
+    # THEN a throttled invocation never reaches the gateway (not counted) and each visit multiplies: 2 x 1 x 4 x 3
+    assert (ruta.intentos_flujo, ruta.visitas, ruta.total) == (4, 3, 24)
+    assert "3 visits" in ruta.describir()
+
+
 @pytest.mark.slow
 def test_cfnlintrc_cli_y_sam_validate_ejecutan_el_paquete(tmp_path):
     # GIVEN the repo's .cfnlintrc and a bad template inside the repo (paths are relative to the root)
