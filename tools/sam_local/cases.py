@@ -155,19 +155,36 @@ _CASES = [
     # -- the workflow's order claim (a lease in the idempotency table)
     Case("reclamo-pedido.json", "ReclamoFunction", answer={"reclamado": True, "estado": "EN_CURSO"}),
     Case("reclamo-otra-ejecucion.json", "ReclamoFunction", answer={"reclamado": True, "estado": "EN_CURSO"}),
-    # -- the store's projection of outcomes: on an empty store each order is unknown, a permanent error
-    Case("proyeccion-pedido-confirmado.json", "ProyeccionFunction", answer={"batchItemFailures": []}),
-    Case("proyeccion-pedido-cancelado.json", "ProyeccionFunction", answer={"batchItemFailures": []}),
-    Case("proyeccion-lote-desordenado.json", "ProyeccionFunction", answer={"batchItemFailures": []}),
+    # -- the store's projection of outcomes: on an empty store each order is unknown, a permanent
+    #    error: dead-lettered as dato-invalido, never retried
+    Case(
+        "proyeccion-pedido-confirmado.json",
+        "ProyeccionFunction",
+        dead_letters=("dato-invalido",),
+        answer={"batchItemFailures": []},
+    ),
+    Case(
+        "proyeccion-pedido-cancelado.json",
+        "ProyeccionFunction",
+        dead_letters=("dato-invalido",),
+        answer={"batchItemFailures": []},
+    ),
+    Case(
+        "proyeccion-lote-desordenado.json",
+        "ProyeccionFunction",
+        dead_letters=("dato-invalido",) * 5,
+        answer={"batchItemFailures": []},
+    ),
     # -- the store's HTTP API (payload 2.0): answers with its status, never raises
     Case("tienda-crear-pedido.json", "TiendaFunction", answer={"statusCode": 201}),
     Case("tienda-crear-pedido-invalido.json", "TiendaFunction", answer={"statusCode": 400}),
     Case("tienda-crear-pedido-sin-clave.json", "TiendaFunction", answer={"statusCode": 400}),
     Case("tienda-consultar-pedido.json", "TiendaFunction", answer={"statusCode": 404}),  # no such order yet
-    # -- PROVISIONAL: deploy-time migrations (CloudFormation custom resource)
-    Case("migraciones-create.json", "MigracionesFunction"),
-    Case("migraciones-update.json", "MigracionesFunction"),
-    Case("migraciones-delete.json", "MigracionesFunction"),
+    # -- deploy-time migrations (CloudFormation custom resource): locally the pre-signed ResponseURL
+    #    (S3) is out of reach, so after its work the function raises the named RespuestaError
+    Case("migraciones-create.json", "MigracionesFunction", error="RespuestaError"),
+    Case("migraciones-update.json", "MigracionesFunction", error="RespuestaError"),
+    Case("migraciones-delete.json", "MigracionesFunction", error="RespuestaError"),
     # -- sandbox providers behind function URLs (state in their DynamoDB table)
     Case("simulador-pasarela-cobro.json", "SimuladorPasarelaFunction", answer={"statusCode": 201}),
     # alone, the refund finds no charge in the simulator's table: the gateway's 404
