@@ -21,6 +21,9 @@ import boto3
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mercadofresco import validation
+from mercadofresco.idempotency import claves
+from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 from tests.conftest import load_event
 from tests.integration.consumidores.conftest import Cola, Sondeo, mensajes, motivo
@@ -65,8 +68,18 @@ def malo(draw: Any, base: dict[str, Any]) -> str:
         valor = "no-es-un-correo"
     if campo in ("pedido_id", "lineas") and valor in ({}, None, [], 0, False):
         valor = ""
+    if campo == "pedido_id" and _id_valido(valor):
+        valor = ""  # "0" or "Ñ-7" are good order ids: this record must really be bad
     # A refused record carries its own address: it must show up in no log line and no DLQ attribute.
     return json.dumps(base | {"email": RECHAZADO} | {campo: valor}, ensure_ascii=False)
+
+
+def _id_valido(valor: Any) -> bool:
+    try:
+        claves.aviso_erp(validation.identificador(valor, "pedido_id"))
+    except (validation.ValorInvalido, IdempotencyKeyError):
+        return False
+    return True
 
 
 def _lote(
