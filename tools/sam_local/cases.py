@@ -139,6 +139,7 @@ _CASES = [
     Case("correo-confirmacion-sobre-sns.json", "CorreoFunction", effects={CONFIRMACION: 1}),
     Case("correo-confirmacion-campos-extra.json", "CorreoFunction", effects={"correo-confirmacion:PED-2026-084419": 1}),
     Case("correo-carrito-abandonado.json", "CorreoFunction", effects={"recordatorio-carrito:CAR-7781": 1}),
+    Case("correo-pedido-no-confirmado.json", "CorreoFunction", effects={f"correo-no-confirmado:{PEDIDO}": 1}),
     Case("correo-version-2.json", "CorreoFunction", effects={}, dead_letters=("version-desconocida",)),
     Case("correo-malformado.json", "CorreoFunction", effects={}, dead_letters=("json-invalido",)),
     Case("correo-campo-ausente.json", "CorreoFunction", effects={}, dead_letters=("campo-ausente",)),
