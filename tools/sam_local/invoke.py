@@ -75,7 +75,9 @@ def build(build_dir: Path = BUILD_DIR, cache_dir: Path = CACHE_DIR) -> None:
     print("$", shlex.join(comando), flush=True)
     # The layer's makefile build is not told the architecture by SAM: it reads ARCHITECTURE.
     entorno = {**_sam_env(), "ARCHITECTURE": ARCHITECTURE}
-    subprocess.run(comando, cwd=RAIZ, env=entorno, check=True, stdout=subprocess.DEVNULL)
+    hecho = subprocess.run(comando, cwd=RAIZ, env=entorno, capture_output=True, text=True, check=False)
+    if hecho.returncode != 0:  # its progress is noise; its failure is not
+        raise SamLocalError(f"sam build exited {hecho.returncode}:\n{hecho.stderr[-5000:]}")
     _separate_init_phase(build_dir / "template.yaml")
     # SAM derives an image per layer content (base image + /opt): a new build leaves the previous one
     # dangling. They carry the base image's label; only dangling ones go.
@@ -118,4 +120,15 @@ def invoke(
     except ValueError:  # not Lambda's JSON: the emulator's own words ("Task timed out after 40.00 seconds")
         tipo = "Sandbox.Timedout" if "timed out" in lineas[-1] else "Runtime.Unknown"
         payload = {"errorType": tipo, "errorMessage": lineas[-1]}
-    return Answer(payload=payload, logs=hecho.stderr + "\n".join(lineas[:-1]))
+    return Answer(payload=payload, logs=_without_shutdown_noise(hecho.stderr + "\n".join(lineas[:-1])))
+
+
+def _without_shutdown_noise(logs: str) -> str:
+    """The logs without the runtime's complaint when SAM stops the emulator after the answer."""
+    inicio = logs.find("LAMBDA_RUNTIME Failed to get next invocation")
+    if inicio < 0:
+        return logs
+    fin = logs.find("RuntimeError: Failed to get next", inicio)
+    return logs[: logs.rfind("\n", 0, inicio) + 1] + (
+        logs[fin + len("RuntimeError: Failed to get next") :] if fin >= 0 else ""
+    )
