@@ -88,7 +88,7 @@ class FalloLambda:
 @dataclass(frozen=True)
 class Suceso:
     t_s: float
-    # congelar-redis | descongelar-redis | cortar-postgres | duplicar | tardio | a-dlq | redrive | sin-tema | con-tema
+    # congelar-redis | descongelar-redis | cortar-postgres | duplicar | tardio | a-dlq | redrive | sin-tema
     tipo: str
     pedido: int | None = None
     valor: float = 0.0
@@ -132,7 +132,7 @@ class ProgramaCaos:
         return propias + ventanas + globales + relay
 
 
-_FINALES = {"descongelar-redis", "con-tema"}  # the end of a window is not another fault
+_FINALES = {"descongelar-redis"}  # the end of a window is not another fault
 
 
 def programa(semilla: int, pedidos: int = PEDIDOS, ritmo_por_s: float = RITMO_POR_S) -> ProgramaCaos:
@@ -188,12 +188,10 @@ def programa(semilla: int, pedidos: int = PEDIDOS, ritmo_por_s: float = RITMO_PO
     sucesos += [Suceso(d, "congelar-redis", valor=h - d), Suceso(h, "descongelar-redis")]
     for _ in range(rng.randint(1, 2)):
         sucesos.append(Suceso(round(rng.uniform(0, duracion), 2), "cortar-postgres"))
-    if rng.random() < 0.6:  # the step after the charge fails for a while: those orders must be refunded
-        d, h = ventana(1.0, 3.0)
-        sucesos += [
-            Suceso(d + RETRASO_FLUJO_S / 2, "sin-tema", valor=h - d),
-            Suceso(h + RETRASO_FLUJO_S / 2, "con-tema"),
-        ]
+    if rng.random() < 0.7:  # the step after the charge fails for a while: that order must be refunded
+        numero = rng.randint(1, pedidos)
+        largo = round(rng.uniform(1.0, 3.0), 1)
+        sucesos.append(Suceso(round(numero / ritmo_por_s, 2), "sin-tema", numero, valor=largo))
     for numero in rng.sample(range(1, pedidos + 1), max(1, pedidos // 10)):
         t = numero / ritmo_por_s + rng.uniform(0.5, 2.0)
         if rng.random() < 0.5:
@@ -301,8 +299,13 @@ class Orquesta:
             sesion.redis_privado.descongelar()
         elif suceso.tipo == "cortar-postgres":
             sesion.cortar_postgres()
-        elif suceso.tipo in ("sin-tema", "con-tema"):
-            self._tema(crear=suceso.tipo == "con-tema")
+        elif suceso.tipo == "sin-tema":
+            # From the moment the gateway charged this order: its confirmation (and any other's in
+            # the window) fails, and the workflow must refund.
+            self._esperar_cobro(f"{self.prefijo}{suceso.pedido:06d}")
+            self._tema(crear=False)
+            self._parar.wait(suceso.valor)
+            self._tema(crear=True)
         elif suceso.tipo in ("duplicar", "tardio", "a-dlq"):
             assert suceso.pedido is not None
             cuerpo = self._copia(suceso.pedido)
@@ -316,6 +319,12 @@ class Orquesta:
             resultado = mf_dlq(sesion, "reprocesar", "--tasa", "50")
             if resultado["codigo"] != 0:
                 raise RuntimeError(f"mf-dlq reprocesar exited {resultado['codigo']}: {resultado['error'][-300:]}")
+
+    def _esperar_cobro(self, pedido_id: str, limite_s: float = 30.0) -> None:
+        pasarela = self.sesion.proveedores.pasarela
+        limite = time.monotonic() + limite_s
+        while not pasarela.cobros_de(pedido_id) and time.monotonic() < limite and not self._parar.is_set():
+            time.sleep(0.02)  # polling the stand-in's record, not a synchronisation with the workflow
 
     def _copia(self, numero: int) -> str:
         """The order's PedidoCreado exactly as the bus delivered it (read from the tap queue)."""
