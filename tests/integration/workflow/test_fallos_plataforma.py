@@ -156,7 +156,7 @@ def test_flujo_cobro_estrangulado_espera_capacidad_y_no_falla(flujo, pausas, esp
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
 
 
-def test_flujo_cobro_siempre_estrangulado_avisa_sin_cobrar_y_libera(flujo, pausas):
+def test_flujo_cobro_siempre_estrangulado_avisa_sin_cobrar_y_cierra_el_reclamo(flujo, pausas):
     # GIVEN cobro throttled for good
     _fallar_cobros(flujo, LambdaThrottled, tras_el_real=False)
     # WHEN an order arrives
@@ -166,7 +166,9 @@ def test_flujo_cobro_siempre_estrangulado_avisa_sin_cobrar_y_libera(flujo, pausa
     assert pausas == [60] * 10
     assert flujo.pasarela.llamadas["/cobros"] == 0 and flujo.pasarela.llamadas["/reembolsos"] == 0
     assert _no_confirmado(flujo)["motivo"] == "plataforma-ocupada"
-    assert flujo.reclamo(PEDIDO) is None
+    reclamo = flujo.reclamo(PEDIDO)  # closed with its outcome: a redelivery is a duplicate, never a late charge
+    assert reclamo["estado"]["S"] == "COMPLETADO"
+    assert json.loads(reclamo["resultado"]["S"]) == {"estado": "NO_CONFIRMADO"}
 
 
 def test_flujo_ejecucion_muerta_su_reclamo_caduca_y_un_redrive_lo_resuelve(flujo, reloj):

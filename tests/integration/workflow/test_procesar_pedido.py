@@ -80,7 +80,7 @@ def test_flujo_tarjeta_rechazada_no_reintenta_y_publica_rechazo(flujo, esperas):
     flujo.proveedores.fallos.rechazar_tarjeta("tok_rechazada_fondos")
     # WHEN the workflow runs for that order
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-rechazado.json"))
-    # THEN one call, no retry, no charge, PedidoRechazado on the bus, the claim released, nothing reserved
+    # THEN one call, no retry, no charge, PedidoRechazado on the bus, the claim closed RECHAZADO, nothing reserved
     assert ejecucion["status"] == "SUCCEEDED"
     assert flujo.estados(ejecucion["executionArn"])[-1] == "Rechazado"
     assert flujo.pasarela.llamadas["/cobros"] == 1 and esperas == []
@@ -89,8 +89,14 @@ def test_flujo_tarjeta_rechazada_no_reintenta_y_publica_rechazo(flujo, esperas):
     (evento,) = flujo.eventos_bus()
     assert evento["detail-type"] == "PedidoRechazado" and evento["detail"]["pedido_id"] == "PED-2026-084418"
     assert evento["detail"]["email"]  # the e-mail consumer tells the customer (rule mercadofresco-avisos-cliente)
-    assert flujo.reclamo("PED-2026-084418") is None
+    assert _desenlace_del_reclamo(flujo, "PED-2026-084418") == "RECHAZADO"
     assert flujo.mensajes("ColaStock") == [] and flujo.mensajes("ColaErp") == []
+    # AND a redelivery of the same PedidoCreado (a DLQ redrive, a late duplicate) ends at the claim:
+    # the order was answered once and is never run by a second execution (invariant 1)
+    replay = flujo.ejecutar(load_event("flujo/pedido-rechazado.json"))
+    assert flujo.estados(replay["executionArn"])[-1] == "Duplicado"
+    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
+    assert flujo.eventos_bus() == []  # the customer is not told a second time (mensajes() consumed the first)
 
 
 def test_flujo_circuito_abierto_falla_rapido_sin_llamar_a_la_pasarela(flujo, valkey, esperas):
@@ -106,13 +112,22 @@ def test_flujo_circuito_abierto_falla_rapido_sin_llamar_a_la_pasarela(flujo, val
     assert "retry in a few minutes" in ejecucion["cause"]
     assert flujo.pasarela.llamadas["/cobros"] == 0 and esperas == []
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
-    assert flujo.reclamo(PEDIDO) is None  # released: the customer's retry of this order is not a "duplicate"
+    # the claim is closed with that outcome: the customer retries with a new order, and a redelivery of
+    # this one can no longer charge an order the customer was told had failed
+    assert _desenlace_del_reclamo(flujo, PEDIDO) == "NO_CONFIRMADO"
     # and the customer is told (PedidoNoConfirmado, with the address to write to)
     (evento,) = flujo.eventos_bus()
     assert evento["detail-type"] == "PedidoNoConfirmado"
     assert evento["detail"] == {
         "version": 1, "pedido_id": PEDIDO, "email": "lucia.ferrer@example.com", "motivo": "pasarela-no-disponible",
     }  # fmt: skip
+
+
+def _desenlace_del_reclamo(flujo, pedido_id: str) -> str:
+    """The outcome the order's claim pedido:{id} was closed with (it must be COMPLETADO, lease gone)."""
+    reclamo = flujo.reclamo(pedido_id)
+    assert reclamo is not None and reclamo["estado"]["S"] == "COMPLETADO" and "caduca_bloqueo" not in reclamo
+    return json.loads(reclamo["resultado"]["S"])["estado"]
 
 
 def _pedido(pedido_id: str) -> list[dict]:
