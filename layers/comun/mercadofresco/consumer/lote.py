@@ -171,16 +171,24 @@ def _registros_sqs(event: Any) -> list[dict[str, Any]] | None:
     """
     registros = event.get("Records") if isinstance(event, dict) else None
     if not isinstance(registros, list):
-        logger.error("event refused: not an SQS batch (no Records list); check what invokes this function",
-                     claves=sorted(map(str, event))[:10] if isinstance(event, dict) else type(event).__name__)
+        logger.error(
+            "event refused: not an SQS batch (no Records list); check what invokes this function",
+            claves=sorted(map(str, event))[:10] if isinstance(event, dict) else type(event).__name__,
+        )
         metrics.add_metric(name="EventosRechazados", unit=MetricUnit.Count, value=1)
         return None
     validos = [r for r in registros if _es_registro_sqs(r)]
     if ajenos := len(registros) - len(validos):
-        fuentes = sorted({str(r.get("eventSource") or r.get("EventSource") or "?")[:40] for r in registros
-                          if isinstance(r, dict) and not _es_registro_sqs(r)})
-        logger.error("records refused: not SQS messages; check the event source mapping", ajenos=ajenos,
-                     fuentes=fuentes)
+        fuentes = sorted(
+            {
+                str(r.get("eventSource") or r.get("EventSource") or "?")[:40]
+                for r in registros
+                if isinstance(r, dict) and not _es_registro_sqs(r)
+            }
+        )
+        logger.error(
+            "records refused: not SQS messages; check the event source mapping", ajenos=ajenos, fuentes=fuentes
+        )
         metrics.add_metric(name="EventosRechazados", unit=MetricUnit.Count, value=ajenos)
     return validos
 

@@ -189,9 +189,7 @@ class ClienteProveedor:
         permiso = self.breaker.acquire() if self.breaker is not None else None
         inicio = time.monotonic()
         try:
-            resp = self._pool.request(
-                metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras, redirect=False
-            )
+            resp = self._pool.request(metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras, redirect=False)
         except Exception as exc:
             self._medir(inicio)
             clasificacion = clasificar(exc, idempotente=idempotente)
