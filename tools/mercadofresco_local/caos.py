@@ -264,6 +264,7 @@ class Orquesta:
     errores: list[str] = field(default_factory=list)
     _parar: threading.Event = field(default_factory=threading.Event)
     _hilo: threading.Thread | None = None
+    _tema_apartado: Any = None  # the confirmation topic while a "sin-tema" fault holds it out of moto
 
     def arrancar(self) -> Orquesta:
         self._hilo = threading.Thread(target=self._tocar, name="caos", daemon=True)
@@ -347,20 +348,26 @@ class Orquesta:
             sqs.delete_message(QueueUrl=self.sesion.grifo_url, ReceiptHandle=m["ReceiptHandle"])
 
     def _tema(self, crear: bool) -> None:
-        """Delete (or recreate, with its subscriptions) the confirmation topic: the step after the charge fails."""
+        """Take the confirmation topic out of moto's SNS backend, or put the same one back.
+
+        While it is out, ``sns:Publish`` answers NotFound (the step after the charge fails and the
+        workflow refunds). Put back, it is the same object with the same subscriptions in one dict
+        assignment: deleting and recreating it (topic, then each subscription) left a window in which
+        a confirmation reached a topic with no subscribers, a loss the emulation made, not the system.
+        """
+        from moto.sns.models import sns_backends
+
         rt = self.sesion.runtime
-        assert rt is not None and rt.aprovisionador is not None
+        assert rt is not None
         arn = rt.plantilla.ref("TopicPedidoConfirmado")
+        _, _, _, region, cuenta, _ = arn.split(":", 5)
+        temas = sns_backends[cuenta][region].topics
         if not crear:
-            client("sns").delete_topic(TopicArn=arn)
-            return
-        existe = any(t["TopicArn"] == arn for t in client("sns").list_topics()["Topics"])
-        if existe:
-            return
-        rt.aprovisionador._crear("TopicPedidoConfirmado", "AWS::SNS::Topic")
-        for lid in rt.plantilla.de_tipo("AWS::SNS::Subscription"):
-            if rt.plantilla.propiedades(lid).get("TopicArn") == arn:
-                rt.aprovisionador._crear(lid, "AWS::SNS::Subscription")
+            if arn in temas:
+                self._tema_apartado = temas.pop(arn)
+        elif self._tema_apartado is not None:
+            temas[arn] = self._tema_apartado
+            self._tema_apartado = None
 
 
 # ---------------------------------------------------------------- checking

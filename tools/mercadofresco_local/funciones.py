@@ -44,6 +44,11 @@ def _entorno_de(entorno: dict[str, str]) -> None:
         os.environ[clave] = valor
 
 
+def restaurar_entorno() -> None:
+    """``os.environ`` as the process had it before any cold start of this run set a variable."""
+    _entorno_de({})
+
+
 def entorno_comun(funciones: list[Funcion]) -> None:
     """After the cold starts: keep only the variables every function sets to the same value.
 

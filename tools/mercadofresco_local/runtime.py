@@ -30,7 +30,7 @@ from mercadofresco.aws import client
 
 from mercadofresco_local import muerte
 from mercadofresco_local.aprovisionar import Aprovisionador
-from mercadofresco_local.funciones import entorno_comun, entornos_nuevos
+from mercadofresco_local.funciones import entorno_comun, entornos_nuevos, restaurar_entorno
 from mercadofresco_local.mapeos import Mapeo, mapeos_de_plantilla
 from mercadofresco_local.pipes import PipeStream, pipes_de_plantilla
 from mercadofresco_local.plantilla import Plantilla
@@ -97,6 +97,9 @@ class RuntimeLocal:
     def arrancar(self) -> RuntimeLocal:
         entornos_nuevos()
         self._deshacer.append(entornos_nuevos)
+        # Last to undo: the functions' variables (REDIS_URL of a private Redis...) leave with the run,
+        # so a second run in the same process (the e2e suite) starts from the process's own environment.
+        self._deshacer.append(restaurar_entorno)
         # Platform faults: boundary hooks before any handler builds a client; a clean plan per run.
         muerte.CONTROL.reiniciar()
         muerte.instalar()
