@@ -212,4 +212,8 @@ class RuntimeLocal:
             else:
                 quieto_desde = None
             time.sleep(1.0)
-        raise TimeoutError(f"the system did not drain in {timeout_s:.0f} s")
+        ocupadas = {lid: n for lid in self.colas() if not self.es_dlq(lid) and (n := self.profundidad(lid))}
+        raise TimeoutError(
+            f"the system did not drain in {timeout_s:.0f} s: "
+            f"{self.ejecuciones_en_curso()} executions running, messages in {ocupadas or 'no queue'}"
+        )

@@ -170,17 +170,18 @@ class Tienda:
 
 
 def evento_v2(pedido: Any) -> dict[str, Any]:
-    """``PedidoCreado`` as the version-2 producer writes it (customer and total nested).
+    """``PedidoCreado`` as the version-2 producer writes it (the amount nested with its currency).
 
-    The inverse of ``mercadofresco_ops.dlq.adaptadores.v2_a_v1``: what that adapter expects.
+    The shape of ``events/flujo/pedido-version-2.json`` and the inverse of
+    ``mercadofresco_ops.dlq.adaptadores.v2_a_v1``: what that adapter expects, so the redrive
+    of exercise 2 yields a complete version-1 order (amount, currency, customer, e-mail).
     """
     return {
         "pedido_id": pedido.pedido_id,
-        "cliente": {"id": pedido.cliente_id},
+        "cliente_id": pedido.cliente_id,
+        "email": f"{pedido.cliente_id.lower()}@example.com",
         "lineas": [
             {"sku": lin.sku, "cantidad": lin.cantidad, "precio_centimos": lin.precio_centimos} for lin in pedido.lineas
         ],
-        "importe_centimos": pedido.importe_centimos,
-        "importe_total": {"cantidad": f"{pedido.importe_centimos / 100:.2f}", "moneda": pedido.moneda},
-        "email": f"{pedido.cliente_id.lower()}@example.com",
+        "importe": {"centimos": pedido.importe_centimos, "moneda": pedido.moneda},
     }
