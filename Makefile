@@ -91,10 +91,12 @@ sam-local: setup services sam-local-setup
 demo: setup services
 	$(VENV)/bin/mf-demo --escenario $(or $(ESCENARIO),viernes) $(if $(PEDIDOS),--pedidos $(PEDIDOS))
 
-# The seeded chaos campaign (issue 15): seeds 1..SEMILLAS in one session, PEDIDOS orders each.
+# The seeded chaos campaign (issue 15): seeds 1..SEMILLAS, PEDIDOS orders each, split across PROCESOS
+# child sessions (each its own moto, Redis, PostgreSQL server), merged into one report.
 # A violation prints its seed, order, faults and the command that replays it; exit 1.
 caos: setup services
-	$(VENV)/bin/mf-demo --escenario caos --semillas $(or $(SEMILLAS),200) $(if $(PEDIDOS),--pedidos $(PEDIDOS))
+	$(VENV)/bin/mf-demo --escenario caos --semillas $(or $(SEMILLAS),200) --procesos $(or $(PROCESOS),3) \
+		$(if $(PEDIDOS),--pedidos $(PEDIDOS))
 
 bench: setup services
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

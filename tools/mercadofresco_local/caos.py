@@ -8,13 +8,15 @@ One seed = one reproducible fault schedule (:func:`programa`; every draw comes f
 - Lambda platform faults (:mod:`mercadofresco_local.muerte`): a crash or a timeout at an
   arbitrary I/O boundary, or a throttle, for a given function, order and attempt; the outbox
   relay killed between ``PutEvents`` and its commit;
-- infrastructure: the run's PRIVATE Redis frozen (SIGSTOP/SIGCONT), every PostgreSQL
-  connection of the handlers dropped (``pg_terminate_backend``: what clients see of a restart,
-  without the seconds of refused connections), the confirmation topic gone for a window (the
+- infrastructure: the run's PRIVATE Redis frozen (SIGSTOP/SIGCONT), the run's PRIVATE
+  PostgreSQL server restarted (:mod:`postgres_privado`: fast shutdown, connections refused for a
+  moment, started again on the same port and data; without server binaries, only the handlers'
+  connections are dropped and the report says so), the confirmation topic gone for a window (the
   step after the charge fails: the workflow must refund);
 - deliveries: an order's ``PedidoCreado`` delivered again at once (duplicate) or seconds later
   (``DelaySeconds``: late and out of order), or put in ``mercadofresco-pedidos-fallidos`` and
-  redriven by ``mf-dlq reprocesar`` while orders flow.
+  redriven by ``mf-dlq reprocesar`` while orders flow; on the fan-out side, an order's
+  ``PedidoConfirmado`` notice delivered again, at once or late, to the ERP and e-mail queues.
 
 The run then waits (bounded) for quiescence and checks, per order, from the gateway's records,
 PostgreSQL, the idempotency table, the executions and the e-mails sent: DESIGN.md's six
@@ -26,17 +28,26 @@ Time: the run's compression applies to the platform's and handlers' bounds too
 ``TimeoutSeconds`` all last ``1/compresion``; the schedule's latencies are chosen against the
 compressed timeouts. Several seeds can share one session (``correr_semillas``): each seed has
 its own order prefix, and the breaker state, fault script and plan are reset between seeds.
+
+A campaign can also run in parallel (:func:`correr_en_paralelo`, ``mf-demo --procesos N``): the
+seeds are split across N child processes, each a whole independent session (its own moto, Redis,
+PostgreSQL server, stand-ins, log directory), each appending one JSON line per finished seed;
+the parent merges them into one report. A seed a child did not report (it crashed, was killed)
+is a failed seed in that report, with the command that replays it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
@@ -48,6 +59,7 @@ from mercadofresco_local.proveedores import Fallo
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from mercadofresco_local.informe import Informe
     from mercadofresco_local.sesion import Sesion
@@ -88,7 +100,8 @@ class FalloLambda:
 @dataclass(frozen=True)
 class Suceso:
     t_s: float
-    # congelar-redis | descongelar-redis | cortar-postgres | duplicar | tardio | a-dlq | redrive | sin-tema
+    # congelar-redis | descongelar-redis | reiniciar-postgres | duplicar | tardio | a-dlq | redrive | sin-tema
+    # | duplicar-aviso | tardio-aviso (PedidoConfirmado again to the ERP and e-mail queues)
     tipo: str
     pedido: int | None = None
     valor: float = 0.0
@@ -186,8 +199,8 @@ def programa(semilla: int, pedidos: int = PEDIDOS, ritmo_por_s: float = RITMO_PO
     sucesos: list[Suceso] = []
     d, h = ventana(0.5, 2.0)
     sucesos += [Suceso(d, "congelar-redis", valor=h - d), Suceso(h, "descongelar-redis")]
-    for _ in range(rng.randint(1, 2)):
-        sucesos.append(Suceso(round(rng.uniform(0, duracion), 2), "cortar-postgres"))
+    for _ in range(rng.randint(1, 2)):  # value: how long the server stays down (compressed seconds)
+        sucesos.append(Suceso(round(rng.uniform(0, duracion), 2), "reiniciar-postgres", valor=rng.uniform(0.2, 1.5)))
     if rng.random() < 0.7:  # the step after the charge fails for a while: that order must be refunded
         numero = rng.randint(1, pedidos)
         largo = round(rng.uniform(1.0, 3.0), 1)
@@ -203,6 +216,15 @@ def programa(semilla: int, pedidos: int = PEDIDOS, ritmo_por_s: float = RITMO_PO
         sucesos.append(Suceso(round(numero / ritmo_por_s + 1.0, 2), "a-dlq", numero))
     sucesos.append(Suceso(round(max(n / ritmo_por_s for n in redrive) + 1.5, 2), "redrive"))
     rechazados = tuple(sorted(rng.sample(range(1, pedidos + 1), max(1, pedidos // 15))))
+    # The fan-out side: a confirmed order's notice again to the ERP and e-mail queues (the
+    # confirmation comes seconds after creation, so the copy is sent when it has been seen).
+    confirmables = [n for n in range(1, pedidos + 1) if n not in rechazados]
+    for numero in rng.sample(confirmables, min(len(confirmables), max(1, pedidos // 10))):
+        t = round(numero / ritmo_por_s + rng.uniform(0.5, 2.0), 2)
+        if rng.random() < 0.5:
+            sucesos.append(Suceso(t, "duplicar-aviso", numero))
+        else:
+            sucesos.append(Suceso(t, "tardio-aviso", numero, valor=round(rng.uniform(2, 8), 1)))
     return ProgramaCaos(
         semilla=semilla,
         pedidos=pedidos,
@@ -259,12 +281,16 @@ class Orquesta:
     sesion: Sesion
     programa: ProgramaCaos
     prefijo: str
-    copias: dict[int, str] = field(default_factory=dict)  # order number -> its PedidoCreado as the queue got it
+    copias: dict[int, dict[str, Any]] = field(default_factory=dict)  # order number -> its PedidoCreado (SQS message)
+    avisos: dict[int, dict[str, Any]] = field(default_factory=dict)  # order number -> its PedidoConfirmado message
     hechos: list[str] = field(default_factory=list)
     errores: list[str] = field(default_factory=list)
     _parar: threading.Event = field(default_factory=threading.Event)
     _hilo: threading.Thread | None = None
     _tema_apartado: Any = None  # the confirmation topic while a "sin-tema" fault holds it out of moto
+    _repeticiones: list[threading.Thread] = field(default_factory=list)  # fan-out copies waiting for their notice
+    _lock_grifo: threading.Lock = field(default_factory=threading.Lock)
+    repetidos: list[str] = field(default_factory=list)  # queue <- order, for each fan-out copy sent
 
     def arrancar(self) -> Orquesta:
         self._hilo = threading.Thread(target=self._tocar, name="caos", daemon=True)
@@ -275,6 +301,8 @@ class Orquesta:
         self._parar.set()
         if self._hilo is not None:
             self._hilo.join()
+        for hilo in self._repeticiones:
+            hilo.join()
         assert self.sesion.redis_privado is not None
         self.sesion.redis_privado.descongelar()
         self._tema(crear=True)
@@ -298,8 +326,8 @@ class Orquesta:
             sesion.redis_privado.congelar()
         elif suceso.tipo == "descongelar-redis":
             sesion.redis_privado.descongelar()
-        elif suceso.tipo == "cortar-postgres":
-            sesion.cortar_postgres()
+        elif suceso.tipo == "reiniciar-postgres":
+            sesion.reiniciar_postgres(suceso.valor)
         elif suceso.tipo == "sin-tema":
             # From the moment the gateway charged this order: its confirmation (and any other's in
             # the window) fails, and the workflow must refund.
@@ -314,6 +342,12 @@ class Orquesta:
             destino = "ColaPedidosFallidos" if suceso.tipo == "a-dlq" else "ColaPedidos"
             retraso = int(suceso.valor) if suceso.tipo == "tardio" else 0
             sqs.send_message(QueueUrl=sesion.runtime.url_cola(destino), MessageBody=cuerpo, DelaySeconds=retraso)
+        elif suceso.tipo in ("duplicar-aviso", "tardio-aviso"):
+            # In its own thread: the notice exists only once the order is confirmed, seconds later,
+            # and the schedule's next events must not wait for it.
+            hilo = threading.Thread(target=self._repetir_aviso, args=(suceso,), name="caos-aviso", daemon=True)
+            hilo.start()
+            self._repeticiones.append(hilo)
         elif suceso.tipo == "redrive":
             from mercadofresco_local.ejercicios import mf_dlq
 
@@ -331,21 +365,50 @@ class Orquesta:
         """The order's PedidoCreado exactly as the bus delivered it (read from the tap queue)."""
         limite = time.monotonic() + 30
         while numero not in self.copias:
-            self._leer_grifo()
+            self._leer_grifo(self.sesion.grifo_url, self.copias)
             if time.monotonic() > limite:
                 raise TimeoutError(f"no PedidoCreado of order {numero} reached the tap queue")
-        return self.copias[numero]
+        return self.copias[numero]["Body"]
 
-    def _leer_grifo(self) -> None:
-        assert self.sesion.grifo_url is not None
+    def _repetir_aviso(self, suceso: Suceso) -> None:
+        """The order's PedidoConfirmado, once seen, again to the ERP and e-mail queues (at once or late)."""
+        assert suceso.pedido is not None and self.sesion.runtime is not None
+        limite = time.monotonic() + DRENAJE_MAX_S
+        while suceso.pedido not in self.avisos:
+            if self._parar.is_set() or time.monotonic() > limite:
+                return  # never confirmed (declined, refunded, not confirmed): there is no notice to repeat
+            self._leer_grifo(self.sesion.grifo_avisos_url, self.avisos)
+        aviso = self.avisos[suceso.pedido]
+        atributos = {
+            nombre: {"DataType": a["DataType"], "StringValue": a["StringValue"]}
+            for nombre, a in aviso.get("MessageAttributes", {}).items()
+            if "StringValue" in a
+        }
+        try:
+            for cola in ("ColaErp", "ColaCorreo"):
+                client("sqs").send_message(
+                    QueueUrl=self.sesion.runtime.url_cola(cola),
+                    MessageBody=aviso["Body"],
+                    MessageAttributes=atributos,
+                    DelaySeconds=int(suceso.valor),
+                )
+                self.repetidos.append(f"{cola} <- {suceso.pedido}")
+        except Exception as exc:  # reported, not fatal, like every other fault that could not be injected
+            self.errores.append(f"{suceso.describir()}: {type(exc).__name__}: {exc}")
+
+    def _leer_grifo(self, url: str | None, copias: dict[int, dict[str, Any]]) -> None:
+        """Move this seed's messages from a tap queue into ``copias`` (order number -> the SQS message)."""
+        assert url is not None
         sqs = client("sqs")
-        for m in sqs.receive_message(QueueUrl=self.sesion.grifo_url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get(
-            "Messages", []
-        ):
-            pedido_id = json.loads(m["Body"]).get("detail", {}).get("pedido_id", "")
-            if pedido_id.startswith(self.prefijo):
-                self.copias.setdefault(int(pedido_id[-6:]), m["Body"])
-            sqs.delete_message(QueueUrl=self.sesion.grifo_url, ReceiptHandle=m["ReceiptHandle"])
+        with self._lock_grifo:  # the schedule's thread and the fan-out copies' threads share the taps
+            mensajes = sqs.receive_message(
+                QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, MessageAttributeNames=["All"]
+            ).get("Messages", [])
+            for m in mensajes:
+                encontrado = _ID_PEDIDO.search(m["Body"])
+                if encontrado is not None and encontrado.group(0).startswith(self.prefijo):
+                    copias.setdefault(int(encontrado.group(0)[-6:]), m)
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
 
     def _tema(self, crear: bool) -> None:
         """Take the confirmation topic out of moto's SNS backend, or put the same one back.
@@ -389,6 +452,9 @@ class ResultadoSemilla:
     informe_invariantes: list[Invariante]
     reembolsos: int
     notas: list[str]
+    reinicios_postgres: int = 0  # real restarts of the private server (0 with the fallback)
+    postgres_real: bool = True  # False: no server binaries, a "restart" only dropped connections
+    avisos_repetidos: int = 0  # PedidoConfirmado copies really sent to the ERP and e-mail queues
 
     @property
     def correcto(self) -> bool:
@@ -425,6 +491,8 @@ def comprobar(sesion: Sesion, prefijo: str, res: flujo.Resultados, drenado: bool
         if not avisados.get(pedido):
             finales = dict(res.por_pedido.get(pedido, Counter()))
             violaciones.append(Violacion("6 el cliente sabe cómo acabó su pedido", pedido, f"ningún correo; {finales}"))
+    for pedido, detalle in avisos_repetidos(sesion, prefijo).items():
+        violaciones.append(Violacion("un aviso al ERP y un correo por pedido y resultado", pedido, detalle))
     ahora = time.time()
     for clave, estado, caduca in registros_en_curso(sesion, prefijo):
         if caduca is None or caduca < ahora:
@@ -444,6 +512,29 @@ def avisos_por_pedido(sesion: Sesion) -> dict[str, set[str]]:
         if cuerpo.get("plantilla") in PLANTILLAS_AVISO:
             avisos[str(cuerpo.get("datos", {}).get("pedido_id"))].add(cuerpo["plantilla"])
     return avisos
+
+
+def avisos_repetidos(sesion: Sesion, prefijo: str) -> dict[str, str]:
+    """Orders of this seed with more than one ERP notice, or more than one e-mail of one outcome.
+
+    Counted from what the stand-ins did, across both e-mail providers (a fallback to the
+    secondary after the primary sent would be a second e-mail the providers' own
+    ``Idempotency-Key`` memory cannot see). DESIGN.md: one ERP notice and one e-mail per order.
+    """
+    p = sesion.proveedores
+    erp = Counter(str(e["cuerpo"].get("pedido_id")) for e in p.erp.efectos if e["ruta"] == "/avisos")
+    correos = Counter(
+        (str(e["cuerpo"].get("datos", {}).get("pedido_id")), e["cuerpo"].get("plantilla"))
+        for e in p.correo_principal.efectos + p.correo_secundario.efectos
+    )
+    repetidos: dict[str, list[str]] = defaultdict(list)
+    for pedido, n in erp.items():
+        if n > 1 and pedido.startswith(prefijo):
+            repetidos[pedido].append(f"{n} avisos al ERP")
+    for (pedido, plantilla), n in correos.items():
+        if n > 1 and pedido.startswith(prefijo):
+            repetidos[pedido].append(f"{n} correos «{plantilla}»")
+    return {pedido: "; ".join(partes) for pedido, partes in repetidos.items()}
 
 
 def registros_en_curso(sesion: Sesion, prefijo: str) -> list[tuple[str, str, float | None]]:
@@ -476,6 +567,8 @@ def correr_semilla(
     plan = PlanLambda(prog, prefijo)
     muerte.CONTROL.planificar(plan)
     muertes_antes, estrangulados_antes = len(muerte.CONTROL.muertes), sum(muerte.CONTROL.estrangulados.values())
+    pg = sesion.postgres_privado
+    reinicios_antes = pg.reinicios if pg else 0
     sesion.proveedores.fallos.reiniciar_reloj()
     orquesta = Orquesta(sesion, prog, prefijo).arrancar()
 
@@ -483,7 +576,7 @@ def correr_semilla(
         if numero in prog.rechazados:  # a customer of its own, whose card the gateway declines
             datos["cliente_id"] = f"CLI-RECHAZO-{semilla}-{numero}"
             sesion.proveedores.fallos.rechazar_tarjeta(datos["cliente_id"])
-        tienda.crear_con_outbox(datos)
+        crear_resistiendo_reinicios(sesion, datos)
 
     productor = flujo.Productor(sesion, pedidos, ritmo, crear).arrancar()
     drenado = True
@@ -517,7 +610,40 @@ def correr_semilla(
         informe_invariantes=informe.invariantes,
         reembolsos=len(res.reembolsos),
         notas=orquesta.errores,
+        reinicios_postgres=(pg.reinicios - reinicios_antes) if pg else 0,
+        postgres_real=pg is not None,
+        avisos_repetidos=len(orquesta.repetidos),
     )
+
+
+def crear_resistiendo_reinicios(sesion: Sesion, datos: dict[str, Any]) -> None:
+    """Place an order as a store client does while PostgreSQL restarts: reconnect, ask, retry.
+
+    A failed connection may have lost the answer to a commit that happened: the order is looked
+    up by its id before placing it again (the id is the store client's idempotency key).
+    """
+    import psycopg
+
+    assert sesion.tienda is not None and sesion.base is not None
+    limite = time.monotonic() + DRENAJE_MAX_S
+    while True:
+        try:
+            sesion.tienda.crear_con_outbox(datos)
+            return
+        except psycopg.OperationalError:
+            if time.monotonic() > limite:
+                raise
+        while True:  # the server is restarting: wait until it accepts a connection again
+            try:
+                sesion.tienda.cerrar()
+                sesion.tienda.abrir()
+                break
+            except psycopg.OperationalError:
+                if time.monotonic() > limite:
+                    raise
+                time.sleep(0.1)  # polling the server's availability, not a synchronisation with the system
+        if sesion.base.consultar("SELECT 1 FROM pedidos WHERE pedido_id = %s", datos["pedido_id"]):
+            return
 
 
 def comando_replay(semilla: int, pedidos: int, ritmo: float) -> str:
@@ -549,10 +675,142 @@ def caos(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Callabl
     for semilla in semillas:
         hechas = len(resultados)
         avance(f"caos: semilla {semilla}", hechas, len(semillas))
-        resultados.append(
-            correr_semilla(sesion, semilla, n, ritmo, lambda: avance(f"caos: semilla {semilla}", hechas, len(semillas)))  # noqa: B023
+        resultado = correr_semilla(
+            sesion,
+            semilla,
+            n,
+            ritmo,
+            lambda: avance(f"caos: semilla {semilla}", hechas, len(semillas)),  # noqa: B023
         )
+        resultados.append(resultado)
+        if sesion.resultados is not None:  # a child of a parallel campaign: the parent reads it as it goes
+            with sesion.resultados.open("a") as f:
+                f.write(json.dumps(asdict(resultado)) + "\n")
     anotar(informe, resultados, n, ritmo)
+
+
+# ---------------------------------------------------------------- seeds in parallel processes
+def leer_resultado(linea: str) -> ResultadoSemilla:
+    datos = json.loads(linea)
+    datos["violaciones"] = [Violacion(**v) for v in datos["violaciones"]]
+    datos["informe_invariantes"] = [Invariante(**i) for i in datos["informe_invariantes"]]
+    return ResultadoSemilla(**datos)
+
+
+def comando_hijo(
+    semillas: list[int], pedidos: int, ritmo: float, resultados: Path, registro: Path, compresion: float | None
+) -> list[str]:
+    """A child of a parallel campaign: ``mf-demo`` itself, on its share of the seeds."""
+    comando = [sys.executable, "-m", "mercadofresco_local.demo", "--escenario", "caos"]
+    comando += ["--lista-semillas", ",".join(map(str, semillas)), "--pedidos", str(pedidos), "--ritmo", f"{ritmo:g}"]
+    comando += ["--resultados", str(resultados), "--registro", str(registro)]
+    return comando + (["--compresion", f"{compresion:g}"] if compresion else [])
+
+
+@dataclass
+class Hijo:
+    numero: int
+    semillas: list[int]
+    directorio: Path
+    proceso: subprocess.Popen[bytes]
+
+    @property
+    def resultados(self) -> Path:
+        return self.directorio / "resultados.jsonl"
+
+    @property
+    def salida(self) -> Path:
+        return self.directorio / "salida.log"
+
+    def leidos(self) -> list[ResultadoSemilla]:
+        if not self.resultados.exists():
+            return []
+        lineas = self.resultados.read_text().splitlines()
+        return [leer_resultado(linea) for linea in lineas if linea.strip()]
+
+
+def correr_en_paralelo(
+    semillas: list[int],
+    procesos: int,
+    pedidos: int,
+    ritmo: float,
+    directorio: Path,
+    compresion: float | None = None,
+    avance: Callable[[int], None] | None = None,
+    comando: Callable[..., list[str]] = comando_hijo,
+) -> tuple[list[ResultadoSemilla], list[str]]:
+    """The seeds split round-robin across ``procesos`` children; their results merged, in seed order.
+
+    Returns the results and notes for the report. Every seed is in the results: one its child
+    did not report (the child crashed, was killed, or could not start its session) is a failed
+    seed whose violation names the child, its exit code and its output file.
+    """
+    avance = avance or (lambda hechas: None)
+    directorio.mkdir(parents=True, exist_ok=True)
+    hijos: list[Hijo] = []
+    for numero in range(1, procesos + 1):
+        lote = semillas[numero - 1 :: procesos]
+        if not lote:
+            continue
+        destino = directorio / f"caos-hijo-{numero}"
+        destino.mkdir(parents=True, exist_ok=True)
+        (destino / "resultados.jsonl").unlink(missing_ok=True)
+        with (destino / "salida.log").open("wb") as salida:  # the child keeps its own copy of the descriptor
+            proceso = subprocess.Popen(
+                comando(lote, pedidos, ritmo, destino / "resultados.jsonl", destino, compresion),
+                stdout=salida,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        hijos.append(Hijo(numero, lote, destino, proceso))
+    try:
+        pendientes = list(hijos)
+        while pendientes:
+            avance(sum(len(h.leidos()) for h in hijos))
+            with contextlib.suppress(subprocess.TimeoutExpired):  # wakes at its end, or in 2 s for the progress
+                pendientes[0].proceso.wait(timeout=2.0)
+            pendientes = [h for h in pendientes if h.proceso.poll() is None]
+    finally:
+        for h in hijos:  # interrupted: children do not outlive the campaign
+            if h.proceso.poll() is None:
+                h.proceso.terminate()
+                h.proceso.wait()
+    resultados: dict[int, ResultadoSemilla] = {}
+    notas: list[str] = []
+    for h in hijos:
+        codigo = h.proceso.returncode
+        leidos = {r.semilla: r for r in h.leidos()}
+        resultados.update(leidos)
+        faltan = [s for s in h.semillas if s not in leidos]
+        if codigo not in (0, 1):
+            notas.append(f"proceso {h.numero} (semillas {_rango(h.semillas)}) salió con código {codigo}: {h.salida}")
+        for semilla in faltan:
+            detalle = f"su proceso {h.numero} salió con código {codigo} sin informarla; salida: {h.salida}"
+            ultima = _ultima_linea(h.salida)
+            resultados[semilla] = ResultadoSemilla(
+                semilla=semilla,
+                pedidos=0,
+                faltas=0,
+                muertes=0,
+                estrangulados=0,
+                violaciones=[Violacion("la semilla terminó", "-", detalle + (f" («{ultima}»)" if ultima else ""))],
+                informe_invariantes=[],
+                reembolsos=0,
+                notas=[],
+            )
+    return [resultados[s] for s in semillas], notas
+
+
+def _rango(semillas: list[int]) -> str:
+    return ", ".join(map(str, semillas[:5])) + (f"… ({len(semillas)})" if len(semillas) > 5 else "")
+
+
+def _ultima_linea(ruta: Path) -> str:
+    try:
+        lineas = [linea.strip() for linea in ruta.read_text(errors="replace").splitlines() if linea.strip()]
+    except OSError:
+        return ""
+    return lineas[-1][-200:] if lineas else ""
 
 
 def anotar(informe: Informe, resultados: list[ResultadoSemilla], n: int, ritmo: float) -> None:
@@ -563,6 +821,16 @@ def anotar(informe: Informe, resultados: list[ResultadoSemilla], n: int, ritmo: 
     informe.anotar("caos", "invocaciones muertas (caída / tiempo agotado)", sum(r.muertes for r in resultados))
     informe.anotar("caos", "invocaciones estranguladas", sum(r.estrangulados for r in resultados))
     informe.anotar("caos", "reembolsos", sum(r.reembolsos for r in resultados))
+    informe.anotar("caos", "reinicios reales de PostgreSQL", sum(r.reinicios_postgres for r in resultados))
+    informe.anotar(
+        "caos", "avisos PedidoConfirmado repetidos (ERP, correo)", sum(r.avisos_repetidos for r in resultados)
+    )
+    simulados = [r.semilla for r in resultados if r.pedidos and not r.postgres_real]
+    if simulados:
+        informe.notas.append(
+            f"semillas {_rango(simulados)}: sin binarios de PostgreSQL, «reiniciar PostgreSQL» solo cortó las "
+            "conexiones de las funciones (pg_terminate_backend)"
+        )
     informe.anotar("caos", "violaciones", sum(len(r.violaciones) for r in resultados))
     informe.anotar("caos", "semillas con violaciones", ", ".join(str(r.semilla) for r in malas) or "ninguna")
     for r in malas:

@@ -4,17 +4,21 @@
     mf-demo --escenario normal --pedidos 500
     mf-demo --escenario cobro-duplicado | despliegue-v2 | doble-escritura
     mf-demo --escenario caos --semilla 7        # one seed of the chaos campaign (replayable)
-    mf-demo --escenario caos --semillas 200     # seeds 1..200 in one session (make caos)
+    mf-demo --escenario caos --semillas 200     # seeds 1..200 in one session
+    mf-demo --escenario caos --semillas 200 --procesos 3   # split across 3 sessions (make caos)
 
 Exit codes: 0 every invariant and the scenario's checks held; 1 one of them broke (the
 report says which); 2 the run could not complete (a service missing, a timeout) — one line
-on stderr saying what. Handler logs go to ``build/mf-demo/mf-demo-<escenario>.log``.
+on stderr saying what. Handler logs go to ``build/mf-demo/mf-demo-<escenario>.log``; with
+``--procesos``, each child's to ``build/mf-demo/caos-hijo-<n>/`` (its log, output and results).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -23,9 +27,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from mercadofresco_local import caos, ejercicios, escenarios, latencias
 from mercadofresco_local.escenarios import Escenario
 from mercadofresco_local.informe import Informe
+from mercadofresco_local.plantilla import RAIZ
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+REGISTRO = RAIZ / "build" / "mf-demo"  # build/ is git-ignored
 
 ESCENARIOS = {
     e.nombre: e
@@ -77,7 +84,8 @@ ESCENARIOS = {
             ritmo_por_s=caos.RITMO_POR_S,
             compresion=caos.COMPRESION,
             descripcion="campaña de caos con semilla: pasarela, Lambda (caídas, tiempos agotados, estrangulamiento), "
-            "Redis congelado, PostgreSQL cortado, relay muerto, duplicados, entregas tardías, reproceso de DLQ",
+            "Redis congelado, PostgreSQL reiniciado, relay muerto, duplicados y entregas tardías (pedidos y avisos), "
+            "reproceso de DLQ",
             correr=caos.caos,
             caos=True,
         ),
@@ -101,7 +109,17 @@ def construir_parser() -> argparse.ArgumentParser:
         help="factor de compresión del tiempo de la plantilla (visibilidades, horarios, Retry)",
     )
     parser.add_argument("--semilla", type=int, help="caos: la semilla del programa de fallos (reproducible)")
-    parser.add_argument("--semillas", type=int, help="caos: correr las semillas 1..N en una sesión (make caos)")
+    parser.add_argument("--semillas", type=int, help="caos: correr las semillas 1..N (make caos)")
+    parser.add_argument(
+        "--procesos",
+        type=int,
+        default=1,
+        help="caos: repartir las semillas entre N procesos, cada uno con su propia sesión (por defecto 1)",
+    )
+    # A child of a parallel campaign (written by the parent, not by people).
+    parser.add_argument("--lista-semillas", help=argparse.SUPPRESS)
+    parser.add_argument("--resultados", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--registro", type=Path, help=argparse.SUPPRESS)
     return parser
 
 
@@ -112,6 +130,8 @@ def ejecutar(
     compresion: float | None = None,
     consola: Console | None = None,
     semillas: list[int] | None = None,
+    resultados: Path | None = None,
+    registro: Path | None = None,
 ) -> Informe:
     """Run one scenario and return its report (the e2e tests call this)."""
     from mercadofresco_local.sesion import Sesion
@@ -130,13 +150,57 @@ def ejecutar(
         def avance(texto: str, hechos: int, total: int) -> None:
             progreso.update(tarea, description=texto, completed=hechos, total=total)
 
-        with Sesion(nombre, compresion=compresion or esc.compresion, caos=esc.caos, semillas=semillas or []) as sesion:
+        with Sesion(
+            nombre,
+            compresion=compresion or esc.compresion,
+            registro=registro or REGISTRO,
+            caos=esc.caos,
+            semillas=semillas or [],
+            resultados=resultados,
+        ) as sesion:
             with latencias.RegistroInvocaciones() as registro:  # times invocations for latency and cost
                 esc.correr(sesion, n, ritmo, informe, avance)
             latencias.anotar_medidas(sesion, registro, informe)
             informe.notas.extend(sesion.notas)
             if sesion.captura is not None:
                 informe.notas.append(f"registros de las funciones: {sesion.captura.registro}")
+    return informe
+
+
+def ejecutar_en_paralelo(
+    semillas: list[int],
+    procesos: int,
+    pedidos: int | None = None,
+    ritmo: float | None = None,
+    compresion: float | None = None,
+    consola: Console | None = None,
+) -> Informe:
+    """The chaos campaign split across ``procesos`` child sessions, merged into one report."""
+    esc = ESCENARIOS["caos"]
+    n, ritmo = pedidos or esc.pedidos, ritmo or esc.ritmo_por_s
+    consola = consola or Console(file=sys.__stdout__)
+    informe = Informe("caos")
+    consola.print(
+        f"[bold]mf-demo[/] «caos»: {esc.descripcion} — {len(semillas)} semillas × {n} pedidos en {procesos} procesos"
+    )
+    inicio = time.monotonic()
+    columnas = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columnas, console=consola, transient=True) as progreso:
+        tarea = progreso.add_task("caos: semillas terminadas", total=len(semillas))
+        resultados, notas = caos.correr_en_paralelo(
+            semillas,
+            procesos,
+            n,
+            ritmo,
+            REGISTRO,
+            compresion,
+            avance=lambda hechas: progreso.update(tarea, completed=hechas),
+        )
+    caos.anotar(informe, resultados, n, ritmo)
+    informe.anotar("caos", "procesos", procesos)
+    informe.anotar("caos", "duración (s)", f"{time.monotonic() - inicio:.0f}")
+    informe.notas.extend(notas)
+    informe.notas.append(f"salida y registros de cada proceso: {REGISTRO}/caos-hijo-<n>/")
     return informe
 
 
@@ -147,9 +211,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         semillas = [args.semilla] if args.semilla is not None else None
         if args.semillas is not None:
             semillas = list(range(1, args.semillas + 1))
+        if args.lista_semillas:
+            semillas = [int(s) for s in args.lista_semillas.split(",")]
         if semillas and args.escenario != "caos":
             raise ValueError("--semilla/--semillas only apply to --escenario caos")
-        informe = ejecutar(args.escenario, args.pedidos, args.ritmo, args.compresion, consola, semillas)
+        if args.procesos < 1:
+            raise ValueError("--procesos must be at least 1")
+        if args.procesos > 1 and semillas and len(semillas) > 1:
+            informe = ejecutar_en_paralelo(semillas, args.procesos, args.pedidos, args.ritmo, args.compresion, consola)
+        else:
+            informe = ejecutar(
+                args.escenario,
+                args.pedidos,
+                args.ritmo,
+                args.compresion,
+                consola,
+                semillas,
+                resultados=args.resultados,
+                registro=args.registro,
+            )
     except (TimeoutError, ValueError, OSError, ImportError) as exc:
         print(f"mf-demo: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from mercadofresco_local import postgres_privado
 from mercadofresco_local.observador import Observador
 from mercadofresco_local.plantilla import RAIZ, Plantilla
+from mercadofresco_local.postgres_privado import PostgresPrivado
 from mercadofresco_local.proveedores import Proveedores
 from mercadofresco_local.redis_privado import RedisPrivado
 from mercadofresco_local.runtime import RuntimeLocal
@@ -97,12 +99,17 @@ class Sesion:
     observador: Observador | None = None
     inicio: float = 0.0
     notas: list[str] = field(default_factory=list)  # what the run had to do differently, for the report
-    # The chaos scenario: a PRIVATE redis-server (frozen on purpose), compressed platform bounds,
-    # a tap queue copying every PedidoCreado the bus routes, and the seeds to run.
+    # The chaos scenario: a PRIVATE redis-server (frozen on purpose) and PostgreSQL server
+    # (restarted on purpose), compressed platform bounds, tap queues copying every PedidoCreado
+    # the bus routes and every PedidoConfirmado the topic fans out, the seeds to run, and (in a
+    # child process of a parallel campaign) the file each seed's result is appended to.
     caos: bool = False
     semillas: list[int] = field(default_factory=list)
+    resultados: Path | None = None
     redis_privado: RedisPrivado | None = None
+    postgres_privado: PostgresPrivado | None = None
     grifo_url: str | None = None
+    grifo_avisos_url: str | None = None
     _pilas: list[Any] = field(default_factory=list)
 
     @property
@@ -129,12 +136,22 @@ class Sesion:
         # Powertools warns on stderr when an invocation has no metric: in Lambda that goes to the log.
         warnings.filterwarnings("ignore", category=UserWarning, module="aws_lambda_powertools")
         self._pilas.append(self.captura.desinstalar)
+        url_postgres = os.environ.get("DATABASE_URL", DATABASE_URL)
         if self.caos:
             self.redis_privado = RedisPrivado().arrancar()
             self._pilas.append(self.redis_privado.parar)
+            if postgres_privado.disponible():
+                self.postgres_privado = PostgresPrivado().arrancar()
+                self._pilas.append(self.postgres_privado.parar)
+                url_postgres = self.postgres_privado.url
+            else:
+                self.notas.append(
+                    "no hay binarios de PostgreSQL (initdb, postgres): «reiniciar PostgreSQL» solo corta las "
+                    "conexiones de las funciones (pg_terminate_backend), sin rechazar conexiones"
+                )
         self.proveedores.__enter__()
         self._pilas.append(lambda: self.proveedores.__exit__(None, None, None))
-        self.base = BaseDemo(os.environ.get("DATABASE_URL", DATABASE_URL)).crear()
+        self.base = (BaseReintentada if self.postgres_privado else BaseDemo)(url_postgres).crear()
         if not os.environ.get("MF_DEMO_CONSERVAR"):
             self._pilas.append(self.base.borrar)
         limpiar_redis(self.redis_url)
@@ -149,6 +166,7 @@ class Sesion:
         self._pilas.append(self.runtime.parar)
         if self.caos:
             self.grifo_url = self._grifo()
+            self.grifo_avisos_url = self._grifo_avisos()
         self.tienda = Tienda(self.base, bus=self._bus()).abrir()
         self._pilas.append(self.tienda.cerrar)
         if not self.runtime.programas:
@@ -217,6 +235,22 @@ class Sesion:
         events.put_targets(Rule="mf-demo-grifo", EventBusName=self._bus(), Targets=[{"Id": "grifo", "Arn": arn}])
         return str(url)
 
+    def _grifo_avisos(self) -> str:
+        """A queue of the run only, subscribed to the confirmation topic like the ERP and e-mail queues."""
+        from mercadofresco.aws import client
+
+        assert self.runtime is not None
+        sqs = client("sqs")
+        url = sqs.create_queue(QueueName="mf-demo-grifo-avisos")["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        client("sns").subscribe(
+            TopicArn=self.runtime.plantilla.ref("TopicPedidoConfirmado"),
+            Protocol="sqs",
+            Endpoint=arn,
+            Attributes={"RawMessageDelivery": "true"},  # as SuscripcionErp / SuscripcionCorreo
+        )
+        return str(url)
+
     def preparar_semilla(self, semilla: int) -> None:
         """A clean start for one seed in a shared session: breaker/budget state, fault rng, store rng."""
         import random
@@ -232,6 +266,13 @@ class Sesion:
         if self.tienda is not None:
             self.tienda.semilla = semilla
             self.tienda.__post_init__()
+
+    def reiniciar_postgres(self, caido_s: float) -> None:
+        """Restart the run's private PostgreSQL server; without one, drop the handlers' connections."""
+        if self.postgres_privado is not None:
+            self.postgres_privado.reiniciar(caido_s)
+        else:
+            self.cortar_postgres()
 
     def cortar_postgres(self) -> int:
         """Drop the handlers' PostgreSQL connections, as a server restart does; return how many.
@@ -272,6 +313,26 @@ class Sesion:
 
     def segundos(self) -> float:
         return time.monotonic() - self.inicio
+
+
+class BaseReintentada(BaseDemo):
+    """The demo schema on a server the run restarts: the run's own reads wait the restart out.
+
+    Only the harness's reads (the drain loop, the checks) retry; the system under test sees the
+    refused connections as they are.
+    """
+
+    def consultar(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        limite = time.monotonic() + postgres_privado.ARRANQUE_MAX_S
+        while True:
+            try:
+                return super().consultar(sql, *args)
+            except psycopg.OperationalError:
+                if time.monotonic() > limite:
+                    raise
+                time.sleep(0.2)
 
 
 class RelayDeRespaldo:
