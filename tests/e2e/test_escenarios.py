@@ -25,7 +25,7 @@ def _invariantes_rotos(informe: Informe) -> list[str]:
     return [f"{i.nombre}: {i.detalle}" for i in informe.invariantes if not i.cumple]
 
 
-def test_escenario_normal_todos_los_pedidos_confirmados_sin_dlq(escenario: Callable[..., Informe]) -> None:
+def test_scenario_normal_confirms_every_order_and_leaves_dlqs_empty(escenario: Callable[..., Informe]) -> None:
     # GIVEN / WHEN 20 orders with every provider healthy
     informe = escenario("normal", 20)
 
@@ -35,7 +35,7 @@ def test_escenario_normal_todos_los_pedidos_confirmados_sin_dlq(escenario: Calla
     assert comprobacion(informe, "todas las DLQ vacías")
 
 
-def test_escenario_viernes_el_circuito_abre_y_cierra_sin_cobro_doble(escenario: Callable[..., Informe]) -> None:
+def test_scenario_viernes_circuit_opens_and_closes_without_a_double_charge(escenario: Callable[..., Informe]) -> None:
     # GIVEN / WHEN 40 orders while the gateway goes 240 ms -> 4 s -> 503 for 30 s -> recovered
     informe = escenario("viernes", 40)
 
@@ -50,7 +50,7 @@ def test_escenario_viernes_el_circuito_abre_y_cierra_sin_cobro_doble(escenario: 
 # A hang guard, not a speed target: orders whose charge met the naive consumer's claim wait out the
 # workflow's 130 s EsperarFinBloqueoCobro (real seconds here) before they are confirmed.
 @pytest.mark.timeout(600)
-def test_escenario_cobro_duplicado_un_solo_cobro_por_pedido(escenario: Callable[..., Informe]) -> None:
+def test_scenario_cobro_duplicado_charges_each_order_once(escenario: Callable[..., Informe]) -> None:
     # GIVEN / WHEN 12 orders consumed from a queue whose visibility (1 s) is shorter than the gateway's latency
     informe = escenario("cobro-duplicado", 12)
 
@@ -60,7 +60,7 @@ def test_escenario_cobro_duplicado_un_solo_cobro_por_pedido(escenario: Callable[
     assert not _invariantes_rotos(informe)
 
 
-def test_escenario_despliegue_v2_dlq_clasificada_reprocesada_y_verificada(escenario: Callable[..., Informe]) -> None:
+def test_scenario_despliegue_v2_dlq_is_classified_redriven_and_verified(escenario: Callable[..., Informe]) -> None:
     # GIVEN / WHEN 12 orders, the second half written by a version-2 producer, then the runbook's tools
     informe = escenario("despliegue-v2", 12)
 
@@ -73,7 +73,7 @@ def test_escenario_despliegue_v2_dlq_clasificada_reprocesada_y_verificada(escena
     assert not _invariantes_rotos(informe)
 
 
-def test_escenario_doble_escritura_sin_outbox_pierde_con_outbox_no(escenario: Callable[..., Informe]) -> None:
+def test_scenario_doble_escritura_loses_orders_without_outbox_none_with_it(escenario: Callable[..., Informe]) -> None:
     # GIVEN / WHEN 15 orders written INSERT-then-publish and 15 through the outbox, the store crashing after COMMIT
     informe = escenario("doble-escritura", 15)
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 DLQ = "mercadofresco-pedidos-fallidos"
 
 
-def test_clasificar_dlq_con_version_2_es_envenenado_y_no_toca_la_cola(sqs, colas, capsys) -> None:
+def test_clasificar_dlq_of_version_2_events_is_envenenado_and_leaves_the_queue_untouched(sqs, colas, capsys) -> None:
     # GIVEN 25 version-2 orders redriven into the DLQ (moto stamps them all "now": a window)
     _, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 2, "pedido_id": f"p-{n}"} for n in range(25)])
@@ -30,7 +30,7 @@ def test_clasificar_dlq_con_version_2_es_envenenado_y_no_toca_la_cola(sqs, colas
     assert total(sqs, dlq) == 25
 
 
-def test_clasificar_tabla_muestra_histograma_y_evidencias(sqs, colas, capsys) -> None:
+def test_clasificar_table_shows_histogram_and_evidence(sqs, colas, capsys) -> None:
     # GIVEN healthy orders in the DLQ
     _, dlq = colas["erp"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}"} for n in range(5)])
@@ -44,7 +44,7 @@ def test_clasificar_tabla_muestra_histograma_y_evidencias(sqs, colas, capsys) ->
     assert "TRANSITORIO" in salida and "Evidencias" in salida and "│" in salida
 
 
-def test_clasificar_dlq_vacia_lo_dice_y_sale_con_0(sqs, colas, capsys) -> None:
+def test_clasificar_empty_dlq_says_so_and_exits_0(sqs, colas, capsys) -> None:
     # GIVEN / WHEN an empty DLQ is classified
     codigo = cli.main(["clasificar", "--queue", DLQ, "--json"])
 
@@ -55,12 +55,20 @@ def test_clasificar_dlq_vacia_lo_dice_y_sale_con_0(sqs, colas, capsys) -> None:
 
 def _borrados(valor: float) -> None:
     """CloudWatch's NumberOfMessagesDeleted for the orders queue (AWS publishes it; moto does not)."""
-    boto3.client("cloudwatch", region_name="eu-south-2").put_metric_data(Namespace="AWS/SQS", MetricData=[{
-        "MetricName": "NumberOfMessagesDeleted", "Value": valor, "Unit": "Count",
-        "Dimensions": [{"Name": "QueueName", "Value": "cola-mercadofresco-pedidos"}]}])
+    boto3.client("cloudwatch", region_name="eu-south-2").put_metric_data(
+        Namespace="AWS/SQS",
+        MetricData=[
+            {
+                "MetricName": "NumberOfMessagesDeleted",
+                "Value": valor,
+                "Unit": "Count",
+                "Dimensions": [{"Name": "QueueName", "Value": "cola-mercadofresco-pedidos"}],
+            }
+        ],
+    )
 
 
-def test_verificar_dlq_vacia_y_origen_proceso_lo_esperado_sale_con_0(sqs, colas, capsys) -> None:
+def test_verificar_empty_dlq_and_source_processed_as_expected_exits_0(sqs, colas, capsys) -> None:
     # GIVEN an empty DLQ and the source having deleted 340 messages
     _borrados(200)
     _borrados(140)
@@ -75,7 +83,7 @@ def test_verificar_dlq_vacia_y_origen_proceso_lo_esperado_sale_con_0(sqs, colas,
     assert informe["comprobaciones"][1]["detalle"].startswith("340 de 340")
 
 
-def test_verificar_origen_proceso_menos_de_lo_esperado_sale_con_1(sqs, colas, capsys) -> None:
+def test_verificar_source_processed_less_than_expected_exits_1(sqs, colas, capsys) -> None:
     # GIVEN an empty DLQ but only 300 deleted at the source
     _borrados(300)
 
@@ -88,7 +96,7 @@ def test_verificar_origen_proceso_menos_de_lo_esperado_sale_con_1(sqs, colas, ca
     assert [c["correcta"] for c in informe["comprobaciones"]] == [True, False]
 
 
-def test_verificar_mensajes_de_vuelta_en_la_dlq_sale_con_1(sqs, colas, capsys) -> None:
+def test_verificar_messages_back_in_the_dlq_exits_1(sqs, colas, capsys) -> None:
     # GIVEN messages that came back to the DLQ (the fix was not the right one)
     _, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 2}] * 3)
@@ -102,7 +110,7 @@ def test_verificar_mensajes_de_vuelta_en_la_dlq_sale_con_1(sqs, colas, capsys) -
     assert "visibles 3" in salida and "paso 2" in salida
 
 
-def test_verificar_cola_desconocida_sale_con_2(sqs, capsys) -> None:
+def test_verificar_unknown_queue_exits_2(sqs, capsys) -> None:
     # GIVEN / WHEN / THEN
     assert cli.main(["verificar", "--queue", "https://sqs.eu-south-2.amazonaws.com/123456789012/nada"]) == cli.USO
     assert capsys.readouterr().err.count("\n") == 1

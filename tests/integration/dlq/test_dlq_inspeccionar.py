@@ -11,13 +11,19 @@ from mercadofresco_ops.dlq import cli
 pytestmark = pytest.mark.integration
 
 
-def test_inspeccionar_muestra_los_mensajes_y_no_borra_ninguno(sqs, colas, capsys) -> None:
+def test_inspeccionar_shows_the_messages_and_deletes_none(sqs, colas, capsys) -> None:
     # GIVEN a DLQ with 6 version-2 orders (one with the consumer's reason) and a malformed body
     _, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 2, "pedido_id": f"p-{i}"} for i in range(5)])
-    llenar(sqs, dlq, [{"version": 2, "pedido_id": "p-5"}], MessageAttributes={
-        "mf-motivo": {"DataType": "String", "StringValue": "version-desconocida"},
-        "mf-detalle": {"DataType": "String", "StringValue": "version 2 no soportada"}})
+    llenar(
+        sqs,
+        dlq,
+        [{"version": 2, "pedido_id": "p-5"}],
+        MessageAttributes={
+            "mf-motivo": {"DataType": "String", "StringValue": "version-desconocida"},
+            "mf-detalle": {"DataType": "String", "StringValue": "version 2 no soportada"},
+        },
+    )
     llenar(sqs, dlq, ["{roto"])
     antes = total(sqs, dlq)
 
@@ -35,8 +41,7 @@ def test_inspeccionar_muestra_los_mensajes_y_no_borra_ninguno(sqs, colas, capsys
     assert {m["recepciones"] for m in informe["mensajes"]} == {1}
 
 
-def test_inspeccionar_deja_los_mensajes_visibles_al_terminar_para_la_orden_siguiente(reloj_sqs, sqs, colas,
-                                                                                    capsys) -> None:
+def test_inspeccionar_leaves_the_messages_visible_for_the_next_command(reloj_sqs, sqs, colas, capsys) -> None:
     # GIVEN a DLQ with 3 messages
     _, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{i}"} for i in range(3)])
@@ -52,7 +57,7 @@ def test_inspeccionar_deja_los_mensajes_visibles_al_terminar_para_la_orden_sigui
     assert json.loads(capsys.readouterr().out)["muestra"] == 3
 
 
-def test_inspeccionar_cola_desconocida_sale_con_2_y_una_linea(sqs, capsys) -> None:
+def test_inspeccionar_unknown_queue_exits_2_with_one_line(sqs, capsys) -> None:
     # GIVEN / WHEN a queue name that does not exist
     codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-no-existe"])
 
@@ -62,12 +67,18 @@ def test_inspeccionar_cola_desconocida_sale_con_2_y_una_linea(sqs, capsys) -> No
     assert err == "mf-dlq: cola mercadofresco-no-existe: la cola no existe\n"
 
 
-def test_inspeccionar_y_clasificar_en_tabla_con_cuerpo_hostil_no_fallan(sqs, colas, capsys) -> None:
+def test_inspeccionar_and_clasificar_table_survive_a_hostile_body(sqs, colas, capsys) -> None:
     # GIVEN two DLQs whose bodies and reasons contain console markup ("[/red]" would break a naive table)
     for clave in ("erp", "pedidos"):
-        llenar(sqs, colas[clave][1], ['[/red] {"version": [bold'] * 3, MessageAttributes={
-            "mf-motivo": {"DataType": "String", "StringValue": "json-invalido"},
-            "mf-detalle": {"DataType": "String", "StringValue": "[/x] Expecting value"}})
+        llenar(
+            sqs,
+            colas[clave][1],
+            ['[/red] {"version": [bold'] * 3,
+            MessageAttributes={
+                "mf-motivo": {"DataType": "String", "StringValue": "json-invalido"},
+                "mf-detalle": {"DataType": "String", "StringValue": "[/x] Expecting value"},
+            },
+        )
 
     # WHEN shown as tables for a person (one DLQ inspected, the other classified)
     inspeccion = cli.main(["inspeccionar", "--queue", "mercadofresco-erp-fallidos"])

@@ -42,8 +42,19 @@ def servidor():
 
 
 def _reprocesar(endpoint: str, **kwargs) -> subprocess.Popen:
-    orden = [MF_DLQ, "reprocesar", "--queue", "mercadofresco-pedidos-fallidos", "--endpoint-url", endpoint,
-             "--tasa", "20", "--visibilidad-s", str(VISIBILIDAD_S), "--json"]
+    orden = [
+        MF_DLQ,
+        "reprocesar",
+        "--queue",
+        "mercadofresco-pedidos-fallidos",
+        "--endpoint-url",
+        endpoint,
+        "--tasa",
+        "20",
+        "--visibilidad-s",
+        str(VISIBILIDAD_S),
+        "--json",
+    ]
     return subprocess.Popen(orden, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kwargs)
 
 
@@ -74,7 +85,7 @@ class _PuertaEnvios:
         monkeypatch.setattr(SQSBackend, "send_message", send_message)
 
 
-def test_reprocesar_matado_a_mitad_y_relanzado_no_pierde_ningun_mensaje(servidor, reloj_sqs, monkeypatch) -> None:
+def test_reprocesar_killed_midway_and_relaunched_loses_no_message(servidor, reloj_sqs, monkeypatch) -> None:
     # GIVEN 60 orders in the DLQ on moto's server
     sqs = boto3.client("sqs", endpoint_url=servidor, region_name="eu-south-2")
     origen, dlq = crear_par(sqs, "cola-mercadofresco-pedidos", "mercadofresco-pedidos-fallidos")

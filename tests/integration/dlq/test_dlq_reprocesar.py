@@ -18,16 +18,18 @@ from tests.conftest import RelojPrueba
 pytestmark = pytest.mark.integration
 
 DLQ = "mercadofresco-pedidos-fallidos"
-MOTIVO = {"mf-motivo": {"DataType": "String", "StringValue": "version-desconocida"},
-          "mf-cola-origen": {"DataType": "String", "StringValue": "x"},
-          "traza": {"DataType": "String", "StringValue": "t-1"}}
+MOTIVO = {
+    "mf-motivo": {"DataType": "String", "StringValue": "version-desconocida"},
+    "mf-cola-origen": {"DataType": "String", "StringValue": "x"},
+    "traza": {"DataType": "String", "StringValue": "t-1"},
+}
 
 
 def _v2(n: int) -> dict:
     return {"version": 2, "pedido_id": f"p-{n}", "cliente_id": f"c-{n}", "importe": {"centimos": 4820, "moneda": "EUR"}}
 
 
-def test_reprocesar_filtro_y_transformacion_mueve_exactamente_los_filtrados(sqs, colas, capsys) -> None:
+def test_reprocesar_with_filter_and_transform_moves_exactly_the_filtered_messages(sqs, colas, capsys) -> None:
     # GIVEN 8 version-2 orders (half inside an SNS envelope) and 4 version-1 orders in the DLQ
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [_v2(n) for n in range(4)], MessageAttributes=MOTIVO)
@@ -35,8 +37,20 @@ def test_reprocesar_filtro_y_transformacion_mueve_exactamente_los_filtrados(sqs,
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}", "importe_centimos": 1} for n in range(8, 12)])
 
     # WHEN reprocessed with a filter on version 2 and the v2→v1 adapter
-    codigo = cli.main(["reprocesar", "--queue", DLQ, "--tasa", "100", "--json", "--filtro", "version == `2`",
-                       "--transformar", "mercadofresco_ops.dlq.adaptadores:v2_a_v1"])
+    codigo = cli.main(
+        [
+            "reprocesar",
+            "--queue",
+            DLQ,
+            "--tasa",
+            "100",
+            "--json",
+            "--filtro",
+            "version == `2`",
+            "--transformar",
+            "mercadofresco_ops.dlq.adaptadores:v2_a_v1",
+        ]
+    )
 
     # THEN exactly the 8 version-2 orders reach the source, as version 1, in their envelopes
     informe = json.loads(capsys.readouterr().out)
@@ -55,7 +69,7 @@ def test_reprocesar_filtro_y_transformacion_mueve_exactamente_los_filtrados(sqs,
     assert sorted(json.loads(m["Body"])["pedido_id"] for m in quedan) == sorted(f"p-{n}" for n in range(8, 12))
 
 
-def test_reprocesar_respeta_la_tasa_medida_en_los_envios(sqs, colas) -> None:
+def test_reprocesar_keeps_the_rate_measured_on_the_sends(sqs, colas) -> None:
     # GIVEN 30 messages in the DLQ and a client that timestamps every SendMessage as it leaves, on the
     # bucket's clock (an injected one: the bucket's sleeps move it, a busy machine does not)
     origen, dlq = colas["pedidos"]
@@ -78,13 +92,18 @@ def test_reprocesar_respeta_la_tasa_medida_en_los_envios(sqs, colas) -> None:
     assert total(sqs, dlq) == 0
 
 
-def test_reprocesar_fifo_conserva_grupo_y_orden(sqs, colas, capsys) -> None:
+def test_reprocesar_fifo_keeps_group_and_order(sqs, colas, capsys) -> None:
     # GIVEN the stock FIFO DLQ with two skus' reservations, in order within each group
     origen, dlq = colas["stock"]
     for n in range(6):
         for sku in ("sku-A", "sku-B"):
-            llenar(sqs, dlq, [{"version": 1, "sku": sku, "n": n}], MessageGroupId=sku,
-                   MessageDeduplicationId=f"reserva:{sku}:{n}")
+            llenar(
+                sqs,
+                dlq,
+                [{"version": 1, "sku": sku, "n": n}],
+                MessageGroupId=sku,
+                MessageDeduplicationId=f"reserva:{sku}:{n}",
+            )
 
     # WHEN reprocessed (source found through the FIFO source's RedrivePolicy)
     codigo = cli.main(["reprocesar", "--queue", "mercadofresco-stock-fallidos.fifo", "--tasa", "100"])
@@ -101,14 +120,23 @@ def test_reprocesar_fifo_conserva_grupo_y_orden(sqs, colas, capsys) -> None:
     assert total(sqs, dlq) == 0
 
 
-def test_reprocesar_simulacro_no_mueve_nada(sqs, colas, capsys) -> None:
+def test_reprocesar_dry_run_moves_nothing(sqs, colas, capsys) -> None:
     # GIVEN 5 messages in the DLQ
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [_v2(n) for n in range(5)])
 
     # WHEN a dry run with the adapter
-    codigo = cli.main(["reprocesar", "--queue", DLQ, "--dry-run", "--json",
-                       "--transformar", "mercadofresco_ops.dlq.adaptadores:v2_a_v1"])
+    codigo = cli.main(
+        [
+            "reprocesar",
+            "--queue",
+            DLQ,
+            "--dry-run",
+            "--json",
+            "--transformar",
+            "mercadofresco_ops.dlq.adaptadores:v2_a_v1",
+        ]
+    )
 
     # THEN it reports 5 and shows transformed examples, but nothing left the DLQ
     informe = json.loads(capsys.readouterr().out)
@@ -118,14 +146,15 @@ def test_reprocesar_simulacro_no_mueve_nada(sqs, colas, capsys) -> None:
     assert (total(sqs, dlq), total(sqs, origen)) == (5, 0)
 
 
-def test_reprocesar_transformacion_que_falla_deja_el_mensaje_y_sale_con_1(sqs, colas, capsys) -> None:
+def test_reprocesar_failing_transform_leaves_the_message_and_exits_1(sqs, colas, capsys) -> None:
     # GIVEN a version-1 order (the v2→v1 adapter refuses it) and an unreadable body
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": "p-1"}, "{roto"])
 
     # WHEN reprocessed with the adapter
-    codigo = cli.main(["reprocesar", "--queue", DLQ, "--json", "--transformar",
-                       "mercadofresco_ops.dlq.adaptadores:v2_a_v1"])
+    codigo = cli.main(
+        ["reprocesar", "--queue", DLQ, "--json", "--transformar", "mercadofresco_ops.dlq.adaptadores:v2_a_v1"]
+    )
 
     # THEN both stay in the DLQ with their errors, and the exit code says so
     informe = json.loads(capsys.readouterr().out)
@@ -137,15 +166,22 @@ def test_reprocesar_transformacion_que_falla_deja_el_mensaje_y_sale_con_1(sqs, c
     assert (total(sqs, dlq), total(sqs, origen)) == (2, 0)
 
 
-def test_reprocesar_se_niega_con_una_alarma_de_la_cola_de_origen_en_alarm(sqs, colas, capsys) -> None:
+def test_reprocesar_refuses_while_a_source_queue_alarm_is_in_alarm(sqs, colas, capsys) -> None:
     # GIVEN the source queue's age alarm in ALARM (its consumer is not consuming)
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": "p-1"}])
     cloudwatch = boto3.client("cloudwatch", region_name="eu-south-2")
     cloudwatch.put_metric_alarm(
-        AlarmName="mf-pedidos-antiguedad", Namespace="AWS/SQS", MetricName="ApproximateAgeOfOldestMessage",
-        Dimensions=[{"Name": "QueueName", "Value": "cola-mercadofresco-pedidos"}], Statistic="Maximum",
-        Period=60, EvaluationPeriods=1, Threshold=300, ComparisonOperator="GreaterThanThreshold")
+        AlarmName="mf-pedidos-antiguedad",
+        Namespace="AWS/SQS",
+        MetricName="ApproximateAgeOfOldestMessage",
+        Dimensions=[{"Name": "QueueName", "Value": "cola-mercadofresco-pedidos"}],
+        Statistic="Maximum",
+        Period=60,
+        EvaluationPeriods=1,
+        Threshold=300,
+        ComparisonOperator="GreaterThanThreshold",
+    )
     cloudwatch.set_alarm_state(AlarmName="mf-pedidos-antiguedad", StateValue="ALARM", StateReason="prueba")
 
     # WHEN reprocessed without --forzar
@@ -163,13 +199,21 @@ def test_reprocesar_se_niega_con_una_alarma_de_la_cola_de_origen_en_alarm(sqs, c
     assert (total(sqs, dlq), total(sqs, origen)) == (0, 1)
 
 
-def test_reprocesar_se_niega_si_el_mensaje_mas_viejo_del_origen_es_antiguo(sqs, colas, capsys) -> None:
+def test_reprocesar_refuses_when_the_oldest_source_message_is_old(sqs, colas, capsys) -> None:
     # GIVEN CloudWatch showing the source's oldest message at 20 minutes
     _, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": "p-1"}])
-    boto3.client("cloudwatch", region_name="eu-south-2").put_metric_data(Namespace="AWS/SQS", MetricData=[{
-        "MetricName": "ApproximateAgeOfOldestMessage", "Value": 1200, "Unit": "Seconds",
-        "Dimensions": [{"Name": "QueueName", "Value": "cola-mercadofresco-pedidos"}]}])
+    boto3.client("cloudwatch", region_name="eu-south-2").put_metric_data(
+        Namespace="AWS/SQS",
+        MetricData=[
+            {
+                "MetricName": "ApproximateAgeOfOldestMessage",
+                "Value": 1200,
+                "Unit": "Seconds",
+                "Dimensions": [{"Name": "QueueName", "Value": "cola-mercadofresco-pedidos"}],
+            }
+        ],
+    )
 
     # WHEN reprocessed
     codigo = cli.main(["reprocesar", "--queue", DLQ, "--json"])
@@ -182,12 +226,13 @@ def test_reprocesar_se_niega_si_el_mensaje_mas_viejo_del_origen_es_antiguo(sqs, 
     assert total(sqs, dlq) == 1
 
 
-def test_reprocesar_dlq_de_varias_colas_sin_destino_sale_con_2(sqs, colas, capsys) -> None:
+def test_reprocesar_dlq_of_several_queues_without_destination_exits_2(sqs, colas, capsys) -> None:
     # GIVEN a second queue that also uses the orders DLQ
     _, dlq = colas["pedidos"]
     arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sqs.create_queue(QueueName="otra", Attributes={"RedrivePolicy": json.dumps(
-        {"deadLetterTargetArn": arn, "maxReceiveCount": 4})})
+    sqs.create_queue(
+        QueueName="otra", Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 4})}
+    )
     llenar(sqs, dlq, [{"version": 1}])
 
     # WHEN reprocessed without --destino
@@ -199,12 +244,16 @@ def test_reprocesar_dlq_de_varias_colas_sin_destino_sale_con_2(sqs, colas, capsy
     assert total(sqs, dlq) == 1
 
 
-def test_reprocesar_sin_redrive_usa_el_atributo_mf_cola_origen(sqs, capsys) -> None:
+def test_reprocesar_without_redrive_uses_the_mf_cola_origen_attribute(sqs, capsys) -> None:
     # GIVEN a DLQ no RedrivePolicy points at, whose messages name their source queue
     origen, dlq = crear_par(sqs, "mercadofresco-correo", "mercadofresco-correo-fallidos")
     sqs.set_queue_attributes(QueueUrl=origen, Attributes={"RedrivePolicy": ""})
-    llenar(sqs, dlq, [{"version": 1, "n": n} for n in range(3)], MessageAttributes={
-        "mf-cola-origen": {"DataType": "String", "StringValue": origen}})
+    llenar(
+        sqs,
+        dlq,
+        [{"version": 1, "n": n} for n in range(3)],
+        MessageAttributes={"mf-cola-origen": {"DataType": "String", "StringValue": origen}},
+    )
 
     # WHEN reprocessed
     codigo = cli.main(["reprocesar", "--queue", "mercadofresco-correo-fallidos", "--json"])
@@ -218,21 +267,31 @@ def test_reprocesar_sin_redrive_usa_el_atributo_mf_cola_origen(sqs, capsys) -> N
 def _alarma_en_alarm(nombre: str, metrica: str, dimensiones: list[dict]) -> None:
     cloudwatch = boto3.client("cloudwatch", region_name="eu-south-2")
     cloudwatch.put_metric_alarm(
-        AlarmName=nombre, Namespace="MercadoFresco/Tienda", MetricName=metrica, Dimensions=dimensiones,
-        Statistic="Sum", Period=60, EvaluationPeriods=1, Threshold=0, ComparisonOperator="GreaterThanThreshold")
+        AlarmName=nombre,
+        Namespace="MercadoFresco/Tienda",
+        MetricName=metrica,
+        Dimensions=dimensiones,
+        Statistic="Sum",
+        Period=60,
+        EvaluationPeriods=1,
+        Threshold=0,
+        ComparisonOperator="GreaterThanThreshold",
+    )
     cloudwatch.set_alarm_state(AlarmName=nombre, StateValue="ALARM", StateReason="prueba")
 
 
-def test_reprocesar_se_niega_con_el_flujo_del_pipe_de_origen_fallando(sqs, colas, capsys) -> None:
+def test_reprocesar_refuses_while_the_source_pipe_workflow_is_failing(sqs, colas, capsys) -> None:
     # GIVEN the orders queue read by a Pipe into the workflow, whose failed-executions alarm is in ALARM
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": "p-1"}])
     arn_origen = sqs.get_queue_attributes(QueueUrl=origen, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     flujo = "arn:aws:states:eu-south-2:123456789012:stateMachine:mercadofresco-procesar-pedido"
     boto3.client("pipes", region_name="eu-south-2").create_pipe(
-        Name="pipe-mf-pedidos", RoleArn="arn:aws:iam::123456789012:role/pipe", Source=arn_origen, Target=flujo)
-    _alarma_en_alarm("mercadofresco-procesar-pedido-fallidas", "ExecutionsFailed",
-                     [{"Name": "StateMachineArn", "Value": flujo}])
+        Name="pipe-mf-pedidos", RoleArn="arn:aws:iam::123456789012:role/pipe", Source=arn_origen, Target=flujo
+    )
+    _alarma_en_alarm(
+        "mercadofresco-procesar-pedido-fallidas", "ExecutionsFailed", [{"Name": "StateMachineArn", "Value": flujo}]
+    )
 
     # WHEN reprocessed
     codigo = cli.main(["reprocesar", "--queue", DLQ, "--json"])
@@ -244,7 +303,7 @@ def test_reprocesar_se_niega_con_el_flujo_del_pipe_de_origen_fallando(sqs, colas
     assert (total(sqs, dlq), total(sqs, origen)) == (1, 0)
 
 
-def test_reprocesar_se_niega_con_el_circuito_de_su_dependencia_abierto(sqs, colas, capsys) -> None:
+def test_reprocesar_refuses_while_its_dependency_circuit_is_open(sqs, colas, capsys) -> None:
     # GIVEN the ERP breaker's open alarm in ALARM, and dead letters of the stock queue (consumed by the ERP function)
     origen, dlq = colas["stock"]
     llenar(sqs, dlq, [{"version": 1, "sku": "sku-A"}], MessageGroupId="sku-A", MessageDeduplicationId="d-1")
@@ -260,7 +319,7 @@ def test_reprocesar_se_niega_con_el_circuito_de_su_dependencia_abierto(sqs, cola
     assert (total(sqs, dlq), total(sqs, origen)) == (1, 0)
 
 
-def test_reprocesar_fallo_de_aws_a_mitad_para_informa_y_no_pierde_nada(reloj_sqs, sqs, colas) -> None:
+def test_reprocesar_aws_failure_midway_stops_reports_and_loses_nothing(reloj_sqs, sqs, colas) -> None:
     # GIVEN 10 messages, and SQS refusing the 4th SendMessage (e.g. KMS throttling on the source)
     origen, dlq = colas["pedidos"]
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}"} for n in range(10)])

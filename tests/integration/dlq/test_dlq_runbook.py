@@ -48,22 +48,35 @@ def servidor():
     servidor.stop()
 
 
-def test_runbook_paso_2_tal_cual_ve_toda_la_dlq_en_cada_orden_y_deja_un_veredicto(servidor, tmp_path) -> None:
+def test_runbook_step_2_as_written_sees_the_whole_dlq_on_every_command_and_leaves_a_verdict(servidor, tmp_path) -> None:
     # GIVEN an ERP DLQ on moto's server with 30 valid notices (redrive) and 5 the consumer refused
     sqs = boto3.client("sqs", endpoint_url=servidor, region_name="eu-south-2")
     origen, dlq = crear_par(sqs, "mercadofresco-erp", DLQ)
     aviso = {"tipo": "PedidoConfirmado", "version": 1, "cliente_id": "cli-1", "importe_centimos": 4820}
     llenar(sqs, dlq, [aviso | {"pedido_id": f"PED-{n:03d}"} for n in range(30)])
     motivo = {"mf-motivo": {"DataType": "String", "StringValue": "dato-invalido"}}
-    llenar(sqs, dlq, [aviso | {"pedido_id": f"PED-9{n:02d}", "moneda": "EURO"} for n in range(5)],
-           MessageAttributes=motivo)
+    llenar(
+        sqs, dlq, [aviso | {"pedido_id": f"PED-9{n:02d}", "moneda": "EURO"} for n in range(5)], MessageAttributes=motivo
+    )
     bloque = bloque_del_paso(2)
-    entorno = {**os.environ, "DLQ": DLQ, "AWS_ENDPOINT_URL": servidor, "COLUMNS": "60",
-               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    entorno = {
+        **os.environ,
+        "DLQ": DLQ,
+        "AWS_ENDPOINT_URL": servidor,
+        "COLUMNS": "60",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
 
     # WHEN bash runs the step's block as written (stopping at the first command that fails)
-    hecho = subprocess.run(["bash", "-e", "-c", bloque], cwd=tmp_path, env=entorno, capture_output=True, text=True,
-                           timeout=120, check=False)
+    hecho = subprocess.run(
+        ["bash", "-e", "-c", bloque],
+        cwd=tmp_path,
+        env=entorno,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
     # THEN every command succeeded, in the runbook's order
     assert hecho.returncode == 0, hecho.stderr
@@ -82,8 +95,15 @@ def test_runbook_paso_2_tal_cual_ve_toda_la_dlq_en_cada_orden_y_deja_un_veredict
 
     # WHEN the transient group's command is pasted as printed (--forzar: moto has no metrics to judge the consumer by)
     (transitorio,) = [g for g in informe["grupos"] if g["tipo"] == "transitorio"]
-    movido = subprocess.run(["bash", "-e", "-c", transitorio["orden"] + " --forzar --tasa 50"], cwd=tmp_path,
-                            env=entorno, capture_output=True, text=True, timeout=120, check=False)
+    movido = subprocess.run(
+        ["bash", "-e", "-c", transitorio["orden"] + " --forzar --tasa 50"],
+        cwd=tmp_path,
+        env=entorno,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
     # THEN exactly that group went back to its source; the data group waits in the DLQ for its fix
     assert movido.returncode == 0, movido.stderr

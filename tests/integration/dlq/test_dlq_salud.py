@@ -14,11 +14,19 @@ pytestmark = pytest.mark.integration
 
 def _visibles(cloudwatch, puntos: list[tuple[int, float]], ahora: datetime) -> None:
     """The DLQ's ApproximateNumberOfMessagesVisible: (minutes ago, value) pairs."""
-    cloudwatch.put_metric_data(Namespace="AWS/SQS", MetricData=[
-        {"MetricName": "ApproximateNumberOfMessagesVisible", "Value": valor,
-         "Timestamp": ahora - timedelta(minutes=hace), "Unit": "Count",
-         "Dimensions": [{"Name": "QueueName", "Value": "mercadofresco-pedidos-fallidos"}]}
-        for hace, valor in puntos])
+    cloudwatch.put_metric_data(
+        Namespace="AWS/SQS",
+        MetricData=[
+            {
+                "MetricName": "ApproximateNumberOfMessagesVisible",
+                "Value": valor,
+                "Timestamp": ahora - timedelta(minutes=hace),
+                "Unit": "Count",
+                "Dimensions": [{"Name": "QueueName", "Value": "mercadofresco-pedidos-fallidos"}],
+            }
+            for hace, valor in puntos
+        ],
+    )
 
 
 @pytest.mark.parametrize(
@@ -30,14 +38,15 @@ def _visibles(cloudwatch, puntos: list[tuple[int, float]], ahora: datetime) -> N
     ],
     ids=["creciendo", "contenida", "bajando"],
 )
-def test_comprobar_dlq_creciendo_solo_en_los_ultimos_minutos(sqs, colas, puntos, correcta) -> None:
+def test_comprobar_fails_only_for_a_dlq_growing_in_the_last_minutes(sqs, colas, puntos, correcta) -> None:
     # GIVEN the DLQ's recent history in CloudWatch
     origen, dlq = (resolver_cola(sqs, url) for url in colas["pedidos"])
     cloudwatch = boto3.client("cloudwatch", region_name="eu-south-2")
     ahora = datetime.now(UTC).replace(second=0, microsecond=0)
     _visibles(cloudwatch, puntos, ahora)
-    clientes = salud.Clientes(cloudwatch, boto3.client("lambda", region_name="eu-south-2"),
-                              boto3.client("pipes", region_name="eu-south-2"))
+    clientes = salud.Clientes(
+        cloudwatch, boto3.client("lambda", region_name="eu-south-2"), boto3.client("pipes", region_name="eu-south-2")
+    )
 
     # WHEN checked
     alarmas, edad, crecimiento = salud.comprobar(clientes, dlq, origen, ahora=ahora)

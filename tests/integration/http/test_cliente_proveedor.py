@@ -151,7 +151,7 @@ def test_post_connection_reset_is_retried(proveedor):
     assert len(esperas) == 1
 
 
-def test_post_connection_refused_raises_error_no_disponible():
+def test_post_connection_refused_raises_pasarela_no_disponible():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         puerto = s.getsockname()[1]  # closed as soon as the block ends: nobody listens

@@ -51,7 +51,7 @@ def _post(http: urllib3.PoolManager, url: str, cuerpo: dict[str, Any], clave: st
     return http.request("POST", url, json=cuerpo, headers=cabeceras, **kw)
 
 
-def test_pasarela_misma_clave_dos_veces_un_solo_cobro_y_misma_referencia(proveedores, http):
+def test_pasarela_same_key_twice_one_cobro_and_the_same_reference(proveedores, http):
     # GIVEN the gateway
     url = proveedores.pasarela.url + "/cobros"
     # WHEN the same charge is sent twice with the same Idempotency-Key
@@ -65,7 +65,7 @@ def test_pasarela_misma_clave_dos_veces_un_solo_cobro_y_misma_referencia(proveed
     assert proveedores.pasarela.llamadas["/cobros"] == 2
 
 
-def test_pasarela_misma_clave_en_paralelo_un_solo_cobro(proveedores, http):
+def test_pasarela_same_key_in_parallel_one_cobro(proveedores, http):
     # GIVEN 12 threads ready to charge the same order at once
     url = proveedores.pasarela.url + "/cobros"
     barrera = threading.Barrier(12)
@@ -86,7 +86,7 @@ def test_pasarela_misma_clave_en_paralelo_un_solo_cobro(proveedores, http):
     assert len(referencias) == 12 and len(set(referencias)) == 1
 
 
-def test_pasarela_claves_distintas_cobran_dos_veces(proveedores, http):
+def test_pasarela_different_keys_charge_twice(proveedores, http):
     # GIVEN the gateway WHEN the same order is charged under two different keys (a consumer bug)
     url = proveedores.pasarela.url + "/cobros"
     _post(http, url, COBRO, "uuid-1")
@@ -95,7 +95,7 @@ def test_pasarela_claves_distintas_cobran_dos_veces(proveedores, http):
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 2
 
 
-def test_pasarela_sin_clave_responde_400_sin_cobrar(proveedores, http):
+def test_pasarela_without_key_answers_400_without_charging(proveedores, http):
     # GIVEN / WHEN a charge without Idempotency-Key
     respuesta = _post(http, proveedores.pasarela.url + "/cobros", COBRO)
     # THEN it is refused and nothing is charged
@@ -103,7 +103,7 @@ def test_pasarela_sin_clave_responde_400_sin_cobrar(proveedores, http):
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
 
 
-def test_pasarela_tarjeta_rechazada_402_repetible_sin_cobro(proveedores, http):
+def test_pasarela_declined_card_402_replayable_without_cobro(proveedores, http):
     # GIVEN a card the gateway declines
     proveedores.fallos.rechazar_tarjeta("tok_visa")
     url = proveedores.pasarela.url + "/cobros"
@@ -115,7 +115,7 @@ def test_pasarela_tarjeta_rechazada_402_repetible_sin_cobro(proveedores, http):
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
 
 
-def test_pasarela_importe_rechazado_402(proveedores, http):
+def test_pasarela_declined_amount_answers_402(proveedores, http):
     # GIVEN an amount the gateway declines
     proveedores.fallos.rechazar_importe(4820)
     # WHEN it is charged
@@ -124,7 +124,7 @@ def test_pasarela_importe_rechazado_402(proveedores, http):
     assert respuesta.status == 402
 
 
-def test_pasarela_reembolso_tras_cobro_uno_solo_y_repeticion_no_duplica(proveedores, http):
+def test_pasarela_reembolso_after_cobro_happens_once_and_a_repeat_does_not_duplicate_it(proveedores, http):
     # GIVEN a charged order
     base = proveedores.pasarela.url
     cobro = _post(http, base + "/cobros", COBRO, "cobro:PED-2026-084417").json()
@@ -138,14 +138,14 @@ def test_pasarela_reembolso_tras_cobro_uno_solo_y_repeticion_no_duplica(proveedo
     assert proveedores.pasarela.reembolsos_de("PED-2026-084417") == 1
 
 
-def test_pasarela_reembolso_sin_cobro_404(proveedores, http):
+def test_pasarela_reembolso_without_cobro_answers_404(proveedores, http):
     # GIVEN no charge WHEN a refund is asked THEN 404 and no refund
     respuesta = _post(http, proveedores.pasarela.url + "/reembolsos", {"pedido_id": "PED-X"}, "reembolso:PED-X")
     assert respuesta.status == 404
     assert proveedores.pasarela.reembolsos_de("PED-X") == 0
 
 
-def test_fallo_estado_en_ventana_solo_dentro_de_la_ventana(proveedores, http, reloj):
+def test_fault_status_in_window_applies_only_inside_the_window(proveedores, http, reloj):
     # GIVEN 503 scripted from t=10 s to t=40 s
     proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela", desde_s=10, hasta_s=40))
     url = proveedores.pasarela.url + "/cobros"
@@ -159,7 +159,7 @@ def test_fallo_estado_en_ventana_solo_dentro_de_la_ventana(proveedores, http, re
     assert proveedores.pasarela.cobros_de("b") == proveedores.pasarela.cobros_de("c") == 0
 
 
-def test_fallo_503_no_se_memoriza_y_el_reintento_cobra(proveedores, http):
+def test_fault_503_is_not_remembered_and_the_retry_charges(proveedores, http):
     # GIVEN one 503
     proveedores.fallos.programar(Fallo.estado(503, veces=1))
     url = proveedores.pasarela.url + "/cobros"
@@ -170,7 +170,7 @@ def test_fallo_503_no_se_memoriza_y_el_reintento_cobra(proveedores, http):
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 1
 
 
-def test_fallo_veces_se_agota(proveedores, http):
+def test_fault_times_runs_out(proveedores, http):
     # GIVEN 503 for the next two calls only
     proveedores.fallos.programar(Fallo.estado(503, veces=2))
     url = proveedores.pasarela.url + "/cobros"
@@ -180,7 +180,7 @@ def test_fallo_veces_se_agota(proveedores, http):
     assert estados == [503, 503, 201]
 
 
-def test_fallo_proporcion_afecta_a_una_fraccion(reloj, http):
+def test_fault_ratio_hits_a_fraction(reloj, http):
     # GIVEN a 30 % 500 rate with a seeded random source
     import random
 
@@ -196,7 +196,7 @@ def test_fallo_proporcion_afecta_a_una_fraccion(reloj, http):
     assert estados.count(201) == 200 - estados.count(500)
 
 
-def test_fallo_limite_429_con_retry_after(proveedores, http):
+def test_fault_rate_limit_answers_429_with_retry_after(proveedores, http):
     # GIVEN the gateway throttling
     proveedores.fallos.programar(Fallo.limite(retry_after_s=7, ruta="/cobros"))
     # WHEN a charge is sent
@@ -207,7 +207,7 @@ def test_fallo_limite_429_con_retry_after(proveedores, http):
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
 
 
-def test_fallo_tiempo_agotado_cliente_expira_sin_cobro(proveedores, http):
+def test_fault_timeout_client_gives_up_without_cobro(proveedores, http):
     # GIVEN the gateway holding requests for 3 s
     proveedores.fallos.programar(Fallo.tiempo_agotado(3.0))
     # WHEN a client with a 0.2 s read timeout charges
@@ -217,7 +217,7 @@ def test_fallo_tiempo_agotado_cliente_expira_sin_cobro(proveedores, http):
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
 
 
-def test_fallo_latencia_tras_expirar_el_cliente_el_cobro_ocurre(proveedores, http):
+def test_fault_latency_cobro_happens_after_the_client_gave_up(proveedores, http):
     # GIVEN the gateway answering after 2 s (20 x the client's patience: a busy machine cannot close that gap)
     proveedores.fallos.programar(Fallo.latencia(2.0, veces=1))
     # WHEN a client with a 0.1 s read timeout charges and gives up
@@ -231,7 +231,7 @@ def test_fallo_latencia_tras_expirar_el_cliente_el_cobro_ocurre(proveedores, htt
 
 
 @pytest.mark.parametrize(("tras_procesar", "cobros"), [(False, 0), (True, 1)])
-def test_fallo_conexion_cortada_reset_y_efecto_segun_momento(proveedores, http, tras_procesar, cobros):
+def test_fault_connection_cut_resets_with_an_effect_depending_on_the_moment(proveedores, http, tras_procesar, cobros):
     # GIVEN the gateway resetting the next connection, before or after charging
     proveedores.fallos.programar(Fallo.conexion_cortada(tras_procesar=tras_procesar, veces=1))
     # WHEN a charge is sent
@@ -242,7 +242,7 @@ def test_fallo_conexion_cortada_reset_y_efecto_segun_momento(proveedores, http, 
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == cobros
 
 
-def test_fallo_por_proveedor_no_afecta_a_los_demas(proveedores, http):
+def test_fault_per_provider_leaves_the_others_alone(proveedores, http):
     # GIVEN the principal e-mail provider down
     proveedores.fallos.programar(Fallo.estado(503, proveedor="correo-principal"))
     correo = {"destinatario": "ana@example.com", "plantilla": "confirmacion"}
@@ -257,7 +257,7 @@ def test_fallo_por_proveedor_no_afecta_a_los_demas(proveedores, http):
     assert proveedores.erp.efectos_por_clave["erp-aviso:P1"] == 1
 
 
-def test_erp_reservas_cuenta_por_clave(proveedores, http):
+def test_erp_reservas_counted_per_key(proveedores, http):
     # GIVEN / WHEN the same reservation twice and another
     url = proveedores.erp.url + "/reservas"
     for clave in ("reserva:P1:SKU-1", "reserva:P1:SKU-1", "reserva:P1:SKU-2"):
@@ -267,7 +267,7 @@ def test_erp_reservas_cuenta_por_clave(proveedores, http):
     assert proveedores.erp.llamadas["/reservas"] == 3
 
 
-def test_pasarela_con_clave_api_exige_autorizacion(http):
+def test_pasarela_with_api_key_requires_authorization(http):
     # GIVEN a gateway that requires an API key
     with Pasarela(clave_api="secreto") as pasarela:
         # WHEN called without and with it
@@ -282,7 +282,7 @@ def test_pasarela_con_clave_api_exige_autorizacion(http):
     assert (sin.status, con.status) == (401, 201)
 
 
-def test_json_invalido_y_ruta_desconocida_dan_error_claro(proveedores, http):
+def test_invalid_json_and_unknown_route_give_a_clear_error(proveedores, http):
     # GIVEN / WHEN a body that is not JSON, and an unknown route
     roto = http.request("POST", proveedores.pasarela.url + "/cobros", body=b"{no", headers={"Idempotency-Key": "k"})
     ruta = _post(http, proveedores.pasarela.url + "/nada", {}, "k2")
@@ -291,7 +291,7 @@ def test_json_invalido_y_ruta_desconocida_dan_error_claro(proveedores, http):
     assert (ruta.status, ruta.json()["error"]) == (404, "ruta_desconocida")
 
 
-def test_parar_no_espera_a_peticiones_retenidas(http):
+def test_stop_does_not_wait_for_held_requests(http):
     # GIVEN a request held by a 600 s timeout fault (were stop() to wait for it, the test would see its answer)
     pasarela = Pasarela().iniciar()
     pasarela.fallos.programar(Fallo.tiempo_agotado(600))
@@ -316,7 +316,7 @@ def test_parar_no_espera_a_peticiones_retenidas(http):
     assert len(errores) == 1
 
 
-def test_proveedores_entorno_apunta_cada_variable_de_la_plantilla_a_su_stand_in(proveedores):
+def test_proveedores_env_points_each_template_variable_at_its_stand_in(proveedores):
     # GIVEN the running stand-ins WHEN asking for the functions' environment
     entorno = proveedores.entorno()
     # THEN every provider URL variable the template's functions read points at a distinct loopback server

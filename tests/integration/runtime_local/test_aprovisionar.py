@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.integration
 
 
-def test_aprovisionar_plantilla_crea_cada_recurso_con_su_nombre_y_configuracion(servidor_moto: ServidorMoto) -> None:
+def test_aprovisionar_template_creates_each_resource_with_its_name_and_settings(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
     from mercadofresco_local.aprovisionar import Aprovisionador
     from mercadofresco_local.plantilla import Plantilla
@@ -41,7 +41,7 @@ def test_aprovisionar_plantilla_crea_cada_recurso_con_su_nombre_y_configuracion(
     assert all(any(arn in p for arn in arns) for p in politicas)
 
 
-def test_aprovisionar_recurso_con_referencia_imposible_lo_nombra_en_el_error(servidor_moto: ServidorMoto) -> None:
+def test_aprovisionar_resource_with_an_impossible_reference_is_named_in_the_error(servidor_moto: ServidorMoto) -> None:
     from mercadofresco_local.aprovisionar import Aprovisionador
     from mercadofresco_local.plantilla import Plantilla, PlantillaError
 

@@ -50,7 +50,7 @@ def _esperar(condicion, timeout_s: float = 20.0) -> None:
         time.sleep(0.2)
 
 
-def test_mapeo_con_fallos_parciales_borra_los_buenos_y_redirige_los_malos_tras_max_receive_count(
+def test_mapping_with_partial_failures_deletes_the_good_and_redrives_the_bad_after_max_receive_count(
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
     from mercadofresco.aws import client
@@ -86,7 +86,7 @@ def test_mapeo_con_fallos_parciales_borra_los_buenos_y_redirige_los_malos_tras_m
     assert mapeo.estadisticas.borrados == 20
 
 
-def test_mapeo_sin_report_batch_item_failures_cuando_el_handler_falla_no_borra_nada(
+def test_mapping_without_report_batch_item_failures_deletes_nothing_when_the_handler_fails(
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
     from mercadofresco.aws import client
@@ -113,7 +113,7 @@ def test_mapeo_sin_report_batch_item_failures_cuando_el_handler_falla_no_borra_n
     assert mapeo.estadisticas.borrados == 0
 
 
-def test_ids_fallidos_respuesta_con_id_ajeno_falla_todo_el_lote() -> None:
+def test_ids_fallidos_answer_with_a_foreign_id_fails_the_whole_batch() -> None:
     from mercadofresco_local.mapeos import ids_fallidos
 
     # GIVEN a batch of two records and a response naming a record that is not in it

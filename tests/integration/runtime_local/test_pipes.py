@@ -21,7 +21,7 @@ def _esperar(condicion, timeout_s: float = 15.0) -> None:
         time.sleep(0.2)
 
 
-def test_aplicar_plantilla_inserta_json_fuera_de_comillas_y_texto_dentro() -> None:
+def test_aplicar_plantilla_inserts_json_outside_quotes_and_text_inside() -> None:
     from mercadofresco_local.pipes import aplicar_plantilla
 
     # GIVEN an SQS record whose body is JSON
@@ -36,7 +36,7 @@ def test_aplicar_plantilla_inserta_json_fuera_de_comillas_y_texto_dentro() -> No
     assert salida == {"id": "m-1", "pedido": "P:PED-1", "l": [{"sku": "A"}]}
 
 
-def test_pipe_sqs_a_maquina_arranca_una_ejecucion_por_mensaje_y_borra_el_mensaje(servidor_moto: ServidorMoto) -> None:
+def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_it(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
     from mercadofresco_local.funciones import Funciones
     from mercadofresco_local.pipes import Destino, _pipe_sqs
@@ -74,7 +74,7 @@ def test_pipe_sqs_a_maquina_arranca_una_ejecucion_por_mensaje_y_borra_el_mensaje
     )
 
 
-def test_pipe_stream_con_ttl_publica_solo_las_expiraciones(servidor_moto: ServidorMoto) -> None:
+def test_pipe_stream_with_ttl_publishes_only_the_expirations(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
     from mercadofresco_local.funciones import Funciones
     from mercadofresco_local.pipes import Destino, PipeStream

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.integration
 
 
-def test_periodo_s_rate_en_segundos_y_cron_sin_periodo() -> None:
+def test_periodo_s_rate_in_seconds_and_cron_without_period() -> None:
     from mercadofresco_local.programador import periodo_s
 
     # GIVEN / WHEN / THEN rate expressions become seconds; cron is not run locally
@@ -23,7 +23,7 @@ def test_periodo_s_rate_en_segundos_y_cron_sin_periodo() -> None:
     assert periodo_s("cron(0 3 * * ? *)") is None
 
 
-def test_programa_comprimido_invoca_la_funcion_con_su_entrada_al_ritmo_comprimido(tmp_path: Path) -> None:
+def test_compressed_schedule_invokes_the_function_with_its_input_at_the_compressed_pace(tmp_path: Path) -> None:
     from mercadofresco_local.funciones import Funcion
     from mercadofresco_local.programador import Programa
 

@@ -59,7 +59,7 @@ PLANTILLA = textwrap.dedent(
 )
 
 
-def test_runtime_pipe_de_carritos_publica_solo_los_caducados_por_ttl(tmp_path: Path) -> None:
+def test_runtime_carts_pipe_publishes_only_carts_expired_by_ttl(tmp_path: Path) -> None:
     from mercadofresco.aws import client
     from mercadofresco_local import carritos
     from mercadofresco_local.plantilla import Plantilla

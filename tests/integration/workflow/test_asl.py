@@ -33,13 +33,13 @@ def plantilla() -> Plantilla:
     return Plantilla()
 
 
-def test_asl_definicion_del_proyecto_sin_problemas(definicion):
+def test_asl_project_definition_has_no_problems(definicion):
     # GIVEN the workflow's ASL WHEN linted (targets, reachability, cfn-lint E3601 via a native wrapper)
     # THEN it is clean
     assert problemas(definicion) == []
 
 
-def test_asl_destino_inexistente_y_estado_inalcanzable_se_detectan(definicion):
+def test_asl_missing_target_and_unreachable_state_are_detected(definicion):
     # GIVEN a copy with a Next to nowhere and an orphan state
     roto = copy.deepcopy(definicion)
     roto["States"]["Cobrar"]["Next"] = "NoExiste"
@@ -51,7 +51,7 @@ def test_asl_destino_inexistente_y_estado_inalcanzable_se_detectan(definicion):
     assert any("Huerfano" in p and "unreachable" in p for p in encontrados)
 
 
-def test_asl_esquema_invalido_lo_detecta_cfn_lint(definicion):
+def test_asl_invalid_schema_is_caught_by_cfn_lint(definicion):
     # GIVEN a Task without its Resource and a negative MaxAttempts
     roto = copy.deepcopy(definicion)
     del roto["States"]["Cobrar"]["Resource"]
@@ -62,7 +62,7 @@ def test_asl_esquema_invalido_lo_detecta_cfn_lint(definicion):
     assert any("Confirmar/Retry/0/MaxAttempts" in p for p in encontrados)
 
 
-def test_asl_errores_de_dominio_existen_en_errors(definicion):
+def test_asl_error_names_matched_are_the_flows_error_names(definicion):
     # GIVEN every error name of ours that a Retry/Catch matches
     nombres = errores_de_dominio(definicion)
     # THEN each is a class of mercadofresco.errors, or the layer's persistence error that the claim retries
@@ -70,7 +70,7 @@ def test_asl_errores_de_dominio_existen_en_errors(definicion):
     assert nombres and nombres <= {*NOMBRES_PARA_EL_FLUJO, IdempotencyPersistenceError.__name__}
 
 
-def test_asl_todo_retry_con_backoff_tope_jitter_y_limite(definicion):
+def test_asl_every_retry_has_backoff_cap_jitter_and_limit(definicion):
     # GIVEN every retrier WHEN inspected THEN it has the lesson's shape and never retries everything
     for estado, _, retrier in asl_reglas.retriers(definicion):
         assert retrier.get("JitterStrategy") == "FULL", estado.label
@@ -90,7 +90,7 @@ def _capturas(estado: dict) -> dict[str, str]:
     return {e: c["Next"] for c in estado.get("Catch", []) for e in c["ErrorEquals"]}
 
 
-def test_asl_cobrar_primer_intento_solo_reintenta_lo_que_no_llega_al_codigo(definicion):
+def test_asl_cobrar_first_attempt_retries_only_what_never_reaches_the_code(definicion):
     # GIVEN the first charge attempt
     cobrar = definicion["States"]["Cobrar"]
     # THEN it retries only errors raised before the function's code runs, so an open circuit caught here
@@ -103,7 +103,7 @@ def test_asl_cobrar_primer_intento_solo_reintenta_lo_que_no_llega_al_codigo(defi
     assert capturas["States.ALL"] == "ContarConsultaCobro"  # anything else: the outcome is unknown
 
 
-def test_asl_resultado_desconocido_se_pregunta_tras_el_bloqueo_nunca_se_abandona(definicion, plantilla):
+def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandoned(definicion, plantilla):
     # GIVEN the charge's lease (CobroFunction's timeout + the layer's margin) and the resolution loop
     from mercadofresco.idempotency import lease_for_timeout
 
@@ -123,7 +123,7 @@ def test_asl_resultado_desconocido_se_pregunta_tras_el_bloqueo_nunca_se_abandona
     assert _capturas(estados["Reembolsar"])["ReembolsoRechazado"] == "ComprobarSinCobro"
 
 
-def test_asl_visitas_maximas_de_la_plantilla_son_las_cotas_de_los_bucles(definicion, plantilla):
+def test_asl_template_max_visits_are_the_loop_bounds(definicion, plantilla):
     # GIVEN the visits the worst-case rule multiplies (template Metadata) and the loops' Choice bounds
     visitas = plantilla.recursos["ProcesarPedido"]["Metadata"]["Mensajeria"]["VisitasMaximas"]
     estados = definicion["States"]
@@ -135,7 +135,7 @@ def test_asl_visitas_maximas_de_la_plantilla_son_las_cotas_de_los_bucles(definic
     assert visitas == cota
 
 
-def test_asl_toda_tarea_reintenta_y_la_ejecucion_tiene_cota(definicion, plantilla):
+def test_asl_every_task_retries_and_the_execution_is_bounded(definicion, plantilla):
     # GIVEN every Task state (Liberar*, CerrarReclamo, the notices included)
     sin_retry = [e.label for e in asl_reglas.walk(definicion) if e.body["Type"] == "Task" and not e.body.get("Retry")]
     # THEN each retries its transient errors, and the execution is bounded below the claim's lease, so a
@@ -145,7 +145,7 @@ def test_asl_toda_tarea_reintenta_y_la_ejecucion_tiene_cota(definicion, plantill
     assert 0 < definicion["TimeoutSeconds"] < int(entorno["IDEMPOTENCY_LEASE_S"])
 
 
-def test_asl_reclamo_con_bloqueo_y_duplicado_termina_en_exito(definicion):
+def test_asl_reclamo_with_lease_and_duplicate_ends_in_success(definicion):
     # GIVEN the claim
     estados = definicion["States"]
     reclamo = estados["ReclamarPedido"]
@@ -156,7 +156,7 @@ def test_asl_reclamo_con_bloqueo_y_duplicado_termina_en_exito(definicion):
     assert eleccion["Choices"][0]["Next"] == "Cobrar" and estados[eleccion["Default"]]["Type"] == "Succeed"
 
 
-def test_asl_todo_fallo_tras_el_cobro_compensa(definicion):
+def test_asl_every_failure_after_the_cobro_compensates(definicion):
     # GIVEN the steps after a successful charge
     for nombre in ("ReservarStock", "Confirmar"):
         # THEN any error goes to the refund
@@ -164,7 +164,7 @@ def test_asl_todo_fallo_tras_el_cobro_compensa(definicion):
         assert [c["Next"] for c in capturas if "States.ALL" in c["ErrorEquals"]] == ["Reembolsar"], nombre
 
 
-def test_asl_confirmacion_carga_explicita_sin_token(definicion):
+def test_asl_confirmation_has_an_explicit_payload_without_token(definicion):
     # GIVEN the confirmation published to the fan-out topic
     estados = definicion["States"]
     assert estados["Confirmar"]["Parameters"]["Message.$"] == "States.JsonToString($.confirmacion)"
@@ -174,14 +174,14 @@ def test_asl_confirmacion_carga_explicita_sin_token(definicion):
         assert "token_tarjeta" not in texto and '"$.leido.evento.detail"' not in texto, nombre
 
 
-def test_asl_marcadores_igual_a_sustituciones_de_la_plantilla(plantilla):
+def test_asl_placeholders_match_the_template_substitutions(plantilla):
     # GIVEN the template's DefinitionSubstitutions for the workflow
     sustituciones = plantilla.recursos["ProcesarPedido"]["Properties"]["DefinitionSubstitutions"]
     # THEN the ASL uses exactly those placeholders (SAM would leave an unknown one unresolved)
     assert marcadores(RUTA.read_text()) == set(sustituciones)
 
 
-def test_asl_pipe_entrega_un_pedido_por_ejecucion_asincrona(plantilla):
+def test_asl_pipe_delivers_one_pedido_per_async_execution(plantilla):
     # GIVEN the pipe feeding the workflow (the ASL reads one record and refuses a batch)
     props = plantilla.recursos["PipePedidos"]["Properties"]
     # THEN batch size 1 and an asynchronous start of the standard workflow

@@ -39,7 +39,7 @@ def _detalle_pedido() -> dict[str, Any]:
     return json.loads(load_event("flujo/pedido-creado.json")[0]["body"])["detail"]
 
 
-def test_bus_pedido_creado_llega_solo_a_la_cola_de_pedidos(flujo):
+def test_bus_pedido_creado_reaches_only_the_orders_queue(flujo):
     # GIVEN the template's bus and rules
     # WHEN the store's PedidoCreado and the workflow's own PedidoRechazado are published
     _publicar(flujo, "PedidoCreado", _detalle_pedido())
@@ -50,7 +50,7 @@ def test_bus_pedido_creado_llega_solo_a_la_cola_de_pedidos(flujo):
     assert evento["detail-type"] == "PedidoCreado" and evento["detail"]["pedido_id"] == PEDIDO
 
 
-def test_cola_pedidos_tras_cuatro_recepciones_va_a_su_dlq(flujo):
+def test_orders_queue_after_four_receives_goes_to_its_dlq(flujo):
     # GIVEN an order message nobody manages to process
     _publicar(flujo, "PedidoCreado", _detalle_pedido())
     sqs = boto3.client("sqs")
@@ -66,7 +66,7 @@ def test_cola_pedidos_tras_cuatro_recepciones_va_a_su_dlq(flujo):
     assert json.loads(carta["Body"])["detail"]["pedido_id"] == PEDIDO
 
 
-def test_bus_a_confirmacion_un_pedido_llega_al_erp_y_al_correo(flujo):
+def test_bus_confirmation_of_an_order_reaches_erp_and_correo(flujo):
     # GIVEN a PedidoCreado on the bus
     _publicar(flujo, "PedidoCreado", _detalle_pedido())
     sqs = boto3.client("sqs")
@@ -83,7 +83,7 @@ def test_bus_a_confirmacion_un_pedido_llega_al_erp_y_al_correo(flujo):
         assert confirmacion["tipo"] == "PedidoConfirmado" and confirmacion["pedido_id"] == PEDIDO, cola
 
 
-def test_bus_desenlaces_no_confirmados_llegan_a_la_cola_de_correo(flujo):
+def test_bus_not_confirmed_outcomes_reach_the_correo_queue(flujo):
     # GIVEN the workflow's notices of an order that was not confirmed (issue 15: the customer is told)
     for tipo in ("PedidoNoConfirmado", "PedidoRechazado", "PedidoCancelado"):
         detalle = {"version": 1, "pedido_id": PEDIDO, "email": "lucia.ferrer@example.com", "motivo": tipo}

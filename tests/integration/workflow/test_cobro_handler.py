@@ -50,7 +50,7 @@ def cobro(app_module, tabla_idempotencia, redis_privado, valkey, pasarela) -> Ca
     return cargar
 
 
-def test_cobro_mismo_pedido_dos_veces_una_llamada_y_misma_referencia(cobro, pasarela, lambda_context):
+def test_cobro_same_pedido_twice_makes_one_call_with_the_same_reference(cobro, pasarela, lambda_context):
     # GIVEN the charge function
     app = cobro()
     # WHEN the order is charged, then the same charge is asked again (a Step Functions retry, extra fields)
@@ -64,7 +64,7 @@ def test_cobro_mismo_pedido_dos_veces_una_llamada_y_misma_referencia(cobro, pasa
     assert pasarela.efectos[0]["clave"] == f"cobro:{PEDIDO}"
 
 
-def test_cobro_tiempo_agotado_tras_cobrar_el_reintento_recibe_el_mismo_cobro(cobro, pasarela, lambda_context):
+def test_cobro_timeout_after_charging_the_retry_gets_the_same_cobro(cobro, pasarela, lambda_context):
     # GIVEN a gateway that charges but answers after the client's read timeout (twice: both HTTP attempts)
     pasarela.fallos.programar(Fallo.latencia(READ_TIMEOUT_S * 3, veces=2))
     app = cobro()
@@ -79,7 +79,7 @@ def test_cobro_tiempo_agotado_tras_cobrar_el_reintento_recibe_el_mismo_cobro(cob
     assert resultado["referencia_cobro"] == referencia
 
 
-def test_cobro_tarjeta_rechazada_se_recuerda_y_el_duplicado_no_llama(cobro, pasarela, lambda_context):
+def test_cobro_declined_card_is_remembered_and_the_duplicate_makes_no_call(cobro, pasarela, lambda_context):
     # GIVEN a declined card
     pasarela.fallos.rechazar_tarjeta("tok_rechazada_fondos")
     app = cobro()
@@ -92,7 +92,7 @@ def test_cobro_tarjeta_rechazada_se_recuerda_y_el_duplicado_no_llama(cobro, pasa
     assert pasarela.cobros_de("PED-2026-084418") == 0
 
 
-def test_cobro_pasarela_caida_agota_los_intentos_http_y_es_transitorio(cobro, pasarela, lambda_context):
+def test_cobro_gateway_down_spends_the_http_attempts_and_is_transient(cobro, pasarela, lambda_context):
     # GIVEN a gateway answering 503 to everything
     pasarela.fallos.programar(Fallo.estado(503))
     app = cobro()
@@ -105,7 +105,7 @@ def test_cobro_pasarela_caida_agota_los_intentos_http_y_es_transitorio(cobro, pa
     assert app.lambda_handler(load_event("cobro-pedido.json"), lambda_context)["referencia_cobro"]
 
 
-def test_reembolso_tras_cobro_uno_solo_aunque_se_repita(cobro, pasarela, lambda_context):
+def test_reembolso_after_cobro_happens_once_even_if_repeated(cobro, pasarela, lambda_context):
     # GIVEN a charged order
     app = cobro()
     cobrado = app.lambda_handler(load_event("cobro-pedido.json"), lambda_context)
@@ -120,7 +120,7 @@ def test_reembolso_tras_cobro_uno_solo_aunque_se_repita(cobro, pasarela, lambda_
     assert pasarela.efectos[-1]["clave"] == f"reembolso:{PEDIDO}"
 
 
-def test_reembolso_sin_cobro_es_rechazado(cobro, pasarela, lambda_context):
+def test_reembolso_without_cobro_is_refused(cobro, pasarela, lambda_context):
     # GIVEN no charge at the gateway WHEN a refund is asked THEN ReembolsoRechazado (permanent)
     app = cobro()
     with pytest.raises(ReembolsoRechazado):
@@ -129,7 +129,7 @@ def test_reembolso_sin_cobro_es_rechazado(cobro, pasarela, lambda_context):
 
 
 @pytest.mark.parametrize("evento", ["cobro-version-2.json", "cobro-malformado.json"])
-def test_cobro_evento_invalido_no_llama_a_la_pasarela(cobro, pasarela, lambda_context, evento):
+def test_cobro_invalid_event_never_calls_the_gateway(cobro, pasarela, lambda_context, evento):
     # GIVEN an unknown version or a malformed order WHEN charged THEN EventoInvalido and no call
     app = cobro()
     with pytest.raises(EventoInvalido):
@@ -137,7 +137,7 @@ def test_cobro_evento_invalido_no_llama_a_la_pasarela(cobro, pasarela, lambda_co
     assert pasarela.llamadas["/cobros"] == 0
 
 
-def test_cobro_envia_la_clave_api_del_secreto(cobro, pasarela, lambda_context):
+def test_cobro_sends_the_api_key_from_the_secret(cobro, pasarela, lambda_context):
     # GIVEN the gateway's API key in Secrets Manager and a gateway that demands it
     arn = boto3.client("secretsmanager").create_secret(
         Name="pasarela-clave", SecretString=json.dumps({"api_key": "clave-de-prueba"})

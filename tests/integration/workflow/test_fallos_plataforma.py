@@ -59,7 +59,7 @@ def _poner(flujo: Any, item: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("fallo", [LambdaTimeout, LambdaCrashed], ids=["sandbox-timedout", "lambda-unknown"])
-def test_flujo_cobro_respuesta_perdida_tras_cobrar_se_resuelve_y_confirma(flujo, pausas, fallo):
+def test_workflow_cobro_answer_lost_after_charging_is_resolved_and_confirmed(flujo, pausas, fallo):
     # GIVEN a charge function that charges at the gateway and then times out / dies (the answer is lost)
     _fallar_cobros(flujo, fallo, tras_el_real=True, veces=1)
     # WHEN the workflow runs
@@ -76,7 +76,7 @@ def test_flujo_cobro_respuesta_perdida_tras_cobrar_se_resuelve_y_confirma(flujo,
 @pytest.mark.parametrize(
     "fallo", [LambdaCrashed, IdempotencyPersistenceError], ids=["killed-before-completion", "completion-write-failed"]
 )
-def test_flujo_cobro_registro_sin_completar_espera_el_bloqueo_y_la_pasarela_deduplica(flujo, pausas, fallo):
+def test_workflow_cobro_record_never_completed_waits_out_the_lease_and_the_gateway_deduplicates(flujo, pausas, fallo):
     # GIVEN the gateway charged but the record cobro:{id} was never completed (process killed, DynamoDB throttled)
     store = flujo.modulo("CobroFunction").operaciones.store
     completar = store.registros.completar
@@ -99,7 +99,7 @@ def test_flujo_cobro_registro_sin_completar_espera_el_bloqueo_y_la_pasarela_dedu
     assert flujo.pasarela.reembolsos_de(PEDIDO) == 0
 
 
-def test_flujo_cobro_en_curso_en_otro_titular_espera_su_bloqueo_y_cobra(flujo, pausas, reloj):
+def test_workflow_cobro_en_curso_under_another_owner_waits_out_its_lease_and_charges(flujo, pausas, reloj):
     # GIVEN cobro:{id} held EN_CURSO by another consumer whose lease is live for 100 s more
     ahora = int(reloj())
     _poner(flujo, {
@@ -114,7 +114,7 @@ def test_flujo_cobro_en_curso_en_otro_titular_espera_su_bloqueo_y_cobra(flujo, p
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
 
 
-def test_flujo_cobro_sin_resolver_se_compensa_con_reembolso_y_avisa(flujo, pausas):
+def test_workflow_cobro_unresolved_is_compensated_with_a_reembolso_and_a_notice(flujo, pausas):
     # GIVEN every charge attempt's answer lost (the first one charged, later ones answered from the record)
     _fallar_cobros(flujo, LambdaTimeout, tras_el_real=True)
     # WHEN the workflow runs
@@ -133,7 +133,7 @@ def test_flujo_cobro_sin_resolver_se_compensa_con_reembolso_y_avisa(flujo, pausa
     assert flujo.mensajes("ColaErp") == [] and flujo.mensajes("ColaStock") == []
 
 
-def test_flujo_cobro_sin_resolver_y_sin_cobro_404_termina_sin_confirmar(flujo, pausas):
+def test_workflow_cobro_unresolved_and_404_ends_not_confirmed(flujo, pausas):
     # GIVEN a charge function that dies before calling the gateway, every time
     _fallar_cobros(flujo, LambdaCrashed, tras_el_real=False)
     # WHEN the workflow runs
@@ -145,7 +145,7 @@ def test_flujo_cobro_sin_resolver_y_sin_cobro_404_termina_sin_confirmar(flujo, p
     assert _no_confirmado(flujo)["motivo"] == "cobro-no-confirmado"
 
 
-def test_flujo_cobro_estrangulado_espera_capacidad_y_no_falla(flujo, pausas, esperas):
+def test_workflow_cobro_throttled_waits_for_capacity_and_does_not_fail(flujo, pausas, esperas):
     # GIVEN cobro at its reserved concurrency for its first 9 invocations (a peak)
     _fallar_cobros(flujo, LambdaThrottled, tras_el_real=False, veces=9)
     # WHEN an order arrives
@@ -156,7 +156,7 @@ def test_flujo_cobro_estrangulado_espera_capacidad_y_no_falla(flujo, pausas, esp
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
 
 
-def test_flujo_cobro_siempre_estrangulado_avisa_sin_cobrar_y_cierra_el_reclamo(flujo, pausas):
+def test_workflow_cobro_always_throttled_notifies_without_charging_and_closes_the_reclamo(flujo, pausas):
     # GIVEN cobro throttled for good
     _fallar_cobros(flujo, LambdaThrottled, tras_el_real=False)
     # WHEN an order arrives
@@ -171,7 +171,7 @@ def test_flujo_cobro_siempre_estrangulado_avisa_sin_cobrar_y_cierra_el_reclamo(f
     assert json.loads(reclamo["resultado"]["S"]) == {"estado": "NO_CONFIRMADO"}
 
 
-def test_flujo_ejecucion_muerta_su_reclamo_caduca_y_un_redrive_lo_resuelve(flujo, reloj):
+def test_workflow_dead_execution_reclamo_expires_and_a_redrive_resolves_it(flujo, reloj):
     # GIVEN an execution that claimed the order, charged it and then timed out (TimeoutSeconds): its claim
     # is EN_CURSO with a lapsed lease and cobro:{id} holds the charge
     ahora = int(reloj())

@@ -36,7 +36,7 @@ def _invocar(nombre: str, evento: dict) -> tuple[dict | str, str | None]:
         return texto, respuesta.get("FunctionError")
 
 
-def test_moto_lambda_manejador_registrado_devuelve_su_resultado_con_contexto(aws):
+def test_moto_lambda_registered_handler_returns_its_result_with_a_context(aws):
     # GIVEN a function whose handler echoes the event and the remaining time
     _funcion("eco", timeout_s=7)
 
@@ -53,7 +53,7 @@ def test_moto_lambda_manejador_registrado_devuelve_su_resultado_con_contexto(aws
     assert registro.invocaciones["eco"] == 1
 
 
-def test_moto_lambda_excepcion_es_resultado_con_errortype(aws):
+def test_moto_lambda_exception_becomes_a_result_with_errortype(aws):
     # GIVEN a handler raising a domain error
     _funcion("cobro")
 
@@ -70,7 +70,7 @@ def test_moto_lambda_excepcion_es_resultado_con_errortype(aws):
     assert registro.errores["cobro"] == 1
 
 
-def test_moto_lambda_funcion_no_registrada_y_tras_salir_se_comporta_como_moto(aws):
+def test_moto_lambda_unregistered_function_and_after_exit_behaves_like_moto(aws):
     # GIVEN two functions, only one registered
     _funcion("registrada")
     _funcion("otra")
@@ -81,7 +81,7 @@ def test_moto_lambda_funcion_no_registrada_y_tras_salir_se_comporta_como_moto(aw
     assert _invocar("registrada", {"y": 2}) == ({"y": 2}, None)
 
 
-def test_moto_lambda_no_es_reentrante(aws):
+def test_moto_lambda_is_not_reentrant(aws):
     # GIVEN an active hook WHEN another is activated THEN it refuses (two runs would share handlers)
     with en_proceso({}), pytest.raises(RuntimeError, match="already active"), en_proceso({}):
         pass

@@ -20,7 +20,7 @@ def _alarmas(recursos: dict, metrica: str) -> list[dict]:
     ]
 
 
-def test_plantilla_alarma_p99_de_la_pasarela_sobre_la_metrica_del_cliente_http(recursos):
+def test_template_gateway_p99_alarm_watches_the_http_client_metric(recursos):
     # GIVEN the alarm on the gateway's latency (exercise 1's fifth fix)
     (alarma,) = _alarmas(recursos, LATENCIA_PROVEEDOR)
     # THEN it reads the metric the HTTP client emits, at p99, for the pasarela dependency, and pages someone
@@ -29,14 +29,14 @@ def test_plantilla_alarma_p99_de_la_pasarela_sobre_la_metrica_del_cliente_http(r
     assert "Statistic" not in alarma and alarma["AlarmActions"]
 
 
-def test_plantilla_ejecuciones_agotadas_tienen_alarma(recursos):
+def test_template_exhausted_executions_have_an_alarm(recursos):
     # GIVEN the workflow's TimeoutSeconds THEN an execution that hits it pages someone (its order is mid-way)
     (alarma,) = _alarmas(recursos, "ExecutionsTimedOut")
     assert alarma["Namespace"] == "AWS/States" and alarma["Dimensions"][0]["Value"] == {"Ref": "ProcesarPedido"}
     assert alarma["Threshold"] == 0 and alarma["AlarmActions"]
 
 
-def test_plantilla_avisos_al_cliente_van_a_la_cola_de_correo(recursos):
+def test_template_customer_notices_go_to_the_correo_queue(recursos):
     # GIVEN the rule for the workflow's non-confirmed outcomes
     props = recursos["ReglaAvisosCliente"]["Properties"]
     # THEN it routes the three notices from the workflow to the e-mail queue, with the queue's DLQ

@@ -25,7 +25,7 @@ def _cuerpos(mensajes: list[dict]) -> list[dict]:
     return [json.loads(m["Body"]) for m in mensajes]
 
 
-def test_flujo_pedido_valido_cobra_una_vez_reserva_por_sku_y_confirma(flujo):
+def test_workflow_valid_pedido_charges_once_reserves_per_sku_and_confirms(flujo):
     # GIVEN a good PedidoCreado as the pipe delivers it
     # WHEN the workflow runs
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
@@ -59,7 +59,7 @@ def test_flujo_pedido_valido_cobra_una_vez_reserva_por_sku_y_confirma(flujo):
     assert int(reclamo["expira_en"]["N"]) >= int(time.time()) + 24 * 3600
 
 
-def test_flujo_pasarela_503_transitoria_reintenta_y_cobra_una_vez(flujo, esperas):
+def test_workflow_transient_gateway_503_is_retried_and_charges_once(flujo, esperas):
     # GIVEN a gateway failing the next 3 calls with 503 (the HTTP layer makes 2 per invocation)
     flujo.proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela", veces=3))
     # WHEN the workflow runs
@@ -75,7 +75,7 @@ def test_flujo_pasarela_503_transitoria_reintenta_y_cobra_una_vez(flujo, esperas
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
 
 
-def test_flujo_tarjeta_rechazada_no_reintenta_y_publica_rechazo(flujo, esperas):
+def test_workflow_declined_card_is_not_retried_and_publishes_the_rejection(flujo, esperas):
     # GIVEN a card the gateway declines
     flujo.proveedores.fallos.rechazar_tarjeta("tok_rechazada_fondos")
     # WHEN the workflow runs for that order
@@ -99,7 +99,7 @@ def test_flujo_tarjeta_rechazada_no_reintenta_y_publica_rechazo(flujo, esperas):
     assert flujo.eventos_bus() == []  # the customer is not told a second time (mensajes() consumed the first)
 
 
-def test_flujo_circuito_abierto_falla_rapido_sin_llamar_a_la_pasarela(flujo, valkey, esperas):
+def test_workflow_open_circuit_fails_fast_without_calling_the_gateway(flujo, valkey, esperas):
     # GIVEN the shared pasarela circuit open
     from mercadofresco.circuit_breaker import CircuitBreaker
 
@@ -139,7 +139,7 @@ def _pedido(pedido_id: str) -> list[dict]:
     return entrada
 
 
-def test_flujo_caida_larga_de_la_pasarela_abre_el_circuito_y_los_siguientes_fallan_rapido(flujo):
+def test_workflow_long_gateway_outage_opens_the_circuit_and_later_orders_fail_fast(flujo):
     # GIVEN a gateway down for good (every call 503)
     flujo.proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela"))
     # WHEN orders keep arriving, one after another
@@ -159,7 +159,7 @@ def test_flujo_caida_larga_de_la_pasarela_abre_el_circuito_y_los_siguientes_fall
     assert sorted(motivos) == ["pasarela-no-disponible"] * 3 + ["reembolso-pendiente"]
 
 
-def test_flujo_fallo_tras_el_cobro_reembolsa_exactamente_una_vez(flujo):
+def test_workflow_failure_after_the_cobro_refunds_exactly_once(flujo):
     # GIVEN the confirmation topic gone (the step after the charge and the reservations fails) and
     # the gateway cutting the first refund's answer after refunding (the HTTP layer retries it)
     boto3.client("sns").delete_topic(TopicArn=flujo.fisicos["TopicPedidoConfirmado"]["Ref"])
@@ -189,7 +189,7 @@ def test_flujo_fallo_tras_el_cobro_reembolsa_exactamente_una_vez(flujo):
     }
 
 
-def test_flujo_dos_arranques_mismo_pedido_un_cobro_y_ningun_reembolso(flujo):
+def test_workflow_two_starts_of_one_pedido_make_one_cobro_and_no_reembolso(flujo):
     # GIVEN a slow gateway, so the first execution is still charging when the duplicate starts
     flujo.proveedores.fallos.programar(Fallo.latencia(0.5, proveedor="pasarela"))
     barrera = threading.Barrier(2)
@@ -230,7 +230,7 @@ def test_flujo_dos_arranques_mismo_pedido_un_cobro_y_ningun_reembolso(flujo):
         ("flujo/pedido-campo-ausente.json", "campo-ausente"),
     ],
 )
-def test_flujo_evento_ilegible_va_a_la_dlq_con_su_motivo_sin_cobrar(flujo, evento, motivo):
+def test_workflow_unreadable_event_goes_to_the_dlq_with_its_reason_without_charging(flujo, evento, motivo):
     # GIVEN an order event the workflow cannot read
     entrada = load_event(evento)
     # WHEN the workflow runs
@@ -246,7 +246,7 @@ def test_flujo_evento_ilegible_va_a_la_dlq_con_su_motivo_sin_cobrar(flujo, event
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 0
 
 
-def test_flujo_version_como_texto_es_version_desconocida(flujo):
+def test_workflow_version_as_text_is_version_desconocida(flujo):
     # GIVEN an order whose version is the string "1" (a producer bug, not the contract's integer)
     entrada = load_event("flujo/pedido-creado.json")
     evento = json.loads(entrada[0]["body"])
@@ -260,7 +260,7 @@ def test_flujo_version_como_texto_es_version_desconocida(flujo):
     assert flujo.pasarela.llamadas["/cobros"] == 0
 
 
-def test_flujo_cuerpo_que_no_es_json_falla_sin_reclamar_ni_cobrar(flujo):
+def test_workflow_non_json_body_fails_without_claiming_or_charging(flujo):
     # GIVEN a body that is not JSON (only a hand-sent message can be: the rule writes JSON)
     # WHEN the workflow runs
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-malformado.json"))
@@ -270,7 +270,7 @@ def test_flujo_cuerpo_que_no_es_json_falla_sin_reclamar_ni_cobrar(flujo):
     assert "ReclamarPedido" not in flujo.estados(ejecucion["executionArn"])
 
 
-def test_flujo_lote_de_dos_pedidos_falla_sin_cobrar(flujo):
+def test_workflow_batch_of_two_pedidos_fails_without_charging(flujo):
     # GIVEN a batch of two records (the pipe misconfigured with BatchSize > 1)
     lote = load_event("flujo/pedido-creado.json") + load_event("flujo/pedido-rechazado.json")
     # WHEN the workflow runs

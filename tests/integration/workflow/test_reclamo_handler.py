@@ -39,7 +39,7 @@ def _item(tabla: str) -> dict[str, Any]:
     return boto3.client("dynamodb").get_item(TableName=tabla, Key=clave)["Item"]
 
 
-def test_reclamo_primera_ejecucion_reclama_con_bloqueo_y_ttl(reclamo, tabla_idempotencia, lambda_context):
+def test_reclamo_first_execution_claims_with_lease_and_ttl(reclamo, tabla_idempotencia, lambda_context):
     # GIVEN no claim for the order
     ahora = int(reclamo.reloj_s())
     # WHEN the workflow claims it
@@ -56,7 +56,7 @@ def test_reclamo_primera_ejecucion_reclama_con_bloqueo_y_ttl(reclamo, tabla_idem
     assert int(item["expira_en"]["N"]) == ahora + LEASE_S + 24 * 3600
 
 
-def test_reclamo_otra_ejecucion_con_bloqueo_vivo_es_duplicado(reclamo, lambda_context):
+def test_reclamo_another_execution_under_a_live_lease_is_duplicado(reclamo, lambda_context):
     # GIVEN the order claimed by a live execution
     reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)
     # WHEN a redelivery's execution tries to claim it
@@ -65,14 +65,14 @@ def test_reclamo_otra_ejecucion_con_bloqueo_vivo_es_duplicado(reclamo, lambda_co
     assert respuesta["reclamado"] is False and respuesta["estado"] == "EN_CURSO"
 
 
-def test_reclamo_mismo_intento_repetido_sigue_siendo_suyo(reclamo, lambda_context):
+def test_reclamo_same_attempt_repeated_is_still_its_own(reclamo, lambda_context):
     # GIVEN a claim whose answer was lost (the task is retried by the same execution)
     reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)
     # WHEN the same execution claims again THEN the claim is its own
     assert reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)["reclamado"] is True
 
 
-def test_reclamo_bloqueo_caducado_lo_toma_otra_ejecucion(reclamo, tabla_idempotencia, lambda_context):
+def test_reclamo_expired_lease_is_taken_by_another_execution(reclamo, tabla_idempotencia, lambda_context):
     # GIVEN an execution that claimed the order and then timed out (its lease lapsed)
     reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)
     reclamo.reloj_s.ahora_s += LEASE_S + 1
@@ -83,7 +83,7 @@ def test_reclamo_bloqueo_caducado_lo_toma_otra_ejecucion(reclamo, tabla_idempote
     assert _item(tabla_idempotencia)["propietario"]["S"] == load_event("reclamo-otra-ejecucion.json")["ejecucion"]
 
 
-def test_reclamo_desenlace_cerrado_bloquea_hasta_su_ttl(reclamo, tabla_idempotencia, lambda_context):
+def test_reclamo_closed_outcome_blocks_until_its_ttl(reclamo, tabla_idempotencia, lambda_context):
     # GIVEN a claim closed with the order's outcome (what the workflow's CerrarReclamo writes)
     reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)
     boto3.client("dynamodb").update_item(
@@ -99,7 +99,7 @@ def test_reclamo_desenlace_cerrado_bloquea_hasta_su_ttl(reclamo, tabla_idempoten
 
 
 @pytest.mark.parametrize("evento", [{}, {"pedido_id": "PED-1"}, {"pedido_id": 7, "ejecucion": "arn"}, []])
-def test_reclamo_carga_invalida_error_claro(reclamo, lambda_context, evento):
+def test_reclamo_invalid_payload_gives_a_clear_error(reclamo, lambda_context, evento):
     # GIVEN a payload without the order or the execution WHEN handled THEN a clear, non-retried error
     with pytest.raises(EventoInvalido, match="payload"):
         reclamo.lambda_handler(evento, lambda_context)

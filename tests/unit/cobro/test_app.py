@@ -19,7 +19,7 @@ def app(app_module):
 
 
 @pytest.mark.parametrize("evento", ["cobro-version-2.json", "cobro-malformado.json"])
-def test_handler_evento_invalido_falla_con_eventoinvalido_sin_llamar(app, lambda_context, evento, capsys):
+def test_handler_invalid_event_fails_with_eventoinvalido_without_calling(app, lambda_context, evento, capsys):
     # GIVEN a payload the function cannot read WHEN invoked THEN EventoInvalido (the workflow's Catch ends it)
     with pytest.raises(EventoInvalido):
         app.lambda_handler(load_event(evento), lambda_context)
@@ -28,7 +28,7 @@ def test_handler_evento_invalido_falla_con_eventoinvalido_sin_llamar(app, lambda
     assert "tok_" not in salida and "CLI-0193" not in salida
 
 
-def test_handler_despacha_por_operacion_a_cobro_y_reembolso(app):
+def test_handler_dispatches_by_operation_to_cobro_and_reembolso(app):
     # GIVEN the dispatch table WHEN inspected THEN each operation the workflow sends has exactly one method
     assert set(app.DESPACHO) == {"cobro", "reembolso"}
     assert app.DESPACHO["cobro"] is type(app.operaciones).cobro

@@ -24,7 +24,7 @@ def _cargar_solicitud():
 Solicitud = _cargar_solicitud().Solicitud
 
 
-def test_solicitud_pedido_valido_lee_los_campos_del_contrato():
+def test_solicitud_valid_pedido_reads_the_contract_fields():
     # GIVEN the Cobrar task's payload for a good order WHEN parsed
     s = Solicitud.desde_evento(load_event("cobro-pedido.json"))
     # THEN the contract's fields, the customer's card on file as the means of payment
@@ -33,20 +33,20 @@ def test_solicitud_pedido_valido_lee_los_campos_del_contrato():
     assert s.medio_de_pago == {"cliente_id": "CLI-0193"}
 
 
-def test_solicitud_duplicado_con_campos_extra_es_la_misma_operacion():
+def test_solicitud_duplicate_with_extra_fields_is_the_same_operation():
     # GIVEN the same order with an extra field a newer producer added (tolerant reader)
     original = Solicitud.desde_evento(load_event("cobro-pedido.json"))
     # WHEN parsed THEN it is the same request
     assert Solicitud.desde_evento(load_event("cobro-duplicado.json")) == original
 
 
-def test_solicitud_token_de_tarjeta_tiene_preferencia():
+def test_solicitud_card_token_takes_precedence():
     # GIVEN an order carrying a card token WHEN parsed THEN the token is charged, not the card on file
     s = Solicitud.desde_evento(load_event("cobro-rechazado.json"))
     assert s.medio_de_pago == {"token_tarjeta": "tok_rechazada_fondos"}
 
 
-def test_solicitud_reembolso_lleva_la_referencia_del_cobro():
+def test_solicitud_reembolso_carries_the_cobro_reference():
     # GIVEN the Reembolsar task's payload WHEN parsed THEN the charge to refund is named
     s = Solicitud.desde_evento(load_event("cobro-reembolso.json"))
     assert (s.operacion, s.referencia_cobro) == ("reembolso", "ch_000001")
@@ -62,7 +62,7 @@ def test_solicitud_reembolso_lleva_la_referencia_del_cobro():
         ([1, 2], "JSON object"),
     ],
 )
-def test_solicitud_invalida_error_claro(evento, mensaje):
+def test_solicitud_invalid_gives_a_clear_error(evento, mensaje):
     # GIVEN a payload this function cannot act on WHEN parsed THEN EventoInvalido says what is wrong
     with pytest.raises(EventoInvalido) as error:
         Solicitud.desde_evento(evento)
@@ -80,7 +80,7 @@ def test_solicitud_invalida_error_claro(evento, mensaje):
         ({"version": True}, "version"),
     ],
 )
-def test_solicitud_pedido_con_dato_invalido_se_rechaza_antes_de_cobrar(cambio, mensaje):
+def test_solicitud_pedido_with_invalid_data_is_refused_before_charging(cambio, mensaje):
     # GIVEN an order with one bad field
     evento = load_event("cobro-pedido.json")
     evento["pedido"] = {**evento["pedido"], **cambio}
@@ -90,7 +90,7 @@ def test_solicitud_pedido_con_dato_invalido_se_rechaza_antes_de_cobrar(cambio, m
     assert mensaje in str(error.value)
 
 
-def test_solicitud_sin_medio_de_pago_se_rechaza():
+def test_solicitud_without_payment_method_is_refused():
     # GIVEN an order without card token nor customer
     evento = load_event("cobro-pedido.json")
     del evento["pedido"]["cliente_id"]

@@ -104,7 +104,7 @@ def test_enviar_a_dlq_without_redrive_policy_refuses_to_drop(sqs) -> None:
     assert "mercadofresco-erp" in str(info.value)
 
 
-def test_colas_de_arn_reads_redrive_policy_once(sqs) -> None:
+def test_de_arn_reads_redrive_policy_once(sqs) -> None:
     # GIVEN the queue and its DLQ answer once each
     cliente, stubber = sqs
     stubber.add_response("get_queue_url", {"QueueUrl": COLA.url}, {"QueueName": "mercadofresco-erp"})

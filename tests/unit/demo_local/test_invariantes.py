@@ -7,7 +7,7 @@ from collections import Counter
 from mercadofresco_local import invariantes as inv
 
 
-def test_un_evento_procesado_por_pedido_con_duplicado_parado_en_la_reclamacion_cumple() -> None:
+def test_un_evento_procesado_por_pedido_holds_when_a_duplicate_is_stopped_at_the_claim() -> None:
     # GIVEN two orders, one of them started twice (the duplicate ended at the claim)
     resultados = {"P1": Counter({"Confirmado": 1, "Duplicado": 1}), "P2": Counter({"Rechazado": 1})}
 
@@ -18,7 +18,7 @@ def test_un_evento_procesado_por_pedido_con_duplicado_parado_en_la_reclamacion_c
     assert resultado.cumple, resultado.detalle
 
 
-def test_un_evento_procesado_por_pedido_sin_evento_o_procesado_dos_veces_falla_y_los_nombra() -> None:
+def test_un_evento_procesado_por_pedido_fails_and_names_orders_without_event_or_processed_twice() -> None:
     # GIVEN an order never processed and one processed twice
     resultados = {"P2": Counter({"Confirmado": 2})}
 
@@ -31,7 +31,7 @@ def test_un_evento_procesado_por_pedido_sin_evento_o_procesado_dos_veces_falla_y
     assert "P2" in resultado.detalle
 
 
-def test_un_cobro_como_maximo_con_cobro_doble_falla() -> None:
+def test_un_cobro_como_maximo_fails_on_a_double_charge() -> None:
     # GIVEN the gateway charged P1 twice
     cobros = [{"pedido_id": "P1", "referencia_cobro": "ch_1"}, {"pedido_id": "P1", "referencia_cobro": "ch_2"}]
 
@@ -41,7 +41,7 @@ def test_un_cobro_como_maximo_con_cobro_doble_falla() -> None:
     assert "P1" in resultado.detalle
 
 
-def test_reembolsos_con_cobro_reembolso_huerfano_o_repetido_falla() -> None:
+def test_reembolsos_con_cobro_fails_on_an_orphan_or_repeated_reembolso() -> None:
     # GIVEN one charge refunded twice and a refund of a charge that does not exist
     cobros = [{"pedido_id": "P1", "referencia_cobro": "ch_1"}]
     reembolsos = [
@@ -59,7 +59,7 @@ def test_reembolsos_con_cobro_reembolso_huerfano_o_repetido_falla() -> None:
     assert "ch_1" in resultado.detalle
 
 
-def test_ningun_mensaje_perdido_cuando_no_cuadra_falla() -> None:
+def test_ningun_mensaje_perdido_fails_when_the_balance_does_not_add_up() -> None:
     # GIVEN one flow that balances and one that lost a message
     balances = [inv.Balance("pedidos", 10, 8, 1, 1), inv.Balance("aviso erp", 5, 4, 0, 0)]
 
@@ -70,7 +70,7 @@ def test_ningun_mensaje_perdido_cuando_no_cuadra_falla() -> None:
     assert inv.ningun_mensaje_perdido(balances[:1]).cumple
 
 
-def test_cobros_con_pedido_cobro_de_pedido_no_confirmado_ni_reembolsado_falla() -> None:
+def test_cobros_con_pedido_fails_on_a_cobro_of_an_order_neither_confirmed_nor_refunded() -> None:
     # GIVEN P1 charged and confirmed, P2 charged then refunded, P3 charged but never confirmed
     cobros = [
         {"pedido_id": "P1", "referencia_cobro": "ch_1"},

@@ -11,7 +11,7 @@ from mercadofresco_ops.dlq.clasificador import DE_DATOS, ENVENENADO, TRANSITORIO
 from mercadofresco_ops.dlq.mensajes import leer
 
 
-def test_clasificar_ejercicio_2_ventana_tras_despliegue_es_envenenado_por_el_contenido() -> None:
+def test_clasificar_exercise_2_window_after_a_deploy_is_envenenado_by_content() -> None:
     # GIVEN the lesson's exercise 2: 340 messages, all "version": 2, in a 1 h 47 min window, ReceiveCount 5
     mensajes = ejercicio_2()
 
@@ -29,7 +29,7 @@ def test_clasificar_ejercicio_2_ventana_tras_despliegue_es_envenenado_por_el_con
     assert any("ausente en 340/340" in e for e in diagnostico.evidencias)
 
 
-def test_clasificar_rafaga_de_30_min_con_contenido_sano_es_transitorio() -> None:
+def test_clasificar_30_min_burst_with_healthy_content_is_transitorio() -> None:
     # GIVEN a 30-minute burst of healthy orders after a provider outage (18:12–18:41)
     mensajes = caida_de_proveedor()
 
@@ -44,7 +44,7 @@ def test_clasificar_rafaga_de_30_min_con_contenido_sano_es_transitorio() -> None
     assert any("sin defecto visible en 340/340" in e for e in diagnostico.evidencias)
 
 
-def test_clasificar_goteo_de_tres_dias_con_defectos_distintos_es_de_datos() -> None:
+def test_clasificar_three_day_trickle_with_different_defects_is_a_data_problem() -> None:
     # GIVEN malformed and missing-field messages trickling in over three days
     mensajes = goteo_de_datos()
 
@@ -59,7 +59,7 @@ def test_clasificar_goteo_de_tres_dias_con_defectos_distintos_es_de_datos() -> N
     assert any("errores distintos" in e for e in diagnostico.evidencias)
 
 
-def test_clasificar_goteo_de_validos_sin_motivo_es_dependencia_intermitente_o_fallo_del_consumidor() -> None:
+def test_clasificar_trickle_of_valid_events_without_reason_is_intermittent_dependency_or_consumer_bug() -> None:
     # GIVEN healthy orders without a reason trickling in over two days (SQS's redrive, now and then)
     inicio = datetime(2026, 11, 20, tzinfo=UTC)
     mensajes = [leer(crudo(pedido(i), t)) for i, t in enumerate(repartidos(inicio, timedelta(days=2), 40))]
@@ -75,7 +75,7 @@ def test_clasificar_goteo_de_validos_sin_motivo_es_dependencia_intermitente_o_fa
     assert "devolverá" not in diagnostico.explicacion and "devolverían" not in diagnostico.explicacion
 
 
-def test_clasificar_aplazamientos_agotados_es_transitorio_aunque_goteen() -> None:
+def test_clasificar_exhausted_deferrals_are_transitorio_even_as_a_trickle() -> None:
     # GIVEN ERP messages that exhausted their deferrals while the circuit stayed open, over a day
     inicio = datetime(2026, 11, 20, tzinfo=UTC)
     mensajes = [
@@ -90,7 +90,7 @@ def test_clasificar_aplazamientos_agotados_es_transitorio_aunque_goteen() -> Non
     assert (diagnostico.tipo, diagnostico.confianza) == (TRANSITORIO, "alta")
 
 
-def test_clasificar_version_en_sobre_sns_y_eventbridge_se_lee_dentro_del_sobre() -> None:
+def test_clasificar_reads_the_version_inside_sns_and_eventbridge_envelopes() -> None:
     # GIVEN version-2 events inside SNS and EventBridge envelopes (EventBridge's own "version" is "0")
     t = datetime(2026, 11, 22, 22, 4, tzinfo=UTC)
 
@@ -106,14 +106,14 @@ def test_clasificar_version_en_sobre_sns_y_eventbridge_se_lee_dentro_del_sobre()
     assert diagnostico.tipo == ENVENENADO
 
 
-def test_clasificar_muestra_vacia_falla() -> None:
+def test_clasificar_empty_sample_fails() -> None:
     # GIVEN / WHEN / THEN an empty sample is refused, not classified
     with pytest.raises(ValueError, match="vacía") as error:
         clasificar([])
     assert error.type is ValueError
 
 
-def test_distribucion_histograma_reparte_todos_los_mensajes_en_barras() -> None:
+def test_distribucion_histogram_spreads_every_message_over_bars() -> None:
     # GIVEN 340 messages over 1 h 47 min
     tiempos = [m.enviado_ms for m in ejercicio_2()]
 
@@ -127,7 +127,7 @@ def test_distribucion_histograma_reparte_todos_los_mensajes_en_barras() -> None:
     assert dist.duracion_s == pytest.approx(107 * 60, abs=1)
 
 
-def test_distribucion_etiquetas_en_castellano() -> None:
+def test_distribucion_labels_are_in_spanish() -> None:
     # GIVEN exercise 2 (Sunday night)
     diagnostico = clasificar(ejercicio_2())
 

@@ -17,7 +17,7 @@ from mercadofresco_ops.dlq import cli
         (["--tasa", "0"], "deben ser positivas"),
     ],
 )
-def test_reprocesar_argumentos_invalidos_sale_con_2_y_una_linea(argumentos, mensaje, capsys) -> None:
+def test_reprocesar_invalid_arguments_exit_2_with_one_line(argumentos, mensaje, capsys) -> None:
     # GIVEN / WHEN an invalid combination (no AWS endpoint reachable: none is needed)
     codigo = cli.main(["reprocesar", "--queue", "mercadofresco-pedidos-fallidos", *argumentos])
 
@@ -29,7 +29,7 @@ def test_reprocesar_argumentos_invalidos_sale_con_2_y_una_linea(argumentos, mens
     assert salida.out == ""
 
 
-def test_sin_queue_argparse_sale_con_2() -> None:
+def test_missing_queue_exits_2_from_argparse() -> None:
     # GIVEN / WHEN a subcommand without --queue
     with pytest.raises(SystemExit) as salida:
         cli.main(["inspeccionar"])
@@ -38,7 +38,7 @@ def test_sin_queue_argparse_sale_con_2() -> None:
     assert salida.value.code == cli.USO
 
 
-def test_perfil_desconocido_sale_con_2_y_una_linea(capsys) -> None:
+def test_unknown_profile_exits_2_with_one_line(capsys) -> None:
     # GIVEN / WHEN a profile that is not in ~/.aws/config
     codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos", "--profile", "mf-no-existe"])
 
@@ -47,10 +47,11 @@ def test_perfil_desconocido_sale_con_2_y_una_linea(capsys) -> None:
     assert capsys.readouterr().err == "mf-dlq: perfil desconocido: mf-no-existe\n"
 
 
-def test_endpoint_inalcanzable_sale_con_2_y_una_linea(capsys) -> None:
+def test_unreachable_endpoint_exits_2_with_one_line(capsys) -> None:
     # GIVEN / WHEN an endpoint nobody listens on (a closed loopback port)
-    codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos",
-                       "--endpoint-url", "http://127.0.0.1:9"])
+    codigo = cli.main(
+        ["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos", "--endpoint-url", "http://127.0.0.1:9"]
+    )
 
     # THEN exit 2, one line naming the endpoint, no traceback
     err = capsys.readouterr().err

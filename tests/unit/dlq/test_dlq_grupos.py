@@ -26,7 +26,7 @@ def _seleccionados(orden: str, mensajes) -> set[str]:
     return {m.message_id for m in mensajes if preparar(m, plan, filtro) is not None}
 
 
-def test_clasificar_grupos_dlq_mixta_da_un_veredicto_por_grupo_y_no_uno_falso() -> None:
+def test_clasificar_grupos_mixed_dlq_gives_one_verdict_per_group_not_one_false_verdict() -> None:
     # GIVEN a DLQ with an outage's redrive, a version-2 producer, bad amounts of two customers and garbage
     mensajes = dlq_mixta()
 
@@ -45,7 +45,7 @@ def test_clasificar_grupos_dlq_mixta_da_un_veredicto_por_grupo_y_no_uno_falso() 
     assert informe.tipo == MIXTO and "4 problemas distintos" in informe.explicacion
 
 
-def test_clasificar_grupos_cada_orden_es_una_linea_que_mueve_exactamente_su_grupo() -> None:
+def test_clasificar_grupos_each_command_is_one_line_moving_exactly_its_group() -> None:
     # GIVEN the mixed DLQ, classified
     mensajes = dlq_mixta()
     informe = clasificar_grupos(mensajes, cola=DLQ)
@@ -59,8 +59,13 @@ def test_clasificar_grupos_cada_orden_es_una_linea_que_mueve_exactamente_su_grup
             continue
         # AND the reprocess command, parsed as mf-dlq parses it, selects exactly this group's messages
         assert grupo.orden.startswith(f"mf-dlq reprocesar --queue {DLQ} --motivo ")
-        miembros = {m.message_id for m in mensajes if m.evento is not None and m.motivo == grupo.motivo
-                    and grupo.contenido.endswith(f"version {m.evento['version']}")}
+        miembros = {
+            m.message_id
+            for m in mensajes
+            if m.evento is not None
+            and m.motivo == grupo.motivo
+            and grupo.contenido.endswith(f"version {m.evento['version']}")
+        }
         assert len(miembros) == grupo.diagnostico.muestra
         assert _seleccionados(grupo.orden, mensajes) == miembros
     # AND data and poison groups say the command waits for the fix
@@ -68,7 +73,7 @@ def test_clasificar_grupos_cada_orden_es_una_linea_que_mueve_exactamente_su_grup
     assert notas[DE_DATOS].startswith("solo después de corregir el dato")
 
 
-def test_clasificar_grupos_goteo_de_validos_apunta_a_los_errores_del_consumidor() -> None:
+def test_clasificar_grupos_trickle_of_valid_events_points_at_the_consumer_errors() -> None:
     # GIVEN 30 valid notices without a reason trickling in over 20 hours
     informe = clasificar_grupos(goteo_de_validos(), cola=DLQ)
 
@@ -80,12 +85,14 @@ def test_clasificar_grupos_goteo_de_validos_apunta_a_los_errores_del_consumidor(
     assert any("/aws/lambda/mercadofresco-erp" in e for e in d.evidencias)
     # AND never the advice that a redrive only brings them back: they are valid, a redrive processes them
     assert "volver" not in d.explicacion and "devolver" not in d.explicacion
-    assert grupo.orden == ("mf-dlq reprocesar --queue mercadofresco-erp-fallidos --motivo ninguno "
-                           "--filtro 'tipo == `\"PedidoConfirmado\"` && version == `1`'")
+    assert grupo.orden == (
+        "mf-dlq reprocesar --queue mercadofresco-erp-fallidos --motivo ninguno "
+        "--filtro 'tipo == `\"PedidoConfirmado\"` && version == `1`'"
+    )
     assert not grupo.nota_orden.startswith("solo después")
 
 
-def test_clasificar_grupos_problema_de_datos_dice_que_clientes_y_pedidos_toca() -> None:
+def test_clasificar_grupos_data_problem_names_the_customers_and_pedidos_it_touches() -> None:
     # GIVEN healthy redriven orders plus bad amounts/currencies that only two customers produce
     informe = clasificar_grupos(datos_de_algunos_clientes(), cola=DLQ)
 
@@ -99,7 +106,7 @@ def test_clasificar_grupos_problema_de_datos_dice_que_clientes_y_pedidos_toca() 
     assert por_tipo[TRANSITORIO].total_clientes == 20
 
 
-def test_registros_del_consumidor_por_dlq_con_y_sin_sufijo() -> None:
+def test_registros_del_consumidor_per_dlq_with_and_without_suffix() -> None:
     # GIVEN / WHEN / THEN each DLQ points at the consumer whose errors explain it
     assert registros_del_consumidor("mercadofresco-erp-fallidos") == "/aws/lambda/mercadofresco-erp"
     assert registros_del_consumidor("mercadofresco-stock-fallidos-pre.fifo") == "/aws/lambda/mercadofresco-erp-pre"
@@ -107,7 +114,7 @@ def test_registros_del_consumidor_por_dlq_con_y_sin_sufijo() -> None:
     assert registros_del_consumidor("mercadofresco-pedidos-fallidos").startswith("/aws/vendedlogs/states/")
 
 
-def test_informe_en_terminal_de_30_columnas_imprime_cada_orden_en_una_sola_linea(monkeypatch) -> None:
+def test_report_on_a_30_column_terminal_prints_each_command_on_one_line(monkeypatch) -> None:
     # GIVEN the mixed DLQ's report and a console only 30 columns wide (a split pane, a phone)
     import io
 

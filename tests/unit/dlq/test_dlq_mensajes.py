@@ -16,7 +16,7 @@ T = datetime(2026, 11, 22, 22, 4, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("cuerpo", ["{no es json", "[1, 2]", '"texto"', ""])
-def test_desenvolver_cuerpo_que_no_es_objeto_json_queda_como_evidencia(cuerpo: str) -> None:
+def test_desenvolver_body_that_is_not_a_json_object_is_kept_as_evidence(cuerpo: str) -> None:
     # GIVEN / WHEN an unreadable body is read
     mensaje = leer(crudo(cuerpo, T))
 
@@ -25,7 +25,7 @@ def test_desenvolver_cuerpo_que_no_es_objeto_json_queda_como_evidencia(cuerpo: s
     assert mensaje.version is None
 
 
-def test_leer_atributos_del_consumidor_y_del_sistema() -> None:
+def test_leer_reads_consumer_and_system_attributes() -> None:
     # GIVEN a message a consumer sent to the DLQ with its reason
     m = leer(crudo(pedido(1, version=3), T, recepciones=2, motivo="version-desconocida", detalle="version 3"))
 
@@ -44,7 +44,7 @@ def test_leer_atributos_del_consumidor_y_del_sistema() -> None:
     ],
     ids=["crudo", "sns", "eventbridge"],
 )
-def test_envolver_devuelve_el_evento_transformado_en_el_mismo_sobre(sobre) -> None:
+def test_envolver_returns_the_transformed_event_in_the_same_envelope(sobre) -> None:
     # GIVEN a version-2 order (amount nested as importe{centimos, moneda}) in some envelope
     evento = {"version": 2, "pedido_id": "ped-0001", "importe": {"centimos": 4820, "moneda": "EUR"}, "x": 1}
     interior, forma = desenvolver(json.dumps(sobre(evento)))
@@ -58,7 +58,7 @@ def test_envolver_devuelve_el_evento_transformado_en_el_mismo_sobre(sobre) -> No
     assert nuevo == {"version": 1, "pedido_id": "ped-0001", "importe_centimos": 4820, "moneda": "EUR", "x": 1}
 
 
-def test_v2_a_v1_convierte_la_muestra_del_proyecto_en_un_pedido_version_1() -> None:
+def test_v2_a_v1_turns_the_project_sample_into_a_version_1_pedido() -> None:
     # GIVEN the project's sample version-2 PedidoCreado and its version-1 sibling
     v2 = desenvolver(load_event("flujo/pedido-version-2.json")[0]["body"])[0]
     v1 = desenvolver(load_event("flujo/pedido-creado.json")[0]["body"])[0]
@@ -72,7 +72,7 @@ def test_v2_a_v1_convierte_la_muestra_del_proyecto_en_un_pedido_version_1() -> N
     assert (adaptado["importe_centimos"], adaptado["moneda"]) == (4820, "EUR")
 
 
-def test_v2_a_v1_rechaza_un_evento_que_no_es_version_2() -> None:
+def test_v2_a_v1_refuses_an_event_that_is_not_version_2() -> None:
     # GIVEN / WHEN / THEN a version-1 event is not silently "adapted"
     with pytest.raises(ValueError, match="version 2") as error:
         v2_a_v1(pedido(1, version=1))

@@ -25,12 +25,22 @@ def sqs():
 
 
 def _tarea(estado: str, movidos: int, total: int = 340) -> dict:
-    return {"Results": [{"Status": estado, "SourceArn": DLQ.arn, "DestinationArn": ORIGEN.arn,
-                         "ApproximateNumberOfMessagesMoved": movidos, "ApproximateNumberOfMessagesToMove": total,
-                         "MaxNumberOfMessagesPerSecond": 10, "TaskHandle": "tarea-1"}]}
+    return {
+        "Results": [
+            {
+                "Status": estado,
+                "SourceArn": DLQ.arn,
+                "DestinationArn": ORIGEN.arn,
+                "ApproximateNumberOfMessagesMoved": movidos,
+                "ApproximateNumberOfMessagesToMove": total,
+                "MaxNumberOfMessagesPerSecond": 10,
+                "TaskHandle": "tarea-1",
+            }
+        ]
+    }
 
 
-def test_iniciar_pide_la_tarea_con_origen_destino_y_tasa(sqs) -> None:
+def test_iniciar_requests_the_task_with_source_destination_and_rate(sqs) -> None:
     # GIVEN SQS expecting exactly this request
     cliente, stub = sqs
     stub.add_response(
@@ -47,7 +57,7 @@ def test_iniciar_pide_la_tarea_con_origen_destino_y_tasa(sqs) -> None:
 
 
 @pytest.mark.parametrize("tasa", [0, 501])
-def test_iniciar_tasa_fuera_de_1_a_500_no_llama_a_sqs(sqs, tasa: float) -> None:
+def test_iniciar_rate_outside_1_to_500_never_calls_sqs(sqs, tasa: float) -> None:
     # GIVEN / WHEN a rate SQS would reject
     cliente, _ = sqs
     with pytest.raises(ErrorOperador, match="de 1 a 500") as error:
@@ -57,7 +67,7 @@ def test_iniciar_tasa_fuera_de_1_a_500_no_llama_a_sqs(sqs, tasa: float) -> None:
     assert "mensajes/s" in str(error.value)
 
 
-def test_esperar_sondea_hasta_completar_e_informa_del_avance(sqs) -> None:
+def test_esperar_polls_until_complete_and_reports_progress(sqs) -> None:
     # GIVEN a task that is running, still running, then completed
     cliente, stub = sqs
     for estado, movidos in [("RUNNING", 100), ("RUNNING", 250), ("COMPLETED", 340)]:
@@ -73,7 +83,7 @@ def test_esperar_sondea_hasta_completar_e_informa_del_avance(sqs) -> None:
     assert esperas == [2, 2]
 
 
-def test_esperar_devuelve_el_fallo_de_la_tarea(sqs) -> None:
+def test_esperar_returns_the_task_failure(sqs) -> None:
     # GIVEN a task that failed
     cliente, stub = sqs
     fallo = _tarea("FAILED", 12)
@@ -85,7 +95,7 @@ def test_esperar_devuelve_el_fallo_de_la_tarea(sqs) -> None:
     assert (final["Status"], final["FailureReason"]) == ("FAILED", "AWS.SimpleQueueService.NonExistentQueue")
 
 
-def test_cancelar_devuelve_lo_ya_movido(sqs) -> None:
+def test_cancelar_returns_what_was_already_moved(sqs) -> None:
     # GIVEN a running task
     cliente, stub = sqs
     stub.add_response("cancel_message_move_task", {"ApproximateNumberOfMessagesMoved": 42}, {"TaskHandle": "tarea-1"})
@@ -94,33 +104,48 @@ def test_cancelar_devuelve_lo_ya_movido(sqs) -> None:
     assert nativo.cancelar(cliente, "tarea-1") == 42
 
 
-def test_cli_reprocesar_nativo_resuelve_el_origen_e_inicia_la_tarea(sqs, monkeypatch, capsys) -> None:
+def test_cli_reprocesar_nativo_resolves_the_source_and_starts_the_task(sqs, monkeypatch, capsys) -> None:
     # GIVEN the DLQ by name, its single source from the RedrivePolicy, and a started task
     cliente, stub = sqs
     stub.add_response("get_queue_url", {"QueueUrl": DLQ.url}, {"QueueName": DLQ.nombre})
-    stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": DLQ.arn}},
-                      {"QueueUrl": DLQ.url, "AttributeNames": ["QueueArn"]})
+    stub.add_response(
+        "get_queue_attributes",
+        {"Attributes": {"QueueArn": DLQ.arn}},
+        {"QueueUrl": DLQ.url, "AttributeNames": ["QueueArn"]},
+    )
     stub.add_response("list_dead_letter_source_queues", {"queueUrls": [ORIGEN.url]}, {"QueueUrl": DLQ.url})
-    stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": ORIGEN.arn}},
-                      {"QueueUrl": ORIGEN.url, "AttributeNames": ["QueueArn"]})
-    stub.add_response("start_message_move_task", {"TaskHandle": "tarea-9"},
-                      {"SourceArn": DLQ.arn, "DestinationArn": ORIGEN.arn, "MaxNumberOfMessagesPerSecond": 50})
+    stub.add_response(
+        "get_queue_attributes",
+        {"Attributes": {"QueueArn": ORIGEN.arn}},
+        {"QueueUrl": ORIGEN.url, "AttributeNames": ["QueueArn"]},
+    )
+    stub.add_response(
+        "start_message_move_task",
+        {"TaskHandle": "tarea-9"},
+        {"SourceArn": DLQ.arn, "DestinationArn": ORIGEN.arn, "MaxNumberOfMessagesPerSecond": 50},
+    )
     monkeypatch.setattr(Opciones, "cliente", lambda self, servicio: cliente)
 
     # WHEN the operator starts a native redrive at 50/s without following it
-    codigo = cli.main(["reprocesar", "--queue", DLQ.nombre, "--nativo", "--tasa", "50", "--forzar",
-                       "--sin-esperar", "--json"])
+    codigo = cli.main(
+        ["reprocesar", "--queue", DLQ.nombre, "--nativo", "--tasa", "50", "--forzar", "--sin-esperar", "--json"]
+    )
 
     # THEN exit 0 and the handle on stdout for a script
     assert codigo == cli.OK
     assert json.loads(capsys.readouterr().out) == {"TaskHandle": "tarea-9"}
 
 
-def test_cli_sin_permiso_sale_con_2_y_una_linea(sqs, monkeypatch, capsys) -> None:
+def test_cli_without_permission_exits_2_with_one_line(sqs, monkeypatch, capsys) -> None:
     # GIVEN credentials that may not read the queue
     cliente, stub = sqs
-    stub.add_client_error("get_queue_url", service_error_code="AccessDenied", service_message="not authorized",
-                          http_status_code=403, expected_params={"QueueName": DLQ.nombre})
+    stub.add_client_error(
+        "get_queue_url",
+        service_error_code="AccessDenied",
+        service_message="not authorized",
+        http_status_code=403,
+        expected_params={"QueueName": DLQ.nombre},
+    )
     monkeypatch.setattr(Opciones, "cliente", lambda self, servicio: cliente)
 
     # WHEN the on-call inspects
@@ -133,11 +158,14 @@ def test_cli_sin_permiso_sale_con_2_y_una_linea(sqs, monkeypatch, capsys) -> Non
     assert err.count("\n") == 1
 
 
-def test_cli_mover_estado_lista_las_tareas(sqs, monkeypatch, capsys) -> None:
+def test_cli_mover_estado_lists_the_tasks(sqs, monkeypatch, capsys) -> None:
     # GIVEN a DLQ given by URL and one completed task
     cliente, stub = sqs
-    stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": DLQ.arn}},
-                      {"QueueUrl": DLQ.url, "AttributeNames": ["QueueArn"]})
+    stub.add_response(
+        "get_queue_attributes",
+        {"Attributes": {"QueueArn": DLQ.arn}},
+        {"QueueUrl": DLQ.url, "AttributeNames": ["QueueArn"]},
+    )
     stub.add_response("list_message_move_tasks", _tarea("COMPLETED", 340), {"SourceArn": DLQ.arn, "MaxResults": 10})
     monkeypatch.setattr(Opciones, "cliente", lambda self, servicio: cliente)
 

@@ -24,7 +24,7 @@ def _ventana_maxima(instantes: list[float]) -> int:
     return max(sum(1 for u in instantes if t <= u < t + 1 - 1e-6) for t in instantes)
 
 
-def test_token_bucket_100_a_10_por_s_tarda_9_9_s_y_ningun_segundo_pasa_de_10() -> None:
+def test_token_bucket_100_at_10_per_s_takes_9_9_s_and_no_second_exceeds_10() -> None:
     # GIVEN a bucket at 10/s on a fake clock
     reloj = Reloj()
     cubo = TokenBucket(10, reloj=reloj, dormir=reloj.dormir)
@@ -40,7 +40,7 @@ def test_token_bucket_100_a_10_por_s_tarda_9_9_s_y_ningun_segundo_pasa_de_10() -
     assert _ventana_maxima(instantes) == 10
 
 
-def test_token_bucket_tras_una_pausa_no_suelta_una_rafaga() -> None:
+def test_token_bucket_after_a_pause_releases_no_burst() -> None:
     # GIVEN a bucket that has been idle for a minute
     reloj = Reloj()
     cubo = TokenBucket(10, reloj=reloj, dormir=reloj.dormir)
@@ -57,7 +57,7 @@ def test_token_bucket_tras_una_pausa_no_suelta_una_rafaga() -> None:
     assert _ventana_maxima(instantes) == 10
 
 
-def test_token_bucket_tasa_no_positiva_falla() -> None:
+def test_token_bucket_non_positive_rate_fails() -> None:
     # GIVEN / WHEN / THEN
     with pytest.raises(ValueError, match="positiva") as error:
         TokenBucket(0)

@@ -42,7 +42,7 @@ def _cabecera_fiel(clave: str) -> None:
 
 @pytest.mark.parametrize("construir", CONSTRUCTORES_1, ids=lambda f: f.__name__)
 @given(parte=st.one_of(texto_cualquiera, texto_fuera_de_latin1, st.integers(), st.none(), st.text(max_size=300)))
-def test_fuzz_constructor_de_clave_any_id_gives_key_or_idempotency_key_error(construir, parte) -> None:
+def test_fuzz_key_builder_any_id_gives_key_or_idempotency_key_error(construir, parte) -> None:
     # GIVEN any id, of any type and any characters WHEN a key is built from it
     clave = _clave_o_error(construir, parte)
     # THEN either a key whose header travels intact, or a short, clear IdempotencyKeyError
@@ -53,14 +53,14 @@ def test_fuzz_constructor_de_clave_any_id_gives_key_or_idempotency_key_error(con
 
 @pytest.mark.parametrize("construir", CONSTRUCTORES_2, ids=lambda f: f.__name__)
 @given(pedido_id=texto_cualquiera, sku=st.one_of(texto_cualquiera, texto_fuera_de_latin1))
-def test_fuzz_clave_de_linea_any_sku_gives_key_or_idempotency_key_error(construir, pedido_id, sku) -> None:
+def test_fuzz_line_key_builder_any_sku_gives_key_or_idempotency_key_error(construir, pedido_id, sku) -> None:
     # GIVEN / WHEN any order id and sku THEN a faithful key or a clear error
     if (clave := _clave_o_error(construir, pedido_id, sku)) is not None:
         _cabecera_fiel(clave)
 
 
 @given(obj=valor_json)
-def test_fuzz_clave_por_contenido_any_json_is_stable_and_ascii(obj) -> None:
+def test_fuzz_por_contenido_any_json_is_stable_and_ascii(obj) -> None:
     # GIVEN any JSON value WHEN keyed by content, twice
     primera = _clave_o_error(claves.por_contenido, "evento", obj)
     # THEN the same key both times (a hash: always ASCII), or a clear error both times

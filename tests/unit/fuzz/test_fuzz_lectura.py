@@ -84,7 +84,7 @@ def test_fuzz_leer_bad_value_in_any_envelope_is_dato_invalido_or_its_own_reason(
     detalle=st.one_of(texto_cualquiera, st.text(min_size=900, max_size=1000)),
     originales=st.dictionaries(st.sampled_from(["a", "b", "mf-aplazamientos"]), texto_sqs, max_size=3),
 )
-def test_fuzz_atributos_de_dlq_always_fit_next_to_the_body_and_keep_the_reason_when_possible(
+def test_fuzz_dead_letter_attributes_always_fit_next_to_the_body_and_keep_the_reason_when_possible(
     cuerpo, detalle, originales
 ) -> None:
     # GIVEN any body SQS accepted and any error detail

@@ -26,15 +26,28 @@ def _ids_del_paquete(matches: list) -> set[str]:
     return {m.rule.id for m in matches if m.rule.id[1:3] == "91"}
 
 
-def test_paquete_cada_regla_tiene_plantilla_mala():
+def test_package_every_rule_has_a_bad_template():
     # GIVEN the rule modules WHEN listing their ids THEN each has a bad template fixture
     ids = {p.name.split("_", 1)[0] for p in MALAS}
-    assert ids == {"E9101", "E9102", "E9103", "E9104", "E9105", "E9106", "E9107", "E9108", "W9109", "E9110",
-                   "E9111", "E9112", "E9113"}
+    assert ids == {
+        "E9101",
+        "E9102",
+        "E9103",
+        "E9104",
+        "E9105",
+        "E9106",
+        "E9107",
+        "E9108",
+        "W9109",
+        "E9110",
+        "E9111",
+        "E9112",
+        "E9113",
+    }
 
 
 @pytest.mark.parametrize("plantilla", MALAS, ids=lambda p: p.stem)
-def test_regla_plantilla_mala_dispara_solo_su_id(plantilla):
+def test_rule_bad_template_fires_only_its_id(plantilla):
     # GIVEN a template breaking exactly one rule WHEN linted with the pack
     matches = _lint(plantilla)
     # THEN that rule fires, no other rule of the pack does, and cfn-lint's own rules stay quiet
@@ -43,13 +56,13 @@ def test_regla_plantilla_mala_dispara_solo_su_id(plantilla):
     assert {m.rule.id for m in matches} == {esperado}
 
 
-def test_regla_plantilla_buena_no_dispara_nada():
+def test_rule_good_template_fires_nothing():
     # GIVEN a template with every feature done right (SAM and native spellings, DefinitionUri)
     # WHEN linted THEN nothing matches
     assert [str(m) for m in _lint(PLANTILLAS / "bueno.yaml")] == []
 
 
-def test_e9111_plantilla_mala_nombra_la_ruta_y_el_total():
+def test_e9111_bad_template_names_the_path_and_the_total():
     # GIVEN 5 HTTP attempts behind a queue with maxReceiveCount 4 WHEN linted
     (match,) = _lint(PLANTILLAS / "E9111_malo.yaml")
     # THEN the message names the path and the product
@@ -57,34 +70,42 @@ def test_e9111_plantilla_mala_nombra_la_ruta_y_el_total():
     assert "= 20" in match.message
 
 
-def test_supresion_metadata_ignore_checks_silencia_solo_ese_recurso(tmp_path):
+def test_suppression_metadata_ignore_checks_silences_only_that_resource(tmp_path):
     # GIVEN the E9101 bad template with the documented per-resource suppression on the queue
     texto = (PLANTILLAS / "E9101_malo.yaml").read_text()
-    texto = texto.replace("  Cola:\n    Type: AWS::SQS::Queue\n",
-                          "  Cola:\n    Type: AWS::SQS::Queue\n    Metadata:\n      cfn-lint:\n        config:\n"
-                          "          ignore_checks: [E9101]\n", 1)
+    texto = texto.replace(
+        "  Cola:\n    Type: AWS::SQS::Queue\n",
+        "  Cola:\n    Type: AWS::SQS::Queue\n    Metadata:\n      cfn-lint:\n        config:\n"
+        "          ignore_checks: [E9101]\n",
+        1,
+    )
     plantilla = tmp_path / "suprimida.yaml"
     plantilla.write_text(texto)
     # WHEN linted THEN E9101 no longer fires
     assert _ids_del_paquete(_lint(plantilla)) == set()
 
 
-def test_e9101_dlq_consumida_exenta(tmp_path):
+def test_e9101_consumed_dlq_is_exempt(tmp_path):
     # GIVEN a DLQ that a redrive function consumes (it is a DLQ: no DLQ of its own needed)
     texto = (PLANTILLAS / "bueno.yaml").read_text() + (
         "  Redrive:\n    Type: AWS::Serverless::Function\n    Properties:\n      Events:\n        Dlq:\n"
         "          Type: SQS\n          Properties:\n            Queue: !GetAtt Fallidos.Arn\n"
         "            FunctionResponseTypes: [ReportBatchItemFailures]\n"
-        "            ScalingConfig: {MaximumConcurrency: 2}\n")
+        "            ScalingConfig: {MaximumConcurrency: 2}\n"
+    )
     shutil.copy(PLANTILLAS / "bueno.asl.json", tmp_path)
     plantilla = tmp_path / "con_redrive.yaml"
-    plantilla.write_text(texto.replace("      MessageRetentionPeriod: 1209600\n",
-                                       "      MessageRetentionPeriod: 1209600\n      VisibilityTimeout: 180\n"))
+    plantilla.write_text(
+        texto.replace(
+            "      MessageRetentionPeriod: 1209600\n",
+            "      MessageRetentionPeriod: 1209600\n      VisibilityTimeout: 180\n",
+        )
+    )
     # WHEN linted THEN neither E9101 nor anything else fires
     assert _ids_del_paquete(_lint(plantilla)) == set()
 
 
-def test_peor_caso_leccion_5x4x4_son_80():
+def test_worst_case_lesson_5x4x4_is_80():
     # GIVEN the lesson's numbers: SDK 5, maxReceiveCount 4, workflow Retry MaxAttempts 3 (1 + 3 = 4),
     # the queue redelivering what the workflow fails (a synchronous Pipe)
     plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
@@ -95,25 +116,31 @@ def test_peor_caso_leccion_5x4x4_son_80():
     rutas = {r.dependencia: r for r in peor_caso(plantilla, PLANTILLAS)}
     # THEN the charge's route is 5 x 4 x 4 = 80 and names every hop
     assert rutas["pasarela"].total == 80
-    assert rutas["pasarela"].pasos[:3] == ("Pedidos (maxReceiveCount 4)", "PipePedidos (REQUEST_RESPONSE)",
-                                           "Flujo:Cobrar (1+retries = 4)")
+    assert rutas["pasarela"].pasos[:3] == (
+        "Pedidos (maxReceiveCount 4)",
+        "PipePedidos (REQUEST_RESPONSE)",
+        "Flujo:Cobrar (1+retries = 4)",
+    )
 
 
-def test_peor_caso_plantilla_buena_rutas_y_totales():
+def test_worst_case_good_template_paths_and_totals():
     # GIVEN the good template WHEN computing THEN one route per consumer, FIRE_AND_FORGET not multiplied,
     # Lambda-service-only retriers not counted, undeclared HTTP attempts assumed 2
     plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
-    rutas = [(r.dependencia, r.intentos_http, r.recepciones, r.intentos_flujo, r.http_supuesto)
-             for r in peor_caso(plantilla, PLANTILLAS)]
+    rutas = [
+        (r.dependencia, r.intentos_http, r.recepciones, r.intentos_flujo, r.http_supuesto)
+        for r in peor_caso(plantilla, PLANTILLAS)
+    ]
     assert rutas == [("erp", 2, 4, 1, False), ("pasarela", 2, 1, 4, False), ("Nativa", 2, 3, 1, True)]
 
 
-def test_peor_caso_errores_sin_llamada_declarados_no_cuentan():
+def test_worst_case_declared_errors_without_a_call_do_not_count():
     # GIVEN a retrier on CircuitoAbierto (fail fast: the gateway is not called) added to Cobrar
     plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
     definicion = json.loads((PLANTILLAS / "bueno.asl.json").read_text())
-    definicion["States"]["Cobrar"]["Retry"].append({"ErrorEquals": ["CircuitoAbierto"], "MaxAttempts": 2,
-                                                    "MaxDelaySeconds": 300, "JitterStrategy": "FULL"})
+    definicion["States"]["Cobrar"]["Retry"].append(
+        {"ErrorEquals": ["CircuitoAbierto"], "MaxAttempts": 2, "MaxDelaySeconds": 300, "JitterStrategy": "FULL"}
+    )
     maquina = plantilla["Resources"]["Flujo"]["Properties"]
     del maquina["DefinitionUri"]
     maquina["Definition"] = definicion
@@ -127,12 +154,18 @@ def test_peor_caso_errores_sin_llamada_declarados_no_cuentan():
     assert cobro() == 4
 
 
-def test_peor_caso_visitas_de_un_bucle_multiplican_y_el_estrangulamiento_no_cuenta():
+def test_worst_case_loop_visits_multiply_and_throttling_does_not_count():
     # GIVEN Cobrar asked again in a bounded loop (VisitasMaximas 3) and retrying throttling 6 times
     plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
     definicion = json.loads((PLANTILLAS / "bueno.asl.json").read_text())
-    definicion["States"]["Cobrar"]["Retry"].append({"ErrorEquals": ["Lambda.TooManyRequestsException"],
-                                                    "MaxAttempts": 6, "MaxDelaySeconds": 60, "JitterStrategy": "FULL"})
+    definicion["States"]["Cobrar"]["Retry"].append(
+        {
+            "ErrorEquals": ["Lambda.TooManyRequestsException"],
+            "MaxAttempts": 6,
+            "MaxDelaySeconds": 60,
+            "JitterStrategy": "FULL",
+        }
+    )
     maquina = plantilla["Resources"]["Flujo"]
     del maquina["Properties"]["DefinitionUri"]
     maquina["Properties"]["Definition"] = definicion
@@ -145,7 +178,7 @@ def test_peor_caso_visitas_de_un_bucle_multiplican_y_el_estrangulamiento_no_cuen
 
 
 @pytest.mark.slow
-def test_cfnlintrc_cli_y_sam_validate_ejecutan_el_paquete(tmp_path):
+def test_cfnlintrc_cli_and_sam_validate_run_the_package(tmp_path):
     # GIVEN the repo's .cfnlintrc and a bad template inside the repo (paths are relative to the root)
     malo = RAIZ / f".tmp-reglas-{tmp_path.name}.yaml"
     malo.write_text((PLANTILLAS / "E9101_malo.yaml").read_text())
@@ -153,8 +186,14 @@ def test_cfnlintrc_cli_y_sam_validate_ejecutan_el_paquete(tmp_path):
     try:
         # WHEN cfn-lint and sam validate --lint run from the root with no --append-rules
         cli = subprocess.run([venv / "cfn-lint", malo.name], cwd=RAIZ, capture_output=True, text=True, timeout=120)
-        sam = subprocess.run([venv / "sam", "validate", "--lint", "-t", malo.name], cwd=RAIZ, capture_output=True,
-                             text=True, timeout=180, env={"PATH": f"{venv}:/usr/bin:/bin", "HOME": str(tmp_path)})
+        sam = subprocess.run(
+            [venv / "sam", "validate", "--lint", "-t", malo.name],
+            cwd=RAIZ,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env={"PATH": f"{venv}:/usr/bin:/bin", "HOME": str(tmp_path)},
+        )
     finally:
         malo.unlink()
     # THEN both report E9101

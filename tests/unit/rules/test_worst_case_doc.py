@@ -32,7 +32,7 @@ def rutas():
     return peor_caso(plantilla, RAIZ)
 
 
-def test_peor_caso_proyecto_cada_ruta_no_supera_15(rutas):
+def test_worst_case_project_no_path_exceeds_15(rutas):
     # GIVEN the project's template WHEN computing every route THEN none exceeds the lesson's 15
     assert rutas, "the template has state machines or queue consumers but no route to a function"
     excesos = [r.describir() for r in rutas if r.total > LIMIT]
@@ -47,7 +47,7 @@ def _distintivo(ruta) -> str:
     return ruta.pasos[0].split(" ", 1)[0]
 
 
-def test_peor_caso_proyecto_coincide_con_el_documento(rutas):
+def test_worst_case_project_matches_the_document(rutas):
     # GIVEN the written doc
     if not DOC.exists():
         pytest.skip(f"{DOC.relative_to(RAIZ)} does not exist yet (engineer 5a writes it)")
