@@ -16,13 +16,14 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import unquote, urlsplit
+
+from mercadofresco_local.hilos import ThreadedServer
 
 if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funcion, Funciones
@@ -115,25 +116,24 @@ class ApiHttpLocal:
     """One HTTP API on loopback: ``with ApiHttpLocal(rutas) as api: api.url``."""
 
     rutas: list[Ruta]
-    _servidor: ThreadingHTTPServer | None = field(default=None, repr=False)
+    _servidor: ThreadedServer | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
         if self._servidor is None:
             raise RuntimeError("the local HTTP API is not started")
-        return f"http://127.0.0.1:{self._servidor.server_address[1]}"
+        return self._servidor.url
 
     def iniciar(self) -> Self:
-        self._servidor = ThreadingHTTPServer(("127.0.0.1", 0), _manejador(self))
-        self._servidor.daemon_threads = True
-        threading.Thread(target=self._servidor.serve_forever, args=(0.05,), name="mf-api-http", daemon=True).start()
+        servidor = ThreadingHTTPServer(("127.0.0.1", 0), _manejador(self))
+        servidor.daemon_threads = True
+        self._servidor = ThreadedServer(servidor, "mf-api-http").start()
         return self
 
     def parar(self) -> None:
         if self._servidor is not None:
-            self._servidor.shutdown()
-            self._servidor.server_close()
-            self._servidor = None
+            servidor, self._servidor = self._servidor, None
+            servidor.stop()
 
     def __enter__(self) -> Self:
         return self.iniciar()

@@ -5,7 +5,6 @@ read back what happened, and check the invariants.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 
 from mercadofresco_local import invariantes as inv
+from mercadofresco_local.hilos import BackgroundThread
 from mercadofresco_local.observador import ejecuciones, resultados_por_pedido
 from mercadofresco_local.tienda import CaidaSimulada
 
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable
 
     from mercadofresco_local.informe import Informe
@@ -34,27 +35,35 @@ class Productor:
     crear: Callable[[dict[str, Any], int], None]
     creados: int = 0
     caidas: int = 0
-    terminado: threading.Event = field(default_factory=threading.Event)
+    _hilo: BackgroundThread = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._hilo = BackgroundThread("tienda", self._producir)
 
     def arrancar(self) -> Productor:
-        threading.Thread(target=self._producir, name="tienda", daemon=True).start()
+        self._hilo.start()
         return self
 
-    def _producir(self) -> None:
+    @property
+    def terminado(self) -> threading.Event:
+        """Set once every order is created, or the producer died (then :meth:`comprobar` raises)."""
+        return self._hilo.done
+
+    def comprobar(self) -> None:
+        self._hilo.raise_if_failed()
+
+    def _producir(self, parar: threading.Event) -> None:
         assert self.sesion.tienda is not None
         inicio = time.monotonic()
-        try:
-            for numero, datos in enumerate(self.sesion.tienda.pedidos(self.n), start=1):
-                espera = inicio + numero / self.ritmo_por_s - time.monotonic()
-                if espera > 0:
-                    time.sleep(espera)
-                try:
-                    self.crear(datos, numero)
-                except CaidaSimulada:
-                    self.caidas += 1
-                self.creados += 1
-        finally:
-            self.terminado.set()
+        for numero, datos in enumerate(self.sesion.tienda.pedidos(self.n), start=1):
+            espera = inicio + numero / self.ritmo_por_s - time.monotonic()
+            if espera > 0 and parar.wait(espera):
+                return
+            try:
+                self.crear(datos, numero)
+            except CaidaSimulada:
+                self.caidas += 1
+            self.creados += 1
 
 
 def pendientes_outbox(sesion: Sesion) -> int:
@@ -139,6 +148,8 @@ def esperar_drenaje(
         if time.monotonic() > limite:
             raise TimeoutError("the store did not finish creating orders in time")
         time.sleep(1.0)
+    if productor is not None:
+        productor.comprobar()
     fin_produccion = time.monotonic()
     while pendientes_outbox(sesion) > 0:
         al_avanzar()

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 
+from mercadofresco_local.hilos import BackgroundThread, stop_all
+
 if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funcion, Funciones
     from mercadofresco_local.plantilla import Plantilla
@@ -71,23 +73,24 @@ class Mapeo:
     visibilidad_s: int = 30
     filtros: list[Any] = field(default_factory=list)
     estadisticas: Estadisticas = field(default_factory=Estadisticas)
-    _parar: threading.Event = field(default_factory=threading.Event, repr=False)
-    _hilos: list[threading.Thread] = field(default_factory=list, repr=False)
+    _parar: threading.Event = field(default_factory=threading.Event, repr=False)  # shared by the pollers
+    _hilos: list[BackgroundThread] = field(default_factory=list, repr=False)
 
     def arrancar(self) -> None:
-        self._parar.clear()
-        for i in range(self.concurrencia):
-            hilo = threading.Thread(target=self._sondear, name=f"esm-{self.nombre}-{i}", daemon=True)
-            hilo.start()
-            self._hilos.append(hilo)
+        self._hilos = [
+            BackgroundThread(f"esm-{self.nombre}-{i}", self._sondear, stopping=self._parar).start()
+            for i in range(self.concurrencia)
+        ]
 
     def parar(self) -> None:
-        self._parar.set()
-        for hilo in self._hilos:
-            hilo.join(timeout=ESPERA_SONDEO_S + 5)
-        self._hilos.clear()
+        hilos, self._hilos = self._hilos, []
+        stop_all(hilo.stop for hilo in hilos)
 
-    def _sondear(self) -> None:
+    def comprobar(self) -> None:
+        for hilo in self._hilos:
+            hilo.raise_if_failed()
+
+    def _sondear(self, _parar: threading.Event) -> None:  # _parar is self._parar, which _recibir waits on too
         sqs = client("sqs")
         while not self._parar.is_set():
             try:

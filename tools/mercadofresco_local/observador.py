@@ -8,13 +8,14 @@ queue depths from SQS, each order's outcome from its workflow execution's histor
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+
+from mercadofresco_local.hilos import BackgroundThread
 
 if TYPE_CHECKING:
     from mercadofresco_local.runtime import RuntimeLocal
@@ -53,8 +54,7 @@ class Observador:
     dependencias: tuple[str, ...] = DEPENDENCIAS
     breakers: dict[str, Transiciones] = field(default_factory=dict)
     profundidad_max: Counter[str] = field(default_factory=Counter)
-    _parar: threading.Event = field(default_factory=threading.Event)
-    _hilo: threading.Thread | None = None
+    _hilo: BackgroundThread | None = None
     _inicio: float = field(default_factory=time.monotonic)
 
     def arrancar(self) -> Observador:
@@ -64,22 +64,19 @@ class Observador:
         redis_client = cliente_valkey(self.redis_url, socket_timeout_ms=1000)
         self._vigilados = {d: CircuitBreaker(d, redis_client, metrics=_SinMetricas()) for d in self.dependencias}
         self.breakers = {d: Transiciones() for d in self.dependencias}
-        self._hilo = threading.Thread(target=self._bucle, name="observador", daemon=True)
-        self._hilo.start()
+        self._hilo = BackgroundThread.every("observador", INTERVALO_S, self._muestrear_si_se_puede).start()
         return self
 
     def parar(self) -> None:
-        self._parar.set()
         if self._hilo is not None:
-            self._hilo.join(timeout=5)
+            self._hilo.stop()
         self.muestrear()
 
-    def _bucle(self) -> None:
-        while not self._parar.wait(INTERVALO_S):
-            try:
-                self.muestrear()
-            except Exception:  # a sample lost to a busy server is not worth stopping the watch
-                continue
+    def _muestrear_si_se_puede(self) -> None:
+        try:
+            self.muestrear()
+        except Exception:  # a sample lost to a busy server is not worth stopping the watch
+            return
 
     def muestrear(self) -> None:
         ahora = time.monotonic() - self._inicio

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 
+from mercadofresco_local.hilos import BackgroundThread
 from mercadofresco_local.mapeos import Mapeo
 
 if TYPE_CHECKING:
@@ -179,20 +180,21 @@ class PipeStream:
     leidos: int = 0
     enviados: int = 0
     a_dlq: int = 0
-    _parar: threading.Event = field(default_factory=threading.Event)
-    _hilo: threading.Thread | None = None
+    _hilo: BackgroundThread = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._hilo = BackgroundThread(f"pipe-{self.nombre}", self._leer)
 
     def arrancar(self) -> None:
-        self._parar.clear()
-        self._hilo = threading.Thread(target=self._leer, name=f"pipe-{self.nombre}", daemon=True)
         self._hilo.start()
 
     def parar(self) -> None:
-        self._parar.set()
-        if self._hilo is not None:
-            self._hilo.join(timeout=5)
+        self._hilo.stop()
 
-    def _leer(self) -> None:
+    def comprobar(self) -> None:
+        self._hilo.raise_if_failed()
+
+    def _leer(self, parar: threading.Event) -> None:
         streams = client("dynamodbstreams")
         iteradores = {
             s["ShardId"]: streams.get_shard_iterator(
@@ -200,13 +202,13 @@ class PipeStream:
             )["ShardIterator"]
             for s in streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
         }
-        while not self._parar.is_set():
+        while not parar.is_set():
             for shard, iterador in list(iteradores.items()):
                 respuesta = streams.get_records(ShardIterator=iterador, Limit=self.tamano_lote)
                 iteradores[shard] = respuesta["NextShardIterator"]
                 if respuesta["Records"]:
                     self._entregar([self._completar(r) for r in respuesta["Records"]])
-            self._parar.wait(ESPERA_STREAM_S)
+            parar.wait(ESPERA_STREAM_S)
 
     def _completar(self, registro: dict[str, Any]) -> dict[str, Any]:
         # boto3 parses ApproximateCreationDateTime; Pipes hands the target epoch seconds (JSON).

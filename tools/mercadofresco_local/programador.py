@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from mercadofresco_local.hilos import BackgroundThread
 
 if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funcion, Funciones
@@ -42,18 +42,20 @@ class Programa:
     entrada: Any = field(default_factory=dict)
     ejecuciones: int = 0
     errores: int = 0
-    _parar: threading.Event = field(default_factory=threading.Event)
-    _hilo: threading.Thread | None = None
+    _hilo: BackgroundThread = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # The first run is at start-up (the deployed schedule has been ticking for a while).
+        self._hilo = BackgroundThread.every(f"schedule-{self.nombre}", self.periodo_s, self.disparar, immediately=True)
 
     def arrancar(self) -> None:
-        self._parar.clear()
-        self._hilo = threading.Thread(target=self._bucle, name=f"schedule-{self.nombre}", daemon=True)
         self._hilo.start()
 
     def parar(self) -> None:
-        self._parar.set()
-        if self._hilo is not None:
-            self._hilo.join(timeout=30)
+        self._hilo.stop()
+
+    def comprobar(self) -> None:
+        self._hilo.raise_if_failed()
 
     def disparar(self) -> None:
         self.ejecuciones += 1
@@ -61,13 +63,6 @@ class Programa:
             self.funcion.invocar(self.entrada)
         except Exception:  # Scheduler retries per its policy; the next tick is the local retry
             self.errores += 1
-
-    def _bucle(self) -> None:
-        # The first run is at start-up (the deployed schedule has been ticking for a while).
-        while not self._parar.is_set():
-            inicio = time.monotonic()
-            self.disparar()
-            self._parar.wait(max(0.0, self.periodo_s - (time.monotonic() - inicio)))
 
 
 def programas_de_plantilla(

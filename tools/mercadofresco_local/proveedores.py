@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Self
 from mercadofresco.sandbox.proveedores import RUTAS, Simulador, guardable, repetida
 
 from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
+from mercadofresco_local.hilos import ThreadedServer, stop_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -89,7 +90,7 @@ class ProveedorHttp:
         self._respuestas: dict[str, Respuesta] = {}  # Idempotency-Key -> stored answer
         self._lock = threading.RLock()
         self._parado = threading.Event()
-        self._servidor: ThreadingHTTPServer | None = None
+        self._servidor: ThreadedServer | None = None
 
     # -- routes: the shared sandbox logic's routes for this provider; effects are counted here ---
     simulador: Simulador
@@ -110,23 +111,17 @@ class ProveedorHttp:
     def url(self) -> str:
         if self._servidor is None:
             raise RuntimeError(f"{self.nombre} is not started")
-        host, puerto = self._servidor.server_address[:2]
-        return f"http://{host}:{puerto}"
+        return self._servidor.url
 
     def iniciar(self) -> Self:
-        servidor = _Servidor(("127.0.0.1", 0), _manejador(self))
-        servidor.block_on_close = False  # a request held by a timeout fault must not block stop()
-        self._servidor = servidor
-        hilo = threading.Thread(target=servidor.serve_forever, args=(0.05,), name=f"mf-{self.nombre}", daemon=True)
-        hilo.start()  # a short poll interval keeps stop() fast
+        self._servidor = ThreadedServer(_Servidor(("127.0.0.1", 0), _manejador(self)), f"mf-{self.nombre}").start()
         return self
 
     def parar(self) -> None:
         self._parado.set()  # wakes requests sleeping in a latency/timeout fault
         if self._servidor is not None:
-            self._servidor.shutdown()
-            self._servidor.server_close()
-            self._servidor = None
+            servidor, self._servidor = self._servidor, None
+            servidor.stop()
 
     def __enter__(self) -> Self:
         return self.iniciar()
@@ -249,12 +244,12 @@ class Proveedores:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for proveedor in self.todos:
-            proveedor.parar()
+        stop_all(proveedor.parar for proveedor in self.todos)
 
 
 class _Servidor(ThreadingHTTPServer):
     daemon_threads = True
+    block_on_close = False  # a request held by a timeout fault must not block stop()
     request_queue_size = 128  # the default backlog of 5 drops connects when 20 consumers arrive at once
 
 

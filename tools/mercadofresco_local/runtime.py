@@ -31,6 +31,7 @@ from mercadofresco.aws import client
 from mercadofresco_local import muerte
 from mercadofresco_local.aprovisionar import Aprovisionador
 from mercadofresco_local.funciones import entorno_comun, entornos_nuevos, restaurar_entorno
+from mercadofresco_local.hilos import stop_all
 from mercadofresco_local.mapeos import Mapeo, mapeos_de_plantilla
 from mercadofresco_local.pipes import PipeStream, pipes_de_plantilla
 from mercadofresco_local.plantilla import Plantilla
@@ -141,17 +142,20 @@ class RuntimeLocal:
             parte.arrancar()
 
     def parar_consumo(self) -> None:
-        for parte in reversed(self._partes()):
-            parte.parar()
+        stop_all(parte.parar for parte in reversed(self._partes()))
+
+    def comprobar_consumo(self) -> None:
+        """Raise if a poller, pipe, schedule or the TTL sweeper has died (its loop's error is the cause)."""
+        for parte in self._partes():
+            parte.comprobar()
 
     def _partes(self) -> list[Any]:
         barredor = [self.barredor] if self.barredor and self.barredor.tablas else []
         return [*self.mapeos, *self.pipes, *self.programas, *barredor]
 
     def parar(self) -> None:
-        self.parar_consumo()
-        while self._deshacer:
-            self._deshacer.pop()()
+        deshacer, self._deshacer = self._deshacer, []
+        stop_all([self.parar_consumo, *reversed(deshacer)])
 
     def __enter__(self) -> RuntimeLocal:
         return self.arrancar()
@@ -200,6 +204,7 @@ class RuntimeLocal:
         inicio = time.monotonic()
         quieto_desde: float | None = None
         while time.monotonic() - inicio < timeout_s:
+            self.comprobar_consumo()  # a dead pipe would otherwise show up as a drain that never ends
             if al_avanzar is not None:
                 al_avanzar()
             ocupado = self.ejecuciones_en_curso() + sum(

@@ -20,6 +20,8 @@ from typing import Any
 
 from mercadofresco.aws import client
 
+from mercadofresco_local.hilos import BackgroundThread
+
 INTERVALO_S = 1.0
 
 
@@ -32,8 +34,10 @@ class BarredorTtl:
     borrados: int = 0
     _claves: set[str] = field(default_factory=set)
     _cerrojo: threading.Lock = field(default_factory=threading.Lock)
-    _parar: threading.Event = field(default_factory=threading.Event)
-    _hilo: threading.Thread | None = None
+    _hilo: BackgroundThread = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._hilo = BackgroundThread.every("ttl", INTERVALO_S, self.barrer)
 
     @classmethod
     def de_tablas_con_stream(cls) -> BarredorTtl:
@@ -76,18 +80,13 @@ class BarredorTtl:
             return _huella(registro["dynamodb"]["Keys"]) in self._claves
 
     def arrancar(self) -> None:
-        self._parar.clear()
-        self._hilo = threading.Thread(target=self._bucle, name="ttl", daemon=True)
         self._hilo.start()
 
     def parar(self) -> None:
-        self._parar.set()
-        if self._hilo is not None:
-            self._hilo.join(timeout=5)
+        self._hilo.stop()
 
-    def _bucle(self) -> None:
-        while not self._parar.wait(INTERVALO_S):
-            self.barrer()
+    def comprobar(self) -> None:
+        self._hilo.raise_if_failed()
 
 
 def _huella(clave: dict[str, Any]) -> str:

@@ -14,6 +14,8 @@ import socketserver
 import threading
 from typing import Any
 
+from mercadofresco_local.hilos import ThreadedServer
+
 BUFFER_BYTES = 64 * 1024
 
 
@@ -30,7 +32,7 @@ class TcpRelay:
     def __init__(self, listen: tuple[str, int], target: tuple[str, int]) -> None:
         self.listen = listen
         self.target = target
-        self._server: _Server | None = None
+        self._server: ThreadedServer | None = None
 
     def start(self) -> TcpRelay:
         relay = self
@@ -44,15 +46,13 @@ class TcpRelay:
                 with upstream:
                     _pipe(self.request, upstream)
 
-        self._server = _Server(self.listen, Handler)
-        threading.Thread(target=self._server.serve_forever, args=(0.1,), daemon=True, name="sam-local-relay").start()
+        self._server = ThreadedServer(_Server(self.listen, Handler), "sam-local-relay", poll_interval_s=0.1).start()
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+            server, self._server = self._server, None
+            server.stop()
 
     def __enter__(self) -> TcpRelay:
         return self.start()
