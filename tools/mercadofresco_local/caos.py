@@ -42,6 +42,7 @@ import contextlib
 import json
 import random
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -455,6 +456,7 @@ class ResultadoSemilla:
     reinicios_postgres: int = 0  # real restarts of the private server (0 with the fallback)
     postgres_real: bool = True  # False: no server binaries, a "restart" only dropped connections
     avisos_repetidos: int = 0  # PedidoConfirmado copies really sent to the ERP and e-mail queues
+    duracion_s: float = 0.0  # wall time of the seed in its session (schedule, drain, checks)
 
     @property
     def correcto(self) -> bool:
@@ -558,6 +560,7 @@ def correr_semilla(
     """One seed in an open chaos session: schedule, orders, quiescence, checks."""
     avance = avance or (lambda: None)
     assert sesion.tienda is not None and sesion.runtime is not None and sesion.redis_privado is not None
+    inicio = time.monotonic()
     prog = programa(semilla, pedidos, ritmo)
     prefijo = prefijo_de(semilla)
     sesion.preparar_semilla(semilla)
@@ -613,6 +616,7 @@ def correr_semilla(
         reinicios_postgres=(pg.reinicios - reinicios_antes) if pg else 0,
         postgres_real=pg is not None,
         avisos_repetidos=len(orquesta.repetidos),
+        duracion_s=round(time.monotonic() - inicio, 1),
     )
 
 
@@ -773,7 +777,12 @@ def correr_en_paralelo(
     finally:
         for h in hijos:  # interrupted: children do not outlive the campaign
             if h.proceso.poll() is None:
-                h.proceso.terminate()
+                h.proceso.send_signal(signal.SIGINT)  # as Ctrl-C: the child stops its own servers
+        for h in hijos:
+            try:
+                h.proceso.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                h.proceso.kill()
                 h.proceso.wait()
     resultados: dict[int, ResultadoSemilla] = {}
     notas: list[str] = []
@@ -832,6 +841,13 @@ def anotar(informe: Informe, resultados: list[ResultadoSemilla], n: int, ritmo: 
             "conexiones de las funciones (pg_terminate_backend)"
         )
     informe.anotar("caos", "violaciones", sum(len(r.violaciones) for r in resultados))
+    duraciones = sorted(r.duracion_s for r in resultados if r.duracion_s)
+    if duraciones:
+        informe.anotar(
+            "caos",
+            "segundos por semilla (mediana, máximo)",
+            f"{duraciones[len(duraciones) // 2]:.0f}, {duraciones[-1]:.0f}",
+        )
     informe.anotar("caos", "semillas con violaciones", ", ".join(str(r.semilla) for r in malas) or "ninguna")
     for r in malas:
         informe.notas.extend(describir_violaciones(r, n, ritmo))

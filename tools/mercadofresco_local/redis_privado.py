@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from mercadofresco_local.servidor import puerto_libre
 
 ARRANQUE_MAX_S = 30  # a loaded 2-core machine can take a while to fork a server
+INTENTOS_PUERTO = 3  # another process (a parallel campaign's sibling) may take the port first
 
 
 @dataclass
@@ -33,6 +34,17 @@ class RedisPrivado:
         return f"redis://127.0.0.1:{self.puerto}/0"
 
     def arrancar(self) -> RedisPrivado:
+        for intento in range(INTENTOS_PUERTO):
+            try:
+                return self._arrancar()
+            except OSError:
+                self.parar()
+                if intento == INTENTOS_PUERTO - 1:
+                    raise
+                self.puerto = puerto_libre()
+        return self
+
+    def _arrancar(self) -> RedisPrivado:
         import redis
 
         binario = shutil.which("redis-server")
