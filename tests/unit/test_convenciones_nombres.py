@@ -17,7 +17,7 @@ from pathlib import Path
 
 import mercadofresco
 import pytest
-from mercadofresco.errors import MercadoFrescoError
+from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO, MercadoFrescoError
 
 RAIZ = Path(__file__).resolve().parents[2]
 CAPA = RAIZ / "layers" / "comun" / "mercadofresco"
@@ -100,6 +100,18 @@ def test_every_exception_class_of_the_layer_derives_from_the_root() -> None:
     ]
     # THEN each one derives from MercadoFrescoError
     assert sueltas == []
+
+
+def test_every_workflow_error_name_is_an_exception_class_of_the_layer() -> None:
+    # GIVEN the exception classes of the layer, by name
+    clases = {
+        nombre
+        for modulo in _modulos_de_la_capa()
+        for nombre, clase in vars(modulo).items()
+        if inspect.isclass(clase) and issubclass(clase, MercadoFrescoError)
+    }
+    # THEN every name the workflow may match is one of them (NOMBRES_PARA_EL_FLUJO names one by string)
+    assert set(NOMBRES_PARA_EL_FLUJO) - clases == set()
 
 
 def test_mechanism_packages_public_names_use_no_spanish_verbs_beyond_known_deviations() -> None:

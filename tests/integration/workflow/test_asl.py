@@ -13,7 +13,6 @@ import json
 import pytest
 from cfn_lint_mensajeria import asl as asl_reglas
 from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO
-from mercadofresco.idempotency import IdempotencyPersistenceError
 from mercadofresco_local.asl import errores_de_dominio, marcadores, problemas
 from mercadofresco_local.plantilla import RAIZ, Plantilla
 
@@ -65,9 +64,8 @@ def test_asl_invalid_schema_is_caught_by_cfn_lint(definicion):
 def test_asl_error_names_matched_are_the_flows_error_names(definicion):
     # GIVEN every error name of ours that a Retry/Catch matches
     nombres = errores_de_dominio(definicion)
-    # THEN each is a class of mercadofresco.errors, or the layer's persistence error that the claim retries
-    # (a renamed class would silently stop matching)
-    assert nombres and nombres <= {*NOMBRES_PARA_EL_FLUJO, IdempotencyPersistenceError.__name__}
+    # THEN each is one of the flow's error names (a renamed class would silently stop matching)
+    assert nombres and nombres <= set(NOMBRES_PARA_EL_FLUJO)
 
 
 def test_asl_every_retry_has_backoff_cap_jitter_and_limit(definicion):
