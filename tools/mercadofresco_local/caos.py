@@ -70,6 +70,9 @@ PEDIDOS = 30
 RITMO_POR_S = 6.0
 RETRASO_FLUJO_S = 5.0  # commit -> the order's workflow at the gateway, here (the relay's compressed schedule)
 DRENAJE_MAX_S = 240.0  # quiescence bound per seed (compressed leases, waits and visibilities)
+# A child of a parallel campaign that reports no seed for this long is hung (a seed is bounded by
+# two drains plus its checks; a session starts in well under a minute): stopped, its seeds failed.
+SIN_AVANCE_MAX_S = 4 * DRENAJE_MAX_S
 
 # Functions the schedule may hit, with the share of Lambda faults each gets.
 FUNCIONES = {"cobro": 0.5, "reclamo": 0.15, "erp": 0.15, "correo": 0.2}
@@ -717,6 +720,7 @@ class Hijo:
     semillas: list[int]
     directorio: Path
     proceso: subprocess.Popen[bytes]
+    atascado: bool = False  # stopped by the campaign: no seed reported for SIN_AVANCE_MAX_S
 
     @property
     def resultados(self) -> Path:
@@ -769,21 +773,22 @@ def correr_en_paralelo(
         hijos.append(Hijo(numero, lote, destino, proceso))
     try:
         pendientes = list(hijos)
+        avances = {h.numero: (0, time.monotonic()) for h in hijos}  # seeds reported, when the count last grew
         while pendientes:
-            avance(sum(len(h.leidos()) for h in hijos))
+            for h in pendientes:
+                hechas, desde = avances[h.numero]
+                if (ahora := len(h.leidos())) != hechas:
+                    avances[h.numero] = (ahora, time.monotonic())
+                elif time.monotonic() - desde > SIN_AVANCE_MAX_S:  # hung: its seeds become failures
+                    h.atascado = True
+                    _detener(h)
+            avance(sum(n for n, _ in avances.values()))
             with contextlib.suppress(subprocess.TimeoutExpired):  # wakes at its end, or in 2 s for the progress
                 pendientes[0].proceso.wait(timeout=2.0)
             pendientes = [h for h in pendientes if h.proceso.poll() is None]
     finally:
         for h in hijos:  # interrupted: children do not outlive the campaign
-            if h.proceso.poll() is None:
-                h.proceso.send_signal(signal.SIGINT)  # as Ctrl-C: the child stops its own servers
-        for h in hijos:
-            try:
-                h.proceso.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                h.proceso.kill()
-                h.proceso.wait()
+            _detener(h)
     resultados: dict[int, ResultadoSemilla] = {}
     notas: list[str] = []
     for h in hijos:
@@ -794,7 +799,10 @@ def correr_en_paralelo(
         if codigo not in (0, 1):
             notas.append(f"proceso {h.numero} (semillas {_rango(h.semillas)}) salió con código {codigo}: {h.salida}")
         for semilla in faltan:
-            detalle = f"su proceso {h.numero} salió con código {codigo} sin informarla; salida: {h.salida}"
+            motivo = (
+                f"detenido tras {SIN_AVANCE_MAX_S:.0f} s sin avance" if h.atascado else f"salió con código {codigo}"
+            )
+            detalle = f"su proceso {h.numero} {motivo} sin informarla; salida: {h.salida}"
             ultima = _ultima_linea(h.salida)
             resultados[semilla] = ResultadoSemilla(
                 semilla=semilla,
@@ -808,6 +816,17 @@ def correr_en_paralelo(
                 notas=[],
             )
     return [resultados[s] for s in semillas], notas
+
+
+def _detener(hijo: Hijo) -> None:
+    if hijo.proceso.poll() is not None:
+        return
+    hijo.proceso.send_signal(signal.SIGINT)  # as Ctrl-C: the child stops its own servers
+    try:
+        hijo.proceso.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        hijo.proceso.kill()
+        hijo.proceso.wait()
 
 
 def _rango(semillas: list[int]) -> str:

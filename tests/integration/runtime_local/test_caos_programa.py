@@ -139,3 +139,20 @@ def test_parallel_campaign_merges_children_and_a_crashed_child_is_a_failure(tmp_
     texto = "\n".join(informe.notas)
     assert "--semilla 4 " in texto and "--semilla 3 " in texto
     assert sum(r.muertes for r in resultados) == 4
+
+
+def test_parallel_campaign_stops_a_hung_child_and_fails_its_seeds(tmp_path, monkeypatch):
+    import sys
+
+    from mercadofresco_local import caos
+
+    def comando(semillas, pedidos, ritmo, resultados, registro, compresion):
+        return [sys.executable, "-c", "import signal; signal.pause()"]  # never reports, never ends by itself
+
+    # GIVEN a child that hangs, and a campaign that allows no time without progress
+    monkeypatch.setattr(caos, "SIN_AVANCE_MAX_S", 0.0)
+    # WHEN the campaign runs
+    resultados, _ = caos.correr_en_paralelo([1, 2], 1, 6, 6.0, tmp_path, comando=comando)
+    # THEN the child is stopped and both its seeds are failures that say so
+    assert [r.semilla for r in resultados if not r.correcto] == [1, 2]
+    assert all("sin avance" in r.violaciones[0].detalle for r in resultados)
