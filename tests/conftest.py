@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -94,38 +93,13 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     return _load
 
 
-_MOTO_DYNAMODB_LOCK = threading.RLock()
-
-
-def moto_dynamodb_atomico() -> None:
-    """Make moto's DynamoDB writes atomic, as DynamoDB's are (idempotent; once per process).
-
-    moto 5.2.5 checks a ``ConditionExpression`` and then writes, with no lock between: two
-    threads of this process (50 consumers, three pollers, a Map state's branches) can both pass
-    ``attribute_not_exists(clave)`` and both "win" the idempotency claim, something DynamoDB never
-    allows. One lock around each write keeps the tests about our code, not about that race.
-    """
-    from moto.dynamodb.models import DynamoDBBackend
-
-    for nombre in ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"):
-        original = getattr(DynamoDBBackend, nombre, None)
-        if original is None or getattr(original, "_mf_atomico", False):
-            continue
-
-        def atomico(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
-            with _MOTO_DYNAMODB_LOCK:
-                return _original(*args, **kwargs)
-
-        atomico._mf_atomico = True  # type: ignore[attr-defined]
-        setattr(DynamoDBBackend, nombre, atomico)
-
-
 @pytest.fixture
 def aws() -> Iterator[None]:
     """moto's in-process AWS, with Step Functions really executing state machines."""
+    from mercadofresco_local.servidor import make_dynamodb_writes_atomic
     from moto import mock_aws
 
-    moto_dynamodb_atomico()
+    make_dynamodb_writes_atomic()  # as the local run's moto server does
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}):
         yield
 
@@ -208,6 +182,25 @@ class RelojPrueba:
 
     def avanzar(self, segundos: float) -> None:
         self.t += segundos
+
+
+# A hang guard: only stops a hung run (below pytest-timeout's 300 s, so the failure says what hung).
+HANG_GUARD_S = 240.0
+
+
+def wait_until(condition: Callable[[], Any], what: str, hang_guard_s: float = HANG_GUARD_S) -> Any:
+    """Poll ``condition`` until it returns something truthy, and return that.
+
+    For what no event can announce (another process, moto's or a server's own threads): the wait
+    ends when the condition holds, however busy the machine. ``hang_guard_s`` is never the thing
+    asserted; past it the test fails naming ``what`` it was waiting for.
+    """
+    deadline = time.monotonic() + hang_guard_s
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"hang guard: still waiting after {hang_guard_s:g} s for {what}")
+        time.sleep(0.02)
+    return value
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ rather than ``mock_aws``: ``mf-dlq --endpoint-url`` (a separate process) must re
 same queues as the handlers. Everything in this process reaches it through
 ``AWS_ENDPOINT_URL``, which botocore honours for every client.
 
-Two moto settings are switched on here, in one place:
+The local run's changes to moto are made here, in one place:
 
 - ``stepfunctions.execute_state_machine``: moto's ASL interpreter really runs executions;
   its Lambda tasks call back into this server (``MOTO_PORT``), where the handler runs in
@@ -24,6 +24,8 @@ Two moto settings are switched on here, in one place:
   state's ``Seconds`` is divided by the same factor: a wait written to outlast a lease
   (``EsperarFinBloqueoCobro``) still outlasts the compressed lease. Off by default: the other
   scenarios keep real leases, so their waits stay real.
+- DynamoDB writes are atomic, as DynamoDB's conditional writes are (:func:`make_dynamodb_writes_atomic`;
+  the tests' moto calls it too).
 """
 
 from __future__ import annotations
@@ -50,6 +52,35 @@ _MODULOS_CON_ESPERA = ("moto.stepfunctions.parser.asl.component.common.retry.ret
 
 
 _MODULO_PROGRAMA = "moto.stepfunctions.parser.asl.component.program.program"
+
+
+_DYNAMODB_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
+_DYNAMODB_WRITE_LOCK = threading.RLock()
+
+
+def make_dynamodb_writes_atomic() -> None:
+    """Make moto's DynamoDB writes atomic, as DynamoDB's are (for the whole process; calling it again does nothing).
+
+    moto 5.2.5 checks a ``ConditionExpression`` and then writes, with no lock between: two
+    threads of this process (the local run's pollers and the state machine's tasks, behind
+    moto's threaded server; 50 consumers in a test) can both pass ``attribute_not_exists(clave)``
+    and both "win" an idempotency claim, which DynamoDB never allows. One lock around each
+    write closes that window; the local run and the tests' ``aws`` fixture both call this.
+    """
+    from moto.dynamodb.models import DynamoDBBackend
+
+    with _DYNAMODB_WRITE_LOCK:
+        for nombre in _DYNAMODB_WRITES:
+            original = getattr(DynamoDBBackend, nombre)
+            if getattr(original, "_mf_atomic", False):
+                continue
+
+            def atomic(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                with _DYNAMODB_WRITE_LOCK:
+                    return _original(*args, **kwargs)
+
+            atomic._mf_atomic = True  # type: ignore[attr-defined]
+            setattr(DynamoDBBackend, nombre, atomic)
 
 
 def hilos_comprimidos(compresion: float) -> SimpleNamespace:
@@ -103,6 +134,7 @@ class ServidorMoto:
         from moto.core.config import default_user_config
         from moto.server import ThreadedMotoServer
 
+        make_dynamodb_writes_atomic()
         default_user_config["stepfunctions"]["execute_state_machine"] = True
         default_user_config["lambda"]["use_docker"] = False
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise

@@ -14,7 +14,6 @@ from mercadofresco import aws
 from mercadofresco.errors import OperacionEnCurso
 from mercadofresco.idempotency import IdempotencyStore, claves
 
-from tests.conftest import moto_dynamodb_atomico
 from tests.integration.idempotency.apoyo_idempotencia import consumidor_que_muere
 
 if TYPE_CHECKING:
@@ -78,9 +77,10 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
 def servidor_moto() -> Iterator[tuple[str, str]]:
     """moto as a real HTTP server on loopback, so another process sees the same DynamoDB."""
     from mercadofresco_local.plantilla import Plantilla, crear_tabla
+    from mercadofresco_local.servidor import make_dynamodb_writes_atomic
     from moto.server import ThreadedMotoServer
 
-    moto_dynamodb_atomico()
+    make_dynamodb_writes_atomic()
     servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     servidor.start()
     host, puerto = servidor.get_host_and_port()
