@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 
 from mercadofresco_local import flujo, muerte
+from mercadofresco_local.hilos import BackgroundThread, stop_all
 from mercadofresco_local.invariantes import Invariante
 from mercadofresco_local.plataforma import LambdaCrashed, LambdaTimeout
 from mercadofresco_local.proveedores import Fallo
@@ -289,29 +290,26 @@ class Orquesta:
     avisos: dict[int, dict[str, Any]] = field(default_factory=dict)  # order number -> its PedidoConfirmado message
     hechos: list[str] = field(default_factory=list)
     errores: list[str] = field(default_factory=list)
-    _parar: threading.Event = field(default_factory=threading.Event)
-    _hilo: threading.Thread | None = None
+    _parar: threading.Event = field(default_factory=threading.Event)  # shared by the schedule and its copies
+    _hilo: BackgroundThread | None = None
     _tema_apartado: Any = None  # the confirmation topic while a "sin-tema" fault holds it out of moto
-    _repeticiones: list[threading.Thread] = field(default_factory=list)  # fan-out copies waiting for their notice
+    _repeticiones: list[BackgroundThread] = field(default_factory=list)  # fan-out copies waiting for their notice
     _lock_grifo: threading.Lock = field(default_factory=threading.Lock)
     repetidos: list[str] = field(default_factory=list)  # queue <- order, for each fan-out copy sent
 
     def arrancar(self) -> Orquesta:
-        self._hilo = threading.Thread(target=self._tocar, name="caos", daemon=True)
-        self._hilo.start()
+        self._hilo = BackgroundThread("caos", self._tocar, stopping=self._parar).start()
         return self
 
     def parar(self) -> None:
-        self._parar.set()
         if self._hilo is not None:
-            self._hilo.join()
-        for hilo in self._repeticiones:
-            hilo.join()
+            self._hilo.stop()  # the schedule first: no copy starts after it
+        stop_all(hilo.stop for hilo in self._repeticiones)
         assert self.sesion.redis_privado is not None
         self.sesion.redis_privado.descongelar()
         self._tema(crear=True)
 
-    def _tocar(self) -> None:
+    def _tocar(self, _parar: threading.Event) -> None:  # _parar is self._parar, which _aplicar waits on too
         inicio = time.monotonic()
         for suceso in self.programa.sucesos:
             espera = inicio + suceso.t_s - time.monotonic()
@@ -349,9 +347,8 @@ class Orquesta:
         elif suceso.tipo in ("duplicar-aviso", "tardio-aviso"):
             # In its own thread: the notice exists only once the order is confirmed, seconds later,
             # and the schedule's next events must not wait for it.
-            hilo = threading.Thread(target=self._repetir_aviso, args=(suceso,), name="caos-aviso", daemon=True)
-            hilo.start()
-            self._repeticiones.append(hilo)
+            repetir = BackgroundThread("caos-aviso", lambda _parar: self._repetir_aviso(suceso), stopping=self._parar)
+            self._repeticiones.append(repetir.start())
         elif suceso.tipo == "redrive":
             from mercadofresco_local.ejercicios import mf_dlq
 

@@ -46,7 +46,8 @@ class BackgroundThread:
 
     ``on_stop`` is called by :meth:`stop` after ``stopping`` is set, to wake a loop that does not
     wait on the event (a server's ``shutdown``). Several threads may share one ``stopping`` event
-    (a mapping's pollers), so stopping the first tells all of them at once.
+    (a mapping's pollers), so stopping the first tells all of them at once; a shared event is its
+    creator's to clear, so :meth:`start` clears only an event the thread made itself.
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class BackgroundThread:
         stop_timeout_s: float = STOP_TIMEOUT_S,
     ) -> None:
         self.name = name
+        self._own_stopping = stopping is None
         self.stopping = stopping or threading.Event()
         self.stop_timeout_s = stop_timeout_s
         self.done = threading.Event()  # set when the loop has returned or raised
@@ -92,7 +94,8 @@ class BackgroundThread:
     def start(self) -> Self:
         if self.alive:
             raise RuntimeError(f"background thread {self.name} is already running")
-        self.stopping.clear()
+        if self._own_stopping:
+            self.stopping.clear()
         self.done.clear()
         self._error = None
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)

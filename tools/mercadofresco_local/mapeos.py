@@ -77,6 +77,7 @@ class Mapeo:
     _hilos: list[BackgroundThread] = field(default_factory=list, repr=False)
 
     def arrancar(self) -> None:
+        self._parar.clear()
         self._hilos = [
             BackgroundThread(f"esm-{self.nombre}-{i}", self._sondear, stopping=self._parar).start()
             for i in range(self.concurrencia)

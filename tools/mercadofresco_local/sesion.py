@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from mercadofresco_local import postgres_privado
+from mercadofresco_local.hilos import BackgroundThread
 from mercadofresco_local.observador import Observador
 from mercadofresco_local.plantilla import RAIZ, Plantilla
 from mercadofresco_local.postgres_privado import PostgresPrivado
@@ -32,6 +32,7 @@ from mercadofresco_local.salida import CapturaSalida
 from mercadofresco_local.tienda import BaseDemo, Tienda
 
 if TYPE_CHECKING:
+    import threading
     from pathlib import Path
 
     from mercadofresco_local.proveedores import ProveedorHttp
@@ -350,17 +351,17 @@ class RelayDeRespaldo:
 
         self._pool = ConnectionPool(database_url, min_size=1, max_size=2, open=True)
         self._relay = OutboxRelay(self._pool, client("events"), OutboxConfig(bus_name=bus, sondeo_s=0.2))
-        self._parar = False
-        self._hilo = threading.Thread(target=self._bucle, name="relay-respaldo", daemon=True)
+        self._hilo = BackgroundThread("relay-respaldo", self._bucle)
 
     def arrancar(self) -> None:
         self._hilo.start()
 
     def parar(self) -> None:
-        self._parar = True
-        self._hilo.join(timeout=10)
-        self._pool.close()
+        try:
+            self._hilo.stop()
+        finally:
+            self._pool.close()
 
-    def _bucle(self) -> None:
-        while not self._parar:
+    def _bucle(self, parar: threading.Event) -> None:
+        while not parar.is_set():
             self._relay.drenar(time.monotonic() + 1.0)

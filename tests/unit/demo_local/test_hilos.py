@@ -167,6 +167,36 @@ def test_background_thread_threads_sharing_a_stopping_event_all_end_on_one_stop(
     assert compartido.is_set()
     stop_all(h.stop for h in hilos[1:])
     assert not any(h.alive for h in hilos)
+    # AND a thread started on the event afterwards does not clear it (it is the creator's): it ends at once
+    tardio = BackgroundThread("mf-sondeo-tardio", lambda stopping: stopping.wait(), stopping=compartido).start()
+    assert tardio.done.wait(HANG_GUARD_S), "a late start cleared the shared stop"
+    tardio.stop()
+
+
+def test_background_thread_with_its_own_event_runs_again_when_restarted_after_a_stop() -> None:
+    # GIVEN a thread that was started and stopped
+    entradas = 0
+    dentro = threading.Event()
+
+    def loop(stopping: threading.Event) -> None:
+        nonlocal entradas
+        entradas += 1
+        dentro.set()
+        stopping.wait()
+
+    hilo = BackgroundThread("mf-reinicio", loop).start()
+    assert dentro.wait(HANG_GUARD_S), "the loop never ran"
+    hilo.stop()
+    dentro.clear()
+
+    # WHEN it is started again
+    hilo.start()
+
+    # THEN its loop runs again, waiting on a cleared stop until the next stop
+    assert dentro.wait(HANG_GUARD_S), "the loop did not run again"
+    assert not hilo.stopping.is_set()
+    hilo.stop()
+    assert entradas == 2
 
 
 class _Eco(socketserver.StreamRequestHandler):
