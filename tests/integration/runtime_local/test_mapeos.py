@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import textwrap
-import time
 from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.conftest import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,13 +44,6 @@ def _colas(sqs, max_receive_count: int) -> tuple[str, str, str]:
     return cola["QueueUrl"], arn, dlq
 
 
-def _esperar(condicion, timeout_s: float = 20.0) -> None:
-    limite = time.monotonic() + timeout_s
-    while not condicion():
-        assert time.monotonic() < limite, "timed out"
-        time.sleep(0.2)
-
-
 def test_mapping_with_partial_failures_deletes_the_good_and_redrives_the_bad_after_max_receive_count(
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
@@ -74,7 +68,7 @@ def test_mapping_with_partial_failures_deletes_the_good_and_redrives_the_bad_aft
     # WHEN the mapping runs until both poison messages are in the DLQ
     mapeo.arrancar()
     try:
-        _esperar(lambda: _visibles(sqs, dlq) == 2)
+        wait_until(lambda: _visibles(sqs, dlq) == 2, "both poison messages in the DLQ")
     finally:
         mapeo.parar()
 
@@ -104,7 +98,7 @@ def test_mapping_without_report_batch_item_failures_deletes_nothing_when_the_han
     # WHEN the mapping runs
     mapeo.arrancar()
     try:
-        _esperar(lambda: _visibles(sqs, dlq) == 1)
+        wait_until(lambda: _visibles(sqs, dlq) == 1, "the message in the DLQ")
     finally:
         mapeo.parar()
 

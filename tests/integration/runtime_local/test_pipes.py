@@ -8,17 +8,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.conftest import wait_until
+
 if TYPE_CHECKING:
     from mercadofresco_local.servidor import ServidorMoto
 
 pytestmark = pytest.mark.integration
-
-
-def _esperar(condicion, timeout_s: float = 15.0) -> None:
-    limite = time.monotonic() + timeout_s
-    while not condicion():
-        assert time.monotonic() < limite, "timed out"
-        time.sleep(0.2)
 
 
 def test_aplicar_plantilla_inserts_json_outside_quotes_and_text_inside() -> None:
@@ -56,7 +51,7 @@ def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_
     # WHEN the pipe runs
     pipe.arrancar()
     try:
-        _esperar(lambda: len(sfn.list_executions(stateMachineArn=arn_sm)["executions"]) == 5)
+        wait_until(lambda: len(sfn.list_executions(stateMachineArn=arn_sm)["executions"]) == 5, "five executions")
     finally:
         pipe.parar()
 
@@ -112,8 +107,8 @@ def test_pipe_stream_with_ttl_publishes_only_the_expirations(servidor_moto: Serv
     assert barredor.barrer() == 1
     pipe.arrancar()
     try:
-        _esperar(lambda: pipe.enviados == 1)
-        time.sleep(0.5)
+        # every stream record read (two puts, the customer's delete, TTL's) and what passed the filter sent
+        wait_until(lambda: pipe.leidos == 4 and pipe.enviados >= 1, "the pipe to read the whole stream")
     finally:
         pipe.parar()
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +26,8 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.conftest import wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,29 +39,11 @@ TERMINALES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
 @pytest.fixture(scope="session")
 def redis_privado() -> Iterator[str]:
-    """A redis-server of these tests only (flushed per test), on a free loopback port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        puerto = s.getsockname()[1]
-    proceso = subprocess.Popen(
-        ["redis-server", "--port", str(puerto), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{puerto}/0"
-    import redis
+    """A redis-server of these tests only (flushed per test), on a free loopback port (the local run's own)."""
+    from mercadofresco_local.redis_privado import RedisPrivado
 
-    cliente = redis.Redis.from_url(url)
-    for _ in range(100):
-        try:
-            cliente.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    yield url
-    cliente.close()
-    proceso.terminate()
-    proceso.wait(timeout=5)
+    with RedisPrivado() as servidor:
+        yield servidor.url
 
 
 @pytest.fixture
@@ -160,14 +142,12 @@ class Flujo:
             "executionArn"
         ]
 
-    def esperar(self, ejecucion: str, limite_s: float = 120) -> dict[str, Any]:
-        fin = time.monotonic() + limite_s
-        while time.monotonic() < fin:
+    def esperar(self, ejecucion: str) -> dict[str, Any]:
+        def terminada() -> dict[str, Any] | None:
             d = self.sfn.describe_execution(executionArn=ejecucion)
-            if d["status"] in TERMINALES:
-                return d
-            time.sleep(0.05)
-        raise AssertionError(f"{ejecucion} still running after {limite_s} s")
+            return d if d["status"] in TERMINALES else None
+
+        return wait_until(terminada, f"{ejecucion} to end")
 
     def ejecutar(self, entrada: Any) -> dict[str, Any]:
         return self.esperar(self.arrancar(entrada))

@@ -14,7 +14,7 @@ import pytest
 from mercadofresco.circuit_breaker import BreakerConfig
 from mercadofresco_local.proveedores import Fallo
 
-from tests.conftest import load_event
+from tests.conftest import HANG_GUARD_S, load_event
 
 pytestmark = pytest.mark.integration
 
@@ -190,25 +190,23 @@ def test_workflow_failure_after_the_cobro_refunds_exactly_once(flujo):
 
 
 def test_workflow_two_starts_of_one_pedido_make_one_cobro_and_no_reembolso(flujo):
-    # GIVEN a slow gateway, so the first execution is still charging when the duplicate starts
-    flujo.proveedores.fallos.programar(Fallo.latencia(0.5, proveedor="pasarela"))
-    barrera = threading.Barrier(2)
-    ejecuciones: dict[str, str] = {}
+    # GIVEN a first execution held at its charge (its claim taken) until the test lets it go
+    cobrando, soltar = threading.Event(), threading.Event()
 
-    def arrancar(nombre: str, evento: str) -> None:
-        barrera.wait()
-        ejecuciones[nombre] = flujo.arrancar(load_event(evento), nombre=nombre)
+    def retener(real, evento, contexto):
+        if not cobrando.is_set():
+            cobrando.set()
+            assert soltar.wait(HANG_GUARD_S), "the test never let the charge go"
+        return real(evento, contexto)
 
-    hilos = [
-        threading.Thread(target=arrancar, args=("original", "flujo/pedido-creado.json")),
-        threading.Thread(target=arrancar, args=("redelivery", "flujo/pedido-duplicado.json")),
-    ]
-    # WHEN both start at once
-    for h in hilos:
-        h.start()
-    for h in hilos:
-        h.join()
-    resultados = {n: flujo.esperar(arn) for n, arn in ejecuciones.items()}
+    flujo.envolver("CobroFunction", retener)
+    ejecuciones = {"original": flujo.arrancar(load_event("flujo/pedido-creado.json"), nombre="original")}
+    assert cobrando.wait(HANG_GUARD_S), "the first execution never reached its charge"
+    # WHEN the redelivery runs to its end while the first is charging, and then the first goes on
+    ejecuciones["redelivery"] = flujo.arrancar(load_event("flujo/pedido-duplicado.json"), nombre="redelivery")
+    resultados = {"redelivery": flujo.esperar(ejecuciones["redelivery"])}
+    soltar.set()
+    resultados["original"] = flujo.esperar(ejecuciones["original"])
     # THEN both succeed, one through the charge and one as a duplicate; one charge, no refund, one confirmation
     assert {r["status"] for r in resultados.values()} == {"SUCCEEDED"}
     finales = sorted(flujo.estados(arn)[-1] for arn in ejecuciones.values())
