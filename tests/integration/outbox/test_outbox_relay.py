@@ -12,7 +12,7 @@ import pytest
 from botocore.stub import Stubber
 from mercadofresco.aws import client
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.relay import OutboxRelay, Resultado
+from mercadofresco.outbox.relay import CONFIG_CLIENTE_EVENTOS, OutboxRelay, Resultado
 from mercadofresco.outbox.store import agregar_evento
 from psycopg_pool import ConnectionPool
 
@@ -216,6 +216,20 @@ def test_relay_when_entry_exceeds_put_events_limit_parks_it_and_publishes_rest(
         motivo = conn.execute("SELECT motivo_aparcado FROM outbox WHERE id = %s", (grande,)).fetchone()[0]
     assert "exceeds PutEvents' 262144-byte limit" in motivo
     assert relay.estado().aparcadas == 1
+
+
+def test_relay_when_payload_sets_id_or_version_publishes_outbox_id_and_row_version(
+    pool: ConnectionPool, config: OutboxConfig, bus_en_cola: BusEnCola
+) -> None:
+    # GIVEN an event whose payload tries to set its own id and version
+    with pool.connection() as conn:
+        id_ = agregar_evento(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1", "id": "falso", "version": 99})
+    # WHEN the relay publishes it with its own client (no client-side validation, fixed User-Agent)
+    OutboxRelay(pool, client("events", config=CONFIG_CLIENTE_EVENTOS), config).procesar_lote()
+    # THEN the outbox id and the row's version win over the payload's, the rest of it travels
+    (evento,) = bus_en_cola.recibir_todo()
+    assert (evento["detail"]["id"], evento["detail"]["version"], evento["detail"]["pedido_id"]) == (str(id_), 1, "p1")
+    assert _ids_en_bd(pool, publicado=True) == {str(id_)}
 
 
 def test_relay_when_eventbridge_unreachable_keeps_rows_pending(pool: ConnectionPool, config: OutboxConfig) -> None:

@@ -14,13 +14,14 @@ CONFIG = OutboxConfig(bus_name="bus-mercadofresco")
 
 
 def _fila(agregado: str = "p1", **payload: object) -> FilaOutbox:
+    id_ = uuid.uuid4()
     return FilaOutbox(
-        id=uuid.uuid4(),
+        id=id_,
         tipo_agregado="pedido",
         agregado_id=agregado,
         tipo_evento="PedidoCreado",
         version=1,
-        payload={"pedido_id": agregado, **payload},
+        detalle=json.dumps({"pedido_id": agregado, **payload, "id": str(id_), "version": 1}),
         creado_en=datetime(2026, 11, 29, 18, 12, 3, tzinfo=UTC),
         intentos=0,
     )
@@ -30,14 +31,13 @@ def _items(*filas: FilaOutbox) -> list[tuple[FilaOutbox, dict, int]]:
     return [(f, e, tamano_entrada(e)) for f in filas for e in [entrada(f, CONFIG)]]
 
 
-def test_entrada_carries_outbox_id_and_version_a_payload_cannot_override() -> None:
-    # GIVEN a payload that tries to set its own id and version
-    fila = _fila(id="falso", version=99)
+def test_entrada_sends_the_claimed_detail_with_who_what_and_when() -> None:
+    # GIVEN a claimed row (its Detail written by the claim: tests/integration/outbox, payload id/version)
+    fila = _fila()
     # WHEN the entry is built
     ent = entrada(fila, CONFIG)
-    # THEN the outbox id and the row's version win, and the envelope says who and what
-    detalle = json.loads(ent["Detail"])
-    assert (detalle["id"], detalle["version"], detalle["pedido_id"]) == (str(fila.id), 1, "p1")
+    # THEN it carries that Detail untouched, and the envelope says who, what and when
+    assert ent["Detail"] == fila.detalle
     assert (ent["Source"], ent["DetailType"], ent["EventBusName"]) == (
         "mercadofresco.tienda",
         "PedidoCreado",

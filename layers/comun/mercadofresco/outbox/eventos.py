@@ -5,7 +5,6 @@ Pure functions (no driver, no client): the relay decides what to send, these dec
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,14 +20,18 @@ _BYTES_CAMPO_TIME = 14  # how EventBridge counts a present ``Time`` towards the 
 
 @dataclass(frozen=True, slots=True)
 class FilaOutbox:
-    """A claimed outbox row; ``bloqueada`` = an earlier event of its aggregate is held elsewhere."""
+    """A claimed outbox row; ``bloqueada`` = an earlier event of its aggregate is held elsewhere.
+
+    ``detalle`` is the entry's ``Detail`` as PostgreSQL wrote it (``postgres.COLUMNAS_FILA``): the
+    payload with the outbox id as ``id`` and the row's ``version``, which a payload can never override.
+    """
 
     id: uuid.UUID
     tipo_agregado: str
     agregado_id: str
     tipo_evento: str
     version: int
-    payload: dict[str, Any]
+    detalle: str
     creado_en: datetime
     intentos: int
     bloqueada: bool = False
@@ -39,15 +42,11 @@ class FilaOutbox:
 
 
 def entrada(fila: FilaOutbox, config: OutboxConfig) -> dict[str, Any]:
-    """The ``PutEvents`` entry for a row: its ``Detail`` carries the outbox id as ``id``.
-
-    ``id`` and ``version`` are written last so a payload can never override them.
-    """
-    detalle = {**fila.payload, "id": str(fila.id), "version": fila.version}
+    """The ``PutEvents`` entry for a row: its ``Detail`` carries the outbox id as ``id``."""
     return {
         "Source": config.source,
         "DetailType": fila.tipo_evento,
-        "Detail": json.dumps(detalle, separators=(",", ":"), ensure_ascii=False, default=str),
+        "Detail": fila.detalle,
         "EventBusName": config.bus_name,
         "Time": fila.creado_en,
     }
