@@ -18,12 +18,12 @@ import json
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from mercadofresco_local.hilos import ThreadedServer
+from mercadofresco_local.hilos import LocalServer
 
 if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funcion, Funciones
@@ -112,34 +112,16 @@ def evento_http(
 
 
 @dataclass
-class ApiHttpLocal:
+class ApiHttpLocal(LocalServer):
     """One HTTP API on loopback: ``with ApiHttpLocal(rutas) as api: api.url``."""
 
     rutas: list[Ruta]
-    _servidor: ThreadedServer | None = field(default=None, repr=False)
+    nombre_hilo = "mf-api-http"
 
-    @property
-    def url(self) -> str:
-        if self._servidor is None:
-            raise RuntimeError("the local HTTP API is not started")
-        return self._servidor.url
-
-    def iniciar(self) -> Self:
+    def crear_servidor(self) -> ThreadingHTTPServer:
         servidor = ThreadingHTTPServer(("127.0.0.1", 0), _manejador(self))
         servidor.daemon_threads = True
-        self._servidor = ThreadedServer(servidor, "mf-api-http").start()
-        return self
-
-    def parar(self) -> None:
-        if self._servidor is not None:
-            servidor, self._servidor = self._servidor, None
-            servidor.stop()
-
-    def __enter__(self) -> Self:
-        return self.iniciar()
-
-    def __exit__(self, *exc: object) -> None:
-        self.parar()
+        return servidor
 
     def atender(
         self, metodo: str, destino: str, cabeceras: dict[str, str], cuerpo: bytes

@@ -15,6 +15,7 @@ from mercadofresco.aws import client
 from mercadofresco_local import invariantes as inv
 from mercadofresco_local.hilos import BackgroundThread
 from mercadofresco_local.observador import ejecuciones, resultados_por_pedido
+from mercadofresco_local.runtime import mensajes_en_cola
 from mercadofresco_local.tienda import CaidaSimulada
 
 if TYPE_CHECKING:
@@ -73,15 +74,7 @@ def pendientes_outbox(sesion: Sesion) -> int:
 
 def mensajes_en(nombre_cola: str) -> int:
     """Visible + in flight + delayed messages in a queue, by name."""
-    sqs = client("sqs")
-    url = sqs.get_queue_url(QueueName=nombre_cola)["QueueUrl"]
-    nombres = [
-        "ApproximateNumberOfMessages",
-        "ApproximateNumberOfMessagesNotVisible",
-        "ApproximateNumberOfMessagesDelayed",
-    ]
-    atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=nombres)["Attributes"]
-    return sum(int(atributos.get(n, 0)) for n in nombres)
+    return mensajes_en_cola(client("sqs").get_queue_url(QueueName=nombre_cola)["QueueUrl"])
 
 
 def motivos_en(nombre_cola: str) -> Counter[str]:
@@ -120,7 +113,7 @@ def esperar_visibles(nombre_cola: str, n: int, timeout_s: float) -> None:
 
 def esperar_cola_vacia(url: str, timeout_s: float) -> None:
     limite = time.monotonic() + timeout_s
-    while mensajes_en(url.rsplit("/", 1)[1]) > 0:
+    while mensajes_en_cola(url) > 0:
         if time.monotonic() > limite:
             raise TimeoutError(f"{url} did not drain in {timeout_s:.0f} s")
         time.sleep(1.0)

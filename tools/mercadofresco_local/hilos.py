@@ -13,8 +13,10 @@ thread:
   and by :meth:`~BackgroundThread.raise_if_failed` (which an owner waiting on the run calls).
 
 :meth:`BackgroundThread.every` is the common loop (a step every ``period_s`` until stopped);
-:class:`ThreadedServer` is a ``socketserver`` server served from a :class:`BackgroundThread`;
-:func:`stop_all` stops several of them even when one fails.
+:class:`ThreadedServer` is a ``socketserver`` server served from a :class:`BackgroundThread`, and
+:class:`LocalServer` the base of an object the run serves that way (a stand-in, the HTTP API);
+:class:`BackgroundPart` gives a part of the run whose work is one such thread the run's
+``arrancar``/``parar``/``comprobar``; :func:`stop_all` stops several even when one fails.
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ if TYPE_CHECKING:
     import socketserver
     from collections.abc import Callable, Iterable
 
-__all__ = ["STOP_TIMEOUT_S", "BackgroundThread", "BackgroundThreadError", "ThreadedServer", "stop_all"]
+__all__ = [
+    "STOP_TIMEOUT_S",
+    "BackgroundPart",
+    "BackgroundThread",
+    "BackgroundThreadError",
+    "LocalServer",
+    "ThreadedServer",
+    "stop_all",
+]
 
 # A hang guard, not a pace: a stop waits for the step in flight (an invocation, a moto call)
 # to end, which a loaded 2-core machine can stretch to tens of seconds.
@@ -145,6 +155,25 @@ class BackgroundThread:
         self.stop()
 
 
+class BackgroundPart:
+    """A part of the local run whose work is one :class:`BackgroundThread`, built into ``self._hilo``.
+
+    ``arrancar``, ``parar`` and ``comprobar`` are the names the run starts, stops and checks each
+    of its parts by (``RuntimeLocal``: pollers, pipes, schedules, the TTL sweeper).
+    """
+
+    _hilo: BackgroundThread
+
+    def arrancar(self) -> None:
+        self._hilo.start()
+
+    def parar(self) -> None:
+        self._hilo.stop()
+
+    def comprobar(self) -> None:
+        self._hilo.raise_if_failed()
+
+
 class ThreadedServer:
     """A ``socketserver`` server answering from a :class:`BackgroundThread` until :meth:`stop`.
 
@@ -185,6 +214,41 @@ class ThreadedServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class LocalServer:
+    """An object the local run serves on loopback while started: ``with obj: obj.url``.
+
+    A subclass builds its server in :meth:`crear_servidor` and names its thread ``nombre_hilo``;
+    ``iniciar`` serves it from a :class:`ThreadedServer` and ``parar`` stops it.
+    """
+
+    nombre_hilo: str
+    _servidor: ThreadedServer | None = None
+
+    def crear_servidor(self) -> socketserver.BaseServer:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        if self._servidor is None:
+            raise RuntimeError(f"{self.nombre_hilo} is not started")
+        return self._servidor.url
+
+    def iniciar(self) -> Self:
+        self._servidor = ThreadedServer(self.crear_servidor(), self.nombre_hilo).start()
+        return self
+
+    def parar(self) -> None:
+        servidor, self._servidor = self._servidor, None
+        if servidor is not None:
+            servidor.stop()
+
+    def __enter__(self) -> Self:
+        return self.iniciar()
+
+    def __exit__(self, *exc: object) -> None:
+        self.parar()
 
 
 def stop_all(stops: Iterable[Callable[[], object]]) -> None:

@@ -216,13 +216,17 @@ def mapeos_de_plantilla(plantilla: Plantilla, funciones: Funciones, compresion: 
     return mapeos
 
 
-def _mapeo(nombre: str, funcion: Funcion, props: dict[str, Any], compresion: float) -> Mapeo:
+def cola_de(arn: str, compresion: float) -> tuple[str, int]:
+    """An SQS queue's URL, and its visibility timeout divided by the run's compression (at least 1 s)."""
     sqs = client("sqs")
+    url = sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[1])["QueueUrl"]
+    atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]
+    return url, max(1, math.ceil(int(atributos["VisibilityTimeout"]) / compresion))
+
+
+def _mapeo(nombre: str, funcion: Funcion, props: dict[str, Any], compresion: float) -> Mapeo:
     cola_arn = props["Queue"]
-    url = sqs.get_queue_url(QueueName=cola_arn.rsplit(":", 1)[1])["QueueUrl"]
-    visibilidad = int(
-        sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]["VisibilityTimeout"]
-    )
+    url, visibilidad_s = cola_de(cola_arn, compresion)
     return Mapeo(
         nombre=nombre,
         funcion=funcion,
@@ -232,6 +236,6 @@ def _mapeo(nombre: str, funcion: Funcion, props: dict[str, Any], compresion: flo
         ventana_s=float(props.get("MaximumBatchingWindowInSeconds", 0)) / compresion,
         concurrencia=int(props.get("ScalingConfig", {}).get("MaximumConcurrency", CONCURRENCIA_POR_DEFECTO)),
         reporta_fallos="ReportBatchItemFailures" in props.get("FunctionResponseTypes", []),
-        visibilidad_s=max(1, math.ceil(visibilidad / compresion)),
+        visibilidad_s=visibilidad_s,
         filtros=[json.loads(f["Pattern"]) for f in props.get("FilterCriteria", {}).get("Filters", [])],
     )

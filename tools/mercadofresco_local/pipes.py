@@ -19,7 +19,6 @@ and target, and run with Pipes' semantics:
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 import uuid
@@ -28,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 
-from mercadofresco_local.hilos import BackgroundThread
-from mercadofresco_local.mapeos import Mapeo
+from mercadofresco_local.hilos import BackgroundPart, BackgroundThread
+from mercadofresco_local.mapeos import Mapeo, cola_de
 
 if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funciones
@@ -165,7 +164,7 @@ class _DestinoComoFuncion:
 
 
 @dataclass
-class PipeStream:
+class PipeStream(BackgroundPart):
     """A DynamoDB stream → target pipe: shard readers with retry and a DLQ for a failed batch."""
 
     nombre: str
@@ -184,15 +183,6 @@ class PipeStream:
 
     def __post_init__(self) -> None:
         self._hilo = BackgroundThread(f"pipe-{self.nombre}", self._leer)
-
-    def arrancar(self) -> None:
-        self._hilo.start()
-
-    def parar(self) -> None:
-        self._hilo.stop()
-
-    def comprobar(self) -> None:
-        self._hilo.raise_if_failed()
 
     def _leer(self, parar: threading.Event) -> None:
         streams = client("dynamodbstreams")
@@ -269,9 +259,7 @@ def pipes_de_plantilla(
 def _pipe_sqs(
     nombre: str, arn: str, destino: Destino, fuente: dict[str, Any], filtros: list[Any], compresion: float
 ) -> Mapeo:
-    sqs = client("sqs")
-    url = sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[1])["QueueUrl"]
-    visibilidad = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]
+    url, visibilidad_s = cola_de(arn, compresion)
     parametros = fuente.get("SqsQueueParameters", {})
     return Mapeo(
         nombre=f"pipe:{nombre}",
@@ -280,7 +268,7 @@ def _pipe_sqs(
         cola_arn=arn,
         tamano_lote=int(parametros.get("BatchSize", 10)),
         concurrencia=POLLERS_SQS,
-        visibilidad_s=max(1, math.ceil(int(visibilidad["VisibilityTimeout"]) / compresion)),
+        visibilidad_s=visibilidad_s,
         filtros=filtros,
     )
 

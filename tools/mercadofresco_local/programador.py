@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco_local.hilos import BackgroundThread
+from mercadofresco_local.hilos import BackgroundPart, BackgroundThread
 
 if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funcion, Funciones
@@ -33,7 +33,7 @@ def periodo_s(expresion: str) -> float | None:
 
 
 @dataclass
-class Programa:
+class Programa(BackgroundPart):
     """One schedule: call ``funcion`` with ``entrada`` every ``periodo_s`` seconds."""
 
     nombre: str
@@ -47,15 +47,6 @@ class Programa:
     def __post_init__(self) -> None:
         # The first run is at start-up (the deployed schedule has been ticking for a while).
         self._hilo = BackgroundThread.every(f"schedule-{self.nombre}", self.periodo_s, self.disparar, immediately=True)
-
-    def arrancar(self) -> None:
-        self._hilo.start()
-
-    def parar(self) -> None:
-        self._hilo.stop()
-
-    def comprobar(self) -> None:
-        self._hilo.raise_if_failed()
 
     def disparar(self) -> None:
         self.ejecuciones += 1

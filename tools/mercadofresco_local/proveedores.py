@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, Self
 from mercadofresco.sandbox.proveedores import RUTAS, Simulador, guardable, repetida
 
 from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
-from mercadofresco_local.hilos import ThreadedServer, stop_all
+from mercadofresco_local.hilos import LocalServer, stop_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -73,7 +73,7 @@ __all__ = ["ControlFallos", "Correo", "Erp", "Fallo", "Pasarela", "ProveedorHttp
 Respuesta = tuple[int, dict[str, Any]]
 
 
-class ProveedorHttp:
+class ProveedorHttp(LocalServer):
     """A loopback HTTP server with routes, faults, an Idempotency-Key memory and counters."""
 
     nombre = "proveedor"
@@ -82,6 +82,7 @@ class ProveedorHttp:
         self, fallos: ControlFallos | None = None, *, nombre: str | None = None, clave_api: str | None = None
     ) -> None:
         self.nombre = nombre or self.nombre
+        self.nombre_hilo = f"mf-{self.nombre}"
         self.fallos = fallos or ControlFallos()
         self.clave_api = clave_api  # when set, requests must send ``Authorization: Bearer <clave_api>``
         self.llamadas: Counter[str] = Counter()
@@ -90,7 +91,6 @@ class ProveedorHttp:
         self._respuestas: dict[str, Respuesta] = {}  # Idempotency-Key -> stored answer
         self._lock = threading.RLock()
         self._parado = threading.Event()
-        self._servidor: ThreadedServer | None = None
 
     # -- routes: the shared sandbox logic's routes for this provider; effects are counted here ---
     simulador: Simulador
@@ -107,27 +107,12 @@ class ProveedorHttp:
 
         return accion
 
-    @property
-    def url(self) -> str:
-        if self._servidor is None:
-            raise RuntimeError(f"{self.nombre} is not started")
-        return self._servidor.url
-
-    def iniciar(self) -> Self:
-        self._servidor = ThreadedServer(_Servidor(("127.0.0.1", 0), _manejador(self)), f"mf-{self.nombre}").start()
-        return self
+    def crear_servidor(self) -> _Servidor:
+        return _Servidor(("127.0.0.1", 0), _manejador(self))
 
     def parar(self) -> None:
         self._parado.set()  # wakes requests sleeping in a latency/timeout fault
-        if self._servidor is not None:
-            servidor, self._servidor = self._servidor, None
-            servidor.stop()
-
-    def __enter__(self) -> Self:
-        return self.iniciar()
-
-    def __exit__(self, *exc: object) -> None:
-        self.parar()
+        super().parar()
 
     def dormir(self, segundos: float) -> None:
         self._parado.wait(segundos)

@@ -45,6 +45,19 @@ if TYPE_CHECKING:
     from mercadofresco_local.funciones import Funcion, Funciones
 
 
+_PROFUNDIDAD = (
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+)
+
+
+def mensajes_en_cola(url: str) -> int:
+    """Messages visible + in flight + delayed in an SQS queue."""
+    atributos = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=list(_PROFUNDIDAD))["Attributes"]
+    return sum(int(atributos.get(n, 0)) for n in _PROFUNDIDAD)
+
+
 def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
     """Divide the bounds a compressed ``Wait`` must keep its ratio to: idempotency leases and HTTP timeouts.
 
@@ -169,13 +182,7 @@ class RuntimeLocal:
 
     def profundidad(self, logical_id: str) -> int:
         """Messages visible + in flight + delayed in one of the template's queues."""
-        nombres = [
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        ]
-        atributos = client("sqs").get_queue_attributes(QueueUrl=self.url_cola(logical_id), AttributeNames=nombres)
-        return sum(int(atributos["Attributes"].get(n, 0)) for n in nombres)
+        return mensajes_en_cola(self.url_cola(logical_id))
 
     def colas(self) -> dict[str, str]:
         """Logical id -> queue name, for every queue of the template."""

@@ -20,13 +20,13 @@ from typing import Any
 
 from mercadofresco.aws import client
 
-from mercadofresco_local.hilos import BackgroundThread
+from mercadofresco_local.hilos import BackgroundPart, BackgroundThread
 
 INTERVALO_S = 1.0
 
 
 @dataclass
-class BarredorTtl:
+class BarredorTtl(BackgroundPart):
     """Deletes expired items (TTL attribute < now) and remembers which deletions were TTL's."""
 
     tablas: dict[str, str] = field(default_factory=dict)  # table name -> TTL attribute
@@ -78,15 +78,6 @@ class BarredorTtl:
             return False
         with self._cerrojo:
             return _huella(registro["dynamodb"]["Keys"]) in self._claves
-
-    def arrancar(self) -> None:
-        self._hilo.start()
-
-    def parar(self) -> None:
-        self._hilo.stop()
-
-    def comprobar(self) -> None:
-        self._hilo.raise_if_failed()
 
 
 def _huella(clave: dict[str, Any]) -> str:

@@ -10,7 +10,14 @@ import socketserver
 import threading
 
 import pytest
-from mercadofresco_local.hilos import BackgroundThread, BackgroundThreadError, ThreadedServer, stop_all
+from mercadofresco_local.hilos import (
+    BackgroundPart,
+    BackgroundThread,
+    BackgroundThreadError,
+    LocalServer,
+    ThreadedServer,
+    stop_all,
+)
 
 HANG_GUARD_S = 120  # only stops a hung run; the tests synchronise on events
 
@@ -269,3 +276,49 @@ def test_stop_all_when_several_stops_fail_raises_them_together() -> None:
     with pytest.raises(ExceptionGroup) as grupo:
         stop_all([lambda: falla("a"), lambda: falla("b")])
     assert [str(e) for e in grupo.value.exceptions] == ["a crashed", "b crashed"]
+
+
+def test_background_part_when_its_loop_dies_comprobar_raises_and_parar_reports_it() -> None:
+    # GIVEN a part of the run whose one loop fails at once
+    class Barredor(BackgroundPart):
+        def __init__(self) -> None:
+            self._hilo = BackgroundThread("mf-parte", self._barrer)
+
+        def _barrer(self, stopping: threading.Event) -> None:
+            raise KeyError("tabla")
+
+    parte = Barredor()
+    parte.arrancar()
+    assert parte._hilo.done.wait(HANG_GUARD_S), "the loop never ended"
+
+    # WHEN the run checks it and then stops it, THEN both raise the loop's error
+    with pytest.raises(BackgroundThreadError, match="mf-parte crashed: KeyError"):
+        parte.comprobar()
+    with pytest.raises(BackgroundThreadError, match="mf-parte crashed: KeyError"):
+        parte.parar()
+
+
+def test_local_server_serves_while_started_and_has_no_url_before_or_after() -> None:
+    # GIVEN an echo stand-in built on the local run's server base
+    class Eco(LocalServer):
+        nombre_hilo = "mf-eco-local"
+
+        def crear_servidor(self) -> socketserver.BaseServer:
+            return _ServidorEco(("127.0.0.1", 0), _Eco)
+
+    eco = Eco()
+    with pytest.raises(RuntimeError, match="mf-eco-local is not started"):
+        _ = eco.url
+
+    # WHEN it is started, THEN it answers at its url
+    with eco:
+        puerto = int(eco.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", puerto), timeout=HANG_GUARD_S) as cliente:
+            cliente.sendall(b"eco\n")
+            assert cliente.makefile("rb").readline() == b"ECO\n"
+
+    # AND once stopped it has no url and refuses connections
+    with pytest.raises(RuntimeError, match="is not started"):
+        _ = eco.url
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", puerto), timeout=HANG_GUARD_S)
