@@ -7,11 +7,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from typing import TYPE_CHECKING
 
 import pytest
 import redis
+
+from tests.conftest import wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -59,14 +60,13 @@ class RedisPrivado:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        limite = time.monotonic() + 5
-        while time.monotonic() < limite:
-            try:
-                redis.Redis(port=self.puerto, socket_timeout=0.2).ping()
-                return
-            except redis.ConnectionError:
-                time.sleep(0.02)
-        raise RuntimeError("private redis-server did not start")
+        wait_until(self._responde, "the private redis-server to answer")
+
+    def _responde(self) -> bool:
+        try:
+            return redis.Redis(port=self.puerto, socket_timeout=1).ping()
+        except redis.ConnectionError:
+            return False
 
     def congelar(self) -> None:
         self.proceso.send_signal(signal.SIGSTOP)
@@ -78,7 +78,7 @@ class RedisPrivado:
         if self.proceso.poll() is None:
             self.proceso.send_signal(signal.SIGCONT)
             self.proceso.kill()
-            self.proceso.wait(5)
+            self.proceso.wait(60)  # a hang guard: SIGKILL ends it at once
 
 
 @pytest.fixture

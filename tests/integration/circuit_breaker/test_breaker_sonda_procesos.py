@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
 from mercadofresco.errors import CircuitoAbierto
+
+from tests.conftest import HANG_GUARD_S, wait_until
 
 if TYPE_CHECKING:
     import redis
@@ -21,7 +22,6 @@ pytestmark = pytest.mark.integration
 TRABAJADOR = Path(__file__).with_name("trabajador_sonda.py")
 PROCESOS = 8
 CONFIG = {"fallos_seguidos": 3, "apertura_base_s": 30.0, "apertura_max_s": 300.0, "reserva_sonda_s": 15.0}
-HANG_GUARD_S = 300  # only stops a hung run: every step below waits on a gate or a count, not on time
 INICIO_S = 1_800_000_000.0
 
 
@@ -71,10 +71,7 @@ def _lanzar(redis_url: str, prefijo: str, modo: str, puerta: str, n: int) -> lis
 
 def _soltar(cliente: redis.Redis, prefijo: str, puerta: str, n: int) -> None:
     """Wait until ``n`` workers stand at the gate (however slowly they start), then release them together."""
-    limite = time.monotonic() + HANG_GUARD_S
-    while int(cliente.get(f"{prefijo}{puerta}:listos") or 0) < n:
-        assert time.monotonic() < limite, "workers did not reach the start gate"
-        time.sleep(0.02)
+    wait_until(lambda: int(cliente.get(f"{prefijo}{puerta}:listos") or 0) >= n, "the workers at the start gate")
     cliente.rpush(f"{prefijo}{puerta}", *range(n))
 
 

@@ -6,7 +6,6 @@ import json
 import socket
 import struct
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +24,14 @@ class _Servidor(ThreadingHTTPServer):
 
 class Proveedor:
     """Answers requests from a script: ``responder(503)``, ``responder(429, retry_after="2")``,
-    ``lento(1.0)`` (headers sent late), ``cortar()`` (TCP reset). When the script runs out, 200 ``{}``."""
+    ``retener()`` (no answer until the test is over: any read timeout fires, however busy the
+    machine), ``cortar()`` (TCP reset). When the script runs out, 200 ``{}``."""
 
     def __init__(self) -> None:
         self.guion: list[tuple[str, Any]] = []
         self.peticiones: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._fin = threading.Event()  # releases held requests when the test is over
         self.servidor = _Servidor(("127.0.0.1", 0), self._manejador())
         self.url = f"http://127.0.0.1:{self.servidor.server_address[1]}"
         threading.Thread(target=self.servidor.serve_forever, args=(0.02,), daemon=True).start()
@@ -38,8 +39,8 @@ class Proveedor:
     def responder(self, status: int, cuerpo: Any = None, *, retry_after: str | None = None, crudo: bytes | None = None):
         self.guion.append(("responder", (status, cuerpo, retry_after, crudo)))
 
-    def lento(self, segundos: float, status: int = 200) -> None:
-        self.guion.append(("lento", (segundos, status)))
+    def retener(self) -> None:
+        self.guion.append(("retener", None))
 
     def cortar(self) -> None:
         self.guion.append(("cortar", None))
@@ -72,9 +73,9 @@ class Proveedor:
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     self.connection.close()
                     return
-                if accion == "lento":
-                    time.sleep(args[0])
-                    args = (args[1], {}, None, None)
+                if accion == "retener":
+                    proveedor._fin.wait()
+                    return
                 status, datos, retry_after, crudo = args
                 contenido = crudo if crudo is not None else json.dumps(datos if datos is not None else {}).encode()
                 self.send_response(status)
@@ -88,6 +89,7 @@ class Proveedor:
         return Manejador
 
     def cerrar(self) -> None:
+        self._fin.set()
         self.servidor.shutdown()
         self.servidor.server_close()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -11,6 +10,8 @@ import urllib3
 from mercadofresco_local.fallos import ControlFallos
 from mercadofresco_local.plantilla import Plantilla
 from mercadofresco_local.proveedores import Fallo, Pasarela, Proveedores
+
+from tests.conftest import HANG_GUARD_S, wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -224,9 +225,7 @@ def test_fault_latency_cobro_happens_after_the_client_gave_up(proveedores, http)
     with pytest.raises(urllib3.exceptions.ReadTimeoutError):
         _post(http, proveedores.pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=0.1))
     # THEN the charge still happens (the lesson's "charged, answer lost")
-    limite = time.monotonic() + 120  # a hang guard: the loop ends when the charge lands
-    while proveedores.pasarela.cobros_de("PED-2026-084417") == 0 and time.monotonic() < limite:
-        time.sleep(0.02)
+    wait_until(lambda: proveedores.pasarela.cobros_de("PED-2026-084417"), "the held charge to land")
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 1
 
 
@@ -305,13 +304,11 @@ def test_stop_does_not_wait_for_held_requests(http):
 
     hilo = threading.Thread(target=cobrar, daemon=True)
     hilo.start()
-    limite = time.monotonic() + 120  # a hang guard: the loop ends when the server holds the request
-    while pasarela.llamadas["/cobros"] == 0 and time.monotonic() < limite:
-        time.sleep(0.02)
+    wait_until(lambda: pasarela.llamadas["/cobros"], "the server to hold the request")
     # WHEN the server is stopped
     pasarela.parar()
     # THEN the held client sees its connection closed, not an answer, long before the hold would end
-    hilo.join(timeout=120)
+    hilo.join(HANG_GUARD_S)
     assert not hilo.is_alive()
     assert len(errores) == 1
 

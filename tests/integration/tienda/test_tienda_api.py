@@ -16,7 +16,7 @@ from mercadofresco import db
 from mercadofresco.outbox.migraciones import aplicar_migraciones
 from mercadofresco.outbox.solicitudes import registrar_pedido
 
-from tests.conftest import load_event
+from tests.conftest import HANG_GUARD_S, load_event, wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -213,7 +213,7 @@ def test_registrar_pedido_concurrent_same_key_one_order(tienda_dsn: str) -> None
             hilo.start()
             _esperar_bloqueo(tienda_dsn, pid_segunda)  # it waits on the claim's row lock
         # (the first transaction commits here)
-        hilo.join(timeout=60)
+        hilo.join(HANG_GUARD_S)
     # THEN the retry returns the first request's order, and only one order and one event exist
     assert not hilo.is_alive()
     assert original.creado and not resultados["r"].creado
@@ -223,9 +223,6 @@ def test_registrar_pedido_concurrent_same_key_one_order(tienda_dsn: str) -> None
 
 def _esperar_bloqueo(dsn: str, pid: int) -> None:
     """Until backend ``pid`` waits on a lock (a condition, polled; no fixed sleep)."""
+    consulta = "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s"
     with psycopg.connect(dsn, autocommit=True) as conn:
-        for _ in range(100_000):
-            fila = conn.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
-            if fila and fila[0] == "Lock":
-                return
-        pytest.fail(f"backend {pid} never waited on the claim's lock")
+        wait_until(lambda: (conn.execute(consulta, (pid,)).fetchone() or [None])[0] == "Lock", f"backend {pid} to wait")
