@@ -26,14 +26,19 @@ FUNCIONES = RAIZ / "functions"
 DATABASE_URL = os.environ.get("DATABASE_URL", "postgresql://postgres:postgres@127.0.0.1:5432/postgres")
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
-# Never let a test reach a real account: fake credentials, a fixed region, before boto3 loads.
+# Never let a test reach a real account: fake credentials, a fixed region, before boto3 loads. The
+# one place the tests' AWS identity is set; child processes (moto servers, CLIs, killed consumers)
+# inherit it. A child started with an environment of its own takes CREDENCIALES_FALSAS.
+CREDENCIALES_FALSAS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "eu-south-2",
+    "AWS_REGION": "eu-south-2",
+}
 os.environ.update(
-    AWS_ACCESS_KEY_ID="testing",
-    AWS_SECRET_ACCESS_KEY="testing",
-    AWS_SECURITY_TOKEN="testing",
-    AWS_SESSION_TOKEN="testing",
-    AWS_DEFAULT_REGION="eu-south-2",
-    AWS_REGION="eu-south-2",
+    CREDENCIALES_FALSAS,
     POWERTOOLS_METRICS_NAMESPACE="MercadoFresco/Tienda",
     POWERTOOLS_SERVICE_NAME="mercadofresco",
     POWERTOOLS_TRACE_DISABLED="true",
@@ -104,18 +109,27 @@ def aws() -> Iterator[None]:
         yield
 
 
-@pytest.fixture
-def plantilla(aws: None) -> Any:
-    """``template.yaml`` resolved against moto, with a real KMS key standing in for alias/mercadofresco-datos."""
-    import boto3
+def plantilla_con_clave(endpoint_url: str | None = None) -> Any:
+    """``template.yaml`` resolved against moto, with a real KMS key as its ``DatosKey`` (alias/mercadofresco-datos).
+
+    The one way the tests make the data key: in the in-process moto (the ``plantilla`` fixture)
+    or, with ``endpoint_url``, in a moto server that other processes reach.
+    """
+    from mercadofresco.aws import client
     from mercadofresco_local.plantilla import Plantilla
 
     p = Plantilla()
-    kms = boto3.client("kms")
+    kms = client("kms", endpoint_url=endpoint_url)
     clave = kms.create_key(Description="alias/mercadofresco-datos (local)")["KeyMetadata"]
     kms.create_alias(AliasName="alias/mercadofresco-datos", TargetKeyId=clave["KeyId"])
     p.fisicos["DatosKey"] = {"Ref": clave["KeyId"], "Arn": clave["Arn"]}
     return p
+
+
+@pytest.fixture
+def plantilla(aws: None) -> Any:
+    """``template.yaml`` resolved against the in-process moto, its data key created (:func:`plantilla_con_clave`)."""
+    return plantilla_con_clave()
 
 
 @pytest.fixture

@@ -20,12 +20,13 @@ import boto3
 import pytest
 from dlq_colas import crear_par, drenar, llenar, total
 
+from tests.conftest import HANG_GUARD_S
+
 pytestmark = pytest.mark.integration
 
 MF_DLQ = str(Path(sys.executable).parent / "mf-dlq")
 MENSAJES = 60
 VISIBILIDAD_S = 2
-HANG_GUARD_S = 300  # only stops a hung run; the test synchronises on events
 
 
 @pytest.fixture

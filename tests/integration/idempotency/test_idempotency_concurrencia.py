@@ -14,6 +14,7 @@ from mercadofresco import aws
 from mercadofresco.errors import OperacionEnCurso
 from mercadofresco.idempotency import IdempotencyStore, claves
 
+from tests.conftest import HANG_GUARD_S, plantilla_con_clave
 from tests.integration.idempotency.apoyo_idempotencia import consumidor_que_muere
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ pytestmark = pytest.mark.integration
 
 HILOS = 50
 RESULTADO = {"referencia_cobro": "ch_0001"}
-HANG_GUARD_S = 300  # only stops a hung run; no assertion depends on how fast threads are scheduled
 
 
 def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: str) -> None:
@@ -76,7 +76,7 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
 @pytest.fixture
 def servidor_moto() -> Iterator[tuple[str, str]]:
     """moto as a real HTTP server on loopback, so another process sees the same DynamoDB."""
-    from mercadofresco_local.plantilla import Plantilla, crear_tabla
+    from mercadofresco_local.plantilla import crear_tabla
     from mercadofresco_local.servidor import make_dynamodb_writes_atomic
     from moto.server import ThreadedMotoServer
 
@@ -88,10 +88,7 @@ def servidor_moto() -> Iterator[tuple[str, str]]:
     reiniciar = urllib.request.Request(f"{url}/moto-api/reset", method="POST")
     urllib.request.urlopen(reiniciar, timeout=10).close()  # moto's backends are process-global: start empty
     try:
-        plantilla = Plantilla()
-        kms = aws.client("kms", endpoint_url=url)
-        clave_kms = kms.create_key(Description="alias/mercadofresco-datos (local)")["KeyMetadata"]
-        plantilla.fisicos["DatosKey"] = {"Ref": clave_kms["KeyId"], "Arn": clave_kms["Arn"]}
+        plantilla = plantilla_con_clave(endpoint_url=url)
         tabla = crear_tabla(aws.client("dynamodb", endpoint_url=url), plantilla, "TablaIdempotencia")
         yield url, tabla
     finally:

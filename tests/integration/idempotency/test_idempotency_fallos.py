@@ -16,6 +16,7 @@ from mercadofresco.idempotency import (
     claves,
 )
 
+from tests.conftest import HANG_GUARD_S
 from tests.integration.idempotency.apoyo_idempotencia import Operacion
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ pytestmark = pytest.mark.integration
 
 CLAVE = claves.cobro("PED-2026-084417")
 RESULTADO = {"referencia_cobro": "ch_0001"}
-HANG_GUARD_S = 300  # only stops a hung run; every wait below ends on an event, not on time
 
 
 def borrar_tabla_y(dynamodb: Any, tabla: str, despues: Callable[[], Any]) -> Callable[[], Any]:

@@ -23,6 +23,8 @@ from mercadofresco_local.plantilla import Plantilla, crear_tabla
 from mercadofresco_local.servidor import ServidorMoto
 from mercadofresco_ops import smoke
 
+from tests.conftest import plantilla_con_clave
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -46,8 +48,7 @@ def cuenta(moto: ServidorMoto) -> dict[str, Any]:
         definition=FLUJO_TRIVIAL,
         roleArn="arn:aws:iam::123456789012:role/mercadofresco-local",
     )["stateMachineArn"]
-    plantilla = Plantilla()
-    plantilla.fisicos["DatosKey"] = {"Ref": "clave-local", "Arn": "arn:aws:kms:eu-south-2:123456789012:key/local"}
+    plantilla = plantilla_con_clave(endpoint_url=moto.url)
     tabla = crear_tabla(boto3.client("dynamodb", endpoint_url=moto.url), plantilla, "TablaIdempotencia")
     dlq = boto3.client("sqs", endpoint_url=moto.url).create_queue(QueueName="mercadofresco-pedidos-fallidos")[
         "QueueUrl"

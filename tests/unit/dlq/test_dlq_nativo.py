@@ -18,7 +18,7 @@ ORIGEN = Cola(f"{CUENTA}/cola-mercadofresco-pedidos", f"{ARN}:cola-mercadofresco
 
 @pytest.fixture
 def sqs():
-    cliente = boto3.client("sqs", region_name="eu-south-2", aws_access_key_id="x", aws_secret_access_key="x")
+    cliente = boto3.client("sqs")  # the tests' fake credentials and region (tests/conftest.py)
     with Stubber(cliente) as stub:
         yield cliente, stub
         stub.assert_no_pending_responses()
