@@ -98,8 +98,13 @@ caos: setup services
 	$(VENV)/bin/mf-demo --escenario caos --semillas $(or $(SEMILLAS),200) --procesos $(or $(PROCESOS),3) \
 		$(if $(PEDIDOS),--pedidos $(PEDIDOS))
 
-bench: setup services
-	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+# Every script in bench/ once, each printing its figures, goals and the load it ran at; one that fails
+# does not stop the others (exit 1 at the end). Sizes: the BENCH_* variables in each script's docstring.
+# The cold-start bench imports the functions from `make build`'s output, hence the dependency.
+bench: setup services build
+	@rc=0; for b in bench/bench_*.py; do echo "== $$b"; \
+		BENCH_BUILD_DIR=$${BENCH_BUILD_DIR:-.aws-sam/build} $(PY) $$b || { echo "== $$b FAILED"; rc=1; }; \
+	done; exit $$rc
 
 # Amazon RDS's CA bundle into the layer, so Aurora TLS verifies the server (verify-full, see
 # layers/comun/mercadofresco/db.py), plus Amazon's root CA for RDS Proxy (its certificate is
