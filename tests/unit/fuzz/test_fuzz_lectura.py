@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import dlq
-from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, _que_quepa, _tamano, con_atributos
+from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, Cola, enviar_a_dlq
 from mercadofresco.consumer.lectura import MensajeInvalido, Ruta, leer
 from mercadofresco.dlq import Motivo
 from mercadofresco.validation import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
@@ -29,7 +29,8 @@ RUTAS = {
     "ReservaStock": Ruta(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
 }
 AVISO = json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"])
-DETALLE_MAX_CHARS = 1000
+ARN_ERP = "arn:aws:sqs:eu-south-2:123456789012:mercadofresco-erp"
+DLQ_ERP = "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp-fallidos"
 
 
 def _leer(cuerpo: str):
@@ -79,28 +80,43 @@ def test_fuzz_leer_bad_value_in_any_envelope_is_dato_invalido_or_its_own_reason(
     assert _leer(cuerpo) is None
 
 
+def _bytes_sqs(envio: dict) -> int:
+    """What SQS counts against MaximumMessageSize: the body plus each attribute's name, type and value."""
+    total = len(envio["MessageBody"].encode("utf-8", "surrogatepass"))
+    for nombre, valor in envio.get("MessageAttributes", {}).items():
+        dato = valor["StringValue"].encode("utf-8", "surrogatepass") if "StringValue" in valor else valor["BinaryValue"]
+        total += len(nombre.encode()) + len(valor["DataType"].encode()) + len(dato)
+    return total
+
+
 @given(
-    cuerpo=st.one_of(texto_sqs, json_grande, st.integers(200_000, 262_000).map(lambda n: "x" * n)),
+    cuerpo=st.one_of(
+        texto_sqs.filter(bool),
+        json_grande,
+        st.integers(MAX_MENSAJE_BYTES - 2_000, MAX_MENSAJE_BYTES).map(lambda n: "x" * n),  # no room left for all
+    ),
     detalle=st.one_of(texto_cualquiera, st.text(min_size=900, max_size=1000)),
     originales=st.dictionaries(st.sampled_from(["a", "b", "mf-aplazamientos"]), texto_sqs, max_size=3),
 )
-def test_fuzz_dead_letter_attributes_always_fit_next_to_the_body_and_keep_the_reason_when_possible(
-    cuerpo, detalle, originales
+def test_fuzz_dead_letter_always_fits_next_to_its_body_and_keeps_the_reason_when_possible(
+    stubbed, cuerpo, detalle, originales
 ) -> None:
-    # GIVEN any body SQS accepted and any error detail
-    propios = {
-        dlq.ATRIBUTO_MOTIVO: "dato-invalido",
-        dlq.ATRIBUTO_DETALLE: detalle[:DETALLE_MAX_CHARS],
-        dlq.ATRIBUTO_COLA_ORIGEN: "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp",
-        dlq.ATRIBUTO_FUNCION: "erp",
-    }
-    record = {"messageAttributes": {k: {"dataType": "String", "stringValue": v} for k, v in originales.items()}}
-    # WHEN the dead letter's attributes are built
-    atributos = _que_quepa(cuerpo, con_atributos(record, propios), propios)
-    # THEN body and attributes fit SQS's message size, and the reason goes whenever it can
-    assert _tamano(cuerpo, atributos) <= MAX_MENSAJE_BYTES
-    if (
-        _tamano(cuerpo, {dlq.ATRIBUTO_MOTIVO: {"DataType": "String", "StringValue": "dato-invalido"}})
-        <= MAX_MENSAJE_BYTES
-    ):
-        assert atributos[dlq.ATRIBUTO_MOTIVO]["StringValue"] == "dato-invalido"
+    # GIVEN any body SQS accepted, with any attributes, and any error detail
+    sqs, stubber = stubbed("sqs")
+    enviados: list[dict] = []
+    sqs.meta.events.register(
+        "provide-client-params.sqs.SendMessage", lambda params, **_: enviados.append(params), unique_id="enviados"
+    )
+    stubber.add_response("send_message", {"MessageId": "m-dlq"})
+    cola = Cola(ARN_ERP, "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp", DLQ_ERP, 3)
+    atributos = {k: {"dataType": "String", "stringValue": v} for k, v in originales.items()}
+    record = {"messageId": "m-1", "body": cuerpo, "messageAttributes": atributos, "attributes": {}}
+    # WHEN it is dead-lettered with its reason
+    enviar_a_dlq(sqs, cola, record, Motivo.DATO_INVALIDO, detalle, "erp")
+    # THEN the message SQS got fits its size limit, and the reason goes with it whenever it can
+    (envio,) = enviados
+    assert envio["MessageBody"] == cuerpo
+    assert _bytes_sqs(envio) <= MAX_MENSAJE_BYTES
+    solo_motivo = {dlq.ATRIBUTO_MOTIVO: {"DataType": "String", "StringValue": "dato-invalido"}}
+    if _bytes_sqs({"MessageBody": cuerpo, "MessageAttributes": solo_motivo}) <= MAX_MENSAJE_BYTES:
+        assert envio["MessageAttributes"][dlq.ATRIBUTO_MOTIVO]["StringValue"] == "dato-invalido"
