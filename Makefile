@@ -24,7 +24,7 @@ help:
 	@echo "make bench  run the benchmarks in bench/ (on demand)"
 	@echo "make invoke FN=CobroFunction EVENT=events/cobro-pedido.json   one event through sam local invoke (Docker)"
 
-$(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/comun/requirements.txt pyproject.toml \
+$(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/*/requirements.txt pyproject.toml \
 		rules/pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required: install it (e.g. pyenv install 3.13) and put python3.13 on PATH." >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON313) -m venv $(VENV)

@@ -13,11 +13,11 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.aws import cached_client
 from mercadofresco.outbox.entorno import entorno, plazo
-from mercadofresco.outbox.relay import ERRORES_BD, OutboxRelay
 from mercadofresco.tracing import TRACED_MODULES, LazyTracer
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from mercadofresco.outbox.relay import OutboxRelay
 
 logger = Logger()
 metrics = Metrics()
@@ -35,6 +35,8 @@ CONTADORES = {
 
 
 def _publicar_estado(relay: OutboxRelay) -> None:
+    from mercadofresco.outbox.relay import ERRORES_BD
+
     try:
         estado = relay.estado()
     except ERRORES_BD as exc:
@@ -50,6 +52,10 @@ def _publicar_estado(relay: OutboxRelay) -> None:
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
+    # The relay imports the PostgreSQL driver: loaded by the first invocation, as the pool
+    # entorno() opens, not by the init phase (bench/bench_cold_start.py's "first use").
+    from mercadofresco.outbox.relay import OutboxRelay
+
     env = entorno()
     relay = OutboxRelay(env.pool, cached_client("events"), env.config)
     hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s, env.config.drenaje_s)

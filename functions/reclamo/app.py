@@ -24,8 +24,21 @@ from mercadofresco.idempotency.registro import Registro
 logger = Logger()
 
 configuracion = IdempotencyConfig.from_env()
-store = IdempotencyStore.from_env(configuracion)
 reloj_s = time.time  # injectable: the local run and the tests move time instead of waiting
+
+
+def _store() -> IdempotencyStore:
+    """Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load."""
+    if "store" not in globals():
+        globals()["store"] = IdempotencyStore.from_env(configuracion)
+    return globals()["store"]
+
+
+def __getattr__(nombre: str) -> Any:
+    # PEP 562: ``app.store`` read from outside (tests, the local run) builds it too; set, it replaces it.
+    if nombre == "store":
+        return _store()
+    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
 
 
 def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
@@ -39,7 +52,7 @@ def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
         caduca_bloqueo=caduca_bloqueo,
         propietario=ejecucion,
     )
-    ganado, existente = store.registros.reclamar(nuevo, ahora)
+    ganado, existente = _store().registros.reclamar(nuevo, ahora)
     if not ganado and existente is not None and existente.propietario == ejecucion:
         ganado, nuevo = True, existente  # our own claim: the first attempt wrote it, its answer was lost
     registro = nuevo if ganado or existente is None else existente

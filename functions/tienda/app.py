@@ -16,12 +16,12 @@ database unavailable           503   retry with the SAME key (``Retry-After``)
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
+from functools import cache
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-import psycopg
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.db import pool_compartido
 from mercadofresco.outbox.solicitudes import (
@@ -32,20 +32,24 @@ from mercadofresco.outbox.solicitudes import (
     registrar_pedido,
 )
 from mercadofresco.tracing import LazyTracer
-from psycopg_pool import PoolTimeout
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from psycopg import Connection
 
 logger = Logger()
 metrics = Metrics()
 tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
-app = APIGatewayHttpResolver()
 
 RETRY_AFTER_S = 2
 
 
 def _json(estado: HTTPStatus, cuerpo: dict[str, Any], **cabeceras: str) -> Response:
+    from aws_lambda_powertools.event_handler import Response, content_types  # loaded by _api()
+
     return Response(
         status_code=estado.value,
         content_type=content_types.APPLICATION_JSON,
@@ -59,21 +63,38 @@ def _error(estado: HTTPStatus, codigo: str, mensaje: str, **extra: Any) -> Respo
     return _json(estado, {"error": codigo, "message": mensaje, **extra}, **cabeceras)
 
 
+class BaseNoDisponible(Exception):
+    """The database did not answer: a driver error, or no pooled connection in time."""
+
+
+@contextmanager
+def _conexion() -> Iterator[Connection]:
+    """A pooled connection; the driver's "unavailable" errors leave as :class:`BaseNoDisponible` (503)."""
+    # The driver is imported by the first request, not by the init phase (bench/bench_cold_start.py).
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    try:
+        with pool_compartido().connection() as conn:
+            yield conn
+    except (psycopg.OperationalError, PoolTimeout) as exc:
+        raise BaseNoDisponible(str(exc)) from exc
+
+
 def _llamante() -> str:
     """The IAM principal API Gateway authenticated (the Idempotency-Key's scope); empty without IAM auth."""
-    iam = (app.current_event.raw_event.get("requestContext", {}).get("authorizer") or {}).get("iam") or {}
+    iam = (_api().current_event.raw_event.get("requestContext", {}).get("authorizer") or {}).get("iam") or {}
     return str(iam.get("userArn") or iam.get("callerId") or "")
 
 
-@app.post("/pedidos")
 def crear_pedido() -> Response:
-    evento = app.current_event
+    evento = _api().current_event
     clave = evento.headers.get("Idempotency-Key")  # case-insensitive in Powertools v3
     try:
         cuerpo = json.loads(evento.decoded_body or "")
     except ValueError as exc:
         return _error(HTTPStatus.BAD_REQUEST, "invalid_json", f"the body is not JSON: {exc}")
-    with pool_compartido().connection() as conn:
+    with _conexion() as conn:
         registrado = registrar_pedido(conn, clave, cuerpo, llamante=_llamante())
     pedido = registrado.pedido
     if registrado.creado:
@@ -84,34 +105,29 @@ def crear_pedido() -> Response:
     return _json(HTTPStatus.OK, pedido, Location=f"/pedidos/{pedido['pedido_id']}")
 
 
-@app.get("/pedidos/<pedido_id>")
 def leer_pedido(pedido_id: str) -> Response:
-    with pool_compartido().connection() as conn:
+    with _conexion() as conn:
         pedido = consultar_pedido(conn, pedido_id)
     if pedido is None:
         return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {pedido_id} does not exist")
     return _json(HTTPStatus.OK, pedido)
 
 
-@app.exception_handler(ClaveIdempotenciaInvalida)
 def _clave_invalida(exc: ClaveIdempotenciaInvalida) -> Response:
     return _error(HTTPStatus.BAD_REQUEST, "invalid_idempotency_key", str(exc))
 
 
-@app.exception_handler(SolicitudInvalida)
 def _solicitud_invalida(exc: SolicitudInvalida) -> Response:
     logger.info("order refused: invalid request", errores=exc.errores)
     return _error(HTTPStatus.BAD_REQUEST, "invalid_order", str(exc), details=exc.errores)
 
 
-@app.exception_handler(ClaveReutilizada)
 def _clave_reutilizada(exc: ClaveReutilizada) -> Response:
     logger.warning("order refused: Idempotency-Key reused with another body", pedido_id=exc.pedido_id)
     return _error(HTTPStatus.UNPROCESSABLE_ENTITY, "idempotency_key_reused", str(exc))
 
 
-@app.exception_handler([psycopg.OperationalError, PoolTimeout])
-def _base_no_disponible(exc: Exception) -> Response:
+def _base_no_disponible(exc: BaseNoDisponible) -> Response:
     # Nothing was committed (or the commit's answer was lost): a retry with the same key is safe either way.
     logger.exception("database unavailable")
     return _error(
@@ -121,8 +137,27 @@ def _base_no_disponible(exc: Exception) -> Response:
     )
 
 
+@cache
+def _api() -> APIGatewayHttpResolver:
+    """The routes and the errors' answers, built by the first request.
+
+    Powertools' ``event_handler`` package imports every resolver it has (AppSync's brings asyncio):
+    ~50 ms the init phase does not pay; the first request does (bench/bench_cold_start.py's "first use").
+    """
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
+    api = APIGatewayHttpResolver()
+    api.post("/pedidos")(crear_pedido)
+    api.get("/pedidos/<pedido_id>")(leer_pedido)
+    api.exception_handler(ClaveIdempotenciaInvalida)(_clave_invalida)
+    api.exception_handler(SolicitudInvalida)(_solicitud_invalida)
+    api.exception_handler(ClaveReutilizada)(_clave_reutilizada)
+    api.exception_handler(BaseNoDisponible)(_base_no_disponible)
+    return api
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    return _api().resolve(event, context)

@@ -40,3 +40,27 @@ def test_function_imports_the_layer_from_opt_python(capa: Path, tmp_path: Path) 
     # THEN the module comes from the built layer, not from the source tree
     assert salida.returncode == 0, salida.stderr
     assert salida.stdout.strip().startswith(str(capa))
+
+
+def test_postgres_driver_ships_only_in_its_own_layer(capa: Path) -> None:
+    # GIVEN the built layers
+    postgres = capa.parents[1] / "PostgresLayer" / "python"
+    # THEN the shared layer carries no PostgreSQL driver, and the driver's layer carries nothing else
+    assert not list(capa.glob("psycopg*")), "psycopg belongs in layers/postgres (PostgresLayer)"
+    codigo = {p.name for p in postgres.iterdir() if not p.name.endswith(".dist-info")}
+    assert codigo == {"psycopg", "psycopg_binary", "psycopg_binary.libs", "psycopg_pool"}
+    assert list((postgres / "psycopg" / "__pycache__").glob("*.cpython-313.pyc")), "compiled once, at build"
+
+
+def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
+    from mercadofresco_local.plantilla import Plantilla
+
+    # GIVEN every function of the template and the layer modules its code imports
+    for nombre, recurso in Plantilla().recursos.items():
+        if recurso["Type"] != "AWS::Serverless::Function":
+            continue
+        props = recurso["Properties"]
+        fuentes = " ".join(p.read_text() for p in (RAIZ / props["CodeUri"]).glob("*.py"))
+        usa_bd = "mercadofresco.db" in fuentes or "mercadofresco.outbox" in fuentes
+        # THEN the driver's layer is added exactly where the database is used (ComunLayer comes from Globals)
+        assert ({"Ref": "PostgresLayer"} in props.get("Layers", [])) == usa_bd, nombre

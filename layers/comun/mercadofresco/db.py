@@ -19,12 +19,13 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from psycopg_pool import ConnectionPool
+from typing import TYPE_CHECKING, Any
 
 from mercadofresco import aws
 from mercadofresco.process_cache import per_environment
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
 
 __all__ = ["CA_RDS_EN_CAPA", "ConfigBD", "crear_pool", "parametros_aurora", "pool_compartido"]
 
@@ -90,6 +91,10 @@ def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
 
 def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> ConnectionPool:
     """An open pool; one connection suffices for a Lambda (one invocation at a time)."""
+    # The driver (layers/postgres) is imported by the first pool, not by importing this module:
+    # ~100 ms of a cold start's init phase otherwise (bench/bench_cold_start.py).
+    from psycopg_pool import ConnectionPool
+
     comunes = {
         "connect_timeout": config.connect_timeout_s,
         "application_name": os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "mercadofresco"),

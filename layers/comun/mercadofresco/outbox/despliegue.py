@@ -23,8 +23,6 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from psycopg import sql
-
 from mercadofresco.db import ConfigBD, parametros_aurora
 from mercadofresco.errors import MercadoFrescoError
 from mercadofresco.outbox.migraciones import aplicar_migraciones
@@ -101,6 +99,8 @@ def crear_rol_runtime(conn: Connection, usuario: str, password: str) -> None:
     No CREATE on the schema, no DDL, no role attributes: a compromised function cannot change
     the schema or read another database. Default privileges cover tables added by later migrations.
     """
+    from psycopg import sql  # the driver is the connection's: loaded by conectar, not by importing this module
+
     rol = sql.Identifier(usuario)
     existe = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (usuario,)).fetchone()
     verbo = sql.SQL("ALTER ROLE") if existe else sql.SQL("CREATE ROLE")
@@ -162,6 +162,8 @@ def migrar_desde_propiedades(propiedades: dict[str, Any], plazo_s: float, databa
 
 def aplicar(conn: Connection, runtime: Credenciales | None, *, statement_timeout_ms: int) -> dict[str, str]:
     """Apply pending migrations and (re)create the runtime role; what the resource reports back."""
+    from psycopg import sql  # see crear_rol_runtime
+
     conn.execute(sql.SQL("SET statement_timeout = {}").format(sql.Literal(statement_timeout_ms)))
     aplicadas = aplicar_migraciones(conn)
     if runtime is not None:

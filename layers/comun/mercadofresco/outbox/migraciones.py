@@ -12,8 +12,6 @@ from __future__ import annotations
 from importlib import resources
 from typing import TYPE_CHECKING
 
-import psycopg
-
 from mercadofresco.outbox.exceptions import MigracionError
 
 if TYPE_CHECKING:
@@ -67,6 +65,8 @@ def aplicar_migraciones(conn: Connection) -> list[str]:
     MigracionError
         A file failed; nothing of this call was kept.
     """
+    import psycopg  # already loaded by ``conn``'s pool: importing this module does not load the driver
+
     aplicadas_ahora: list[str] = []
     try:
         with conn.transaction():

@@ -12,9 +12,6 @@ import uuid
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-import psycopg
-from psycopg.types.json import Jsonb
-
 from mercadofresco import validation
 from mercadofresco.idempotency import claves
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
@@ -119,6 +116,9 @@ def agregar_evento(
     version: int = 1,
 ) -> uuid.UUID:
     """Insert one outbox row in the caller's transaction; return its id (the event's ``id``)."""
+    # The driver is imported by the first write, not by importing the module (the store API's init phase).
+    from psycopg.types.json import Jsonb
+
     outbox_id = uuid.uuid4()
     conn.execute(
         "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
@@ -141,6 +141,9 @@ def crear_pedido(conn: Connection, pedido: Pedido) -> uuid.UUID:
     PedidoDuplicado
         ``pedido_id`` already exists (nothing written).
     """
+    import psycopg  # by the first order, not at import (see agregar_evento)
+    from psycopg.types.json import Jsonb
+
     pedido.validar()
     try:
         with conn.transaction():
