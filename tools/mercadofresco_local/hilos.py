@@ -67,12 +67,10 @@ class BackgroundThread:
         *,
         stopping: threading.Event | None = None,
         on_stop: Callable[[], object] | None = None,
-        stop_timeout_s: float = STOP_TIMEOUT_S,
     ) -> None:
         self.name = name
         self._own_stopping = stopping is None
         self.stopping = stopping or threading.Event()
-        self.stop_timeout_s = stop_timeout_s
         self.done = threading.Event()  # set when the loop has returned or raised
         self._loop = loop
         self._on_stop = on_stop
@@ -80,10 +78,20 @@ class BackgroundThread:
         self._error: BaseException | None = None
 
     @classmethod
-    def every(cls, name: str, period_s: float, step: Callable[[], object], *, immediately: bool = False) -> Self:
+    def every(
+        cls,
+        name: str,
+        period_s: float,
+        step: Callable[[], object],
+        *,
+        immediately: bool = False,
+        on_error: Callable[[Exception], object] | None = None,
+    ) -> Self:
         """``step()`` every ``period_s`` s until stopped, at a fixed rate (a slow step shortens the next wait).
 
-        The first step runs at start with ``immediately``, otherwise one period after it.
+        The first step runs at start with ``immediately``, otherwise one period after it. With
+        ``on_error`` a step's exception is handed to it and the loop goes on (a poller outlives an
+        API error, as AWS's do); without it the exception ends the loop and reaches the owner.
         """
 
         def loop(stopping: threading.Event) -> None:
@@ -91,7 +99,12 @@ class BackgroundThread:
                 return
             while not stopping.is_set():
                 started = time.monotonic()
-                step()
+                try:
+                    step()
+                except Exception as exc:
+                    if on_error is None:
+                        raise
+                    on_error(exc)
                 if stopping.wait(max(0.0, period_s - (time.monotonic() - started))):
                     return
 
@@ -129,7 +142,7 @@ class BackgroundThread:
             ) from self._error
 
     def stop(self, timeout_s: float | None = None) -> None:
-        """Tell the loop to stop, wait for it (``stop_timeout_s`` at most), and raise what it crashed with.
+        """Tell the loop to stop, wait for it (``STOP_TIMEOUT_S`` at most), and raise what it crashed with.
 
         Raises :class:`BackgroundThreadError` when the loop is still running after the bound (a
         later ``stop()`` waits again) or when it ended with an exception. A thread never started
@@ -141,7 +154,7 @@ class BackgroundThread:
         self.stopping.set()
         if self._on_stop is not None:
             self._on_stop()
-        bound_s = self.stop_timeout_s if timeout_s is None else timeout_s
+        bound_s = STOP_TIMEOUT_S if timeout_s is None else timeout_s
         thread.join(bound_s)
         if thread.is_alive():
             raise BackgroundThreadError(f"background thread {self.name} did not stop within {bound_s:g} s")

@@ -64,19 +64,15 @@ class Observador:
         redis_client = cliente_valkey(self.redis_url, socket_timeout_ms=1000)
         self._vigilados = {d: CircuitBreaker(d, redis_client, metrics=_SinMetricas()) for d in self.dependencias}
         self.breakers = {d: Transiciones() for d in self.dependencias}
-        self._hilo = BackgroundThread.every("observador", INTERVALO_S, self._muestrear_si_se_puede).start()
+        # A sample lost to a busy server is not worth stopping the watch: the next one follows.
+        self._hilo = BackgroundThread.every("observador", INTERVALO_S, self.muestrear, on_error=lambda _exc: None)
+        self._hilo.start()
         return self
 
     def parar(self) -> None:
         if self._hilo is not None:
             self._hilo.stop()
         self.muestrear()
-
-    def _muestrear_si_se_puede(self) -> None:
-        try:
-            self.muestrear()
-        except Exception:  # a sample lost to a busy server is not worth stopping the watch
-            return
 
     def muestrear(self) -> None:
         ahora = time.monotonic() - self._inicio

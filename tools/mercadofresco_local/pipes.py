@@ -179,6 +179,7 @@ class PipeStream(BackgroundPart):
     leidos: int = 0
     enviados: int = 0
     a_dlq: int = 0
+    errores: list[str] = field(default_factory=list)  # reads lost to an API error (the next poll retries)
     _hilo: BackgroundThread = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -186,19 +187,26 @@ class PipeStream(BackgroundPart):
 
     def _leer(self, parar: threading.Event) -> None:
         streams = client("dynamodbstreams")
-        iteradores = {
+        iteradores: dict[str, str] = {}
+        while not parar.is_set():
+            try:
+                iteradores = iteradores or self._iteradores(streams)
+                for shard, iterador in list(iteradores.items()):
+                    respuesta = streams.get_records(ShardIterator=iterador, Limit=self.tamano_lote)
+                    iteradores[shard] = respuesta["NextShardIterator"]
+                    if respuesta["Records"]:
+                        self._entregar([self._completar(r) for r in respuesta["Records"]])
+            except Exception as exc:  # Pipes keeps polling after an API error; the same iterator reads again
+                self.errores.append(f"{type(exc).__name__}: {exc}")
+            parar.wait(ESPERA_STREAM_S)
+
+    def _iteradores(self, streams: Any) -> dict[str, str]:
+        return {
             s["ShardId"]: streams.get_shard_iterator(
                 StreamArn=self.stream_arn, ShardId=s["ShardId"], ShardIteratorType=self.posicion_inicial
             )["ShardIterator"]
             for s in streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
         }
-        while not parar.is_set():
-            for shard, iterador in list(iteradores.items()):
-                respuesta = streams.get_records(ShardIterator=iterador, Limit=self.tamano_lote)
-                iteradores[shard] = respuesta["NextShardIterator"]
-                if respuesta["Records"]:
-                    self._entregar([self._completar(r) for r in respuesta["Records"]])
-            parar.wait(ESPERA_STREAM_S)
 
     def _completar(self, registro: dict[str, Any]) -> dict[str, Any]:
         # boto3 parses ApproximateCreationDateTime; Pipes hands the target epoch seconds (JSON).

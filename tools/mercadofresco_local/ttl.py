@@ -32,12 +32,15 @@ class BarredorTtl(BackgroundPart):
     tablas: dict[str, str] = field(default_factory=dict)  # table name -> TTL attribute
     reloj: Any = time.time
     borrados: int = 0
+    errores: list[str] = field(default_factory=list)  # sweeps lost to an API error (the next one retries)
     _claves: set[str] = field(default_factory=set)
     _cerrojo: threading.Lock = field(default_factory=threading.Lock)
     _hilo: BackgroundThread = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._hilo = BackgroundThread.every("ttl", INTERVALO_S, self.barrer)
+        self._hilo = BackgroundThread.every(
+            "ttl", INTERVALO_S, self.barrer, on_error=lambda exc: self.errores.append(f"{type(exc).__name__}: {exc}")
+        )
 
     @classmethod
     def de_tablas_con_stream(cls) -> BarredorTtl:

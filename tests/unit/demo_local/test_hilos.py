@@ -146,6 +146,30 @@ def test_background_thread_every_when_a_step_raises_the_loop_ends_and_the_error_
         hilo.stop()
 
 
+def test_background_thread_every_with_on_error_hands_a_step_error_over_and_keeps_going() -> None:
+    # GIVEN a step that fails on its first two runs and signals its third
+    veces = 0
+    tercera = threading.Event()
+    errores: list[Exception] = []
+
+    def paso() -> None:
+        nonlocal veces
+        veces += 1
+        if veces < 3:
+            raise TimeoutError(f"read timeout {veces}")
+        tercera.set()
+
+    hilo = BackgroundThread.every("mf-sondeo", 0.0, paso, immediately=True, on_error=errores.append).start()
+
+    # WHEN it has run a third time and is stopped
+    assert tercera.wait(HANG_GUARD_S), "the loop did not outlive the step's errors"
+    hilo.stop()
+
+    # THEN both errors reached on_error, and the loop ended cleanly
+    assert [str(e) for e in errores] == ["read timeout 1", "read timeout 2"]
+    hilo.raise_if_failed()
+
+
 def test_background_thread_when_never_started_stop_does_nothing_and_a_second_start_is_refused() -> None:
     # GIVEN a thread never started
     hilo = BackgroundThread("mf-quieto", lambda stopping: stopping.wait())
