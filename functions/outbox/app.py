@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from mercadofresco.aws import cached_client
 from mercadofresco.outbox.entorno import entorno, plazo
 from mercadofresco.tracing import TRACED_MODULES, LazyTracer
 
@@ -54,10 +53,10 @@ def _publicar_estado(relay: OutboxRelay) -> None:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     # The relay imports the PostgreSQL driver: loaded by the first invocation, as the pool
     # entorno() opens, not by the init phase (bench/bench_cold_start.py's "first use").
-    from mercadofresco.outbox.relay import OutboxRelay
+    from mercadofresco.outbox.relay import OutboxRelay, cliente_eventos
 
     env = entorno()
-    relay = OutboxRelay(env.pool, cached_client("events"), env.config)
+    relay = OutboxRelay(env.pool, cliente_eventos(), env.config)
     hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s, env.config.drenaje_s)
     resultado = relay.drenar(hasta)
     for campo, nombre in CONTADORES.items():
