@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.conftest import HANG_GUARD_S  # only stops a hung run; the tests meet on events, counts and gates
+
 if TYPE_CHECKING:
     from mercadofresco_local.servidor import ServidorMoto
 
 pytestmark = pytest.mark.integration
 
 HILOS = 8
-HANG_GUARD_S = 300  # only stops a hung run; the test synchronises on counts and gates
 
 
 def test_conditional_put_from_many_threads_on_one_key_has_exactly_one_winner(

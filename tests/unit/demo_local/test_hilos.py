@@ -19,7 +19,7 @@ from mercadofresco_local.hilos import (
     stop_all,
 )
 
-HANG_GUARD_S = 120  # only stops a hung run; the tests synchronise on events
+from tests.conftest import HANG_GUARD_S  # only stops a hung run; the tests meet on events, counts and gates
 
 
 def test_background_thread_when_started_runs_its_loop_in_a_named_daemon_thread_until_stopped() -> None:
