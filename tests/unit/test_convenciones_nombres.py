@@ -179,19 +179,26 @@ def test_handlers_import_from_the_layer_only_what_a_module_exports() -> None:
     assert fuera == []
 
 
-def test_nothing_outside_the_layer_imports_a_private_name_from_it() -> None:
-    # GIVEN the functions, operator tools, local run and benchmarks
+def test_nothing_imports_a_private_name_from_another_package() -> None:
+    # GIVEN the project's packages (the layer's and the tools'), and every import in the functions,
+    # tools, benchmarks and tests
+    paquetes = {"mercadofresco"} | {d.name for d in (RAIZ / "tools").iterdir() if (d / "__init__.py").is_file()}
     privados = []
-    for carpeta in ("functions", "tools", "bench"):
+    for carpeta in ("functions", "tools", "bench", "tests"):
         for fichero in sorted((RAIZ / carpeta).rglob("*.py")):
+            relativo = fichero.relative_to(RAIZ)
+            propio = relativo.parts[1] if carpeta == "tools" and len(relativo.parts) > 2 else None
             for nodo in ast.walk(ast.parse(fichero.read_text())):
-                if isinstance(nodo, ast.ImportFrom) and (nodo.module or "").startswith("mercadofresco."):
+                if not (isinstance(nodo, ast.ImportFrom) and nodo.module and nodo.level == 0):
+                    continue
+                paquete = nodo.module.split(".")[0]
+                if paquete in paquetes and paquete != propio:
                     privados += [
-                        f"{fichero.relative_to(RAIZ)}: {nodo.module}.{a.name}"
+                        f"{relativo}: {nodo.module}.{a.name}"
                         for a in nodo.names
-                        if a.name.startswith("_")
+                        if a.name.startswith("_") and not a.name.startswith("__")
                     ]
-    # THEN none is private
+    # THEN none imports a private name of a package it is not part of
     assert privados == []
 
 

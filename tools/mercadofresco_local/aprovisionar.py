@@ -197,7 +197,7 @@ class Aprovisionador:
         }
 
     def _maquina(self, lid: str, props: dict[str, Any]) -> None:
-        texto = _definicion(props)
+        texto = definicion_asl(props)
         nombre = props.get("Name") or props.get("StateMachineName") or lid
         arn = client("stepfunctions").create_state_machine(
             name=nombre, definition=texto, roleArn=self._rol(), type=props.get("Type", "STANDARD")
@@ -249,7 +249,7 @@ class Aprovisionador:
         self.plantilla.fisicos[lid] = {"Ref": url, "FunctionUrl": url, "FunctionArn": props["TargetFunctionArn"]}
 
 
-def _definicion(props: dict[str, Any]) -> str:
+def definicion_asl(props: dict[str, Any]) -> str:
     """The ASL text exactly as the template gives it, with DefinitionSubstitutions applied."""
     if "Definition" in props:
         texto = json.dumps(props["Definition"])

@@ -258,13 +258,13 @@ def pipes_de_plantilla(
         fuente = props.get("SourceParameters", {})
         filtros = [json.loads(f["Pattern"]) for f in fuente.get("FilterCriteria", {}).get("Filters", [])]
         if props["Source"].startswith("arn:aws:sqs:"):
-            resultado.append(_pipe_sqs(nombre, props["Source"], destino, fuente, filtros, compresion))
+            resultado.append(pipe_sqs(nombre, props["Source"], destino, fuente, filtros, compresion))
         else:
             resultado.append(_pipe_stream(nombre, props["Source"], destino, fuente, filtros, barredor))
     return resultado
 
 
-def _pipe_sqs(
+def pipe_sqs(
     nombre: str, arn: str, destino: Destino, fuente: dict[str, Any], filtros: list[Any], compresion: float
 ) -> Mapeo:
     url, visibilidad_s = cola_de(arn, compresion)

@@ -34,7 +34,7 @@ def test_aplicar_plantilla_inserts_json_outside_quotes_and_text_inside() -> None
 def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_it(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
     from mercadofresco_local.funciones import Funciones
-    from mercadofresco_local.pipes import Destino, _pipe_sqs
+    from mercadofresco_local.pipes import Destino, pipe_sqs
 
     # GIVEN a queue with 5 messages and a pipe (batch size 1) to a state machine
     sqs, sfn = client("sqs"), client("stepfunctions")
@@ -46,7 +46,7 @@ def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_
     for i in range(5):
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"pedido_id": f"PED-{i}"}))
     destino = Destino("pipe-mf-prueba", arn_sm, {}, '{"pedido_id": "<$.body.pedido_id>"}', Funciones())
-    pipe = _pipe_sqs("pipe-mf-prueba", arn_cola, destino, {"SqsQueueParameters": {"BatchSize": 1}}, [], 30)
+    pipe = pipe_sqs("pipe-mf-prueba", arn_cola, destino, {"SqsQueueParameters": {"BatchSize": 1}}, [], 30)
 
     # WHEN the pipe runs
     pipe.arrancar()

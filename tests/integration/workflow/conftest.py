@@ -232,11 +232,11 @@ def _inyectar_reloj(funciones: Any, reloj: Reloj) -> None:
 
 def _sustituir_definicion(plantilla: Any, arn: str, ruta: str) -> None:
     import boto3
-    from mercadofresco_local.aprovisionar import _definicion
+    from mercadofresco_local.aprovisionar import definicion_asl
 
     props = {**plantilla.recursos["ProcesarPedido"]["Properties"], "DefinitionUri": ruta}
     props = plantilla.resolver(props)
-    boto3.client("stepfunctions").update_state_machine(stateMachineArn=arn, definition=_definicion(props))
+    boto3.client("stepfunctions").update_state_machine(stateMachineArn=arn, definition=definicion_asl(props))
 
 
 def _observar_bus(fisicos: dict[str, Any]) -> str:

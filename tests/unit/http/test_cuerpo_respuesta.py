@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.http import ClienteProveedor, Respuesta
-from mercadofresco.http.cliente import CUERPO_TEXTO_MAX, _cuerpo
+from mercadofresco.http.cliente import CUERPO_TEXTO_MAX, body_of
 
 
 @pytest.mark.parametrize(
@@ -18,11 +18,11 @@ from mercadofresco.http.cliente import CUERPO_TEXTO_MAX, _cuerpo
     ],
 )
 def test_cuerpo_any_body_becomes_a_dict(crudo: bytes, esperado: dict) -> None:
-    assert _cuerpo(crudo) == esperado
+    assert body_of(crudo) == esperado
 
 
 def test_cuerpo_long_text_truncated() -> None:
-    assert len(_cuerpo(b"x" * 5000)["texto"]) == CUERPO_TEXTO_MAX
+    assert len(body_of(b"x" * 5000)["texto"]) == CUERPO_TEXTO_MAX
 
 
 def test_respuesta_unpacks_as_status_and_body() -> None:

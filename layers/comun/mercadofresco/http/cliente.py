@@ -201,7 +201,7 @@ class ClienteProveedor:
         clasificacion = clasificar(resp.status)
         _anotar(permiso, fallo=clasificacion.reintentable)
         espera = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
-        return _Intento(clasificacion, Respuesta(resp.status, _cuerpo(resp.data)), espera, None, f"HTTP {resp.status}")
+        return _Intento(clasificacion, Respuesta(resp.status, body_of(resp.data)), espera, None, f"HTTP {resp.status}")
 
     def _medir(self, inicio: float) -> None:
         """Latency of one attempt (a timeout counts as its full wait): the provider's p99 alarm reads it."""
@@ -257,7 +257,7 @@ def _json_bytes(datos: Any) -> bytes:
     return json.dumps(datos, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _cuerpo(datos: bytes) -> dict[str, Any]:
+def body_of(datos: bytes) -> dict[str, Any]:
     """The body as a dict: JSON objects as they are, anything else wrapped so the caller can log it."""
     if not datos:
         return {}
