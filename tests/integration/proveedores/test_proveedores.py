@@ -43,6 +43,15 @@ def proveedores(reloj: RelojManual) -> Iterator[Proveedores]:
 
 
 @pytest.fixture
+def soltar(proveedores: Proveedores, monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The gateway's fault waits (latency, timeout) last until the test sets this event, never a span of time."""
+    evento = threading.Event()
+    monkeypatch.setattr(proveedores.pasarela, "dormir", lambda _segundos: evento.wait(HANG_GUARD_S))
+    yield evento
+    evento.set()
+
+
+@pytest.fixture
 def http() -> urllib3.PoolManager:
     return urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=30, read=30))  # hang guards only
 
@@ -208,22 +217,24 @@ def test_fault_rate_limit_answers_429_with_retry_after(proveedores, http):
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
 
 
-def test_fault_timeout_client_gives_up_without_cobro(proveedores, http):
-    # GIVEN the gateway holding requests for 3 s
+def test_fault_timeout_client_gives_up_without_cobro(proveedores, http, soltar):
+    # GIVEN the gateway holding requests (until the client has given up) and then dropping them
     proveedores.fallos.programar(Fallo.tiempo_agotado(3.0))
     # WHEN a client with a 0.2 s read timeout charges
     with pytest.raises(urllib3.exceptions.ReadTimeoutError):
         _post(http, proveedores.pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=0.2))
+    soltar.set()
     # THEN it gave up before any answer (how fast is bench/'s business) and nothing was charged
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 0
 
 
-def test_fault_latency_cobro_happens_after_the_client_gave_up(proveedores, http):
-    # GIVEN the gateway answering after 2 s (20 x the client's patience: a busy machine cannot close that gap)
+def test_fault_latency_cobro_happens_after_the_client_gave_up(proveedores, http, soltar):
+    # GIVEN the gateway slow to charge: it goes on only once the client has given up
     proveedores.fallos.programar(Fallo.latencia(2.0, veces=1))
     # WHEN a client with a 0.1 s read timeout charges and gives up
     with pytest.raises(urllib3.exceptions.ReadTimeoutError):
         _post(http, proveedores.pasarela.url + "/cobros", COBRO, "k", timeout=urllib3.Timeout(connect=1, read=0.1))
+    soltar.set()
     # THEN the charge still happens (the lesson's "charged, answer lost")
     wait_until(lambda: proveedores.pasarela.cobros_de("PED-2026-084417"), "the held charge to land")
     assert proveedores.pasarela.cobros_de("PED-2026-084417") == 1
