@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -21,6 +17,8 @@ from mercadofresco.aws import client
 from mercadofresco.outbox.migraciones import aplicar_migraciones
 from mercadofresco.outbox.relay import OutboxRelay
 from mercadofresco.outbox.store import agregar_evento
+from mercadofresco_local import postgres_privado
+from mercadofresco_local.postgres_privado import PostgresPrivado
 from moto.server import ThreadedMotoServer
 from psycopg_pool import ConnectionPool
 
@@ -37,18 +35,6 @@ pytestmark = pytest.mark.integration
 
 HANG_GUARD_S = 900  # only stops a hung run; the steps below wait on events, not on time
 
-
-def _binarios_postgres() -> Path | None:
-    """The server binaries of the newest PostgreSQL installed (Debian layout ``/usr/lib/postgresql/<major>/bin``)."""
-    versiones = [d for d in Path("/usr/lib/postgresql").glob("*/bin") if (d / "initdb").exists()]
-    versiones.sort(key=lambda d: int(d.parent.name) if d.parent.name.isdigit() else -1)
-    if versiones:
-        return versiones[-1]
-    initdb = shutil.which("initdb")  # other layouts put them on PATH
-    return Path(initdb).parent if initdb else None
-
-
-PG_BIN = _binarios_postgres()
 
 # The child is a relay that SIGKILLs itself the moment PutEvents has returned: the events are
 # on the bus, its transaction never commits, its connection just vanishes.
@@ -113,71 +99,20 @@ def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
     assert _pendientes(outbox_dsn) == set()
 
 
-def _puerto_libre() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class ClusterPrivado:
-    """A throwaway PostgreSQL cluster (the installed version) on a free port, run as the ``postgres`` OS user.
-
-    A real server that can really be restarted, without touching the shared one: the
-    restart terminates every connection and aborts in-flight transactions, which a
-    TCP proxy cut would only approximate.
-    """
-
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="mf-pg-"))
-        shutil.chown(self.dir, "postgres", "postgres")
-        self.puerto = _puerto_libre()
-        self.dsn = f"postgresql://postgres@127.0.0.1:{self.puerto}/postgres?connect_timeout=2"
-        assert PG_BIN is not None
-        self._como_postgres(PG_BIN / "initdb", "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres")
-
-    def _como_postgres(self, *args: str | Path) -> None:
-        subprocess.run(["runuser", "-u", "postgres", "--", *map(str, args)], check=True, capture_output=True)
-
-    def pg_ctl(self, accion: str) -> None:
-        assert PG_BIN is not None
-        opciones = f"-p {self.puerto} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        # -l: the server writes to a file, not to our pipes (which would never reach EOF)
-        self._como_postgres(
-            PG_BIN / "pg_ctl",
-            "-D",
-            self.dir / "data",
-            "-l",
-            self.dir / "log",
-            "-o",
-            opciones,
-            "-w",
-            "-m",
-            "fast",
-            accion,
-        )
-
-    def borrar(self) -> None:
-        try:
-            self.pg_ctl("stop")
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-
 @pytest.fixture
-def cluster() -> Iterator[ClusterPrivado]:
-    if PG_BIN is None or os.geteuid() != 0:
-        pytest.skip("needs PostgreSQL server binaries (initdb, pg_ctl) and root to run them as the postgres user")
-    c = ClusterPrivado()
-    c.pg_ctl("start")
-    yield c
-    c.borrar()
+def cluster() -> Iterator[PostgresPrivado]:
+    """A private PostgreSQL server (the installed version) that can really be restarted, not the shared one."""
+    if not postgres_privado.disponible():
+        pytest.skip("needs PostgreSQL server binaries (initdb, postgres)")
+    with PostgresPrivado() as servidor:
+        yield servidor
 
 
 def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
-    cluster: ClusterPrivado, config: OutboxConfig, bus_en_cola: BusEnCola
+    cluster: PostgresPrivado, config: OutboxConfig, bus_en_cola: BusEnCola
 ) -> None:
     # GIVEN 3,000 pending events on a private cluster and a relay draining them
-    with psycopg.connect(cluster.dsn) as conn:
+    with psycopg.connect(cluster.url) as conn:
         aplicar_migraciones(conn)
         conn.execute(
             "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
@@ -188,7 +123,7 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
         ids = {str(i) for (i,) in conn.execute("SELECT id FROM outbox")}
     consumidor = Consumidor(bus_en_cola)
     pool = ConnectionPool(
-        cluster.dsn, min_size=1, max_size=1, open=True, timeout=2, check=ConnectionPool.check_connection
+        cluster.url, min_size=1, max_size=1, open=True, timeout=2, check=ConnectionPool.check_connection
     )
     parar = threading.Event()
     reloj = lambda: float("inf") if parar.is_set() else time.monotonic()  # noqa: E731 - ends the drain on demand
@@ -210,9 +145,9 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
     hilo.start()
     # WHEN PostgreSQL restarts once part of the backlog is published
     assert a_medias.wait(HANG_GUARD_S), "the relay never published 500 events"
-    cluster.pg_ctl("restart")
+    cluster.reiniciar()
     reiniciado.set()
-    while _pendientes(cluster.dsn):
+    while _pendientes(cluster.url):
         assert hilo.is_alive(), "the relay stopped draining"
         time.sleep(0.1)
     parar.set()
