@@ -30,9 +30,12 @@ plus threads), and the batch's calls are sequential on purpose: a rejected entry
 later events of its aggregate in the following calls (per-aggregate order); concurrent calls
 would need the batch split into waves with each aggregate at most once per wave. On loopback
 the round trip is ~0.1 ms, so no gain could be shown here. Against EventBridge (~20-30 ms per
-call) one relay does ~10 calls per batch of 100, i.e. ~300-450 rows/s, ~20,000 a minute: three
-orders of magnitude above the lesson's volume (240,000 orders a month); more throughput comes
-from more relays (SKIP LOCKED), with no change to ordering.
+call) one relay makes ~10 calls per batch of 100: ~300-450 rows/s, ~20,000 a minute by that
+arithmetic, three orders of magnitude above the lesson's volume (240,000 orders a month); more
+throughput comes from more relays (SKIP LOCKED), with no change to ordering.
+``BENCH_OUTBOX_LATENCIA_MS=25`` adds that round trip to the stand-in: at a load average of 20 it
+gave 206 rows/s with 4 relays (10,000 rows): ~1.9 s per batch, of which the round trips are
+0.25 s, the rest waiting for a CPU and PostgreSQL; the arithmetic above needs a quieter machine.
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ import psycopg
 
 FILAS = int(os.environ.get("BENCH_OUTBOX_FILAS", "100000"))
 NAIVE_FILAS = int(os.environ.get("BENCH_OUTBOX_NAIVE_FILAS", "2000"))
+# Added to each PutEvents response by the stand-in, as EventBridge's round trip (~20-30 ms) would:
+# with it the relays' wall time, not their CPU, bounds rows/s (what concurrent calls could change).
+LATENCIA_S = float(os.environ.get("BENCH_OUTBOX_LATENCIA_MS", "0")) / 1000
 RELAYS = 4
 # With >= 2 CPUs the loopback endpoint gets the last CPU and the relays the others, so the relays'
 # figures are not the stand-in's; PostgreSQL (not ours to pin) runs wherever the kernel puts it.
@@ -74,6 +80,8 @@ async def _atender(lector: asyncio.StreamReader, escritor: asyncio.StreamWriter,
         n = len(json.loads(await lector.readexactly(largo))["Entries"])
         cuenta[0] += 1
         cuenta[1] += n
+        if LATENCIA_S:
+            await asyncio.sleep(LATENCIA_S)
         cuerpo = json.dumps({"FailedEntryCount": 0, "Entries": [{"EventId": str(uuid.uuid4())} for _ in range(n)]})
         escritor.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\n"
@@ -244,7 +252,7 @@ def main() -> int:
     )
     print(
         f"outbox relay bench: {RELAYS} relays (processes) each, local PostgreSQL, loopback EventBridge,"
-        f" {os.cpu_count()} CPUs ({pinned})"
+        f" {os.cpu_count()} CPUs ({pinned}), {LATENCIA_S * 1000:g} ms added per PutEvents"
     )
     print(
         f"  load average {_carga(carga_inicio)} at start, {_carga(carga_fin)} at end: the machine is shared with"
