@@ -135,7 +135,9 @@ def estados_suyo(r: redis.Redis, n: int) -> dict[str, tuple[float, float | None]
 
 def trabajador(url: str, cual: str, prefijo: str) -> None:
     """One of the 8 processes: wait at the gate, make one guarded call that takes 0.5 s."""
-    r = redis.Redis.from_url(url)
+    # The gate opens when the slowest of the 8 has started: on a loaded machine well past redis-py's
+    # default 5 s socket timeout, which would kill this process mid-BLPOP and undercount the probes.
+    r = redis.Redis.from_url(url, socket_timeout=60)
     b = nuestro(r, prefijo) if cual == "nuestro" else suyo(r, prefijo)
 
     def llamada() -> str:
@@ -164,6 +166,8 @@ def sondas_con_8_procesos(url: str, cual: str) -> int:
     r.rpush(f"{prefijo}puerta", *range(PROCESOS))
     for p in procesos:
         p.wait(30)
+    if any(p.returncode for p in procesos):
+        raise RuntimeError(f"a {cual} worker failed: its probe count would be wrong")
     sondas = int(r.get(f"{prefijo}sondas") or 0)
     for clave in r.scan_iter(match=f"{prefijo}*"):
         r.delete(clave)
