@@ -67,16 +67,19 @@ def test_runbook_step_2_as_written_sees_the_whole_dlq_on_every_command_and_leave
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     }
 
+    def bash(ordenes: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-e", "-c", ordenes],
+            cwd=tmp_path,
+            env=entorno,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
     # WHEN bash runs the step's block as written (stopping at the first command that fails)
-    hecho = subprocess.run(
-        ["bash", "-e", "-c", bloque],
-        cwd=tmp_path,
-        env=entorno,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    hecho = bash(bloque)
 
     # THEN every command succeeded, in the runbook's order
     assert hecho.returncode == 0, hecho.stderr
@@ -95,15 +98,7 @@ def test_runbook_step_2_as_written_sees_the_whole_dlq_on_every_command_and_leave
 
     # WHEN the transient group's command is pasted as printed (--forzar: moto has no metrics to judge the consumer by)
     (transitorio,) = [g for g in informe["grupos"] if g["tipo"] == "transitorio"]
-    movido = subprocess.run(
-        ["bash", "-e", "-c", transitorio["orden"] + " --forzar --tasa 50"],
-        cwd=tmp_path,
-        env=entorno,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    movido = bash(transitorio["orden"] + " --forzar --tasa 50")
 
     # THEN exactly that group went back to its source; the data group waits in the DLQ for its fix
     assert movido.returncode == 0, movido.stderr
