@@ -7,7 +7,14 @@ What Lambda does, and this does, for each SAM ``Events`` entry of ``Type: SQS`` 
   ``BatchSize`` messages (waiting at most ``MaximumBatchingWindowInSeconds`` to fill it)
   and invokes the handler with the batch as an SQS event;
 - the queue's own ``VisibilityTimeout`` applies while a batch is in flight (divided by the
-  run's time-compression factor, at least 1 s);
+  run's time-compression factor, at least 1 s), but never less than the function's
+  ``Timeout``: AWS refuses an SQS trigger whose queue's visibility is shorter than the
+  function's timeout, so a live invocation never sees its messages handed to another one.
+  The run compresses the visibility, not the function's ``Timeout`` nor the time a batch
+  takes on a starved CPU; without this floor (180 s / 30 = 6 s against a 30 s consumer) a
+  batch slower than 6 s is received again while still running, the copies fail on the
+  idempotency claim, burn ``maxReceiveCount`` and end in the DLQ though processed once.
+  Failed records therefore come back after the floor, not after the compressed visibility;
 - the handler raising fails the whole batch; with ``FunctionResponseTypes:
   [ReportBatchItemFailures]`` only the records in ``batchItemFailures`` fail (a malformed
   response fails the whole batch, as Lambda does); every other record is deleted;
@@ -207,26 +214,30 @@ def mapeos_de_plantilla(plantilla: Plantilla, funciones: Funciones, compresion: 
         eventos = plantilla.resolver(recurso.get("Properties", {}).get("Events", {}))
         for nombre, evento in eventos.items():
             if evento.get("Type") == "SQS":
-                mapeos.append(_mapeo(f"{lid}.{nombre}", funciones.por_id[lid], evento["Properties"], compresion))
+                mapeos.append(mapeo_sqs(f"{lid}.{nombre}", funciones.por_id[lid], evento["Properties"], compresion))
     for lid in plantilla.de_tipo("AWS::Lambda::EventSourceMapping"):
         props = plantilla.propiedades(lid)
         if props.get("EventSourceArn", "").startswith("arn:aws:sqs:"):
             props["Queue"] = props["EventSourceArn"]
-            mapeos.append(_mapeo(lid, funciones.por_nombre(props["FunctionName"]), props, compresion))
+            mapeos.append(mapeo_sqs(lid, funciones.por_nombre(props["FunctionName"]), props, compresion))
     return mapeos
 
 
-def cola_de(arn: str, compresion: float) -> tuple[str, int]:
-    """An SQS queue's URL, and its visibility timeout divided by the run's compression (at least 1 s)."""
+def cola_de(arn: str, compresion: float, minimo_s: float = 1) -> tuple[str, int]:
+    """An SQS queue's URL, and its visibility timeout divided by the run's compression (at least ``minimo_s``)."""
     sqs = client("sqs")
     url = sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[1])["QueueUrl"]
     atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]
-    return url, max(1, math.ceil(int(atributos["VisibilityTimeout"]) / compresion))
+    return url, math.ceil(max(minimo_s, 1, int(atributos["VisibilityTimeout"]) / compresion))
 
 
-def _mapeo(nombre: str, funcion: Funcion, props: dict[str, Any], compresion: float) -> Mapeo:
+def mapeo_sqs(nombre: str, funcion: Funcion, props: dict[str, Any], compresion: float) -> Mapeo:
+    """One SQS event source of ``funcion`` (SAM ``Events`` properties), its times compressed.
+
+    The visibility is floored at the function's ``Timeout`` (see the module's docstring).
+    """
     cola_arn = props["Queue"]
-    url, visibilidad_s = cola_de(cola_arn, compresion)
+    url, visibilidad_s = cola_de(cola_arn, compresion, minimo_s=funcion.timeout_s)
     return Mapeo(
         nombre=nombre,
         funcion=funcion,

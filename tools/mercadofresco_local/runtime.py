@@ -16,7 +16,8 @@ event source mappings (:mod:`mapeos`), the Pipes (:mod:`pipes`), the schedules
 ``compresion`` is the run's single time-compression factor: queue visibility timeouts,
 batching windows, schedule periods and the state machine's Retry waits last
 ``1/compresion`` of what the template says. Nothing else is shortened: provider latencies
-are set by the scenario in real seconds.
+are set by the scenario in real seconds. A consumer's visibility never drops below its
+function's (uncompressed) ``Timeout``, as AWS requires of an SQS trigger (:mod:`mapeos`).
 """
 
 from __future__ import annotations

@@ -107,6 +107,31 @@ def test_mapping_without_report_batch_item_failures_deletes_nothing_when_the_han
     assert mapeo.estadisticas.borrados == 0
 
 
+def test_mapping_never_holds_a_message_for_less_than_its_functions_timeout_however_compressed(
+    servidor_moto: ServidorMoto, tmp_path: Path
+) -> None:
+    from mercadofresco.aws import client
+    from mercadofresco_local.funciones import Funcion
+    from mercadofresco_local.mapeos import mapeo_sqs
+
+    # GIVEN a queue whose 60 s visibility the run compresses x60 to 1 s, a consumer with a 30 s
+    # Timeout (the run does not compress it) and one with a 0.5 s Timeout
+    sqs = client("sqs")
+    _, arn, _ = _colas(sqs, max_receive_count=4)
+    lento = Funcion(logical_id="Lento", nombre="lento", codigo=tmp_path, timeout_s=30)
+    rapido = Funcion(logical_id="Rapido", nombre="rapido", codigo=tmp_path, timeout_s=0.5)
+
+    # WHEN their SQS event sources are built as the local run builds them
+    props = {"Queue": arn, "BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"]}
+    mapeo_lento, mapeo_rapido = (mapeo_sqs(f.nombre, f, props, compresion=60) for f in (lento, rapido))
+
+    # THEN a batch stays invisible for as long as its invocation may run (AWS refuses a trigger whose
+    # queue visibility is below the function's timeout): a slow batch is never handed to a second
+    # invocation, which would burn maxReceiveCount and dead-letter a message processed once
+    assert mapeo_lento.visibilidad_s == 30
+    assert mapeo_rapido.visibilidad_s == 1  # the compressed visibility, where it already covers the timeout
+
+
 def test_ids_fallidos_answer_with_a_foreign_id_fails_the_whole_batch() -> None:
     from mercadofresco_local.mapeos import ids_fallidos
 
