@@ -232,17 +232,67 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
             f"{res.prefijo}%",
         )
     }
-    procesados = {p for p, c in res.por_pedido.items() if any(f in inv.PROCESADO for f in c)}
-    en_dlq_pedidos = sum(n for nombre, n in res.dlq.items() if "pedidos" in nombre)
+    procesados = {p for p, c in res.por_pedido.items() if any(f in inv.PROCESADO for f in c)} & aceptados
     en_curso = sesion.runtime.ejecuciones_en_curso() + sum(n for nombre, n in res.colas.items() if "pedidos" in nombre)
-    pedidos = inv.Balance("pedidos", len(aceptados), len(procesados & aceptados), en_dlq_pedidos, en_curso)
+    en_dlq, copias = _en_dlq(res, "pedidos", aceptados, procesados)
+    pedidos = inv.Balance("pedidos", len(aceptados), len(procesados), en_dlq, en_curso, copias)
     confirmados = {p for p, c in res.por_pedido.items() if c.get("Confirmado")}
     erp = {e["cuerpo"].get("pedido_id") for e in sesion.proveedores.erp.efectos if e["ruta"] == "/avisos"}
     correo = sesion.proveedores.correo_principal.efectos + sesion.proveedores.correo_secundario.efectos
     correos = {e["cuerpo"].get("datos", {}).get("pedido_id") for e in correo}
     fanout = []
     for flujo, hechos in (("erp", erp), ("correo", correos)):
-        dlq = sum(n for nombre, n in res.dlq.items() if flujo in nombre)
         cola = sum(n for nombre, n in res.colas.items() if flujo in nombre)
-        fanout.append(inv.Balance(f"aviso {flujo}", len(confirmados), len(hechos & confirmados), dlq, cola))
+        en_dlq, copias = _en_dlq(res, flujo, confirmados, hechos & confirmados)
+        fanout.append(inv.Balance(f"aviso {flujo}", len(confirmados), len(hechos & confirmados), en_dlq, cola, copias))
     return [pedidos, *fanout]
+
+
+def _en_dlq(res: Resultados, flujo: str, aceptados: set[str], procesados: set[str]) -> tuple[int, int]:
+    """(accepted orders only in the flow's DLQ, DLQ messages that are copies of another one counted)."""
+    mensajes: Counter[str] = Counter()
+    for nombre, n in res.dlq.items():
+        if flujo in nombre and n:
+            mensajes.update({p: k for p, k in pedidos_en(nombre).items() if p in aceptados})
+    solo_en_dlq = {p for p in mensajes if p not in procesados}
+    return len(solo_en_dlq), sum(mensajes.values()) - len(solo_en_dlq)
+
+
+OCULTO_AL_LEER_S = 60  # long enough to read a whole DLQ before its first message is visible again
+
+
+def pedidos_en(nombre_cola: str) -> Counter[str]:
+    """The order id of every message in a queue (a DLQ after the run), each read once, none consumed.
+
+    With visibility 0 SQS keeps handing out the same first messages; so every message read is
+    hidden until the whole queue is read, then made visible again. A body without an order id
+    (a cart reminder) counts under ``""``.
+    """
+    sqs = client("sqs")
+    url = sqs.get_queue_url(QueueName=nombre_cola)["QueueUrl"]
+    pedidos: Counter[str] = Counter()
+    recibos: list[str] = []
+    try:
+        while mensajes := sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=OCULTO_AL_LEER_S
+        ).get("Messages", []):
+            recibos.extend(m["ReceiptHandle"] for m in mensajes)
+            pedidos.update(pedido_de(m["Body"]) for m in mensajes)
+    finally:
+        for recibo in recibos:
+            sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=recibo, VisibilityTimeout=0)
+    return pedidos
+
+
+def pedido_de(cuerpo: str) -> str:
+    """The ``pedido_id`` of a message body: raw JSON, an SNS envelope or an EventBridge one ("" if none)."""
+    try:
+        datos = json.loads(cuerpo)
+    except ValueError:
+        return ""
+    if not isinstance(datos, dict):
+        return ""
+    if isinstance(datos.get("Message"), str):
+        return pedido_de(datos["Message"])
+    detalle = datos.get("detail")
+    return str((detalle if isinstance(detalle, dict) else datos).get("pedido_id") or "")

@@ -63,11 +63,25 @@ def test_ningun_mensaje_perdido_fails_when_the_balance_does_not_add_up() -> None
     # GIVEN one flow that balances and one that lost a message
     balances = [inv.Balance("pedidos", 10, 8, 1, 1), inv.Balance("aviso erp", 5, 4, 0, 0)]
 
-    # WHEN / THEN the invariant fails on the second flow
+    # WHEN / THEN the invariant fails on the second flow, saying how many were lost
     resultado = inv.ningun_mensaje_perdido(balances)
     assert not resultado.cumple
-    assert "aviso erp: 5 = 4 + 0 DLQ + 0 en cola ✗" in resultado.detalle
+    assert "aviso erp: 5 = 4 + 0 DLQ + 0 en cola ✗ 1 perdidos" in resultado.detalle
     assert inv.ningun_mensaje_perdido(balances[:1]).cumple
+
+
+def test_ningun_mensaje_perdido_holds_when_the_dlq_holds_copies_of_processed_messages() -> None:
+    # GIVEN every notice delivered, and 17 copies of delivered notices in the DLQ (received again
+    # while their first invocation still ran, then dead-lettered)
+    balances = [inv.Balance("aviso erp", 40, 40, 0, 0, copias_en_dlq=17)]
+
+    # WHEN the invariant is computed
+    resultado = inv.ningun_mensaje_perdido(balances)
+
+    # THEN nothing is called lost: the copies are named as what they are
+    assert resultado.cumple, resultado.detalle
+    assert "+17 copias en DLQ de mensajes ya contados, no perdidos" in resultado.detalle
+    assert "perdidos" not in resultado.detalle.replace("no perdidos", "")
 
 
 def test_cobros_con_pedido_fails_on_a_cobro_of_an_order_neither_confirmed_nor_refunded() -> None:
