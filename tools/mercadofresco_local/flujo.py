@@ -14,7 +14,7 @@ from mercadofresco.aws import client
 
 from mercadofresco_local import invariantes as inv
 from mercadofresco_local.hilos import BackgroundThread
-from mercadofresco_local.observador import ejecuciones, resultados_por_pedido
+from mercadofresco_local.observador import CORTADAS, ejecuciones, resultados_por_pedido
 from mercadofresco_local.runtime import mensajes_en_cola
 from mercadofresco_local.tienda import CaidaSimulada
 
@@ -235,7 +235,9 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
     procesados = {p for p, c in res.por_pedido.items() if any(f in inv.PROCESADO for f in c)} & aceptados
     en_curso = sesion.runtime.ejecuciones_en_curso() + sum(n for nombre, n in res.colas.items() if "pedidos" in nombre)
     en_dlq, copias = _en_dlq(res, "pedidos", aceptados, procesados)
-    pedidos = inv.Balance("pedidos", len(aceptados), len(procesados), en_dlq, en_curso, copias)
+    pendientes = aceptados - procesados - en_dlq
+    cortadas = {p for p in pendientes if any(f.startswith(CORTADAS) for f in res.por_pedido.get(p, ()))}
+    pedidos = inv.Balance("pedidos", len(aceptados), len(procesados), len(en_dlq), en_curso, copias, len(cortadas))
     confirmados = {p for p, c in res.por_pedido.items() if c.get("Confirmado")}
     erp = {e["cuerpo"].get("pedido_id") for e in sesion.proveedores.erp.efectos if e["ruta"] == "/avisos"}
     correo = sesion.proveedores.correo_principal.efectos + sesion.proveedores.correo_secundario.efectos
@@ -244,18 +246,20 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
     for flujo, hechos in (("erp", erp), ("correo", correos)):
         cola = sum(n for nombre, n in res.colas.items() if flujo in nombre)
         en_dlq, copias = _en_dlq(res, flujo, confirmados, hechos & confirmados)
-        fanout.append(inv.Balance(f"aviso {flujo}", len(confirmados), len(hechos & confirmados), en_dlq, cola, copias))
+        fanout.append(
+            inv.Balance(f"aviso {flujo}", len(confirmados), len(hechos & confirmados), len(en_dlq), cola, copias)
+        )
     return [pedidos, *fanout]
 
 
-def _en_dlq(res: Resultados, flujo: str, aceptados: set[str], procesados: set[str]) -> tuple[int, int]:
+def _en_dlq(res: Resultados, flujo: str, aceptados: set[str], procesados: set[str]) -> tuple[set[str], int]:
     """(accepted orders only in the flow's DLQ, DLQ messages that are copies of another one counted)."""
     mensajes: Counter[str] = Counter()
     for nombre, n in res.dlq.items():
         if flujo in nombre and n:
             mensajes.update({p: k for p, k in pedidos_en(nombre).items() if p in aceptados})
     solo_en_dlq = {p for p in mensajes if p not in procesados}
-    return len(solo_en_dlq), sum(mensajes.values()) - len(solo_en_dlq)
+    return solo_en_dlq, sum(mensajes.values()) - len(solo_en_dlq)
 
 
 OCULTO_AL_LEER_S = 60  # long enough to read a whole DLQ before its first message is visible again

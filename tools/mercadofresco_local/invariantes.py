@@ -52,7 +52,9 @@ def un_evento_procesado_por_pedido(comprometidos: Iterable[str], resultados: Map
     varios = [p for p, n in procesados.items() if n > 1]
     detalle = f"{len(comprometidos) - len(ninguno) - len(varios)}/{len(comprometidos)} con exactamente uno"
     if ninguno:
-        detalle += f"; sin procesar: {_ejemplos(ninguno)}"
+        # How each one ended, when it did (TIMED_OUT en Cobrar, Duplicado...): what to look at first.
+        finales = {p: ", ".join(sorted(resultados[p])) for p in ninguno if resultados.get(p)}
+        detalle += f"; sin procesar: {_ejemplos(p + (f' ({finales[p]})' if p in finales else '') for p in ninguno)}"
     if varios:
         detalle += f"; procesados más de una vez: {_ejemplos(varios)}"
     return Invariante(
@@ -105,7 +107,10 @@ class Balance:
     ``en_dlq`` counts the accepted messages that were *not* processed and sit in the flow's
     DLQ (one per order). A DLQ message of an order the flow processed anyway is a copy (the
     message was received again and the copy dead-lettered): ``copias_en_dlq``, reported but
-    not a loss. ``perdidos`` is what none of these accounts for: really lost.
+    not a loss. ``cortadas``: orders whose execution the platform stopped (``TIMED_OUT``,
+    ``ABORTED``): delivered, alarmed and replayable from the bus archive, not lost, though the
+    order was not processed (the per-order invariants say so). ``perdidos`` is what none of
+    these accounts for: really lost.
     """
 
     flujo: str
@@ -114,14 +119,17 @@ class Balance:
     en_dlq: int
     en_cola: int
     copias_en_dlq: int = 0
+    cortadas: int = 0
 
     @property
     def perdidos(self) -> int:
         # Below 0 only when the queue count (messages, not orders) holds copies: nothing is missing.
-        return max(0, self.aceptados - self.procesados - self.en_dlq - self.en_cola)
+        return max(0, self.aceptados - self.procesados - self.en_dlq - self.en_cola - self.cortadas)
 
     def detalle(self) -> str:
         texto = f"{self.flujo}: {self.aceptados} = {self.procesados} + {self.en_dlq} DLQ + {self.en_cola} en cola"
+        if self.cortadas:
+            texto += f" + {self.cortadas} ejecuciones cortadas (TIMED_OUT/ABORTED)"
         if self.copias_en_dlq:
             texto += f" (+{self.copias_en_dlq} copias en DLQ de mensajes ya contados, no perdidos)"
         return texto + (f" ✗ {self.perdidos} perdidos" if self.perdidos else "")

@@ -130,10 +130,20 @@ def _ultimo_estado(sfn: Any, arn: str) -> str:
     return ""
 
 
+#: Statuses of an execution the platform stopped before the workflow reached an end of its own.
+CORTADAS = ("TIMED_OUT", "ABORTED")
+
+
 def resultados_por_pedido(lista: list[Ejecucion]) -> dict[str, Counter[str]]:
-    """pedido_id -> how many executions ended in each final state."""
+    """pedido_id -> how many executions ended in each final state.
+
+    An execution stopped by the platform counts as ``"<status> en <last state>"`` (``TIMED_OUT en
+    Cobrar``): the state it was in is not an outcome. The local run compresses ``TimeoutSeconds``
+    with the ``Retry`` waits, so a CPU starved enough can time out an execution that would not
+    time out on AWS; the report must say so rather than show an order nobody processed.
+    """
     por_pedido: dict[str, Counter[str]] = defaultdict(Counter)
     for e in lista:
         if e.pedido_id is not None:
-            por_pedido[e.pedido_id][e.final] += 1
+            por_pedido[e.pedido_id][f"{e.estado} en {e.final}" if e.estado in CORTADAS else e.final] += 1
     return por_pedido

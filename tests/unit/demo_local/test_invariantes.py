@@ -101,3 +101,25 @@ def test_cobros_con_pedido_fails_on_a_cobro_of_an_order_neither_confirmed_nor_re
     assert not resultado.cumple
     assert "P3" in resultado.detalle
     assert "P1" not in resultado.detalle
+
+
+def test_an_execution_the_platform_stopped_is_named_as_such_not_as_a_lost_message() -> None:
+    from mercadofresco_local.observador import Ejecucion, resultados_por_pedido
+
+    # GIVEN P2's only execution timed out in Cobrar (past the run's compressed TimeoutSeconds)
+    lista = [
+        Ejecucion("P1", "SUCCEEDED", "Confirmado", 1),
+        Ejecucion("P2", "TIMED_OUT", "Cobrar", 1),
+        Ejecucion("P3", "FAILED", "PasarelaCaida", 1),  # a designed outcome: a Fail state
+    ]
+    resultados = resultados_por_pedido(lista)
+
+    # WHEN the order invariant and the pedidos balance (P2 counted as cut short) are computed
+    por_pedido = inv.un_evento_procesado_por_pedido(["P1", "P2", "P3"], resultados)
+    balance = inv.ningun_mensaje_perdido([inv.Balance("pedidos", 3, 2, 0, 0, cortadas=1)])
+
+    # THEN the order is reported unprocessed with how its execution ended, and no message is called lost
+    assert not por_pedido.cumple
+    assert "sin procesar: P2 (TIMED_OUT en Cobrar)" in por_pedido.detalle
+    assert balance.cumple, balance.detalle
+    assert "+ 1 ejecuciones cortadas (TIMED_OUT/ABORTED)" in balance.detalle
