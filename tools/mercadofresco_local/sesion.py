@@ -33,6 +33,7 @@ from mercadofresco_local.tienda import BaseDemo, Tienda
 
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Callable
     from pathlib import Path
 
     from mercadofresco_local.proveedores import ProveedorHttp
@@ -81,6 +82,29 @@ def limpiar_redis(url: str) -> None:
     if claves:
         cliente.delete(*claves)
     cliente.close()
+
+
+# moto runs in this process, beside every handler, poller and stand-in: on a loaded machine one of
+# its answers can wait for the GIL past the layer's 5 s SDK read timeout, which then fails the run
+# (ReadTimeoutError, exit 2) for a delay no AWS endpoint would show. The run lengthens it for
+# everything in this process (the layer reads SDK_READ_TIMEOUT_S; the template never sets it).
+SDK_READ_TIMEOUT_LOCAL_S = 30
+
+
+def alargar_lectura_sdk() -> Callable[[], None]:
+    """Set the local run's SDK read timeout in ``os.environ``; return what undoes it."""
+    from mercadofresco.aws import ENV_SDK_READ_TIMEOUT_S
+
+    previo = os.environ.get(ENV_SDK_READ_TIMEOUT_S)
+    os.environ[ENV_SDK_READ_TIMEOUT_S] = str(SDK_READ_TIMEOUT_LOCAL_S)
+
+    def deshacer() -> None:
+        if previo is None:
+            os.environ.pop(ENV_SDK_READ_TIMEOUT_S, None)
+        else:
+            os.environ[ENV_SDK_READ_TIMEOUT_S] = previo
+
+    return deshacer
 
 
 @dataclass
@@ -137,6 +161,7 @@ class Sesion:
         # Powertools warns on stderr when an invocation has no metric: in Lambda that goes to the log.
         warnings.filterwarnings("ignore", category=UserWarning, module="aws_lambda_powertools")
         self._pilas.append(self.captura.desinstalar)
+        self._pilas.append(alargar_lectura_sdk())  # before any client: provisioning is the longest wait
         url_postgres = os.environ.get("DATABASE_URL", DATABASE_URL)
         if self.caos:
             self.redis_privado = RedisPrivado().arrancar()

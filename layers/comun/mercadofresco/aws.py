@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
 
 __all__ = [
+    "ENV_SDK_READ_TIMEOUT_S",
     "SDK_CONFIG",
     "SDK_CONNECT_TIMEOUT_S",
     "SDK_MAX_ATTEMPTS",
@@ -42,6 +43,10 @@ SDK_MAX_ATTEMPTS = 2  # the lesson's setting, as botocore's Config reads it: ret
 SDK_TOTAL_ATTEMPTS = SDK_MAX_ATTEMPTS + 1  # what botocore makes per API call, first included
 SDK_CONNECT_TIMEOUT_S = 2
 SDK_READ_TIMEOUT_S = 5
+# Set by the local run only, never by the template: there moto answers from the same process as
+# every handler and poller, and on a loaded machine a call can wait for the GIL past 5 s, a
+# timeout no AWS endpoint would cause (mercadofresco_local.sesion). Read at each client().
+ENV_SDK_READ_TIMEOUT_S = "SDK_READ_TIMEOUT_S"
 
 SDK_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": SDK_MAX_ATTEMPTS},
@@ -55,10 +60,16 @@ def client(service: str, **kwargs: Any) -> BaseClient:
     """Return a boto3 client for ``service`` with the project's retry and timeout policy.
 
     ``AWS_ENDPOINT_URL`` (honoured by botocore itself) points every client at moto's
-    server for the local run; extra keyword arguments override per call.
+    server for the local run, and ``SDK_READ_TIMEOUT_S`` (:data:`ENV_SDK_READ_TIMEOUT_S`,
+    the local run only) lengthens the read timeout there; extra keyword arguments override
+    per call.
     """
     config = kwargs.pop("config", None)
-    merged = SDK_CONFIG.merge(config) if config is not None else SDK_CONFIG
+    merged = SDK_CONFIG
+    if read_timeout_s := os.environ.get(ENV_SDK_READ_TIMEOUT_S):
+        merged = merged.merge(Config(read_timeout=float(read_timeout_s)))
+    if config is not None:
+        merged = merged.merge(config)
     return boto3.client(service, config=merged, **kwargs)
 
 
