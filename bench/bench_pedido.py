@@ -36,8 +36,10 @@ def main() -> int:
         if nota.startswith(("coste", "latencia")):
             print(f"  • {nota}")
     if not informe.correcto:
-        fallos = [i.nombre for i in (*informe.invariantes, *informe.comprobaciones) if not i.cumple]
-        print(f"  ERROR: the run broke {fallos}: its figures are not reported as valid", file=sys.stderr)
+        fallos = [i for i in (*informe.invariantes, *informe.comprobaciones) if not i.cumple]
+        print("  ERROR: the run broke these, so its figures are not reported as valid:", file=sys.stderr)
+        for i in fallos:  # with the report's detail: a copy in a DLQ or a timed-out execution is not a lost message
+            print(f"    {i.nombre}: {i.detalle}", file=sys.stderr)
         return 1
     return 0
 
