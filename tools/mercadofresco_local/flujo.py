@@ -283,8 +283,12 @@ def pedidos_en(nombre_cola: str) -> Counter[str]:
             recibos.extend(m["ReceiptHandle"] for m in mensajes)
             pedidos.update(pedido_de(m["Body"]) for m in mensajes)
     finally:
-        for recibo in recibos:
-            sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=recibo, VisibilityTimeout=0)
+        # In batches, which answer per message: one that left meanwhile does not keep the rest hidden.
+        for i in range(0, len(recibos), 10):
+            entradas = [
+                {"Id": str(n), "ReceiptHandle": r, "VisibilityTimeout": 0} for n, r in enumerate(recibos[i : i + 10])
+            ]
+            sqs.change_message_visibility_batch(QueueUrl=url, Entries=entradas)
     return pedidos
 
 
