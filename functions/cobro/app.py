@@ -20,6 +20,7 @@ from mercadofresco import aws
 from mercadofresco.errors import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
+from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.retry import RetryPolicy
 from mercadofresco.tracing import LazyTracer
 from operaciones import Operaciones
@@ -65,18 +66,10 @@ def pasarela() -> ClienteProveedor:
     return _cliente(clave_api)
 
 
-def _operaciones() -> Operaciones:
-    """Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load."""
-    if "operaciones" not in globals():
-        globals()["operaciones"] = Operaciones(pasarela=pasarela, store=IdempotencyStore.from_env())
-    return globals()["operaciones"]
-
-
-def __getattr__(nombre: str) -> Any:
-    # PEP 562: ``app.operaciones`` read from outside (tests, the local run) builds it too; set, it replaces it.
-    if nombre == "operaciones":
-        return _operaciones()
-    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
+# Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load.
+_operaciones, __getattr__ = lazy_module_attribute(
+    globals(), "operaciones", lambda: Operaciones(pasarela=pasarela, store=IdempotencyStore.from_env())
+)
 
 
 DESPACHO = {"cobro": Operaciones.cobro, "reembolso": Operaciones.reembolso}

@@ -20,6 +20,7 @@ from mercadofresco.consumer import Consumidor, Ruta, aceptado
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore, claves
+from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
@@ -87,22 +88,16 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
     )
 
 
-def _consumidor() -> Consumidor:
-    """The consumer, built on the first invocation: its Valkey client imports redis, which init need not pay."""
-    if "consumidor" not in globals():
-        globals()["consumidor"] = crear_consumidor(
-            client_from_env("correo-principal", "CORREO_PRINCIPAL_URL"),
-            client_from_env("correo-secundario", "CORREO_SECUNDARIO_URL"),
-            IdempotencyStore.from_env(),
-        )
-    return globals()["consumidor"]
-
-
-def __getattr__(nombre: str) -> Any:
-    # PEP 562: ``app.consumidor`` read from outside (tests, the local run) builds it too; set, it replaces it.
-    if nombre == "consumidor":
-        return _consumidor()
-    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
+# The consumer, built on the first invocation: its Valkey client imports redis, which init need not pay.
+_consumidor, __getattr__ = lazy_module_attribute(
+    globals(),
+    "consumidor",
+    lambda: crear_consumidor(
+        client_from_env("correo-principal", "CORREO_PRINCIPAL_URL"),
+        client_from_env("correo-secundario", "CORREO_SECUNDARIO_URL"),
+        IdempotencyStore.from_env(),
+    ),
+)
 
 
 @metrics.log_metrics

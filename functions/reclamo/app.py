@@ -20,6 +20,7 @@ from aws_lambda_powertools import Logger
 from mercadofresco.errors import EventoInvalido
 from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore, claves
 from mercadofresco.idempotency.registro import Registro
+from mercadofresco.process_cache import lazy_module_attribute
 
 logger = Logger()
 
@@ -27,18 +28,8 @@ configuracion = IdempotencyConfig.from_env()
 reloj_s = time.time  # injectable: the local run and the tests move time instead of waiting
 
 
-def _store() -> IdempotencyStore:
-    """Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load."""
-    if "store" not in globals():
-        globals()["store"] = IdempotencyStore.from_env(configuracion)
-    return globals()["store"]
-
-
-def __getattr__(nombre: str) -> Any:
-    # PEP 562: ``app.store`` read from outside (tests, the local run) builds it too; set, it replaces it.
-    if nombre == "store":
-        return _store()
-    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
+# Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load.
+_store, __getattr__ = lazy_module_attribute(globals(), "store", lambda: IdempotencyStore.from_env(configuracion))
 
 
 def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+__all__ = ["lazy_module_attribute", "per_environment", "reset_environment"]
+
 _lock = threading.Lock()
 _caches: list[tuple[Any, Callable[[Any], None] | None]] = []
 
@@ -50,3 +52,35 @@ def reset_environment() -> None:
         if close is not None and cacheada.cache_info().currsize:
             close(cacheada())
         cacheada.cache_clear()
+
+
+def lazy_module_attribute(
+    module_globals: dict[str, Any], name: str, build: Callable[[], Any]
+) -> tuple[Callable[[], Any], Callable[[str], Any]]:
+    """A handler's module attribute built on the first invocation instead of in the init phase.
+
+    Returns ``(get, module_getattr)``: the handler calls ``get()``; ``module_getattr`` is the
+    module's PEP 562 ``__getattr__``, so ``app.<name>`` read from outside (tests, the local run)
+    builds it too, and an ``app.<name> = ...`` set from outside replaces it (a module global wins
+    over ``__getattr__``). What it builds is the handler's own (its clients, its store), so
+    :func:`reset_environment` does not forget it: a new module import does.
+
+    Examples
+    --------
+    >>> g = {"__name__": "app"}
+    >>> get, module_getattr = lazy_module_attribute(g, "store", dict)
+    >>> get() is module_getattr("store") is g["store"]
+    True
+    """
+
+    def get() -> Any:
+        if name not in module_globals:
+            module_globals[name] = build()
+        return module_globals[name]
+
+    def module_getattr(attribute: str) -> Any:
+        if attribute == name:
+            return get()
+        raise AttributeError(f"module {module_globals['__name__']!r} has no attribute {attribute!r}")
+
+    return get, module_getattr
