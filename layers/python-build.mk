@@ -1,5 +1,5 @@
-# The recipe both layers' Makefiles include (layers/comun, layers/postgres; `sam build` runs them,
-# BuildMethod: makefile, with ARTIFACTS_DIR set).
+# The recipe the layers' and the functions' Makefiles include (layers/comun, layers/postgres,
+# functions; `sam build` runs them, BuildMethod: makefile, with ARTIFACTS_DIR set).
 #
 # Why not SAM's default python builder: it installs every transitive dependency, and
 # aws-xray-sdk depends on botocore, so the layer shipped its own botocore (plus jmespath,
@@ -7,13 +7,13 @@
 # that Lambda's python3.13 runtime ships with its boto3. Here each layer's requirements.txt
 # lists its complete closure minus what the runtime (and, for layers/postgres, layers/comun)
 # provides, installed with --no-deps for the template's architecture; then every module is
-# compiled once, because /opt is read-only in Lambda: a module without its .pyc is compiled
-# again on every cold start. unchecked-hash .pyc files stay valid whatever mtimes the zip
-# round trip leaves. bench/bench_cold_start.py measures the result (sizes, runtime packages,
-# import time).
+# compiled once, layers and functions alike, because /opt and /var/task are read-only in
+# Lambda: a module without its .pyc is compiled again on every cold start. unchecked-hash .pyc
+# files stay valid whatever mtimes the zip round trip leaves. bench/bench_cold_start.py
+# measures the result (sizes, runtime packages, import time).
 #
-# SAM's build cache (samconfig.toml: cached = true) hashes each layer's own folder, not this
-# file: after editing it, run `sam build --no-cached` once.
+# SAM's build cache (samconfig.toml: cached = true) hashes each layer's or function's own folder,
+# not this file nor functions/Makefile: after editing them, run `sam build --no-cached` once.
 
 PYTHON ?= python3
 # SAM does not tell a makefile build the architecture: ARCHITECTURE defaults to the template's
@@ -26,14 +26,18 @@ PYTHON_VERSION := 3.13
 
 # $(call install_requirements,<requirements.txt>): the pinned wheels into $(ARTIFACTS_DIR)/python.
 define install_requirements
-	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 13), "the .pyc files must match the runtime: python3.13"'
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps --no-compile --only-binary=:all: \
 		$(foreach p,$(PLATFORMS),--platform $(p)) --implementation cp --python-version $(PYTHON_VERSION) \
 		--target "$(ARTIFACTS_DIR)/python" -r "$(1)"
 endef
 
-# $(compile_layer): every module of $(ARTIFACTS_DIR)/python compiled once, nothing stale kept.
-define compile_layer
-	find "$(ARTIFACTS_DIR)/python" -name __pycache__ -prune -exec rm -rf {} +
-	$(PYTHON) -m compileall -q -j 0 --invalidation-mode unchecked-hash "$(ARTIFACTS_DIR)/python" > /dev/null
+# $(call compile,<dir>): every module under <dir> compiled once, by the runtime's Python version,
+# nothing stale kept.
+define compile
+	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 13), "the .pyc files must match the runtime: python3.13"'
+	find "$(1)" -name __pycache__ -prune -exec rm -rf {} +
+	$(PYTHON) -m compileall -q -j 0 --invalidation-mode unchecked-hash "$(1)" > /dev/null
 endef
+
+# $(compile_layer): the same for a layer, whose modules Lambda finds under /opt/python.
+compile_layer = $(call compile,$(ARTIFACTS_DIR)/python)
