@@ -64,3 +64,21 @@ def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
         usa_bd = "mercadofresco.db" in fuentes or "mercadofresco.outbox" in fuentes
         # THEN the driver's layer is added exactly where the database is used (ComunLayer comes from Globals)
         assert ({"Ref": "PostgresLayer"} in props.get("Layers", [])) == usa_bd, nombre
+
+
+def test_every_built_function_ships_its_modules_compiled(capa: Path) -> None:
+    from mercadofresco_local.plantilla import Plantilla
+
+    # GIVEN every function of the template, as `sam build` (functions/Makefile) produced it
+    for nombre, recurso in Plantilla().recursos.items():
+        if recurso["Type"] != "AWS::Serverless::Function":
+            continue
+        construida = capa.parents[1] / nombre
+        fuentes = sorted(p.name for p in (RAIZ / recurso["Properties"]["CodeUri"]).glob("*.py"))
+        # THEN it ships exactly its modules, each with the runtime's .pyc (/var/task is read-only in Lambda)
+        assert sorted(p.name for p in construida.glob("*.py")) == fuentes, nombre
+        for fuente in fuentes:
+            pyc = construida / "__pycache__" / f"{Path(fuente).stem}.cpython-313.pyc"
+            assert pyc.is_file(), f"{nombre}: {fuente} without {pyc.name}"
+            # unchecked-hash: valid whatever mtime the deployment zip leaves on the source
+            assert int.from_bytes(pyc.read_bytes()[4:8], "little") == 0b01, f"{nombre}: {pyc.name} not unchecked-hash"
