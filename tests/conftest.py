@@ -109,6 +109,33 @@ def aws() -> Iterator[None]:
         yield
 
 
+@pytest.fixture
+def moto_server() -> Iterator[str]:
+    """moto as a real HTTP server on loopback (its URL), so other processes share this test's AWS.
+
+    moto's backends are process-global: the server starts empty and is emptied afterwards.
+    """
+    import urllib.request
+
+    from moto.server import ThreadedMotoServer
+
+    servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    servidor.start()
+    host, puerto = servidor.get_host_and_port()
+    url = f"http://{host}:{puerto}"
+
+    def vaciar() -> None:
+        reset = urllib.request.Request(f"{url}/moto-api/reset", method="POST")
+        urllib.request.urlopen(reset, timeout=HANG_GUARD_S).close()
+
+    vaciar()
+    try:
+        yield url
+    finally:
+        vaciar()
+        servidor.stop()
+
+
 def plantilla_con_clave(endpoint_url: str | None = None) -> Any:
     """``template.yaml`` resolved against moto, with a real KMS key as its ``DatosKey`` (alias/mercadofresco-datos).
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -27,19 +26,6 @@ pytestmark = pytest.mark.integration
 MF_DLQ = str(Path(sys.executable).parent / "mf-dlq")
 MENSAJES = 60
 VISIBILIDAD_S = 2
-
-
-@pytest.fixture
-def servidor():
-    from moto.server import ThreadedMotoServer
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        puerto = s.getsockname()[1]
-    servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=puerto, verbose=False)
-    servidor.start()
-    yield f"http://127.0.0.1:{puerto}"
-    servidor.stop()
 
 
 def _reprocesar(endpoint: str, **kwargs) -> subprocess.Popen:
@@ -86,15 +72,15 @@ class _PuertaEnvios:
         monkeypatch.setattr(SQSBackend, "send_message", send_message)
 
 
-def test_reprocesar_killed_midway_and_relaunched_loses_no_message(servidor, reloj_sqs, monkeypatch) -> None:
+def test_reprocesar_killed_midway_and_relaunched_loses_no_message(moto_server, reloj_sqs, monkeypatch) -> None:
     # GIVEN 60 orders in the DLQ on moto's server
-    sqs = boto3.client("sqs", endpoint_url=servidor, region_name="eu-south-2")
+    sqs = boto3.client("sqs", endpoint_url=moto_server, region_name="eu-south-2")
     origen, dlq = crear_par(sqs, "cola-mercadofresco-pedidos", "mercadofresco-pedidos-fallidos")
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n:02d}"} for n in range(MENSAJES)])
     puerta = _PuertaEnvios(monkeypatch, "cola-mercadofresco-pedidos", antes_de=11)
 
     # WHEN the reprocess is SIGKILLed after 10 messages reached the source, the 11th in flight
-    proceso = _reprocesar(servidor)
+    proceso = _reprocesar(moto_server)
     assert puerta.llegaron.wait(HANG_GUARD_S), "the command never sent 11 messages"
     os.kill(proceso.pid, signal.SIGKILL)
     proceso.wait(timeout=HANG_GUARD_S)
@@ -103,7 +89,7 @@ def test_reprocesar_killed_midway_and_relaunched_loses_no_message(servidor, relo
 
     # AND, once the killed run's in-flight messages are visible again (moto's clock), it is run again to the end
     reloj_sqs.avanzar(VISIBILIDAD_S + 0.5)
-    segunda = _reprocesar(servidor)
+    segunda = _reprocesar(moto_server)
     salida, _ = segunda.communicate(timeout=HANG_GUARD_S)
 
     # THEN the kill really landed mid-run, the re-run finished, and every order is in the source: none lost

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -35,22 +34,11 @@ def bloque_del_paso(numero: int) -> str:
     return bloque.group(1)
 
 
-@pytest.fixture
-def servidor():
-    from moto.server import ThreadedMotoServer
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        puerto = s.getsockname()[1]
-    servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=puerto, verbose=False)
-    servidor.start()
-    yield f"http://127.0.0.1:{puerto}"
-    servidor.stop()
-
-
-def test_runbook_step_2_as_written_sees_the_whole_dlq_on_every_command_and_leaves_a_verdict(servidor, tmp_path) -> None:
+def test_runbook_step_2_as_written_sees_the_whole_dlq_on_every_command_and_leaves_a_verdict(
+    moto_server: str, tmp_path: Path
+) -> None:
     # GIVEN an ERP DLQ on moto's server with 30 valid notices (redrive) and 5 the consumer refused
-    sqs = boto3.client("sqs", endpoint_url=servidor, region_name="eu-south-2")
+    sqs = boto3.client("sqs", endpoint_url=moto_server, region_name="eu-south-2")
     origen, dlq = crear_par(sqs, "mercadofresco-erp", DLQ)
     aviso = {"tipo": "PedidoConfirmado", "version": 1, "cliente_id": "cli-1", "importe_centimos": 4820}
     llenar(sqs, dlq, [aviso | {"pedido_id": f"PED-{n:03d}"} for n in range(30)])
@@ -62,7 +50,7 @@ def test_runbook_step_2_as_written_sees_the_whole_dlq_on_every_command_and_leave
     entorno = {
         **os.environ,
         "DLQ": DLQ,
-        "AWS_ENDPOINT_URL": servidor,
+        "AWS_ENDPOINT_URL": moto_server,
         "COLUMNS": "60",
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     }

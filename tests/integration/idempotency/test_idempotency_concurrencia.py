@@ -6,8 +6,7 @@ import multiprocessing
 import os
 import signal
 import threading
-import urllib.request
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from mercadofresco import aws
@@ -16,9 +15,6 @@ from mercadofresco.idempotency import IdempotencyStore, claves
 
 from tests.conftest import HANG_GUARD_S, plantilla_con_clave
 from tests.integration.idempotency.apoyo_idempotencia import consumidor_que_muere
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 pytestmark = pytest.mark.integration
 
@@ -74,26 +70,14 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
 
 
 @pytest.fixture
-def servidor_moto() -> Iterator[tuple[str, str]]:
-    """moto as a real HTTP server on loopback, so another process sees the same DynamoDB."""
+def servidor_moto(moto_server: str) -> tuple[str, str]:
+    """The idempotency table in a moto server, so another process sees the same DynamoDB."""
     from mercadofresco_local.plantilla import crear_tabla
     from mercadofresco_local.servidor import make_dynamodb_writes_atomic
-    from moto.server import ThreadedMotoServer
 
     make_dynamodb_writes_atomic()
-    servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    servidor.start()
-    host, puerto = servidor.get_host_and_port()
-    url = f"http://{host}:{puerto}"
-    reiniciar = urllib.request.Request(f"{url}/moto-api/reset", method="POST")
-    urllib.request.urlopen(reiniciar, timeout=10).close()  # moto's backends are process-global: start empty
-    try:
-        plantilla = plantilla_con_clave(endpoint_url=url)
-        tabla = crear_tabla(aws.client("dynamodb", endpoint_url=url), plantilla, "TablaIdempotencia")
-        yield url, tabla
-    finally:
-        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
-        servidor.stop()
+    plantilla = plantilla_con_clave(endpoint_url=moto_server)
+    return moto_server, crear_tabla(aws.client("dynamodb", endpoint_url=moto_server), plantilla, "TablaIdempotencia")
 
 
 def test_process_killed_after_claim_next_consumer_runs_once_after_lease(servidor_moto: tuple[str, str]) -> None:

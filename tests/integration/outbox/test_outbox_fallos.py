@@ -19,7 +19,6 @@ from mercadofresco.outbox.relay import OutboxRelay
 from mercadofresco.outbox.store import agregar_evento
 from mercadofresco_local import postgres_privado
 from mercadofresco_local.postgres_privado import PostgresPrivado
-from moto.server import ThreadedMotoServer
 from psycopg_pool import ConnectionPool
 
 from tests.integration.outbox.conftest import Consumidor, crear_bus_en_cola
@@ -57,31 +56,21 @@ RELAY_QUE_MUERE = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def moto_servidor(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """moto as a loopback server, so a child process and this test share one AWS."""
-    servidor = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    servidor.start()
-    host, puerto = servidor.get_host_and_port()
-    yield f"http://{host}:{puerto}"
-    servidor.stop()
-
-
 def _pendientes(dsn: str) -> set[str]:
     with psycopg.connect(dsn) as conn:
         return {str(i) for (i,) in conn.execute("SELECT id FROM outbox WHERE NOT publicado")}
 
 
 def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
-    outbox_dsn: str, config: OutboxConfig, moto_servidor: str
+    outbox_dsn: str, config: OutboxConfig, moto_server: str
 ) -> None:
     # GIVEN five pending events and a bus delivering to a queue, on a moto server
-    bus = crear_bus_en_cola(endpoint_url=moto_servidor)
+    bus = crear_bus_en_cola(endpoint_url=moto_server)
     with psycopg.connect(outbox_dsn) as conn:
         ids = {str(agregar_evento(conn, "pedido", f"p{i}", "PedidoCreado", {"pedido_id": f"p{i}"})) for i in range(5)}
     # WHEN a relay process publishes them and is SIGKILLed before its commit
     hijo = subprocess.run(
-        [sys.executable, "-c", RELAY_QUE_MUERE, outbox_dsn, moto_servidor],
+        [sys.executable, "-c", RELAY_QUE_MUERE, outbox_dsn, moto_server],
         capture_output=True,
         text=True,
         timeout=HANG_GUARD_S,
@@ -92,7 +81,7 @@ def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
     assert _pendientes(outbox_dsn) == ids
     # WHEN another relay runs
     with ConnectionPool(outbox_dsn, min_size=1, max_size=1) as pool:
-        OutboxRelay(pool, client("events", endpoint_url=moto_servidor), config).procesar_lote()
+        OutboxRelay(pool, client("events", endpoint_url=moto_server), config).procesar_lote()
     # THEN each event was delivered twice with the same id (the duplicate is detectable) and all are marked
     entregas = Counter(e["detail"]["id"] for e in bus.recibir_todo())
     assert entregas == dict.fromkeys(ids, 2)
