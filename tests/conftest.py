@@ -110,6 +110,17 @@ def aws() -> Iterator[None]:
 
 
 @pytest.fixture
+def fresh_environment() -> Iterator[None]:
+    """A new execution environment: the layer's per-environment caches (pools, clients, config) start
+    empty and are closed and forgotten afterwards, as when Lambda retires a container."""
+    from mercadofresco.process_cache import reset_environment
+
+    reset_environment()
+    yield
+    reset_environment()
+
+
+@pytest.fixture
 def moto_server() -> Iterator[str]:
     """moto as a real HTTP server on loopback (its URL), so other processes share this test's AWS.
 

@@ -7,18 +7,13 @@ empty outbox and nothing deleted, never an exception.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mercadofresco import db
-from mercadofresco.outbox import entorno
 
 from tests.unit.fuzz.estrategias import EVENTOS_AWS, valor_json
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 pytestmark = pytest.mark.integration
 
@@ -26,16 +21,10 @@ evento_cualquiera = st.one_of(st.sampled_from(list(EVENTOS_AWS.values())), valor
 
 
 @pytest.fixture
-def handlers(aws, pg_dsn: str, app_module) -> Iterator[tuple[Any, Any]]:
+def handlers(aws, pg_dsn: str, app_module, fresh_environment: None) -> tuple[Any, Any]:
     """Both handlers on a private schema (migrated by their first invocation), pool closed afterwards."""
-    entorno.entorno.cache_clear()
-    db.pool_compartido.cache_clear()
     env = {"DATABASE_URL": pg_dsn, "EVENT_BUS_NAME": "bus-mercadofresco", "OUTBOX_DRENAJE_S": "0.05"}
-    yield app_module("outbox", **env), app_module("outbox_limpieza", **env)
-    if db.pool_compartido.cache_info().currsize:
-        db.pool_compartido().close()
-    entorno.entorno.cache_clear()
-    db.pool_compartido.cache_clear()
+    return app_module("outbox", **env), app_module("outbox_limpieza", **env)
 
 
 @given(evento=evento_cualquiera)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import psycopg
 import pytest
-from mercadofresco import db
 from mercadofresco.outbox.migraciones import aplicar_migraciones
 from mercadofresco.outbox.proyeccion import PedidoDesconocido, Resultado, proyectar
 from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
@@ -24,7 +23,7 @@ from tests.conftest import load_event
 from tests.integration.consumidores.conftest import Cola, Sondeo, mensajes, motivo
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 pytestmark = pytest.mark.integration
 
@@ -41,17 +40,13 @@ PEDIDOS = ("PED-2026-084417", "PED-2026-084418", "PED-2026-084419")
 
 
 @pytest.fixture
-def base(pg_dsn: str) -> Iterator[str]:
+def base(pg_dsn: str, fresh_environment: None) -> str:
     """A migrated private schema holding the three sample orders, written as the store writes them."""
     with psycopg.connect(pg_dsn) as conn:
         aplicar_migraciones(conn)
         for pedido_id in PEDIDOS:
             crear_pedido(conn, Pedido(pedido_id, "CLI-0193", (LineaPedido("FRU-MAN-001", 2, 249),), "EUR", "a@b.es"))
-    db.pool_compartido.cache_clear()
-    yield pg_dsn
-    if db.pool_compartido.cache_info().currsize:
-        db.pool_compartido().close()
-    db.pool_compartido.cache_clear()
+    return pg_dsn
 
 
 @pytest.fixture
@@ -154,19 +149,13 @@ def test_handler_same_event_twice_applies_once(
 
 
 def test_handler_database_down_reports_record_failed_for_redelivery(
-    recursos: Plantilla, app_module: Callable[..., Any], lambda_context: Any
+    recursos: Plantilla, app_module: Callable[..., Any], lambda_context: Any, fresh_environment: None
 ) -> None:
     # GIVEN a projection whose database refuses connections
-    db.pool_compartido.cache_clear()
     app = app_module("proyeccion", DATABASE_URL="postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=1")
     evento = _en_cola(load_event("proyeccion-pedido-cancelado.json"), recursos)
-    try:
-        # WHEN the refund arrives
-        respuesta = app.lambda_handler(evento, lambda_context)
-    finally:
-        if db.pool_compartido.cache_info().currsize:
-            db.pool_compartido().close()
-        db.pool_compartido.cache_clear()
+    # WHEN the refund arrives
+    respuesta = app.lambda_handler(evento, lambda_context)
     # THEN the record is failed (SQS redelivers it), not dead-lettered: the outage is transient
     assert [f["itemIdentifier"] for f in respuesta["batchItemFailures"]] == [evento["Records"][0]["messageId"]]
     assert mensajes(boto3.client("sqs"), Cola.de(recursos, "ColaProyeccionFallidos")) == []

@@ -12,28 +12,23 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
-from mercadofresco import db
 from mercadofresco.outbox.migraciones import aplicar_migraciones
 from mercadofresco.outbox.solicitudes import registrar_pedido
 
 from tests.conftest import HANG_GUARD_S, load_event, wait_until
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def tienda_dsn(pg_dsn: str) -> Iterator[str]:
+def tienda_dsn(pg_dsn: str, fresh_environment: None) -> str:
     """A migrated private schema, and a fresh execution environment (the pool is cached per environment)."""
     with psycopg.connect(pg_dsn) as conn:
         aplicar_migraciones(conn)
-    db.pool_compartido.cache_clear()
-    yield pg_dsn
-    if db.pool_compartido.cache_info().currsize:
-        db.pool_compartido().close()
-    db.pool_compartido.cache_clear()
+    return pg_dsn
 
 
 @pytest.fixture
@@ -181,18 +176,12 @@ def test_get_pedido_unknown_answers_404(tienda: Any, lambda_context: Any) -> Non
 
 
 def test_post_pedidos_database_down_answers_503_with_retry_after(
-    app_module: Callable[..., Any], lambda_context: Any
+    app_module: Callable[..., Any], lambda_context: Any, fresh_environment: None
 ) -> None:
     # GIVEN a store whose database refuses connections
-    db.pool_compartido.cache_clear()
     tienda = app_module("tienda", DATABASE_URL="postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=1")
-    try:
-        # WHEN an order arrives
-        estado, cuerpo, cabeceras = _invocar(tienda, load_event("tienda-crear-pedido.json"), lambda_context)
-    finally:
-        if db.pool_compartido.cache_info().currsize:
-            db.pool_compartido().close()
-        db.pool_compartido.cache_clear()
+    # WHEN an order arrives
+    estado, cuerpo, cabeceras = _invocar(tienda, load_event("tienda-crear-pedido.json"), lambda_context)
     # THEN 503 telling the client to retry with the same key
     assert estado == 503
     assert "same Idempotency-Key" in cuerpo["message"]
