@@ -22,13 +22,12 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from mercadofresco_local.servidor import puerto_libre
+from mercadofresco_local.servidor_privado import ServidorPrivado
 
 ARRANQUE_MAX_S = 60  # a loaded 2-core machine can take a while to initdb and start a server
-INTENTOS_PUERTO = 3  # another process may take the free port between choosing it and binding it
 
 
 def directorio_binarios() -> Path | None:
@@ -63,15 +62,17 @@ def _usuario_servidor() -> pwd.struct_passwd | None:
 
 
 @dataclass
-class PostgresPrivado:
+class PostgresPrivado(ServidorPrivado):
     """``with PostgresPrivado() as pg: pg.url``; ``pg.reiniciar()`` stops (fast) and starts it again."""
 
-    puerto: int = field(default_factory=puerto_libre)
     reinicios: int = 0
     _dir: Path | None = None
     _bin: Path | None = None
     _usuario: pwd.struct_passwd | None = None
-    _proceso: subprocess.Popen[bytes] | None = None
+
+    nombre = "PostgreSQL"
+    senal_parada = signal.SIGINT  # fast shutdown: roll back, disconnect everyone
+    arranque_max_s = ARRANQUE_MAX_S
 
     @property
     def url(self) -> str:
@@ -91,15 +92,7 @@ class PostgresPrivado:
             capture_output=True,
             **self._identidad(),
         )
-        for intento in range(INTENTOS_PUERTO):
-            try:
-                self._iniciar()
-                return self
-            except OSError:
-                if intento == INTENTOS_PUERTO - 1:
-                    raise
-                self.puerto = puerto_libre()
-        return self
+        return super().arrancar()
 
     def reiniciar(self, caido_s: float = 0.0) -> None:
         """A real restart: fast shutdown, ``caido_s`` down, then the same server on the same port and data."""
@@ -109,14 +102,12 @@ class PostgresPrivado:
         self.reinicios += 1
 
     def parar(self) -> None:
-        self._detener()
+        super().parar()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    def _iniciar(self) -> None:
-        import psycopg
-
+    def _lanzar(self) -> subprocess.Popen[bytes]:
         assert self._bin is not None and self._dir is not None
         opciones = {
             "listen_addresses": "127.0.0.1",
@@ -128,34 +119,21 @@ class PostgresPrivado:
             "max_connections": "200",
         }
         argumentos = [arg for clave, valor in opciones.items() for arg in ("-c", f"{clave}={valor}")]
-        self._proceso = subprocess.Popen(
+        return subprocess.Popen(
             [str(self._bin / "postgres"), "-D", str(self._dir / "datos"), *argumentos],
             stdout=subprocess.DEVNULL,
-            stderr=open(self._dir / "servidor.log", "ab"),  # noqa: SIM115 (the child keeps it)
+            stderr=open(self._dir / "servidor.log", "ab"),  # the child keeps it open
             **self._identidad(),
         )
-        limite = time.monotonic() + ARRANQUE_MAX_S
-        while True:
-            try:
-                psycopg.connect(self.url, connect_timeout=2).close()
-                return
-            except psycopg.OperationalError:
-                if self._proceso.poll() is not None or time.monotonic() > limite:
-                    self._detener()
-                    raise OSError(f"private PostgreSQL on port {self.puerto} did not start") from None
-                time.sleep(0.1)
 
-    def _detener(self) -> None:
-        if self._proceso is None:
-            return
-        if self._proceso.poll() is None:
-            self._proceso.send_signal(signal.SIGINT)  # fast shutdown: roll back, disconnect everyone
+    def _responde(self) -> bool:
+        import psycopg
+
         try:
-            self._proceso.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self._proceso.kill()
-            self._proceso.wait()
-        self._proceso = None
+            psycopg.connect(self.url, connect_timeout=2).close()
+            return True
+        except psycopg.OperationalError:
+            return False
 
     def _identidad(self) -> dict[str, int]:
         if self._usuario is None:
@@ -165,9 +143,3 @@ class PostgresPrivado:
     def _como_servidor(self, directorio: Path) -> None:
         if self._usuario is not None:
             os.chown(directorio, self._usuario.pw_uid, self._usuario.pw_gid)
-
-    def __enter__(self) -> PostgresPrivado:
-        return self.arrancar()
-
-    def __exit__(self, *exc: object) -> None:
-        self.parar()

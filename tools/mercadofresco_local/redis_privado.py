@@ -12,60 +12,41 @@ import os
 import shutil
 import signal
 import subprocess
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from mercadofresco_local.servidor import puerto_libre
-
-ARRANQUE_MAX_S = 30  # a loaded 2-core machine can take a while to fork a server
-INTENTOS_PUERTO = 3  # another process (a parallel campaign's sibling) may take the port first
+from mercadofresco_local.servidor_privado import ServidorPrivado
 
 
 @dataclass
-class RedisPrivado:
-    """``with RedisPrivado() as r: r.url``; ``r.congelar()`` / ``r.descongelar()``."""
+class RedisPrivado(ServidorPrivado):
+    """``with RedisPrivado() as r: r.url``; ``r.congelar()`` / ``r.descongelar()``; ``r.matar()``."""
 
-    puerto: int = field(default_factory=puerto_libre)
     congelado: bool = False
-    _proceso: subprocess.Popen[bytes] | None = None
+
+    nombre = "redis-server"
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.puerto}/0"
 
-    def arrancar(self) -> RedisPrivado:
-        for intento in range(INTENTOS_PUERTO):
-            try:
-                return self._arrancar()
-            except OSError:
-                self.parar()
-                if intento == INTENTOS_PUERTO - 1:
-                    raise
-                self.puerto = puerto_libre()
-        return self
-
-    def _arrancar(self) -> RedisPrivado:
-        import redis
-
+    def _lanzar(self) -> subprocess.Popen[bytes]:
         binario = shutil.which("redis-server")
         if binario is None:
             raise OSError("redis-server is not on PATH: install it to run the chaos scenario")
-        self._proceso = subprocess.Popen(
+        return subprocess.Popen(
             [binario, "--port", str(self.puerto), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+
+    def _responde(self) -> bool:
+        import redis
+
         cliente = redis.Redis.from_url(self.url, socket_timeout=1)
-        limite = time.monotonic() + ARRANQUE_MAX_S
         try:
-            while True:
-                try:
-                    cliente.ping()
-                    return self
-                except redis.ConnectionError:
-                    if time.monotonic() > limite or self._proceso.poll() is not None:
-                        raise OSError(f"private redis-server on port {self.puerto} did not start") from None
-                    time.sleep(0.05)
+            return bool(cliente.ping())
+        except redis.ConnectionError:
+            return False
         finally:
             cliente.close()
 
@@ -80,20 +61,6 @@ class RedisPrivado:
             os.kill(self._proceso.pid, signal.SIGCONT)
             self.congelado = False
 
-    def parar(self) -> None:
-        if self._proceso is None:
-            return
-        self.descongelar()
-        self._proceso.terminate()
-        try:
-            self._proceso.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proceso.kill()
-            self._proceso.wait()
-        self._proceso = None
-
-    def __enter__(self) -> RedisPrivado:
-        return self.arrancar()
-
-    def __exit__(self, *exc: object) -> None:
-        self.parar()
+    def _detener(self) -> None:
+        super()._detener()
+        self.congelado = False
