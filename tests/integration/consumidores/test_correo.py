@@ -10,7 +10,7 @@ import pytest
 from mercadofresco.circuit_breaker import CircuitBreaker
 from mercadofresco.valkey import cliente_valkey
 
-from tests.conftest import load_event
+from tests.conftest import HANG_GUARD_S, load_event
 from tests.integration.consumidores.conftest import BREAKER_PRUEBA, Cola, Sondeo, mensajes
 
 pytestmark = pytest.mark.integration
@@ -74,7 +74,7 @@ def test_duplicates_in_concurrent_batches_send_exactly_one_email_per_order(
         sns.publish(TopicArn=recursos.fisicos["TopicPedidoConfirmado"]["Ref"], Message=json.dumps(PEDIDO))
     # WHEN three pollers handle batches of 2 at the same time, then whatever is redelivered
     sondeos = [Sondeo(sqs, cola, app.lambda_handler, lambda_context, tamano_lote=2) for _ in range(3)]
-    barrera = threading.Barrier(len(sondeos))
+    barrera = threading.Barrier(len(sondeos), timeout=HANG_GUARD_S)
 
     def sondear(sondeo: Sondeo) -> None:
         barrera.wait()

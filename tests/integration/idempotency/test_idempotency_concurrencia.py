@@ -27,7 +27,7 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
     stores = [IdempotencyStore(tabla_idempotencia, aws.client("dynamodb")) for _ in range(HILOS)]
     clave = claves.cobro("PED-2026-084417")
     ejecuciones: list[int] = []
-    salida = threading.Barrier(HILOS)
+    salida = threading.Barrier(HILOS, timeout=HANG_GUARD_S)
     duplicado_rechazado = threading.Event()
 
     def cobrar() -> dict[str, str]:

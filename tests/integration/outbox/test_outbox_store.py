@@ -11,6 +11,8 @@ from mercadofresco.outbox.exceptions import MigracionError, PedidoDuplicado, Ped
 from mercadofresco.outbox.migraciones import aplicar_migraciones, ficheros_migracion
 from mercadofresco.outbox.store import Pedido, crear_pedido
 
+from tests.conftest import HANG_GUARD_S
+
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
@@ -131,7 +133,7 @@ def test_aplicar_migraciones_when_schema_conflicts_raises_and_keeps_nothing(pg_d
 
 def test_aplicar_migraciones_when_two_cold_starts_race_applies_each_file_once(pg_dsn: str) -> None:
     # GIVEN a fresh schema and four environments starting at the same moment
-    barrera = threading.Barrier(4)
+    barrera = threading.Barrier(4, timeout=HANG_GUARD_S)
     aplicadas: list[list[str]] = []
     errores: list[BaseException] = []
 

@@ -78,7 +78,7 @@ def test_pasarela_same_key_twice_one_cobro_and_the_same_reference(proveedores, h
 def test_pasarela_same_key_in_parallel_one_cobro(proveedores, http):
     # GIVEN 12 threads ready to charge the same order at once
     url = proveedores.pasarela.url + "/cobros"
-    barrera = threading.Barrier(12)
+    barrera = threading.Barrier(12, timeout=HANG_GUARD_S)
     referencias: list[str] = []
 
     def cobrar() -> None:
