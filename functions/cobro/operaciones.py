@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.errors import CobroRechazado, ErrorPermanente, ReembolsoRechazado
+from mercadofresco.errors import CobroRechazado, PermanentError, ReembolsoRechazado
 from mercadofresco.idempotency import claves
 from mercadofresco.validation import codigo_proveedor
 
@@ -35,7 +35,7 @@ RECHAZO_TARJETA = 402
 REEMBOLSO_IMPOSIBLE = (404, 409)  # nothing to refund / refunded under another key
 
 
-class RespuestaPasarelaInesperada(ErrorPermanente):
+class RespuestaPasarelaInesperada(PermanentError):
     """The gateway refused the request itself (400, 401, 422...): a bug or a bad API key, not retried."""
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from mercadofresco.consumer import Consumidor, Ruta, aceptado
+from mercadofresco.consumer import Consumer, Route, aceptado
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore, claves
@@ -24,7 +24,7 @@ from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
-    from mercadofresco.consumer import Evento
+    from mercadofresco.consumer import Event
     from mercadofresco.http import ClienteProveedor
 
 logger = Logger()
@@ -43,7 +43,7 @@ PLANTILLAS_NO_CONFIRMADO = {
 }
 
 
-def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, store: IdempotencyStore) -> Consumidor:
+def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, store: IdempotencyStore) -> Consumer:
     """The e-mail consumer: confirmation and cart reminder, one key each, fallback inside the key."""
 
     def enviar(clave: claves.Clave, correo: dict[str, Any]) -> None:
@@ -61,27 +61,27 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
 
         store.run(clave, operacion, payload={"destinatario": correo["destinatario"]})
 
-    def confirmar(evento: Evento) -> None:
+    def confirmar(evento: Event) -> None:
         datos = {c: evento.get(c) for c in CAMPOS_CONFIRMACION if evento.get(c) is not None}
         correo = {"destinatario": evento["email"], "plantilla": "confirmacion-pedido", "datos": datos}
         enviar(claves.correo_confirmacion(evento["pedido_id"]), correo)
 
-    def recordar(evento: Evento) -> None:
+    def recordar(evento: Event) -> None:
         datos = {c: evento.get(c) for c in CAMPOS_RECORDATORIO if evento.get(c) is not None}
         correo = {"destinatario": evento["email"], "plantilla": "recordatorio-carrito", "datos": datos}
         enviar(claves.recordatorio_carrito(evento["carrito_id"]), correo)
 
-    def avisar_no_confirmado(evento: Evento) -> None:
+    def avisar_no_confirmado(evento: Event) -> None:
         datos = {c: evento.get(c) for c in CAMPOS_NO_CONFIRMADO if evento.get(c) is not None}
         correo = {"destinatario": evento["email"], "plantilla": PLANTILLAS_NO_CONFIRMADO[evento.tipo], "datos": datos}
         enviar(claves.correo_no_confirmado(evento["pedido_id"]), correo)
 
-    aviso = Ruta(avisar_no_confirmado, campos=("pedido_id", "email"))
-    return Consumidor(
+    aviso = Route(avisar_no_confirmado, campos=("pedido_id", "email"))
+    return Consumer(
         "correo",
         {
-            "PedidoConfirmado": Ruta(confirmar, campos=("pedido_id", "email")),
-            "CarritoAbandonado": Ruta(recordar, campos=("carrito_id", "email")),
+            "PedidoConfirmado": Route(confirmar, campos=("pedido_id", "email")),
+            "CarritoAbandonado": Route(recordar, campos=("carrito_id", "email")),
             **dict.fromkeys(PLANTILLAS_NO_CONFIRMADO, aviso),
         },
         aplazar_en=(CircuitoAbierto,),

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
-from mercadofresco.consumer import Consumidor, Ruta, aceptado
+from mercadofresco.consumer import Consumer, Route, aceptado
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore, claves
@@ -28,7 +28,7 @@ from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
-    from mercadofresco.consumer import Evento
+    from mercadofresco.consumer import Event
     from mercadofresco.http import ClienteProveedor
 
 logger = Logger()
@@ -41,7 +41,7 @@ CAMPOS_AVISO = ("pedido_id", "cliente_id", "importe_centimos", "moneda", "refere
 IDENTIDAD_AVISO = ("pedido_id", "importe_centimos")
 
 
-def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumidor:
+def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumer:
     """The ERP consumer: one route per event type; an open ``erp`` circuit defers the message."""
 
     def enviar(ruta: str, clave: claves.Clave, cuerpo: dict[str, Any], identidad: dict[str, Any]) -> dict[str, Any]:
@@ -51,26 +51,26 @@ def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumid
 
         return store.run(clave, operacion, payload=identidad)
 
-    def avisar(evento: Evento) -> None:
+    def avisar(evento: Event) -> None:
         cuerpo = {c: evento.get(c) for c in CAMPOS_AVISO if evento.get(c) is not None}
         identidad = {c: evento.get(c) for c in IDENTIDAD_AVISO}
         enviar("/avisos", claves.aviso_erp(evento["pedido_id"]), cuerpo, identidad)
 
-    def reservar(evento: Evento) -> None:
+    def reservar(evento: Event) -> None:
         cuerpo = {"pedido_id": evento["pedido_id"], "sku": evento["sku"], "cantidad": evento["cantidad"]}
         enviar("/reservas", claves.reserva(evento["pedido_id"], evento["sku"]), cuerpo, cuerpo)
 
-    def liberar(evento: Evento) -> None:
+    def liberar(evento: Event) -> None:
         # Same FIFO group (sku) as the reservation it undoes, so the ERP always sees it second.
         cuerpo = {"pedido_id": evento["pedido_id"], "sku": evento["sku"], "cantidad": evento["cantidad"]}
         enviar("/liberaciones", claves.liberacion(evento["pedido_id"], evento["sku"]), cuerpo, cuerpo)
 
-    return Consumidor(
+    return Consumer(
         "erp",
         {
-            "PedidoConfirmado": Ruta(avisar, campos=("pedido_id",)),
-            "ReservaStock": Ruta(reservar, campos=("pedido_id", "sku", "cantidad")),
-            "LiberacionStock": Ruta(liberar, campos=("pedido_id", "sku", "cantidad")),
+            "PedidoConfirmado": Route(avisar, campos=("pedido_id",)),
+            "ReservaStock": Route(reservar, campos=("pedido_id", "sku", "cantidad")),
+            "LiberacionStock": Route(liberar, campos=("pedido_id", "sku", "cantidad")),
         },
         tipos_por_cola={"cola-mercadofresco-stock": "ReservaStock"},
         aplazar_en=(CircuitoAbierto,),

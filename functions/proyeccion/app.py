@@ -15,20 +15,20 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from mercadofresco.consumer import Consumidor, Ruta
+from mercadofresco.consumer import Consumer, Route
 from mercadofresco.db import pool_compartido
 from mercadofresco.outbox.proyeccion import ESTADO_POR_EVENTO, Resultado, proyectar
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
-    from mercadofresco.consumer import Evento
+    from mercadofresco.consumer import Event
 
 logger = Logger()
 metrics = Metrics()
 tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
 
 
-def actualizar_estado(evento: Evento) -> None:
+def actualizar_estado(evento: Event) -> None:
     motivo = evento.get("motivo") or evento.get("error")
     with pool_compartido().connection() as conn:
         hecho = proyectar(conn, evento["pedido_id"], evento.tipo, motivo=motivo, evento_id=evento.get("id"))
@@ -41,8 +41,8 @@ def actualizar_estado(evento: Evento) -> None:
         logger.info("order state kept: event is a duplicate or older", estado=hecho.estado, tipo=evento.tipo)
 
 
-consumidor = Consumidor(
-    "proyeccion", {tipo: Ruta(actualizar_estado, campos=("pedido_id",)) for tipo in ESTADO_POR_EVENTO}
+consumidor = Consumer(
+    "proyeccion", {tipo: Route(actualizar_estado, campos=("pedido_id",)) for tipo in ESTADO_POR_EVENTO}
 )
 
 

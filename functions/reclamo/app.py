@@ -43,7 +43,7 @@ def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
         caduca_bloqueo=caduca_bloqueo,
         propietario=ejecucion,
     )
-    ganado, existente = _store().registros.reclamar(nuevo, ahora)
+    ganado, existente = _store().registros.claim(nuevo, ahora)
     if not ganado and existente is not None and existente.propietario == ejecucion:
         ganado, nuevo = True, existente  # our own claim: the first attempt wrote it, its answer was lost
     registro = nuevo if ganado or existente is None else existente

@@ -1,8 +1,7 @@
 """The parts of docs/conventions.md a test can check: public doors, the error root, English mechanism and test names.
 
-The mechanism-name check covers the packages already converted to the rule (the list only grows);
-inside them, a known deviation is listed and a fixed one must leave its list. Test names are
-checked over the whole ``tests/`` tree.
+The mechanism-name check covers the packages already converted to the rule (the list only grows).
+Test names are checked over the whole ``tests/`` tree.
 """
 
 from __future__ import annotations
@@ -21,26 +20,12 @@ from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO, MercadoFrescoError
 
 RAIZ = Path(__file__).resolve().parents[2]
 CAPA = RAIZ / "layers" / "comun" / "mercadofresco"
-# Mechanism packages converted to the rule (consumer and outbox: see "Known deviations" in docs/conventions.md).
-MECANISMOS = ("circuit_breaker", "retry", "http", "idempotency")
+# Mechanism packages converted to the rule (outbox: see "Known deviations" in docs/conventions.md).
+MECANISMOS = ("circuit_breaker", "retry", "http", "idempotency", "consumer")
 # Spanish verbs that used to name mechanism methods; a public function or method of a mechanism may not use them.
 VERBOS_ESPANOLES = re.compile(
     r"^(adquirir|forzar|registrar|permitir|ejecutar|obtener|guardar|leer|liberar|reclamar|completar|marcar"
     r"|aplazar|enviar|procesar|drenar|limpiar|aplicar|verificar|conectar|validar|consultar|crear|borrar|agregar)(_|$)"
-)
-# Known deviations (to rename, never to add to): "<package>:<name>".
-VERBOS_PENDIENTES = frozenset(
-    {
-        "circuit_breaker:ejecutar",
-        "circuit_breaker:registrar",
-        "idempotency:completar",
-        "idempotency:guardar",
-        "idempotency:leer",
-        "idempotency:liberar",
-        "idempotency:marcar_fallido",
-        "idempotency:obtener",
-        "idempotency:reclamar",
-    }
 )
 # Spanish function words that give a sentence away in a test name ("..._sin_cobro", "..._de_la_cola"),
 # none of them an English word.
@@ -114,7 +99,7 @@ def test_every_workflow_error_name_is_an_exception_class_of_the_layer() -> None:
     assert set(NOMBRES_PARA_EL_FLUJO) - clases == set()
 
 
-def test_mechanism_packages_public_names_use_no_spanish_verbs_beyond_known_deviations() -> None:
+def test_mechanism_packages_public_names_use_no_spanish_verbs() -> None:
     # GIVEN the public functions and methods of every mechanism package
     encontrados = {
         f"{paquete}:{nombre}"
@@ -122,9 +107,8 @@ def test_mechanism_packages_public_names_use_no_spanish_verbs_beyond_known_devia
         for nombre in _nombres_publicos(paquete)
         if VERBOS_ESPANOLES.match(nombre)
     }
-    # THEN none is new, and every known deviation still exists (a fixed one leaves the list)
-    assert encontrados - VERBOS_PENDIENTES == set()
-    assert VERBOS_PENDIENTES - encontrados == set()
+    # THEN there is none
+    assert encontrados == set()
 
 
 def test_test_function_names_are_ascii_snake_case_english_phrases() -> None:

@@ -250,7 +250,7 @@ class _Tormenta:
 
     def _respuesta(self, p: _Pedido, ok: bool, sonda: bool) -> None:
         if self.breaker is not None:
-            self.breaker.registrar(ok, es_sonda=sonda)
+            self.breaker.record(ok, es_sonda=sonda)
         if ok:
             self.res.completados += 1
             self._liberar()

@@ -140,7 +140,7 @@ class RegistroInvocaciones:
 
 def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
     """``(pedido_id, type)`` of each order an invocation's event carries (SQS batch or direct payload)."""
-    from mercadofresco.consumer.lectura import MensajeInvalido, desenvolver
+    from mercadofresco.consumer.lectura import InvalidMessageError, desenvolver
 
     registros = evento.get("Records") if isinstance(evento, dict) else evento if isinstance(evento, list) else None
     if registros is None:
@@ -151,7 +151,7 @@ def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
     for registro in registros:
         try:
             datos, tipo_sobre, _ = desenvolver(registro.get("body", ""))
-        except (MensajeInvalido, AttributeError):
+        except (InvalidMessageError, AttributeError):
             continue
         if isinstance(datos.get("pedido_id"), str):
             yield datos["pedido_id"], str(tipo_sobre or datos.get("tipo") or "")

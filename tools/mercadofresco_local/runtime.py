@@ -68,7 +68,7 @@ def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
     :func:`mercadofresco.idempotency.config.lease_for_timeout` of the *original* timeout) becomes
     ``ceil(lease / compresion)``. A live invocation must still end well inside its compressed
     lease, so every ``*_TIMEOUT_S`` HTTP timeout is divided too. The function's own ``Timeout``
-    (and ``FUNCION_TIMEOUT_S``) stays real: the layer keeps fixed margins before it (the relay's
+    (and ``FUNCTION_TIMEOUT_S``) stays real: the layer keeps fixed margins before it (the relay's
     5 s, the consumers' "too little time left"), and a timeout at a chosen point is what the
     chaos plan injects anyway (:mod:`mercadofresco_local.muerte`).
     """
@@ -76,11 +76,11 @@ def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
 
     entorno = funcion.entorno
     lease_s = float(
-        entorno.get(ENV_LEASE_S) or lease_for_timeout(int(entorno.get("FUNCION_TIMEOUT_S", funcion.timeout_s)))
+        entorno.get(ENV_LEASE_S) or lease_for_timeout(int(entorno.get("FUNCTION_TIMEOUT_S", funcion.timeout_s)))
     )
     entorno[ENV_LEASE_S] = str(max(1, math.ceil(lease_s / compresion)))
     for clave, valor in list(entorno.items()):
-        if clave.endswith("_TIMEOUT_S") and clave != "FUNCION_TIMEOUT_S":
+        if clave.endswith("_TIMEOUT_S") and clave != "FUNCTION_TIMEOUT_S":
             entorno[clave] = f"{float(valor) / compresion:.3f}"
 
 

@@ -7,8 +7,8 @@ matching it (``tests`` check that every name the ASL uses exists here).
 
 Two families:
 
-- ``ErrorTransitorio``: worth retrying later (by the workflow or the queue).
-- ``ErrorPermanente``: retrying gives the same answer; record it and stop.
+- ``TransientError``: worth retrying later (by the workflow or the queue).
+- ``PermanentError``: retrying gives the same answer; record it and stop.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ __all__ = [
     "CircuitoAbierto",
     "CobroRechazado",
     "DependencyUnavailableError",
-    "ErrorPermanente",
-    "ErrorTransitorio",
     "EventoInvalido",
     "MercadoFrescoError",
     "OperacionEnCurso",
     "PasarelaNoDisponible",
+    "PermanentError",
     "PresupuestoReintentosAgotado",
     "ProveedorNoDisponible",
     "ReembolsoRechazado",
     "ResultadoDesconocido",
+    "TransientError",
 ]
 
 
@@ -35,15 +35,15 @@ class MercadoFrescoError(Exception):
     """Root of every error this project raises on purpose."""
 
 
-class ErrorTransitorio(MercadoFrescoError):
+class TransientError(MercadoFrescoError):
     """A failure that may succeed if the same operation is tried again later."""
 
 
-class ErrorPermanente(MercadoFrescoError):
+class PermanentError(MercadoFrescoError):
     """A failure that will repeat on every attempt (business rule, bad input)."""
 
 
-class DependencyUnavailableError(ErrorTransitorio):
+class DependencyUnavailableError(TransientError):
     """A dependency could not be used now; says which one and why, as constructor fields.
 
     Parameters
@@ -88,7 +88,7 @@ class CircuitoAbierto(DependencyUnavailableError):
     """The shared circuit breaker for a dependency is open: no call was made (``retry_in_s`` says for how long)."""
 
 
-class OperacionEnCurso(ErrorTransitorio):
+class OperacionEnCurso(TransientError):
     """Another consumer holds a live ``EN_CURSO`` claim for the same key."""
 
 
@@ -96,15 +96,15 @@ class PresupuestoReintentosAgotado(DependencyUnavailableError):
     """The dependency's retry budget refused a retry: fail fast, let the queue/workflow decide."""
 
 
-class CobroRechazado(ErrorPermanente):
+class CobroRechazado(PermanentError):
     """The gateway declined the card: a business answer, never retried."""
 
 
-class ReembolsoRechazado(ErrorPermanente):
+class ReembolsoRechazado(PermanentError):
     """The gateway refused the refund (nothing to refund, already refunded elsewhere)."""
 
 
-class EventoInvalido(ErrorPermanente):
+class EventoInvalido(PermanentError):
     """Malformed JSON, missing fields or an unknown ``version``: goes to the DLQ with its reason."""
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from mercadofresco import aws
-from mercadofresco.errors import CobroRechazado, ErrorTransitorio, OperacionEnCurso, PasarelaNoDisponible
+from mercadofresco.errors import CobroRechazado, OperacionEnCurso, PasarelaNoDisponible, TransientError
 from mercadofresco.idempotency import (
     IdempotencyConfig,
     IdempotencyInconsistentStateError,
@@ -47,7 +47,7 @@ def test_persistence_failure_on_claim_surfaces_as_persistence_error(store, dynam
         store.run(CLAVE, operacion)
     # THEN the one persistence error (retryable) says which call failed, and the operation never ran
     assert "put_item" in str(info.value) and "ResourceNotFoundException" in str(info.value)
-    assert isinstance(info.value, ErrorTransitorio)
+    assert isinstance(info.value, TransientError)
     assert operacion.ejecuciones == 0
 
 

@@ -106,7 +106,7 @@ def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandone
     from mercadofresco.idempotency import lease_for_timeout
 
     entorno = plantilla.recursos["CobroFunction"]["Properties"]["Environment"]["Variables"]
-    bloqueo_s = lease_for_timeout(float(entorno["FUNCION_TIMEOUT_S"]))
+    bloqueo_s = lease_for_timeout(float(entorno["FUNCTION_TIMEOUT_S"]))
     estados = definicion["States"]
     # THEN OperacionEnCurso and the platform's errors are never retried by a jittered Retry (its waits can
     # all be short): every charge step sends them to one Wait that outlasts the lease, then asks again

@@ -79,7 +79,7 @@ def test_workflow_cobro_answer_lost_after_charging_is_resolved_and_confirmed(flu
 def test_workflow_cobro_record_never_completed_waits_out_the_lease_and_the_gateway_deduplicates(flujo, pausas, fallo):
     # GIVEN the gateway charged but the record cobro:{id} was never completed (process killed, DynamoDB throttled)
     store = flujo.modulo("CobroFunction").operaciones.store
-    completar = store.registros.completar
+    completar = store.registros.complete
     quedan = [1]
 
     def completar_o_fallar(*args: Any, **kwargs: Any) -> bool:
@@ -88,7 +88,7 @@ def test_workflow_cobro_record_never_completed_waits_out_the_lease_and_the_gatew
             raise fallo("the completion of the idempotency record did not happen")
         return completar(*args, **kwargs)
 
-    store.registros.completar = completar_o_fallar
+    store.registros.complete = completar_o_fallar
     # WHEN the workflow runs
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN it waited past the EN_CURSO lease, took the key over and asked the gateway with the same

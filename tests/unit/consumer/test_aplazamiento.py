@@ -6,7 +6,7 @@ import random
 
 import pytest
 from botocore.stub import ANY
-from mercadofresco.consumer.aplazamiento import MensajeRetenido, PoliticaAplazamiento, aplazar, recepciones_agotadas
+from mercadofresco.consumer.aplazamiento import DeferralPolicy, MensajeRetenido, defer, recepciones_agotadas
 from mercadofresco.consumer.colas import Cola
 
 from tests.conftest import load_event
@@ -28,7 +28,7 @@ def _con_aplazamientos(record: dict, n: int) -> dict:
 
 def test_politica_delays_double_within_equal_jitter_and_cap() -> None:
     # GIVEN the default policy with a seeded rng
-    politica = PoliticaAplazamiento(rng=random.Random(7))
+    politica = DeferralPolicy(rng=random.Random(7))
     # WHEN many delays are drawn per deferral number
     for n, escalon in enumerate([60, 120, 240, 480, 900, 900]):
         esperas = [politica.espera_s(n) for _ in range(200)]
@@ -38,22 +38,22 @@ def test_politica_delays_double_within_equal_jitter_and_cap() -> None:
 
 def test_politica_default_bound_covers_a_thirty_minute_outage() -> None:
     # The shortest outage that could exhaust the deferrals is longer than 30 minutes.
-    assert PoliticaAplazamiento().espera_minima_total_s() >= TREINTA_MINUTOS_S
-    assert PoliticaAplazamiento(max_aplazamientos=3).espera_minima_total_s() < TREINTA_MINUTOS_S
+    assert DeferralPolicy().espera_minima_total_s() >= TREINTA_MINUTOS_S
+    assert DeferralPolicy(max_aplazamientos=3).espera_minima_total_s() < TREINTA_MINUTOS_S
 
 
 @pytest.mark.parametrize("kwargs", [{"base_delay_s": 0}, {"max_delay_s": 901}, {"max_aplazamientos": 0}])
 def test_politica_invalid_settings_raise(kwargs: dict) -> None:
     with pytest.raises(ValueError):
-        PoliticaAplazamiento(**kwargs)
+        DeferralPolicy(**kwargs)
 
 
 def test_aplazar_standard_resends_with_delay_and_counter(sqs) -> None:
     # GIVEN a record already deferred twice
     cliente, stubber = sqs
     record = _con_aplazamientos(load_event("erp-pedido-confirmado.json")["Records"][0], 2)
-    politica = PoliticaAplazamiento(rng=random.Random(1))
-    esperada = PoliticaAplazamiento(rng=random.Random(1)).espera_s(2)
+    politica = DeferralPolicy(rng=random.Random(1))
+    esperada = DeferralPolicy(rng=random.Random(1)).espera_s(2)
     stubber.add_response(
         "send_message",
         {"MessageId": "m-2"},
@@ -68,7 +68,7 @@ def test_aplazar_standard_resends_with_delay_and_counter(sqs) -> None:
         },
     )
     # WHEN deferred: returns normally, so the batch acknowledges the original
-    aplazar(cliente, COLA, record, politica, "erp", "CircuitoAbierto: erp")
+    defer(cliente, COLA, record, politica, "erp", "CircuitoAbierto: erp")
     # THEN the delay is the third step's (120..240 s)
     assert 120 <= esperada <= 240
 
@@ -91,7 +91,7 @@ def test_aplazar_after_max_deferrals_sends_to_dlq_with_reason(sqs) -> None:
             },
         },
     )
-    aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto: erp")
+    defer(cliente, COLA, record, DeferralPolicy(), "erp", "CircuitoAbierto: erp")
 
 
 def test_aplazar_fifo_with_receives_to_spare_holds_by_visibility(sqs) -> None:
@@ -105,7 +105,7 @@ def test_aplazar_fifo_with_receives_to_spare_holds_by_visibility(sqs) -> None:
     )
     # WHEN deferred  THEN it is reported failed on purpose (its group stops; nothing re-sent)
     with pytest.raises(MensajeRetenido):
-        aplazar(cliente, STOCK, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto: erp")
+        defer(cliente, STOCK, record, DeferralPolicy(), "erp", "CircuitoAbierto: erp")
 
 
 def test_aplazar_fifo_on_last_spare_receive_recycles_in_same_group(sqs) -> None:
@@ -125,7 +125,7 @@ def test_aplazar_fifo_on_last_spare_receive_recycles_in_same_group(sqs) -> None:
         },
     )
     # WHEN / THEN: re-sent (fresh dedup id, no DelaySeconds: FIFO refuses it) and acknowledged
-    aplazar(cliente, STOCK, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto: erp")
+    defer(cliente, STOCK, record, DeferralPolicy(), "erp", "CircuitoAbierto: erp")
 
 
 def test_aplazar_waits_at_least_what_the_breaker_says_capped_at_900(sqs) -> None:
@@ -139,8 +139,8 @@ def test_aplazar_waits_at_least_what_the_breaker_says_capped_at_900(sqs) -> None
             {"QueueUrl": COLA.url, "MessageBody": record["body"], "MessageAttributes": ANY, "DelaySeconds": esperada},
         )
     # WHEN / THEN (the Stubber checks DelaySeconds)
-    aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto", minimo_s=249.2)
-    aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto", minimo_s=2000)
+    defer(cliente, COLA, record, DeferralPolicy(), "erp", "CircuitoAbierto", minimo_s=249.2)
+    defer(cliente, COLA, record, DeferralPolicy(), "erp", "CircuitoAbierto", minimo_s=2000)
 
 
 def _copia(previas: int, recibido: int) -> dict:
@@ -172,7 +172,7 @@ def test_aplazar_standard_carries_receives_spent_by_earlier_copies(sqs) -> None:
         },
     )
     # WHEN / THEN: the next copy knows 3 receives are already spent
-    aplazar(cliente, COLA, record, PoliticaAplazamiento(), "erp", "CircuitoAbierto")
+    defer(cliente, COLA, record, DeferralPolicy(), "erp", "CircuitoAbierto")
 
 
 @pytest.mark.parametrize(

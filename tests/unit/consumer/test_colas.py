@@ -6,7 +6,7 @@ import base64
 import json
 
 import pytest
-from mercadofresco.consumer.colas import Cola, Colas, ColaSinDlqError, con_atributos, enviar_a_dlq
+from mercadofresco.consumer.colas import Cola, Colas, ColaSinDlqError, con_atributos, send_to_dlq
 from mercadofresco.dlq import Motivo
 
 from tests.conftest import load_event
@@ -71,7 +71,7 @@ def test_enviar_a_dlq_standard_sends_body_verbatim_with_reason(sqs) -> None:
         },
     )
     # WHEN / THEN (the Stubber fails on any other request shape)
-    enviar_a_dlq(cliente, COLA, record, Motivo.JSON_INVALIDO, "body is not JSON", "erp")
+    send_to_dlq(cliente, COLA, record, Motivo.JSON_INVALIDO, "body is not JSON", "erp")
 
 
 def test_enviar_a_dlq_fifo_keeps_group_and_dedups_by_message_id(sqs) -> None:
@@ -93,14 +93,14 @@ def test_enviar_a_dlq_fifo_keeps_group_and_dedups_by_message_id(sqs) -> None:
             "MessageDeduplicationId": record["messageId"],
         },
     )
-    enviar_a_dlq(cliente, STOCK, record, Motivo.CAMPO_AUSENTE, "sku", "erp")
+    send_to_dlq(cliente, STOCK, record, Motivo.CAMPO_AUSENTE, "sku", "erp")
 
 
 def test_enviar_a_dlq_without_redrive_policy_refuses_to_drop(sqs) -> None:
     cliente, _ = sqs
     sin_dlq = Cola(COLA.arn, COLA.url, None, None)
     with pytest.raises(ColaSinDlqError) as info:
-        enviar_a_dlq(cliente, sin_dlq, {"body": "x", "messageId": "m"}, Motivo.JSON_INVALIDO, "x", "erp")
+        send_to_dlq(cliente, sin_dlq, {"body": "x", "messageId": "m"}, Motivo.JSON_INVALIDO, "x", "erp")
     assert "mercadofresco-erp" in str(info.value)
 
 

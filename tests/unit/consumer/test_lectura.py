@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from mercadofresco.consumer import MensajeInvalido, Ruta, leer
+from mercadofresco.consumer import InvalidMessageError, Route, read
 from mercadofresco.dlq import Motivo
 
 from tests.conftest import load_event
 
 RUTAS = {
-    "PedidoConfirmado": Ruta(lambda e: None, campos=("pedido_id",)),
-    "CarritoAbandonado": Ruta(lambda e: None, campos=("carrito_id",)),
-    "ReservaStock": Ruta(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
+    "PedidoConfirmado": Route(lambda e: None, campos=("pedido_id",)),
+    "CarritoAbandonado": Route(lambda e: None, campos=("carrito_id",)),
+    "ReservaStock": Route(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
 }
 
 
@@ -22,21 +22,21 @@ def _cuerpo(evento: str, n: int = 0) -> str:
 
 
 def _motivo(cuerpo: str, **kwargs: str) -> Motivo:
-    with pytest.raises(MensajeInvalido) as info:
-        leer(cuerpo, RUTAS, **kwargs)
+    with pytest.raises(InvalidMessageError) as info:
+        read(cuerpo, RUTAS, **kwargs)
     return info.value.motivo
 
 
 def test_leer_raw_json_returns_type_version_and_fields() -> None:
     # GIVEN a raw-delivery body  WHEN it is read
-    evento = leer(_cuerpo("erp-pedido-confirmado.json"), RUTAS)
+    evento = read(_cuerpo("erp-pedido-confirmado.json"), RUTAS)
     # THEN
     assert (evento.tipo, evento.version, evento.sobre) == ("PedidoConfirmado", 1, "sqs")
     assert evento["pedido_id"] == "PED-2026-084417"
 
 
 def test_leer_sns_envelope_unwraps_message() -> None:
-    evento = leer(_cuerpo("correo-confirmacion-sobre-sns.json"), RUTAS)
+    evento = read(_cuerpo("correo-confirmacion-sobre-sns.json"), RUTAS)
     assert (evento.tipo, evento.sobre, evento["pedido_id"]) == ("PedidoConfirmado", "sns", "PED-2026-084417")
 
 
@@ -45,20 +45,20 @@ def test_leer_eventbridge_envelope_uses_detail_type_and_detail_version() -> None
     cuerpo = _cuerpo("correo-carrito-abandonado.json")
     assert json.loads(cuerpo)["version"] == "0"
     # WHEN it is read
-    evento = leer(cuerpo, RUTAS)
+    evento = read(cuerpo, RUTAS)
     # THEN the event's version is the detail's, not EventBridge's
     assert (evento.tipo, evento.version, evento.sobre) == ("CarritoAbandonado", 1, "eventbridge")
     assert evento["carrito_id"] == "CAR-7781"
 
 
 def test_leer_unknown_fields_are_ignored() -> None:
-    evento = leer(_cuerpo("erp-pedido-confirmado-campos-extra.json"), RUTAS)
+    evento = read(_cuerpo("erp-pedido-confirmado-campos-extra.json"), RUTAS)
     assert evento["pedido_id"] == "PED-2026-084419"
 
 
 def test_leer_default_type_applies_only_without_tipo() -> None:
     cuerpo = json.dumps({"version": 1, "pedido_id": "PED-1", "sku": "S1", "cantidad": 1})
-    assert leer(cuerpo, RUTAS, tipo_por_defecto="ReservaStock").tipo == "ReservaStock"
+    assert read(cuerpo, RUTAS, tipo_por_defecto="ReservaStock").tipo == "ReservaStock"
     assert _motivo(cuerpo) is Motivo.CAMPO_AUSENTE
 
 
@@ -95,18 +95,18 @@ def test_leer_default_type_applies_only_without_tipo() -> None:
 )
 def test_leer_bad_input_raises_classified_reason(cuerpo: str, motivo: Motivo) -> None:
     # WHEN / THEN: every bad input gets its Motivo and a detail a person can read
-    with pytest.raises(MensajeInvalido) as info:
-        leer(cuerpo, RUTAS)
+    with pytest.raises(InvalidMessageError) as info:
+        read(cuerpo, RUTAS)
     assert info.value.motivo is motivo
     assert info.value.detalle
 
 
 def test_leer_missing_fields_detail_names_every_missing_field() -> None:
-    with pytest.raises(MensajeInvalido) as info:
-        leer(json.dumps({"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-1"}), RUTAS)
+    with pytest.raises(InvalidMessageError) as info:
+        read(json.dumps({"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-1"}), RUTAS)
     assert "sku" in info.value.detalle and "cantidad" in info.value.detalle
 
 
 def test_leer_version_accepted_when_route_declares_it() -> None:
-    rutas = {"PedidoConfirmado": Ruta(lambda e: None, campos=("pedido_id",), versiones=frozenset({1, 2}))}
-    assert leer(_cuerpo("erp-version-2.json"), rutas).version == 2
+    rutas = {"PedidoConfirmado": Route(lambda e: None, campos=("pedido_id",), versiones=frozenset({1, 2}))}
+    assert read(_cuerpo("erp-version-2.json"), rutas).version == 2

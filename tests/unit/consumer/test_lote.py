@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from botocore.stub import ANY
-from mercadofresco.consumer import Consumidor, Ruta
+from mercadofresco.consumer import Consumer, Route
 from mercadofresco_local.moto_lambda import ContextoLambda
 
 from tests.conftest import load_event
@@ -21,7 +21,7 @@ def test_consumidor_with_too_little_time_defers_records_without_starting_them(sq
     # GIVEN two notices and an invocation with 1 s left (less than one record's worst case)
     cliente, stubber = sqs
     llamados: list[str] = []
-    consumidor = Consumidor("erp", {"PedidoConfirmado": Ruta(lambda e: llamados.append(e["pedido_id"]))}, sqs=cliente)
+    consumidor = Consumer("erp", {"PedidoConfirmado": Route(lambda e: llamados.append(e["pedido_id"]))}, sqs=cliente)
     event = load_event("erp-pedido-confirmado-duplicado.json")
     espera_cola(stubber, "mercadofresco-erp", "mercadofresco-erp-fallidos")
     for registro in event["Records"]:
@@ -44,7 +44,7 @@ def test_consumidor_transient_error_fails_only_its_record(sqs) -> None:
         if evento["pedido_id"] == "PED-2026-084420":
             raise ConnectionError("provider reset")
 
-    consumidor = Consumidor("erp", {"PedidoConfirmado": Ruta(manejar, campos=("pedido_id",))}, sqs=cliente)
+    consumidor = Consumer("erp", {"PedidoConfirmado": Route(manejar, campos=("pedido_id",))}, sqs=cliente)
     event = load_event("erp-lote-mixto.json")
     espera_cola(stubber, "mercadofresco-erp", "mercadofresco-erp-fallidos")
     for _ in range(2):  # the malformed body and the version-2 event go to the DLQ
@@ -60,7 +60,7 @@ def test_consumidor_transient_error_fails_only_its_record(sqs) -> None:
 def test_consumidor_handover_for_lack_of_time_keeps_the_deferral_count(sqs) -> None:
     # GIVEN a copy deferred 12 times already (the policy's maximum) and no time left
     cliente, stubber = sqs
-    consumidor = Consumidor("erp", {"PedidoConfirmado": Ruta(lambda e: None)}, sqs=cliente)
+    consumidor = Consumer("erp", {"PedidoConfirmado": Route(lambda e: None)}, sqs=cliente)
     event = load_event("erp-pedido-confirmado.json")
     registro = event["Records"][0]
     registro["messageAttributes"] = {"mf-aplazamientos": {"stringValue": "12", "dataType": "String"}}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mercadofresco.consumer import MensajeInvalido
+from mercadofresco.consumer import InvalidMessageError
 from mercadofresco.consumer.proveedores import aceptado
 from mercadofresco.dlq import Motivo
 from mercadofresco.http import Respuesta
@@ -17,7 +17,7 @@ def test_aceptado_2xx_and_409_return_body(status: int) -> None:
 @pytest.mark.parametrize("status", [400, 404, 422])
 def test_aceptado_other_4xx_is_permanent_data_error(status: int) -> None:
     # WHEN the provider refuses this message
-    with pytest.raises(MensajeInvalido) as info:
+    with pytest.raises(InvalidMessageError) as info:
         aceptado(Respuesta(status, {"error": "peticion_invalida"}), "correo-principal")
     # THEN it is bad data for the DLQ, naming the provider and its answer
     assert info.value.motivo is Motivo.DATO_INVALIDO

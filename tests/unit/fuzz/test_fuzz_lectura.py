@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import dlq
-from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, Cola, enviar_a_dlq
-from mercadofresco.consumer.lectura import MensajeInvalido, Ruta, leer
+from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, Cola, send_to_dlq
+from mercadofresco.consumer.lectura import InvalidMessageError, Route, read
 from mercadofresco.dlq import Motivo
 from mercadofresco.validation import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
 
@@ -25,8 +25,8 @@ from tests.unit.fuzz.estrategias import (
 )
 
 RUTAS = {
-    "PedidoConfirmado": Ruta(lambda e: None, campos=("pedido_id",)),
-    "ReservaStock": Ruta(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
+    "PedidoConfirmado": Route(lambda e: None, campos=("pedido_id",)),
+    "ReservaStock": Route(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
 }
 AVISO = json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"])
 ARN_ERP = "arn:aws:sqs:eu-south-2:123456789012:mercadofresco-erp"
@@ -36,8 +36,8 @@ DLQ_ERP = "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp-fallidos"
 def _leer(cuerpo: str):
     """The event, or None after checking the refusal carries a reason and a bounded, safe detail."""
     try:
-        evento = leer(cuerpo, RUTAS)
-    except MensajeInvalido as exc:
+        evento = read(cuerpo, RUTAS)
+    except InvalidMessageError as exc:
         assert exc.motivo in set(Motivo) - {Motivo.APLAZAMIENTOS_AGOTADOS}
         assert exc.detalle and "Traceback" not in exc.detalle
         return None
@@ -50,7 +50,7 @@ def _leer(cuerpo: str):
 @given(cuerpo=st.one_of(cuerpo_malo, json_grande, valor_json.map(json.dumps)))
 def test_fuzz_leer_any_body_is_an_event_or_a_reason_never_a_crash(cuerpo) -> None:
     # GIVEN any body SQS could deliver (deep, large, not JSON, an AWS event of another source)
-    # WHEN read THEN an event, or MensajeInvalido with its reason: never RecursionError or TypeError
+    # WHEN read THEN an event, or InvalidMessageError with its reason: never RecursionError or TypeError
     _leer(cuerpo)
 
 
@@ -112,7 +112,7 @@ def test_fuzz_dead_letter_always_fits_next_to_its_body_and_keeps_the_reason_when
     atributos = {k: {"dataType": "String", "stringValue": v} for k, v in originales.items()}
     record = {"messageId": "m-1", "body": cuerpo, "messageAttributes": atributos, "attributes": {}}
     # WHEN it is dead-lettered with its reason
-    enviar_a_dlq(sqs, cola, record, Motivo.DATO_INVALIDO, detalle, "erp")
+    send_to_dlq(sqs, cola, record, Motivo.DATO_INVALIDO, detalle, "erp")
     # THEN the message SQS got fits its size limit, and the reason goes with it whenever it can
     (envio,) = enviados
     assert envio["MessageBody"] == cuerpo

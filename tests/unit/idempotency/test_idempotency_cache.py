@@ -19,7 +19,7 @@ def test_cache_refuses_records_not_completado(estado: EstadoIdempotencia) -> Non
     cache = CacheCompletados(max_items=4)
     # WHEN an unfinished or failed record is offered
     with pytest.raises(ValueError):
-        cache.guardar(registro("cobro:PED-1", estado))
+        cache.put(registro("cobro:PED-1", estado))
     # THEN nothing was cached
     assert len(cache) == 0
 
@@ -27,10 +27,10 @@ def test_cache_refuses_records_not_completado(estado: EstadoIdempotencia) -> Non
 def test_cache_evicts_expired_entry_on_read() -> None:
     # GIVEN a cached COMPLETADO record
     cache = CacheCompletados(max_items=4)
-    cache.guardar(registro("cobro:PED-1"))
+    cache.put(registro("cobro:PED-1"))
     # WHEN it is read at expira_en, then one second after
-    vivo = cache.obtener("cobro:PED-1", T0_S + 100)
-    caducado = cache.obtener("cobro:PED-1", T0_S + 101)
+    vivo = cache.get("cobro:PED-1", T0_S + 100)
+    caducado = cache.get("cobro:PED-1", T0_S + 101)
     # THEN the first read hits, the second misses and evicts it
     assert vivo is not None and vivo.resultado() == {"ok": True}
     assert caducado is None
@@ -40,11 +40,11 @@ def test_cache_evicts_expired_entry_on_read() -> None:
 def test_cache_bounded_evicts_least_recently_used() -> None:
     # GIVEN a cache of 2 holding A and B, with A read last
     cache = CacheCompletados(max_items=2)
-    cache.guardar(registro("A"))
-    cache.guardar(registro("B"))
-    cache.obtener("A", T0_S)
+    cache.put(registro("A"))
+    cache.put(registro("B"))
+    cache.get("A", T0_S)
     # WHEN C arrives
-    cache.guardar(registro("C"))
+    cache.put(registro("C"))
     # THEN B, the least recently used, left
     assert ("A" in cache, "B" in cache, "C" in cache) == (True, False, True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from mercadofresco.errors import ErrorPermanente
+from mercadofresco.errors import PermanentError
 from mercadofresco.idempotency import IdempotencyConfig, lease_for_timeout
 
 
@@ -13,10 +13,10 @@ def test_defaults_are_24h_record_and_timeout_plus_margin_lease() -> None:
     # GIVEN nothing configured
     # WHEN a config is built
     config = IdempotencyConfig()
-    # THEN records live 24 h, the lease is the template's 30 s timeout + 60 s, permanent = ErrorPermanente
+    # THEN records live 24 h, the lease is the template's 30 s timeout + 60 s, permanent = PermanentError
     assert config.expires_after_s == 86_400
     assert config.lease_s == 90
-    assert config.permanent_errors == (ErrorPermanente,)
+    assert config.permanent_errors == (PermanentError,)
     assert config.local_cache is False and config.wait_for_completion_s == 0
 
 
@@ -54,7 +54,7 @@ def test_invalid_config_raises_value_error(campos: dict[str, object]) -> None:
 def test_from_env_derives_lease_from_function_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a function whose timeout is 120 s
     monkeypatch.delenv("IDEMPOTENCY_LEASE_S", raising=False)
-    monkeypatch.setenv("FUNCION_TIMEOUT_S", "120")
+    monkeypatch.setenv("FUNCTION_TIMEOUT_S", "120")
     # WHEN the config is read from the environment
     config = IdempotencyConfig.from_env()
     # THEN the lease outlives the function by the margin
@@ -65,7 +65,7 @@ def test_from_env_explicit_lease_and_overrides_win(monkeypatch: pytest.MonkeyPat
     # GIVEN an explicit lease and record life in the environment
     monkeypatch.setenv("IDEMPOTENCY_LEASE_S", "600")
     monkeypatch.setenv("IDEMPOTENCIA_EXPIRA_S", "7200")
-    monkeypatch.setenv("FUNCION_TIMEOUT_S", "30")
+    monkeypatch.setenv("FUNCTION_TIMEOUT_S", "30")
     # WHEN read, with one keyword override
     config = IdempotencyConfig.from_env(local_cache=True)
     # THEN the environment and the override are both applied

@@ -79,7 +79,7 @@ def test_from_env_without_table_name_raises_clear_error(monkeypatch: pytest.Monk
 def test_from_env_reads_table_and_lease(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN the template's environment for a function with a 60 s timeout
     monkeypatch.setenv("TABLA_IDEMPOTENCIA", "mercadofresco-idempotencia-dev")
-    monkeypatch.setenv("FUNCION_TIMEOUT_S", "60")
+    monkeypatch.setenv("FUNCTION_TIMEOUT_S", "60")
     monkeypatch.delenv("IDEMPOTENCY_LEASE_S", raising=False)
     # WHEN the store is built from it
     store = IdempotencyStore.from_env()

@@ -46,7 +46,7 @@ class EstadoCompartido:
             )
         )
 
-    def ejecutar(
+    def execute(
         self, op: str, *, ahora_ms: int | None, pendientes: str = "", token: str = "", resultado: str = ""
     ) -> Decision:
         """Run ``op`` in one round trip; Valkey errors become :class:`SharedStateUnavailableError`."""

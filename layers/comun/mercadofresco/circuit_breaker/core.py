@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from mercadofresco.circuit_breaker.config import BreakerConfig
 from mercadofresco.circuit_breaker.estado import Decision, SharedStateUnavailableError
 from mercadofresco.circuit_breaker.local import BreakerLocal
-from mercadofresco.errors import CircuitoAbierto, ErrorPermanente
+from mercadofresco.errors import CircuitoAbierto, PermanentError
 from mercadofresco.metrics import CIRCUITO_ABIERTO, ESTADO_COMPARTIDO_NO_DISPONIBLE, como_metricas
 from mercadofresco.valkey import PREFIJO_CLAVES
 
@@ -128,14 +128,14 @@ class CircuitBreaker:
     def guard(self) -> Iterator[Permiso]:
         """Admit one call or raise :class:`CircuitoAbierto`; record how the block ended.
 
-        An exception out of the block is a failure, except :class:`ErrorPermanente` (the
+        An exception out of the block is a failure, except :class:`PermanentError` (the
         dependency answered, with a no). Call ``permiso.failure()`` inside to record a failure
         the block does not raise (a 503 response returned as a value).
         """
         permiso = self.acquire()
         try:
             yield permiso
-        except ErrorPermanente:
+        except PermanentError:
             permiso.success()
             raise
         except BaseException:
@@ -153,7 +153,7 @@ class CircuitBreaker:
         if self._usa_compartido():
             token = f"{self._token_base}-{next(self._contador)}"
             try:
-                decision = self._ejecutar("acquire", token=token)
+                decision = self._execute("acquire", token=token)
             except SharedStateUnavailableError as exc:
                 self._degradar(exc)
             else:
@@ -164,7 +164,7 @@ class CircuitBreaker:
         """The current state (publishing pending outcomes first); degraded: the local breaker's."""
         if self._usa_compartido():
             try:
-                return self._ejecutar("estado")
+                return self._execute("estado")
             except SharedStateUnavailableError as exc:
                 self._degradar(exc)
         return self._local.instantanea()
@@ -181,7 +181,7 @@ class CircuitBreaker:
         """
         if self._compartido is None:
             raise ValueError("reading the shared state needs a Valkey client")
-        return self._ejecutar("estado")
+        return self._execute("estado")
 
     def flush(self) -> None:
         """Publish pending outcomes now (e.g. at the end of an invocation)."""
@@ -197,13 +197,13 @@ class CircuitBreaker:
         """
         if self._compartido is None:
             raise ValueError("forcing needs the shared state: this breaker has no Valkey client")
-        return self._compartido.ejecutar("forzar", ahora_ms=self._ahora_ms(), token=modo)
+        return self._compartido.execute("forzar", ahora_ms=self._ahora_ms(), token=modo)
 
-    def _ejecutar(self, op: str, **kwargs: str) -> Decision:
+    def _execute(self, op: str, **kwargs: str) -> Decision:
         with self._lock:
             pendientes, self._pendientes = "".join(self._pendientes), []
         assert self._compartido is not None
-        decision = self._compartido.ejecutar(op, ahora_ms=self._ahora_ms(), pendientes=pendientes, **kwargs)
+        decision = self._compartido.execute(op, ahora_ms=self._ahora_ms(), pendientes=pendientes, **kwargs)
         if self._degradado_hasta is not None:
             self._degradado_hasta = None
             logger.info("circuit breaker shared state available again", extra={"dependencia": self.dependencia})
@@ -228,13 +228,13 @@ class CircuitBreaker:
             return
         permiso.registrado = True
         if permiso.local:
-            motivo = self._local.registrar(exito, es_sonda=permiso.es_sonda)
+            motivo = self._local.record(exito, es_sonda=permiso.es_sonda)
             if motivo:
                 local = self._local.instantanea()
                 self._anunciar_apertura(motivo, local.aperturas, local.abierto_hasta_ms, compartido=False)
         elif permiso.es_sonda:
             try:
-                self._ejecutar("sonda", token=permiso.token, resultado="E" if exito else "F")
+                self._execute("sonda", token=permiso.token, resultado="E" if exito else "F")
             except SharedStateUnavailableError as exc:
                 self._degradar(exc)  # the reservation expires on its own: nothing is wedged
         else:

@@ -51,7 +51,7 @@ class BreakerLocal:
                 estado = Estado.ABIERTO if ahora < self._abierto_hasta else Estado.SEMIABIERTO
             return self._decision(estado is Estado.CERRADO, estado, ahora)
 
-    def registrar(self, exito: bool, *, es_sonda: bool) -> str:
+    def record(self, exito: bool, *, es_sonda: bool) -> str:
         """Record one outcome; returns the opening reason when this outcome opened the breaker."""
         with self._lock:
             if es_sonda:

@@ -2,22 +2,22 @@
 
 Usage in a handler::
 
-    consumidor = Consumidor("erp", {"PedidoConfirmado": Ruta(avisar, campos=("pedido_id",))},
+    consumidor = Consumer("erp", {"PedidoConfirmado": Route(avisar, campos=("pedido_id",))},
                             aplazar_en=(CircuitoAbierto,))
 
     def lambda_handler(event, context):
         return consumidor(event, context)  # {"batchItemFailures": [...]}
 
-Modules: :mod:`.lectura` (body -> :class:`Evento`), :mod:`.colas` (source queue, its DLQ,
+Modules: :mod:`.lectura` (body -> :class:`Event`), :mod:`.colas` (source queue, its DLQ,
 dead letters with ``mf-*`` attributes), :mod:`.aplazamiento` (defer without burning
 receives), :mod:`.lote` (the Powertools batch glue), :mod:`.proveedores` (what a provider's answer means).
 """
 
 from __future__ import annotations
 
-from mercadofresco.consumer.aplazamiento import PoliticaAplazamiento
-from mercadofresco.consumer.lectura import Evento, MensajeInvalido, Ruta, leer
-from mercadofresco.consumer.lote import Consumidor
+from mercadofresco.consumer.aplazamiento import DeferralPolicy
+from mercadofresco.consumer.lectura import Event, InvalidMessageError, Route, read
+from mercadofresco.consumer.lote import Consumer
 from mercadofresco.consumer.proveedores import aceptado
 
-__all__ = ["Consumidor", "Evento", "MensajeInvalido", "PoliticaAplazamiento", "Ruta", "aceptado", "leer"]
+__all__ = ["Consumer", "DeferralPolicy", "Event", "InvalidMessageError", "Route", "aceptado", "read"]

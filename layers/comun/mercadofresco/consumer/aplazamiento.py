@@ -38,11 +38,11 @@ from mercadofresco.consumer.colas import (
     ATRIBUTO_RECEPCIONES_PREVIAS,
     aplazamientos,
     con_atributos,
-    enviar_a_dlq,
     recepciones,
     recepciones_previas,
+    send_to_dlq,
 )
-from mercadofresco.errors import ErrorTransitorio
+from mercadofresco.errors import TransientError
 from mercadofresco.retry.backoff import EqualJitterBackoff
 
 if TYPE_CHECKING:
@@ -56,12 +56,12 @@ SQS_MAX_DELAY_S = 900  # SendMessage's DelaySeconds (and our hold) maximum
 RELEVO_MAX_S = 10  # a record handed over for lack of invocation time is due again within this (jittered)
 
 
-class MensajeRetenido(ErrorTransitorio):
+class MensajeRetenido(TransientError):
     """A FIFO message held by visibility while its circuit is open: reported failed on purpose."""
 
 
 @dataclass(frozen=True, slots=True)
-class PoliticaAplazamiento:
+class DeferralPolicy:
     """How long and how often to defer.
 
     Delay for deferral ``n`` (0-based): :class:`~mercadofresco.retry.EqualJitterBackoff`,
@@ -119,11 +119,11 @@ def recepciones_agotadas(cola: Cola, record: dict[str, Any]) -> str | None:
     return f"{total} receives across {aplazamientos(record)} deferrals (maxReceiveCount {cola.max_recepciones})"
 
 
-def aplazar(
+def defer(
     sqs: BaseClient,
     cola: Cola,
     record: dict[str, Any],
-    politica: PoliticaAplazamiento,
+    politica: DeferralPolicy,
     funcion: str,
     causa: str,
     *,
@@ -141,7 +141,7 @@ def aplazar(
     n = aplazamientos(record)
     if cuenta and n >= politica.max_aplazamientos:
         detalle = f"{n} deferrals while {causa}"
-        enviar_a_dlq(sqs, cola, record, dlq.Motivo.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
+        send_to_dlq(sqs, cola, record, dlq.Motivo.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
         return
     if cuenta:
         espera_s = max(politica.espera_s(n), min(politica.max_delay_s, math.ceil(minimo_s)))

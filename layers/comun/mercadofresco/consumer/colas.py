@@ -172,7 +172,7 @@ def recepciones_previas(record: dict[str, Any]) -> int:
     return _entero(record, ATRIBUTO_RECEPCIONES_PREVIAS)
 
 
-def enviar_a_dlq(
+def send_to_dlq(
     sqs: BaseClient, cola: Cola, record: dict[str, Any], motivo: Motivo, detalle: str, funcion: str
 ) -> None:
     """Copy ``record`` to ``cola``'s DLQ with why (``mf-*`` attributes); the caller then acknowledges it.

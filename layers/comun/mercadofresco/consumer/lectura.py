@@ -11,8 +11,8 @@ A body reaches a consumer queue in one of three shapes, and the consumer must no
   own ``"version": "0"`` is EventBridge's, never the event's: only ``detail`` counts.
 
 Tolerant reader: only the contract's required fields are checked; unknown fields are kept
-in ``Evento.datos`` and ignored, so a producer may add fields before its consumers know them
-(the lesson's compatible evolution). What cannot be read raises :class:`MensajeInvalido`
+in ``Event.datos`` and ignored, so a producer may add fields before its consumers know them
+(the lesson's compatible evolution). What cannot be read raises :class:`InvalidMessageError`
 with its :class:`~mercadofresco.dlq.Motivo`, which the batch glue turns into a dead letter.
 
 Presence is not validity: every field of :data:`VALORES` an event carries is checked for what
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 VERSIONES_POR_DEFECTO = frozenset({1})
 
 
-class MensajeInvalido(EventoInvalido):
+class InvalidMessageError(EventoInvalido):
     """A message the consumer will never process: goes to the DLQ with ``motivo``."""
 
     def __init__(self, motivo: Motivo, detalle: str) -> None:
@@ -49,16 +49,16 @@ class MensajeInvalido(EventoInvalido):
 
 
 @dataclass(frozen=True, slots=True)
-class Ruta:
+class Route:
     """What a consumer does with one event type: its required fields, versions and handler."""
 
-    manejar: Callable[[Evento], Any]
+    manejar: Callable[[Event], Any]
     campos: tuple[str, ...] = ()
     versiones: frozenset[int] = field(default=VERSIONES_POR_DEFECTO)
 
 
 @dataclass(frozen=True, slots=True)
-class Evento:
+class Event:
     """A domain event read from a record, whatever its envelope."""
 
     tipo: str
@@ -77,11 +77,11 @@ def _json_objeto(texto: str, que: str) -> dict[str, Any]:
     try:
         valor = json.loads(texto)
     except (TypeError, ValueError) as exc:
-        raise MensajeInvalido(Motivo.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
+        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
     except RecursionError:  # nested deeper than the interpreter's stack: poison, not a transient failure
-        raise MensajeInvalido(Motivo.JSON_INVALIDO, f"{que} is JSON nested too deeply to read") from None
+        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is JSON nested too deeply to read") from None
     if not isinstance(valor, dict):
-        raise MensajeInvalido(Motivo.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
+        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
     return valor
 
 
@@ -93,24 +93,24 @@ def desenvolver(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
     if "detail-type" in datos and "detail" in datos and "source" in datos:
         detalle = datos["detail"]
         if not isinstance(detalle, dict):
-            raise MensajeInvalido(Motivo.JSON_INVALIDO, "EventBridge detail is not an object")
+            raise InvalidMessageError(Motivo.JSON_INVALIDO, "EventBridge detail is not an object")
         return detalle, str(datos["detail-type"]), "eventbridge"
     return datos, None, "sqs"
 
 
-def _version(datos: Mapping[str, Any], ruta: Ruta, tipo: str) -> int:
+def _version(datos: Mapping[str, Any], ruta: Route, tipo: str) -> int:
     if "version" not in datos:
-        raise MensajeInvalido(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
+        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
     version = datos["version"]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {eco(version)}")
+        raise InvalidMessageError(Motivo.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {eco(version)}")
     if version not in ruta.versiones:
         esperadas = ", ".join(str(v) for v in sorted(ruta.versiones))
-        raise MensajeInvalido(Motivo.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
+        raise InvalidMessageError(Motivo.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
     return version
 
 
-def leer(cuerpo: str, rutas: Mapping[str, Ruta], tipo_por_defecto: str | None = None) -> Evento:
+def read(cuerpo: str, rutas: Mapping[str, Route], tipo_por_defecto: str | None = None) -> Event:
     """Read ``cuerpo`` as one of the event types in ``rutas``.
 
     The type comes from the EventBridge ``detail-type``, else the body's ``tipo``, else
@@ -118,27 +118,27 @@ def leer(cuerpo: str, rutas: Mapping[str, Ruta], tipo_por_defecto: str | None = 
 
     Raises
     ------
-    MensajeInvalido
+    InvalidMessageError
         Not JSON, unknown type, missing field or ``version``, or a version this consumer does not read.
     """
     datos, tipo_sobre, sobre = desenvolver(cuerpo)
     tipo = tipo_sobre or datos.get("tipo") or tipo_por_defecto
     if not tipo:
-        raise MensajeInvalido(Motivo.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
+        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
     ruta = rutas.get(tipo) if isinstance(tipo, str) else None
     if ruta is None:
-        raise MensajeInvalido(Motivo.DATO_INVALIDO, f"event type {eco(tipo)} is not one this consumer handles")
+        raise InvalidMessageError(Motivo.DATO_INVALIDO, f"event type {eco(tipo)} is not one this consumer handles")
     version = _version(datos, ruta, tipo)
     ausentes = [c for c in ruta.campos if datos.get(c) is None or datos.get(c) == ""]
     if ausentes:
-        raise MensajeInvalido(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
+        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
     for campo, validar in VALORES.items():
         if campo in datos:
             try:
                 validar(datos[campo])
             except validation.ValorInvalido as exc:
-                raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{tipo}: {exc}") from None
-    return Evento(tipo=tipo, version=version, datos=datos, sobre=sobre)
+                raise InvalidMessageError(Motivo.DATO_INVALIDO, f"{tipo}: {exc}") from None
+    return Event(tipo=tipo, version=version, datos=datos, sobre=sobre)
 
 
 CANTIDAD_MAX = 10_000  # units of one sku in one order line

@@ -1,6 +1,6 @@
 """The batch glue every SQS consumer shares: Powertools partial batch responses around our rules.
 
-Per record: read it (:mod:`.lectura`), dispatch by event type to its :class:`Ruta`, and
+Per record: read it (:mod:`.lectura`), dispatch by event type to its :class:`Route`, and
 classify what went wrong:
 
 ============================  ==================================================  =================
@@ -27,11 +27,11 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.exceptions import OrphanedChildLoggerError
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mercadofresco.consumer.aplazamiento import PoliticaAplazamiento, aplazar, recepciones_agotadas
-from mercadofresco.consumer.colas import Colas, enviar_a_dlq
-from mercadofresco.consumer.lectura import MensajeInvalido, leer
+from mercadofresco.consumer.aplazamiento import DeferralPolicy, defer, recepciones_agotadas
+from mercadofresco.consumer.colas import Colas, send_to_dlq
+from mercadofresco.consumer.lectura import InvalidMessageError, read
 from mercadofresco.dlq import Motivo
-from mercadofresco.errors import ErrorPermanente
+from mercadofresco.errors import PermanentError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
 
     from mercadofresco.consumer.colas import Cola
-    from mercadofresco.consumer.lectura import Evento, Ruta
+    from mercadofresco.consumer.lectura import Event, Route
 
 logger = Logger(child=True)
 metrics = Metrics()
@@ -54,22 +54,22 @@ CLAVES_CORRELACION = ("pedido_id", "carrito_id", "sku")  # logged with every lin
 RESERVA_POR_REGISTRO_MS = 26_000
 
 
-class Consumidor:
-    """An SQS consumer: ``Consumidor(...)(event, context)`` returns ``batchItemFailures``.
+class Consumer:
+    """An SQS consumer: ``Consumer(...)(event, context)`` returns ``batchItemFailures``.
 
     Parameters
     ----------
     funcion
         The consumer's name, written on every dead letter (``mf-funcion``).
     rutas
-        Event type -> :class:`Ruta` (required fields, versions, handler): the dispatch table.
+        Event type -> :class:`Route` (required fields, versions, handler): the dispatch table.
     tipos_por_cola
         Queue-name prefix -> event type, for queues whose bodies carry no ``tipo``.
     aplazar_en
         Exceptions meaning "the dependency is unavailable on purpose" (an open circuit):
         the record is deferred instead of failed.
     politica, sqs
-        Deferral policy and SQS client (defaults: :class:`PoliticaAplazamiento`, the project's client).
+        Deferral policy and SQS client (defaults: :class:`DeferralPolicy`, the project's client).
     reserva_ms
         Start a record only with this much of the invocation left; later ones are deferred.
     """
@@ -77,11 +77,11 @@ class Consumidor:
     def __init__(
         self,
         funcion: str,
-        rutas: Mapping[str, Ruta],
+        rutas: Mapping[str, Route],
         *,
         tipos_por_cola: Mapping[str, str] | None = None,
         aplazar_en: tuple[type[BaseException], ...] = (),
-        politica: PoliticaAplazamiento | None = None,
+        politica: DeferralPolicy | None = None,
         sqs: BaseClient | None = None,
         reserva_ms: int = RESERVA_POR_REGISTRO_MS,
     ) -> None:
@@ -89,7 +89,7 @@ class Consumidor:
         self.rutas = rutas
         self.tipos_por_cola = dict(tipos_por_cola or {})
         self.aplazar_en = aplazar_en
-        self.politica = politica or PoliticaAplazamiento()
+        self.politica = politica or DeferralPolicy()
         self.colas = Colas(sqs)
         self.reserva_ms = reserva_ms
 
@@ -125,28 +125,28 @@ class Consumidor:
         crudo = record.raw_event
         cola = self.colas.de_arn(record.event_source_arn)
         if agotadas := recepciones_agotadas(cola, crudo):
-            enviar_a_dlq(self.colas.sqs, cola, crudo, Motivo.APLAZAMIENTOS_AGOTADOS, agotadas, self.funcion)
+            send_to_dlq(self.colas.sqs, cola, crudo, Motivo.APLAZAMIENTOS_AGOTADOS, agotadas, self.funcion)
             return
         if lambda_context is not None and lambda_context.get_remaining_time_in_millis() < self.reserva_ms:
             # Not started, so no call was made: defer rather than fail (a failure would burn a receive).
             causa = "too little time left in the invocation"
-            aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, cuenta=False)
+            defer(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, cuenta=False)
             return
         try:
-            evento = leer(record.body, self.rutas, self._tipo_por_defecto(cola))
+            evento = read(record.body, self.rutas, self._tipo_por_defecto(cola))
             self._manejar(evento)
             metrics.add_metric(name="MensajesProcesados", unit=MetricUnit.Count, value=1)
-        except (MensajeInvalido, ErrorPermanente) as exc:
-            motivo = exc.motivo if isinstance(exc, MensajeInvalido) else Motivo.DATO_INVALIDO
-            detalle = exc.detalle if isinstance(exc, MensajeInvalido) else f"{type(exc).__name__}: {exc}"
-            enviar_a_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.funcion)
+        except (InvalidMessageError, PermanentError) as exc:
+            motivo = exc.motivo if isinstance(exc, InvalidMessageError) else Motivo.DATO_INVALIDO
+            detalle = exc.detalle if isinstance(exc, InvalidMessageError) else f"{type(exc).__name__}: {exc}"
+            send_to_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.funcion)
             metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
         except self.aplazar_en as exc:
             causa, minimo_s = f"{type(exc).__name__}: {exc}", getattr(exc, "retry_in_s", 0)
-            aplazar(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, minimo_s=minimo_s)
+            defer(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, minimo_s=minimo_s)
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
 
-    def _manejar(self, evento: Evento) -> None:
+    def _manejar(self, evento: Event) -> None:
         with _correlacion(evento):
             logger.info("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
             self.rutas[evento.tipo].manejar(evento)
@@ -194,7 +194,7 @@ def _registros_sqs(event: Any) -> list[dict[str, Any]] | None:
 
 
 @contextmanager
-def _correlacion(evento: Evento) -> Iterator[None]:
+def _correlacion(evento: Event) -> Iterator[None]:
     """Every log line while handling ``evento`` (ours, the HTTP client's, the breaker's) carries its ids.
 
     Needs the handler's own ``Logger()`` (the parent of this child); without one (a script,

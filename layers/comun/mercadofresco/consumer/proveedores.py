@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.consumer.lectura import MensajeInvalido
+from mercadofresco.consumer.lectura import InvalidMessageError
 from mercadofresco.dlq import Motivo
 from mercadofresco.validation import codigo_proveedor
 
@@ -20,11 +20,13 @@ YA_LO_TIENE = 409  # the provider saw this Idempotency-Key's operation already
 
 
 def aceptado(respuesta: Respuesta, dependencia: str) -> dict[str, Any]:
-    """The body of a successful answer; a refusal raises :class:`MensajeInvalido` (``dato-invalido``)."""
+    """The body of a successful answer; a refusal raises :class:`InvalidMessageError` (``dato-invalido``)."""
     status, cuerpo = respuesta
     if 200 <= status < 300 or status == YA_LO_TIENE:
         return cuerpo
     # Only the status and a short machine code: a provider's error body may echo the customer's
     # e-mail or our request, and this detail goes to logs and to the DLQ's mf-detalle.
     codigo = codigo_proveedor(cuerpo)
-    raise MensajeInvalido(Motivo.DATO_INVALIDO, f"{dependencia} refused the message: HTTP {status} {codigo}".rstrip())
+    raise InvalidMessageError(
+        Motivo.DATO_INVALIDO, f"{dependencia} refused the message: HTTP {status} {codigo}".rstrip()
+    )

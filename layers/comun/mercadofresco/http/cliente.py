@@ -85,7 +85,7 @@ class ClienteProveedor:
     connect_timeout_s, read_timeout_s:
         urllib3 ``Timeout``; their sum also bounds one whole attempt.
     error_no_disponible:
-        The :class:`ErrorTransitorio` subclass raised when attempts run out
+        The :class:`TransientError` subclass raised when attempts run out
         (``PasarelaNoDisponible`` for the gateway): the state machine matches it by name.
     rng, sleep:
         Injected for tests (a seeded ``random.Random``; a sleep that records instead of waiting).

@@ -30,7 +30,7 @@ class CacheCompletados:
     def __contains__(self, clave: object) -> bool:
         return clave in self._registros
 
-    def obtener(self, clave: str, ahora_s: float) -> Registro | None:
+    def get(self, clave: str, ahora_s: float) -> Registro | None:
         """The cached record, or ``None``; an expired one is evicted on the way."""
         with self._lock:
             registro = self._registros.get(clave)
@@ -42,7 +42,7 @@ class CacheCompletados:
             self._registros.move_to_end(clave)
             return registro
 
-    def guardar(self, registro: Registro) -> None:
+    def put(self, registro: Registro) -> None:
         """Cache a ``COMPLETADO`` record; any other state is refused (never cached)."""
         if registro.estado is not EstadoIdempotencia.COMPLETADO:
             raise ValueError(f"only COMPLETADO records are cached, got {registro.estado} for {registro.clave!r}")

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mercadofresco.errors import ErrorPermanente
+from mercadofresco.errors import PermanentError
 
 EXPIRES_AFTER_S = 24 * 60 * 60  # the lesson's 24 h: covers a same-day DLQ reprocess, not 4 days of retention
 FUNCTION_TIMEOUT_S = 30  # template Globals' Timeout, used when the environment does not say
@@ -20,7 +20,7 @@ POLL_INTERVAL_S = 0.25
 # Environment variables read by :meth:`IdempotencyConfig.from_env` (all optional).
 ENV_LEASE_S = "IDEMPOTENCY_LEASE_S"
 ENV_EXPIRES_AFTER_S = "IDEMPOTENCIA_EXPIRA_S"
-ENV_FUNCTION_TIMEOUT_S = ("FUNCION_TIMEOUT_S", "AWS_LAMBDA_FUNCTION_TIMEOUT")  # ours first; SAM local sets the 2nd
+ENV_FUNCTION_TIMEOUT_S = ("FUNCTION_TIMEOUT_S", "AWS_LAMBDA_FUNCTION_TIMEOUT")  # ours first; SAM local sets the 2nd
 
 
 def lease_for_timeout(function_timeout_s: float, margin_s: float = LEASE_MARGIN_S) -> int:
@@ -55,7 +55,7 @@ class IdempotencyConfig:
     lease_s: int = field(default_factory=lambda: lease_for_timeout(FUNCTION_TIMEOUT_S))
     local_cache: bool = False
     local_cache_max_items: int = LOCAL_CACHE_MAX_ITEMS
-    permanent_errors: tuple[type[BaseException], ...] = (ErrorPermanente,)
+    permanent_errors: tuple[type[BaseException], ...] = (PermanentError,)
     wait_for_completion_s: float = 0.0
     poll_interval_s: float = POLL_INTERVAL_S
 
@@ -76,7 +76,7 @@ class IdempotencyConfig:
         """Build from the environment; keyword arguments win over it.
 
         ``IDEMPOTENCY_LEASE_S`` sets the lease outright; otherwise it is derived from
-        ``FUNCION_TIMEOUT_S`` (or ``AWS_LAMBDA_FUNCTION_TIMEOUT``) with :func:`lease_for_timeout`.
+        ``FUNCTION_TIMEOUT_S`` (or ``AWS_LAMBDA_FUNCTION_TIMEOUT``) with :func:`lease_for_timeout`.
         ``IDEMPOTENCIA_EXPIRA_S`` overrides the 24 h record life.
         """
         valores: dict[str, Any] = {}

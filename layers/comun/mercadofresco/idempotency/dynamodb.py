@@ -48,7 +48,7 @@ class DynamoDBRecords:
         self.table_name = table_name
         self.client = client
 
-    def reclamar(self, nuevo: Registro, ahora_s: int) -> tuple[bool, Registro | None]:
+    def claim(self, nuevo: Registro, ahora_s: int) -> tuple[bool, Registro | None]:
         """One conditional PutItem. ``(True, None)`` if claimed, else ``(False, record found)``.
 
         The record found comes from ``ReturnValuesOnConditionCheckFailure=ALL_OLD``: no GetItem.
@@ -70,7 +70,7 @@ class DynamoDBRecords:
             return False, None if respuesta.item is None else Registro.de_item(respuesta.item)
         return True, None
 
-    def completar(self, clave: str, propietario: str, resultado_json: str, expira_en: int) -> bool:
+    def complete(self, clave: str, propietario: str, resultado_json: str, expira_en: int) -> bool:
         """EN_CURSO → COMPLETADO with the result; ``False`` if the claim is no longer ours."""
         return self._terminar(
             clave,
@@ -83,7 +83,7 @@ class DynamoDBRecords:
             },
         )
 
-    def marcar_fallido(self, clave: str, propietario: str, error: ErrorGuardado, expira_en: int) -> bool:
+    def mark_failed(self, clave: str, propietario: str, error: ErrorGuardado, expira_en: int) -> bool:
         """EN_CURSO → FALLIDO with the error; ``False`` if the claim is no longer ours."""
         return self._terminar(
             clave,
@@ -96,7 +96,7 @@ class DynamoDBRecords:
             },
         )
 
-    def liberar(self, clave: str, propietario: str) -> bool:
+    def release(self, clave: str, propietario: str) -> bool:
         """Delete our claim after a transient failure; ``False`` if it is no longer ours."""
         condicion = "#propietario = :propietario"
         respuesta = self._llamar(
@@ -108,7 +108,7 @@ class DynamoDBRecords:
         )
         return not isinstance(respuesta, _Rechazo)
 
-    def leer(self, clave: str) -> Registro | None:
+    def read(self, clave: str) -> Registro | None:
         """Strongly consistent GetItem (used only while waiting for another consumer's outcome)."""
         respuesta = self._llamar("get_item", Key={"clave": {"S": clave}}, ConsistentRead=True)
         item = None if isinstance(respuesta, _Rechazo) else respuesta.get("Item")

@@ -8,7 +8,7 @@ retry later) and, for a ``FALLIDO`` duplicate, the original domain error again
 
 from __future__ import annotations
 
-from mercadofresco.errors import ErrorPermanente, ErrorTransitorio, MercadoFrescoError
+from mercadofresco.errors import MercadoFrescoError, PermanentError, TransientError
 
 __all__ = [
     "IdempotencyError",
@@ -25,19 +25,19 @@ class IdempotencyError(MercadoFrescoError):
     """Root of every error the idempotency mechanism raises itself."""
 
 
-class IdempotencyKeyError(IdempotencyError, ErrorPermanente):
+class IdempotencyKeyError(IdempotencyError, PermanentError):
     """A key or payload could not be derived (plain ``str`` key, missing field, non-JSON value)."""
 
 
-class IdempotencyPersistenceError(IdempotencyError, ErrorTransitorio):
+class IdempotencyPersistenceError(IdempotencyError, TransientError):
     """DynamoDB itself failed (throttling, network, missing table, KMS): retry the message later."""
 
 
-class IdempotencyInconsistentStateError(IdempotencyError, ErrorTransitorio):
+class IdempotencyInconsistentStateError(IdempotencyError, TransientError):
     """The claim was refused but the record kept vanishing when read: retry the message later."""
 
 
-class IdempotencyPayloadMismatchError(IdempotencyError, ErrorPermanente):
+class IdempotencyPayloadMismatchError(IdempotencyError, PermanentError):
     """The key exists with a different payload hash: never hand back another operation's result."""
 
     def __init__(self, clave: str, hash_guardado: str | None, hash_recibido: str | None) -> None:
@@ -50,11 +50,11 @@ class IdempotencyPayloadMismatchError(IdempotencyError, ErrorPermanente):
         self.hash_recibido = hash_recibido
 
 
-class IdempotencyResultError(IdempotencyError, ErrorPermanente):
+class IdempotencyResultError(IdempotencyError, PermanentError):
     """The operation's result is not JSON-serialisable, so it cannot be stored for duplicates."""
 
 
-class OperacionFallidaError(IdempotencyError, ErrorPermanente):
+class OperacionFallidaError(IdempotencyError, PermanentError):
     """A duplicate of an operation recorded ``FALLIDO`` whose error class is not a domain error.
 
     ``tipo`` is the stored qualified class name of the original error, ``mensaje`` its message.

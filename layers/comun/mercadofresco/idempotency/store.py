@@ -139,7 +139,7 @@ class IdempotencyStore:
                 f"got {type(clave).__name__} {clave!r}"
             )
         hash_payload = None if payload is None else claves.hash_canonico(payload)
-        if self.cache is not None and (guardado := self.cache.obtener(clave, self._now_s())) is not None:
+        if self.cache is not None and (guardado := self.cache.get(clave, self._now_s())) is not None:
             _validar_payload(guardado, hash_payload)
             return guardado.resultado()
         propietario = uuid.uuid4().hex  # identifies this claim's holder; never part of a key
@@ -160,7 +160,7 @@ class IdempotencyStore:
                 propietario=propietario,
                 hash_payload=hash_payload,
             )
-            ganado, existente = self.registros.reclamar(nuevo, int(ahora))
+            ganado, existente = self.registros.claim(nuevo, int(ahora))
             if ganado:
                 return None
             if existente is not None:
@@ -182,7 +182,7 @@ class IdempotencyStore:
         limite = self._now_s() + self.config.wait_for_completion_s
         while self._now_s() < limite:
             self._sleep(self.config.poll_interval_s)
-            leido = self.registros.leer(en_curso.clave)
+            leido = self.registros.read(en_curso.clave)
             ahora = self._now_s()
             if leido is None or leido.expirado(ahora):
                 return None
@@ -202,7 +202,7 @@ class IdempotencyStore:
             if isinstance(exc, self.config.permanent_errors):
                 self._terminar(clave, exc, partial(self._registrar_fallo, clave, propietario, exc))
             else:
-                self._terminar(clave, exc, partial(self.registros.liberar, clave, propietario))
+                self._terminar(clave, exc, partial(self.registros.release, clave, propietario))
             raise
         try:
             resultado_json = json.dumps(resultado, ensure_ascii=False, allow_nan=False)
@@ -212,20 +212,20 @@ class IdempotencyStore:
             self._terminar(clave, error, partial(self._registrar_fallo, clave, propietario, error))
             raise error from exc
         expira_en = int(self._now_s()) + self.config.expires_after_s
-        if not self.registros.completar(clave, propietario, resultado_json, expira_en):
+        if not self.registros.complete(clave, propietario, resultado_json, expira_en):
             logger.warning("idempotency claim lost before completion (lease too short?)", extra={"clave": clave})
         elif self.cache is not None:
             completado = Registro(
                 clave, EstadoIdempotencia.COMPLETADO, expira_en, None, propietario, hash_payload, resultado_json
             )
-            self.cache.guardar(completado)
+            self.cache.put(completado)
         return json.loads(resultado_json)
 
     def _registrar_fallo(self, clave: str, propietario: str, exc: BaseException) -> bool:
         tipo = f"{type(exc).__module__}.{type(exc).__qualname__}"
         error = ErrorGuardado(tipo=tipo, mensaje=str(exc)[:MAX_ERROR_MESSAGE_CHARS])
         expira_en = int(self._now_s()) + self.config.expires_after_s
-        return self.registros.marcar_fallido(clave, propietario, error, expira_en)
+        return self.registros.mark_failed(clave, propietario, error, expira_en)
 
     @staticmethod
     def _terminar(clave: str, exc: BaseException, registrar: Callable[[], bool]) -> None:
@@ -241,7 +241,7 @@ class IdempotencyStore:
         """A duplicate's answer: the stored result, the stored failure, or 'in progress'."""
         if registro.estado is EstadoIdempotencia.COMPLETADO:
             if self.cache is not None:
-                self.cache.guardar(registro)
+                self.cache.put(registro)
             return registro.resultado()
         if registro.estado is EstadoIdempotencia.FALLIDO:
             raise _reconstruir_error(registro)

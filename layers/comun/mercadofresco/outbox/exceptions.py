@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from mercadofresco.errors import ErrorPermanente, MercadoFrescoError
+from mercadofresco.errors import MercadoFrescoError, PermanentError
 
 
 class OutboxError(MercadoFrescoError):
     """Root of the outbox's own errors."""
 
 
-class PedidoInvalido(OutboxError, ErrorPermanente, ValueError):
+class PedidoInvalido(OutboxError, PermanentError, ValueError):
     """The order given to the store is malformed (missing field, wrong type, empty lines)."""
 
 
-class PedidoDuplicado(OutboxError, ErrorPermanente):
+class PedidoDuplicado(OutboxError, PermanentError):
     """An order with this ``pedido_id`` already exists: nothing was written."""
 
 

@@ -19,7 +19,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mercadofresco.errors import ErrorPermanente
+from mercadofresco.errors import PermanentError
 from mercadofresco.outbox.exceptions import OutboxError
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ ESTADO_POR_EVENTO: dict[str, EstadoPedido] = {
 }
 
 
-class PedidoDesconocido(OutboxError, ErrorPermanente):
+class PedidoDesconocido(OutboxError, PermanentError):
     """An outcome event names an order the database does not have (to the DLQ, with this reason)."""
 
 

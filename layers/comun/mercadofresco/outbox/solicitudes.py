@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco import validation
-from mercadofresco.errors import ErrorPermanente
+from mercadofresco.errors import PermanentError
 from mercadofresco.outbox.exceptions import OutboxError, PedidoInvalido
 from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
 
@@ -70,11 +70,11 @@ class SolicitudInvalida(PedidoInvalido):
         self.errores = errores
 
 
-class ClaveIdempotenciaInvalida(OutboxError, ErrorPermanente, ValueError):
+class ClaveIdempotenciaInvalida(OutboxError, PermanentError, ValueError):
     """The ``Idempotency-Key`` header is missing or malformed."""
 
 
-class ClaveReutilizada(OutboxError, ErrorPermanente):
+class ClaveReutilizada(OutboxError, PermanentError):
     """The ``Idempotency-Key`` was already used with a different request body."""
 
     def __init__(self, clave: str, pedido_id: str) -> None:
