@@ -140,7 +140,7 @@ def _relay_lotes(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrier)
 
             perfil = cProfile.Profile()
             perfil.enable()
-        while (r := relay.procesar_lote()).reclamadas:
+        while (r := relay.process_batch()).reclamadas:
             publicadas += r.publicadas
         if perfil is not None:
             import pstats
@@ -178,10 +178,10 @@ def _relay_ingenuo(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrie
 
 # --------------------------------------------------------------------------- run
 def _sembrar(dsn: str, filas: int) -> None:
-    from mercadofresco.outbox.migraciones import aplicar_migraciones
+    from mercadofresco.outbox.migraciones import apply_migrations
 
     with psycopg.connect(dsn) as conn:
-        aplicar_migraciones(conn)
+        apply_migrations(conn)
         conn.execute("TRUNCATE outbox")
         conn.execute(
             "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"

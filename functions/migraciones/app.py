@@ -11,9 +11,9 @@ from mercadofresco.outbox import despliegue
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
     # DATABASE_URL only in the local run and the tests (the template declares it empty).
     database_url = os.environ.get("DATABASE_URL") or None
-    estado = despliegue.ejecutar(
+    estado = despliegue.run(
         event,
         context.get_remaining_time_in_millis,
-        lambda propiedades, plazo_s: despliegue.migrar_desde_propiedades(propiedades, plazo_s, database_url),
+        lambda propiedades, plazo_s: despliegue.migrate_from_properties(propiedades, plazo_s, database_url),
     )
     return {"estado": estado}

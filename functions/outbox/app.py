@@ -37,7 +37,7 @@ def _publicar_estado(relay: OutboxRelay) -> None:
     from mercadofresco.outbox.relay import ERRORES_BD
 
     try:
-        estado = relay.estado()
+        estado = relay.status()
     except ERRORES_BD as exc:
         # No gauge this minute: the age alarm treats missing data as breaching.
         logger.warning("backlog not measured: database unavailable", error=str(exc))
@@ -58,7 +58,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
     env = entorno()
     relay = OutboxRelay(env.pool, cliente_eventos(), env.config)
     hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s, env.config.drenaje_s)
-    resultado = relay.drenar(hasta)
+    resultado = relay.drain(hasta)
     for campo, nombre in CONTADORES.items():
         metrics.add_metric(name=nombre, unit=MetricUnit.Count, value=getattr(resultado, campo))
     _publicar_estado(relay)

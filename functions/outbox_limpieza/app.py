@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.outbox.entorno import entorno, plazo
-from mercadofresco.outbox.limpieza import limpiar_publicadas
+from mercadofresco.outbox.limpieza import purge_published
 from mercadofresco.tracing import TRACED_MODULES, LazyTracer
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
     env = entorno()
     # The run may use the function's whole time less the margin; the next day's run continues.
     hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s)
-    borradas = limpiar_publicadas(env.pool, env.config, hasta)
+    borradas = purge_published(env.pool, env.config, hasta)
     metrics.add_metric(name="OutboxFilasBorradas", unit=MetricUnit.Count, value=borradas)
     logger.info("outbox cleaned", borradas=borradas, retencion_dias=env.config.retencion_dias)
     return {"borradas": borradas}

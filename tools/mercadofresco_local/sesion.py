@@ -389,4 +389,4 @@ class RelayDeRespaldo:
 
     def _bucle(self, parar: threading.Event) -> None:
         while not parar.is_set():
-            self._relay.drenar(time.monotonic() + 1.0)
+            self._relay.drain(time.monotonic() + 1.0)

@@ -51,12 +51,12 @@ class BaseDemo:
 
     def crear(self) -> BaseDemo:
         import psycopg
-        from mercadofresco.outbox.migraciones import aplicar_migraciones
+        from mercadofresco.outbox.migraciones import apply_migrations
 
         with psycopg.connect(self.url_base, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{self.esquema}"')
         with psycopg.connect(self.url) as conn:
-            aplicar_migraciones(conn)
+            apply_migrations(conn)
         return self
 
     def borrar(self) -> None:
@@ -120,7 +120,7 @@ class Tienda:
 
     def crear_con_outbox(self, datos: dict[str, Any], version: int = 1) -> None:
         """Order and event in one transaction; ``version=2`` writes the new producer's contract."""
-        from mercadofresco.outbox.store import Pedido, agregar_evento, crear_pedido
+        from mercadofresco.outbox.store import Pedido, add_event, crear_pedido
 
         pedido = Pedido.desde_dict(datos)
         if version == 1:
@@ -139,7 +139,7 @@ class Tienda:
                     " VALUES (%s, %s, %s::jsonb, %s, %s)",
                     (pedido.pedido_id, pedido.cliente_id, json.dumps(datos["lineas"]), pedido.importe_centimos, "EUR"),
                 )
-                agregar_evento(self._conn, "pedido", pedido.pedido_id, "PedidoCreado", evento_v2(pedido), version=2)
+                add_event(self._conn, "pedido", pedido.pedido_id, "PedidoCreado", evento_v2(pedido), version=2)
         self.creados += 1
 
     def crear_ingenuo(self, datos: dict[str, Any], caer: bool) -> None:

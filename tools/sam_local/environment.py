@@ -193,7 +193,7 @@ class LocalEnvironment:
         """Fresh stand-ins, empty tables and queues, an empty schema and Redis database."""
         import psycopg
         from mercadofresco.aws import client
-        from mercadofresco.outbox.migraciones import aplicar_migraciones
+        from mercadofresco.outbox.migraciones import apply_migrations
         from mercadofresco_local.sesion import limpiar_redis
 
         self._stop_stand_ins()
@@ -218,7 +218,7 @@ class LocalEnvironment:
         # Migrated, as a deploy leaves it (the MigracionesAurora custom resource): the store's
         # functions expect their tables; the outbox functions' own cold-start check finds nothing to do.
         with psycopg.connect(self.database_url) as conn:
-            aplicar_migraciones(conn)
+            apply_migrations(conn)
         limpiar_redis(self.redis_url)
 
     def _drop_schema(self) -> None:

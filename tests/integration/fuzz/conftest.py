@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.migraciones import apply_migrations
 from psycopg_pool import ConnectionPool
 
 # The consumers' world (template queues in moto, loopback providers, a clock the test moves), reused as it is.
@@ -25,6 +25,6 @@ if TYPE_CHECKING:
 @pytest.fixture
 def pool(pg_dsn: str) -> Iterator[ConnectionPool]:
     with psycopg.connect(pg_dsn) as conn:
-        aplicar_migraciones(conn)
+        apply_migrations(conn)
     with ConnectionPool(pg_dsn, min_size=1, max_size=2, open=True) as p:
         yield p

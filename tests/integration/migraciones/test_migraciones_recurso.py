@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from mercadofresco.aws import client
 from mercadofresco.outbox.exceptions import MigracionError
-from mercadofresco.outbox.migraciones import ficheros_migracion, verificar_migraciones
+from mercadofresco.outbox.migraciones import migration_files, verify_migrations
 from psycopg.conninfo import make_conninfo
 
 from tests.conftest import load_event
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-ULTIMA_VERSION = ficheros_migracion()[-1][0]
+ULTIMA_VERSION = migration_files()[-1][0]
 
 
 class CloudFormationLocal:
@@ -103,13 +103,13 @@ def test_migraciones_create_then_update_migrate_once_and_create_a_data_only_role
     assert (creado, actualizado) == ({"estado": "SUCCESS"}, {"estado": "SUCCESS"})
     primera, segunda = cfn.respuestas
     assert [r["Status"] for r in cfn.respuestas] == ["SUCCESS", "SUCCESS"]
-    assert primera["Data"]["Aplicadas"].split(",") == [v for v, _ in ficheros_migracion()]
+    assert primera["Data"]["Aplicadas"].split(",") == [v for v, _ in migration_files()]
     assert (segunda["Data"]["Aplicadas"], segunda["Data"]["Version"]) == ("", ULTIMA_VERSION)
     assert primera["PhysicalResourceId"] == segunda["PhysicalResourceId"]  # an update never replaces it
     assert primera["RequestId"] == load_event("migraciones-create.json")["RequestId"]
     # AND the runtime role reads and writes data but cannot change the schema
     with psycopg.connect(make_conninfo(pg_dsn, user=rol, password=password), autocommit=True) as conn:
-        verificar_migraciones(conn)
+        verify_migrations(conn)
         assert conn.execute("SELECT count(*) FROM outbox").fetchone() == (0,)
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("CREATE TABLE intrusa (x int)")
@@ -165,5 +165,5 @@ def test_verificar_migraciones_schema_behind_names_the_pending_versions(pg_dsn: 
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         # WHEN / THEN the cold-start check refuses, naming what is missing and who applies it
         with pytest.raises(MigracionError, match=r"MigracionesAurora") as exc:
-            verificar_migraciones(conn)
+            verify_migrations(conn)
         assert ULTIMA_VERSION in str(exc.value)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.migraciones import apply_migrations
 from psycopg_pool import ConnectionPool
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ BUS = "bus-mercadofresco"
 def outbox_dsn(pg_dsn: str) -> str:
     """A private schema with the outbox migrations applied by the same step the Lambda uses."""
     with psycopg.connect(pg_dsn) as conn:
-        aplicar_migraciones(conn)
+        apply_migrations(conn)
     return pg_dsn
 
 

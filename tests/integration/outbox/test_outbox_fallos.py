@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 from mercadofresco.aws import client
-from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.relay import OutboxRelay
-from mercadofresco.outbox.store import agregar_evento
+from mercadofresco.outbox.store import add_event
 from mercadofresco_local import postgres_privado
 from mercadofresco_local.postgres_privado import PostgresPrivado
 from psycopg_pool import ConnectionPool
@@ -50,7 +50,7 @@ RELAY_QUE_MUERE = textwrap.dedent(
         "after-call.events.PutEvents", lambda **_: os.kill(os.getpid(), signal.SIGKILL)
     )
     with ConnectionPool(sys.argv[1], min_size=1, max_size=1) as pool:
-        OutboxRelay(pool, eventos, OutboxConfig(bus_name="bus-mercadofresco")).procesar_lote()
+        OutboxRelay(pool, eventos, OutboxConfig(bus_name="bus-mercadofresco")).process_batch()
     print("not killed")
     """
 )
@@ -67,7 +67,7 @@ def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
     # GIVEN five pending events and a bus delivering to a queue, on a moto server
     bus = crear_bus_en_cola(endpoint_url=moto_server)
     with psycopg.connect(outbox_dsn) as conn:
-        ids = {str(agregar_evento(conn, "pedido", f"p{i}", "PedidoCreado", {"pedido_id": f"p{i}"})) for i in range(5)}
+        ids = {str(add_event(conn, "pedido", f"p{i}", "PedidoCreado", {"pedido_id": f"p{i}"})) for i in range(5)}
     # WHEN a relay process publishes them and is SIGKILLed before its commit
     hijo = subprocess.run(
         [sys.executable, "-c", RELAY_QUE_MUERE, outbox_dsn, moto_server],
@@ -81,7 +81,7 @@ def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
     assert _pendientes(outbox_dsn) == ids
     # WHEN another relay runs
     with ConnectionPool(outbox_dsn, min_size=1, max_size=1) as pool:
-        OutboxRelay(pool, client("events", endpoint_url=moto_server), config).procesar_lote()
+        OutboxRelay(pool, client("events", endpoint_url=moto_server), config).process_batch()
     # THEN each event was delivered twice with the same id (the duplicate is detectable) and all are marked
     entregas = Counter(e["detail"]["id"] for e in bus.recibir_todo())
     assert entregas == dict.fromkeys(ids, 2)
@@ -102,7 +102,7 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
 ) -> None:
     # GIVEN 3,000 pending events on a private cluster and a relay draining them
     with psycopg.connect(cluster.url) as conn:
-        aplicar_migraciones(conn)
+        apply_migrations(conn)
         conn.execute(
             "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
             " SELECT gen_random_uuid(), 'pedido', 'p' || g, 'PedidoCreado', 1,"
@@ -130,7 +130,7 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
     eventos.meta.events.register("before-call.events.PutEvents", esperar_reinicio)
     relay = OutboxRelay(pool, eventos, config, reloj=reloj)
     resultado = []
-    hilo = threading.Thread(target=lambda: resultado.append(relay.drenar(time.monotonic() + HANG_GUARD_S)), daemon=True)
+    hilo = threading.Thread(target=lambda: resultado.append(relay.drain(time.monotonic() + HANG_GUARD_S)), daemon=True)
     hilo.start()
     # WHEN PostgreSQL restarts once part of the backlog is published
     assert a_medias.wait(HANG_GUARD_S), "the relay never published 500 events"

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.limpieza import limpiar_publicadas
+from mercadofresco.outbox.limpieza import purge_published
 from mercadofresco.outbox.relay import OutboxRelay
-from mercadofresco.outbox.store import agregar_evento
+from mercadofresco.outbox.store import add_event
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 def _fila(pool: ConnectionPool, nombre: str, publicado_hace: str | None, creado_hace: str = "10 days") -> None:
     """An outbox row created ``creado_hace`` ago, published ``publicado_hace`` ago (None = pending)."""
     with pool.connection() as conn:
-        id_ = agregar_evento(conn, "pedido", nombre, "PedidoCreado", {"pedido_id": nombre})
+        id_ = add_event(conn, "pedido", nombre, "PedidoCreado", {"pedido_id": nombre})
         conn.execute(
             "UPDATE outbox SET creado_en = now() - %s::interval, publicado = %s,"
             " publicado_en = CASE WHEN %s THEN now() - %s::interval END WHERE id = %s",
@@ -44,7 +44,7 @@ def test_limpiar_publicadas_deletes_only_published_rows_older_than_7_days(pool: 
         conn.execute("UPDATE outbox SET aparcado_en = now(), motivo_aparcado = 'x' WHERE agregado_id = 'aparcado'")
     # WHEN the clean-up runs in batches of one row
     config = OutboxConfig(bus_name="bus-mercadofresco", lote_limpieza=1)
-    borradas = limpiar_publicadas(pool, config, time.monotonic() + 30)
+    borradas = purge_published(pool, config, time.monotonic() + 30)
     # THEN only the two old published rows are gone
     assert borradas == 2
     assert _quedan(pool) == {"reciente", "pendiente", "aparcado"}
@@ -54,7 +54,7 @@ def test_limpiar_publicadas_when_deadline_passed_deletes_nothing(pool: Connectio
     # GIVEN an old published row and a run whose deadline has already passed
     _fila(pool, "viejo", "9 days")
     # WHEN the clean-up runs
-    borradas = limpiar_publicadas(pool, OutboxConfig(bus_name="b"), hasta=0.0)
+    borradas = purge_published(pool, OutboxConfig(bus_name="b"), hasta=0.0)
     # THEN it stops at once and the row waits for tomorrow's run
     assert borradas == 0
     assert _quedan(pool) == {"viejo"}
@@ -69,7 +69,7 @@ def test_estado_reports_pending_oldest_age_and_parked(pool: ConnectionPool) -> N
     with pool.connection() as conn:
         conn.execute("UPDATE outbox SET aparcado_en = now(), motivo_aparcado = 'x' WHERE agregado_id = 'd'")
     # WHEN the relay reads the backlog
-    estado = OutboxRelay(pool, None, OutboxConfig(bus_name="b")).estado()  # type: ignore[arg-type]
+    estado = OutboxRelay(pool, None, OutboxConfig(bus_name="b")).status()  # type: ignore[arg-type]
     # THEN parked rows do not count as pending nor age the backlog
     assert (estado.pendientes, estado.aparcadas) == (2, 1)
     assert 90 <= estado.antiguedad_max_s < 100

@@ -13,7 +13,7 @@ from botocore.stub import Stubber
 from mercadofresco.aws import client
 from mercadofresco.outbox.config import OutboxConfig
 from mercadofresco.outbox.relay import CONFIG_CLIENTE_EVENTOS, OutboxRelay, Resultado
-from mercadofresco.outbox.store import agregar_evento
+from mercadofresco.outbox.store import add_event
 from psycopg_pool import ConnectionPool
 
 from tests.integration.outbox.conftest import Consumidor
@@ -47,7 +47,7 @@ def _ids_en_bd(pool: ConnectionPool, publicado: bool) -> set[str]:
 
 def _vaciar(relay: OutboxRelay) -> Resultado:
     total = Resultado()
-    while (lote := relay.procesar_lote()).reclamadas:
+    while (lote := relay.process_batch()).reclamadas:
         total.sumar(lote)
     return total
 
@@ -114,7 +114,7 @@ def _respuesta(*errores: str | None) -> dict[str, Any]:
 
 def _cinco_pedidos(pool: ConnectionPool) -> list[str]:
     with pool.connection() as conn:
-        return [str(agregar_evento(conn, "pedido", f"p{i}", "PedidoCreado", {"pedido_id": f"p{i}"})) for i in range(5)]
+        return [str(add_event(conn, "pedido", f"p{i}", "PedidoCreado", {"pedido_id": f"p{i}"})) for i in range(5)]
 
 
 def test_relay_when_some_entries_fail_resends_only_those_and_marks_only_accepted(
@@ -128,7 +128,7 @@ def test_relay_when_some_entries_fail_resends_only_those_and_marks_only_accepted
         stub.add_response("put_events", _respuesta(None, "ThrottlingException", None, "InternalFailure", None))
         stub.add_response("put_events", _respuesta(None, None))
         # WHEN the relay processes a batch
-        resultado = OutboxRelay(pool, eventos, config).procesar_lote()
+        resultado = OutboxRelay(pool, eventos, config).process_batch()
         stub.assert_no_pending_responses()
     # THEN only the two rejected entries were sent again, and all five are published
     assert grabadora.llamadas == [ids, [ids[1], ids[3]]]
@@ -148,9 +148,9 @@ def test_relay_when_entry_keeps_failing_never_marks_it_and_holds_its_aggregate(
 ) -> None:
     # GIVEN p0's creation and a later p0 event, plus p1, and an EventBridge that always rejects p0's first
     with pool.connection() as conn:
-        p0 = str(agregar_evento(conn, "pedido", "p0", "PedidoCreado", {"pedido_id": "p0"}))
-        p1 = str(agregar_evento(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
-        p0b = str(agregar_evento(conn, "pedido", "p0", "PedidoCancelado", {"pedido_id": "p0"}))
+        p0 = str(add_event(conn, "pedido", "p0", "PedidoCreado", {"pedido_id": "p0"}))
+        p1 = str(add_event(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
+        p0b = str(add_event(conn, "pedido", "p0", "PedidoCancelado", {"pedido_id": "p0"}))
     eventos = client("events")
     grabadora = _Grabadora(eventos)
     with Stubber(eventos) as stub:
@@ -158,7 +158,7 @@ def test_relay_when_entry_keeps_failing_never_marks_it_and_holds_its_aggregate(
         stub.add_response("put_events", _respuesta("InternalFailure"))
         stub.add_response("put_events", _respuesta("InternalFailure"))
         # WHEN the relay processes a batch (one send + two re-sends of the rejected entry)
-        resultado = OutboxRelay(pool, eventos, config).procesar_lote()
+        resultado = OutboxRelay(pool, eventos, config).process_batch()
         stub.assert_no_pending_responses()
     # THEN p0's later event was never sent (order), p1 was published, p0 counts three rejections
     assert grabadora.llamadas == [[p0, p1], [p0], [p0]]
@@ -176,8 +176,8 @@ def test_relay_when_entry_reaches_attempt_limit_parks_it_and_unblocks_rest(pool:
     # GIVEN an event rejected on every send, a later event of the same order, and a limit of 3 attempts
     config = OutboxConfig(bus_name="bus-mercadofresco", intentos_max=3, reenvios_por_lote=2, espera_reenvio_s=0)
     with pool.connection() as conn:
-        malo = str(agregar_evento(conn, "pedido", "p0", "PedidoCreado", {"pedido_id": "p0"}))
-        siguiente = str(agregar_evento(conn, "pedido", "p0", "PedidoCancelado", {"pedido_id": "p0"}))
+        malo = str(add_event(conn, "pedido", "p0", "PedidoCreado", {"pedido_id": "p0"}))
+        siguiente = str(add_event(conn, "pedido", "p0", "PedidoCancelado", {"pedido_id": "p0"}))
     eventos = client("events")
     relay = OutboxRelay(pool, eventos, config)
     with Stubber(eventos) as stub:
@@ -185,8 +185,8 @@ def test_relay_when_entry_reaches_attempt_limit_parks_it_and_unblocks_rest(pool:
             stub.add_response("put_events", _respuesta("InternalFailure"))
         stub.add_response("put_events", _respuesta(None))
         # WHEN the relay processes two batches
-        primero = relay.procesar_lote()
-        segundo = relay.procesar_lote()
+        primero = relay.process_batch()
+        segundo = relay.process_batch()
         stub.assert_no_pending_responses()
     # THEN the bad row is parked with its reason and the rest of its order goes through
     assert primero.aparcadas == 1
@@ -195,7 +195,7 @@ def test_relay_when_entry_reaches_attempt_limit_parks_it_and_unblocks_rest(pool:
     with pool.connection() as conn:
         motivo = conn.execute("SELECT motivo_aparcado FROM outbox WHERE id = %s", (malo,)).fetchone()[0]
     assert motivo == "rejected 3 times; last: InternalFailure: no"
-    assert relay.estado().aparcadas == 1
+    assert relay.status().aparcadas == 1
 
 
 def test_relay_when_entry_exceeds_put_events_limit_parks_it_and_publishes_rest(
@@ -203,19 +203,19 @@ def test_relay_when_entry_exceeds_put_events_limit_parks_it_and_publishes_rest(
 ) -> None:
     # GIVEN a 300 KB event between two normal ones
     with pool.connection() as conn:
-        bueno1 = str(agregar_evento(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
-        grande = str(agregar_evento(conn, "pedido", "p2", "PedidoCreado", {"pedido_id": "p2", "x": "a" * 300_000}))
-        bueno2 = str(agregar_evento(conn, "pedido", "p3", "PedidoCreado", {"pedido_id": "p3"}))
+        bueno1 = str(add_event(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
+        grande = str(add_event(conn, "pedido", "p2", "PedidoCreado", {"pedido_id": "p2", "x": "a" * 300_000}))
+        bueno2 = str(add_event(conn, "pedido", "p3", "PedidoCreado", {"pedido_id": "p3"}))
     relay = OutboxRelay(pool, client("events"), config)
     # WHEN the relay processes a batch
-    resultado = relay.procesar_lote()
+    resultado = relay.process_batch()
     # THEN the large row is parked with the reason, the other two are delivered
     assert resultado.aparcadas == 1
     assert {e["detail"]["id"] for e in bus_en_cola.recibir_todo()} == {bueno1, bueno2}
     with pool.connection() as conn:
         motivo = conn.execute("SELECT motivo_aparcado FROM outbox WHERE id = %s", (grande,)).fetchone()[0]
     assert "exceeds PutEvents' 262144-byte limit" in motivo
-    assert relay.estado().aparcadas == 1
+    assert relay.status().aparcadas == 1
 
 
 def test_relay_when_payload_sets_id_or_version_publishes_outbox_id_and_row_version(
@@ -223,9 +223,9 @@ def test_relay_when_payload_sets_id_or_version_publishes_outbox_id_and_row_versi
 ) -> None:
     # GIVEN an event whose payload tries to set its own id and version
     with pool.connection() as conn:
-        id_ = agregar_evento(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1", "id": "falso", "version": 99})
+        id_ = add_event(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1", "id": "falso", "version": 99})
     # WHEN the relay publishes it with its own client (no client-side validation, fixed User-Agent)
-    OutboxRelay(pool, client("events", config=CONFIG_CLIENTE_EVENTOS), config).procesar_lote()
+    OutboxRelay(pool, client("events", config=CONFIG_CLIENTE_EVENTOS), config).process_batch()
     # THEN the outbox id and the row's version win over the payload's, the rest of it travels
     (evento,) = bus_en_cola.recibir_todo()
     assert (evento["detail"]["id"], evento["detail"]["version"], evento["detail"]["pedido_id"]) == (str(id_), 1, "p1")
@@ -237,7 +237,7 @@ def test_relay_when_eventbridge_unreachable_keeps_rows_pending(pool: ConnectionP
     ids = _cinco_pedidos(pool)
     eventos = client("events", endpoint_url="http://127.0.0.1:9", config=None)
     # WHEN the relay processes a batch
-    resultado = OutboxRelay(pool, eventos, config).procesar_lote()
+    resultado = OutboxRelay(pool, eventos, config).process_batch()
     # THEN nothing is marked, no attempt is burnt, and the failure is counted
     assert resultado.errores_servicio == 1
     assert _ids_en_bd(pool, publicado=False) == set(ids)
@@ -257,7 +257,7 @@ def test_drenar_when_idle_polls_about_once_a_second_until_deadline(pool: Connect
     config = OutboxConfig(bus_name="bus-mercadofresco")
     relay = OutboxRelay(pool, client("events"), config, reloj=lambda: ahora[0], dormir=dormir)
     # WHEN it drains until second 50
-    resultado = relay.drenar(hasta=50.0)
+    resultado = relay.drain(hasta=50.0)
     # THEN it polled once a second, 50 times, and stopped at the deadline
     assert resultado.lotes == 50
     assert set(pausas) == {1.0}
@@ -269,15 +269,15 @@ def test_relay_when_earlier_event_is_held_by_another_relay_waits_for_it(
 ) -> None:
     # GIVEN p1's creation, p2's creation and p1's cancellation, and another relay holding p1's creation
     with pool.connection() as conn:
-        p1 = str(agregar_evento(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
-        p2 = str(agregar_evento(conn, "pedido", "p2", "PedidoCreado", {"pedido_id": "p2"}))
-        p1b = str(agregar_evento(conn, "pedido", "p1", "PedidoCancelado", {"pedido_id": "p1"}))
+        p1 = str(add_event(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
+        p2 = str(add_event(conn, "pedido", "p2", "PedidoCreado", {"pedido_id": "p2"}))
+        p1b = str(add_event(conn, "pedido", "p1", "PedidoCancelado", {"pedido_id": "p1"}))
     config = OutboxConfig(bus_name="bus-mercadofresco", lote_max=2)
     relay = OutboxRelay(pool, client("events"), config)
     otro = psycopg.connect(outbox_dsn)
     otro.execute("SELECT id FROM outbox WHERE id = %s FOR UPDATE", (p1,))
     # WHEN this relay runs while the other holds p1's first event
-    mientras = relay.procesar_lote()
+    mientras = relay.process_batch()
     # THEN it publishes p2 but holds back p1's cancellation (it would overtake the creation)
     assert (mientras.reclamadas, mientras.publicadas, mientras.retenidas) == (2, 1, 1)
     assert [e["detail"]["id"] for e in bus_en_cola.recibir_todo()] == [p2]

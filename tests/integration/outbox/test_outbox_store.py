@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 from mercadofresco.outbox.exceptions import MigracionError, PedidoDuplicado, PedidoInvalido
-from mercadofresco.outbox.migraciones import aplicar_migraciones, ficheros_migracion
+from mercadofresco.outbox.migraciones import apply_migrations, migration_files
 from mercadofresco.outbox.store import Pedido, crear_pedido
 
 from tests.conftest import HANG_GUARD_S
@@ -111,11 +111,11 @@ def test_aplicar_migraciones_when_run_twice_applies_each_file_once(outbox_dsn: s
     # GIVEN a schema the fixture already migrated
     # WHEN the migration step runs again
     with psycopg.connect(outbox_dsn) as conn:
-        aplicadas = aplicar_migraciones(conn)
+        aplicadas = apply_migrations(conn)
         versiones = [v for (v,) in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
     # THEN nothing is applied twice and every file is recorded
     assert aplicadas == []
-    assert versiones == [v for v, _ in ficheros_migracion()]
+    assert versiones == [v for v, _ in migration_files()]
 
 
 def test_aplicar_migraciones_when_schema_conflicts_raises_and_keeps_nothing(pg_dsn: str) -> None:
@@ -124,7 +124,7 @@ def test_aplicar_migraciones_when_schema_conflicts_raises_and_keeps_nothing(pg_d
         conn.execute("CREATE TABLE outbox (x int)")
     # WHEN the migration step runs
     with psycopg.connect(pg_dsn) as conn, pytest.raises(MigracionError, match="schema unchanged"):
-        aplicar_migraciones(conn)
+        apply_migrations(conn)
     # THEN no partial migration was kept
     with psycopg.connect(pg_dsn) as conn:
         existe = conn.execute("SELECT to_regclass('pedidos') IS NOT NULL").fetchone()[0]
@@ -141,7 +141,7 @@ def test_aplicar_migraciones_when_two_cold_starts_race_applies_each_file_once(pg
         try:
             with psycopg.connect(pg_dsn) as conn:
                 barrera.wait()
-                aplicadas.append(aplicar_migraciones(conn))
+                aplicadas.append(apply_migrations(conn))
         except BaseException as exc:
             errores.append(exc)
 
@@ -154,4 +154,4 @@ def test_aplicar_migraciones_when_two_cold_starts_race_applies_each_file_once(pg
     assert not any(h.is_alive() for h in hilos), "a migration hung"
     # THEN exactly one applied the files, the others found them done, nobody failed
     assert errores == []
-    assert sorted(aplicadas, key=len) == [[], [], [], [v for v, _ in ficheros_migracion()]]
+    assert sorted(aplicadas, key=len) == [[], [], [], [v for v, _ in migration_files()]]

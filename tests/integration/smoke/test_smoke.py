@@ -15,7 +15,7 @@ import boto3
 import psycopg
 import pytest
 from mercadofresco import db
-from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.proyeccion import proyectar
 from mercadofresco_local.api_http import ApiHttpLocal, rutas_de_plantilla
 from mercadofresco_local.funciones import Funcion, Funciones, entorno_comun, ruta_codigo
@@ -60,7 +60,7 @@ def cuenta(moto: ServidorMoto) -> dict[str, Any]:
 def tienda_url(pg_dsn: str) -> Iterator[str]:
     """The template's api-mercadofresco-tienda on loopback (mercadofresco_local.api_http), on this schema."""
     with psycopg.connect(pg_dsn) as conn:
-        aplicar_migraciones(conn)
+        apply_migrations(conn)
     db.pool_compartido.cache_clear()
     tienda = Funcion(
         "TiendaFunction", "mercadofresco-tienda", ruta_codigo("functions/tienda/"), entorno={"DATABASE_URL": pg_dsn}

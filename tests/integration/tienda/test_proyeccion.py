@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import psycopg
 import pytest
-from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.proyeccion import PedidoDesconocido, Resultado, proyectar
 from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
 from mercadofresco_local.aprovisionar import Aprovisionador
@@ -43,7 +43,7 @@ PEDIDOS = ("PED-2026-084417", "PED-2026-084418", "PED-2026-084419")
 def base(pg_dsn: str, fresh_environment: None) -> str:
     """A migrated private schema holding the three sample orders, written as the store writes them."""
     with psycopg.connect(pg_dsn) as conn:
-        aplicar_migraciones(conn)
+        apply_migrations(conn)
         for pedido_id in PEDIDOS:
             crear_pedido(conn, Pedido(pedido_id, "CLI-0193", (LineaPedido("FRU-MAN-001", 2, 249),), "EUR", "a@b.es"))
     return pg_dsn

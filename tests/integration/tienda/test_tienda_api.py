@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
-from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.solicitudes import registrar_pedido
 
 from tests.conftest import HANG_GUARD_S, load_event, wait_until
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 def tienda_dsn(pg_dsn: str, fresh_environment: None) -> str:
     """A migrated private schema, and a fresh execution environment (the pool is cached per environment)."""
     with psycopg.connect(pg_dsn) as conn:
-        aplicar_migraciones(conn)
+        apply_migrations(conn)
     return pg_dsn
 
 

@@ -1,7 +1,7 @@
 """Migrations at deploy time: the CloudFormation custom resource behind ``functions/migraciones``.
 
 On Create and Update the resource connects as the database's admin user, applies the layer's
-migrations (:func:`~mercadofresco.outbox.migraciones.aplicar_migraciones`, idempotent and
+migrations (:func:`~mercadofresco.outbox.migraciones.apply_migrations`, idempotent and
 versioned) and creates or updates the runtime role, which may read and write data only. The
 template passes the layer version as a property, so every deploy that ships new migration
 files updates the resource and runs them once. Delete keeps the database as it is.
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.db import ConfigBD, parametros_aurora
 from mercadofresco.errors import MercadoFrescoError
-from mercadofresco.outbox.migraciones import aplicar_migraciones
+from mercadofresco.outbox.migraciones import apply_migrations
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -93,13 +93,13 @@ def _put(url: str, cuerpo: bytes) -> None:
     raise RespuestaError(f"could not answer CloudFormation after {RESPUESTA_INTENTOS} attempts: {ultimo}")
 
 
-def crear_rol_runtime(conn: Connection, usuario: str, password: str) -> None:
+def create_runtime_role(conn: Connection, usuario: str, password: str) -> None:
     """Create (or update the password of) the runtime role: read/write data in the current schema only.
 
     No CREATE on the schema, no DDL, no role attributes: a compromised function cannot change
     the schema or read another database. Default privileges cover tables added by later migrations.
     """
-    from psycopg import sql  # the driver is the connection's: loaded by conectar, not by importing this module
+    from psycopg import sql  # the driver is the connection's: loaded by connect, not by importing this module
 
     rol = sql.Identifier(usuario)
     existe = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (usuario,)).fetchone()
@@ -128,7 +128,7 @@ class Credenciales:
     password: str
 
 
-def leer_credenciales(secreto_arn: str) -> Credenciales:
+def read_credentials(secreto_arn: str) -> Credenciales:
     """username/password of a Secrets Manager secret (JSON, as RDS and the template write them)."""
     from mercadofresco import aws
 
@@ -136,7 +136,7 @@ def leer_credenciales(secreto_arn: str) -> Credenciales:
     return Credenciales(valor["username"], valor["password"])
 
 
-def conectar(config: ConfigBD, timeout_s: float) -> Connection:
+def connect(config: ConfigBD, timeout_s: float) -> Connection:
     """One autocommit connection as the admin user (``DATABASE_URL`` locally; Aurora over TLS deployed)."""
     import psycopg
 
@@ -146,7 +146,7 @@ def conectar(config: ConfigBD, timeout_s: float) -> Connection:
     return psycopg.connect(**parametros_aurora(config), autocommit=True, connect_timeout=espera)
 
 
-def migrar_desde_propiedades(propiedades: dict[str, Any], plazo_s: float, database_url: str | None) -> dict[str, str]:
+def migrate_from_properties(propiedades: dict[str, Any], plazo_s: float, database_url: str | None) -> dict[str, str]:
     """Create/Update: the resource's properties name the endpoint, the database and both secrets."""
     admin = ConfigBD(
         database_url=database_url,
@@ -155,20 +155,20 @@ def migrar_desde_propiedades(propiedades: dict[str, Any], plazo_s: float, databa
         secret_arn=propiedades.get("AdminSecretArn") or None,
     )
     runtime_arn = propiedades.get("RuntimeSecretArn") or ""
-    runtime = leer_credenciales(runtime_arn) if runtime_arn and runtime_arn != admin.secret_arn else None
-    with conectar(admin, plazo_s) as conn:
-        return aplicar(conn, runtime, statement_timeout_ms=int(plazo_s * 1000))
+    runtime = read_credentials(runtime_arn) if runtime_arn and runtime_arn != admin.secret_arn else None
+    with connect(admin, plazo_s) as conn:
+        return apply(conn, runtime, statement_timeout_ms=int(plazo_s * 1000))
 
 
-def aplicar(conn: Connection, runtime: Credenciales | None, *, statement_timeout_ms: int) -> dict[str, str]:
+def apply(conn: Connection, runtime: Credenciales | None, *, statement_timeout_ms: int) -> dict[str, str]:
     """Apply pending migrations and (re)create the runtime role; what the resource reports back."""
-    from psycopg import sql  # see crear_rol_runtime
+    from psycopg import sql  # see create_runtime_role
 
     conn.execute(sql.SQL("SET statement_timeout = {}").format(sql.Literal(statement_timeout_ms)))
-    aplicadas = aplicar_migraciones(conn)
+    aplicadas = apply_migrations(conn)
     if runtime is not None:
         with conn.transaction():
-            crear_rol_runtime(conn, runtime.usuario, runtime.password)
+            create_runtime_role(conn, runtime.usuario, runtime.password)
     version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
     return {
         "Aplicadas": ",".join(aplicadas),
@@ -177,7 +177,7 @@ def aplicar(conn: Connection, runtime: Credenciales | None, *, statement_timeout
     }
 
 
-def ejecutar(
+def run(
     evento: dict[str, Any],
     restante_ms: Callable[[], int],
     trabajo: Callable[[dict[str, Any], float], dict[str, str]],

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from mercadofresco.db import pool_compartido
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.migraciones import aplicar_migraciones, verificar_migraciones
+from mercadofresco.outbox.migraciones import apply_migrations, verify_migrations
 from mercadofresco.process_cache import per_environment
 
 if TYPE_CHECKING:
@@ -38,9 +38,9 @@ def entorno() -> EntornoOutbox:
     pool = pool_compartido()
     with pool.connection() as conn:
         if os.environ.get("DATABASE_URL"):
-            aplicar_migraciones(conn)
+            apply_migrations(conn)
         else:
-            verificar_migraciones(conn)
+            verify_migrations(conn)
     return EntornoOutbox(pool, OutboxConfig.from_env())
 
 

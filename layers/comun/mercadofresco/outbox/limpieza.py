@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from mercadofresco.outbox.config import OutboxConfig
 
 
-__all__ = ["limpiar_publicadas"]
+__all__ = ["purge_published"]
 
 
-def limpiar_publicadas(
+def purge_published(
     pool: ConnectionPool,
     config: OutboxConfig,
     hasta: float,
@@ -34,7 +34,7 @@ def limpiar_publicadas(
     borradas = 0
     while reloj() < hasta:
         with pool.connection() as conn, conn.transaction():
-            n = postgres.borrar_publicadas(conn, config.retencion_dias, config.lote_limpieza)
+            n = postgres.delete_published(conn, config.retencion_dias, config.lote_limpieza)
         borradas += n
         if n < config.lote_limpieza:
             break

@@ -1,8 +1,8 @@
 """A small, idempotent migration step: the SQL files in ``migrations/``, in name order, once each.
 
 The deploy (custom resource ``MigracionesAurora``, :mod:`mercadofresco.outbox.despliegue`), the
-tests and the local run call :func:`aplicar_migraciones`, so the schema they use is the one these
-files define; deployed functions only check it (:func:`verificar_migraciones`). Applied versions are recorded in
+tests and the local run call :func:`apply_migrations`, so the schema they use is the one these
+files define; deployed functions only check it (:func:`verify_migrations`). Applied versions are recorded in
 ``schema_migrations`` in the connection's ``search_path``; an advisory lock keyed on the
 schema serialises concurrent callers (two cold starts at once apply each file once).
 """
@@ -25,23 +25,23 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 """
 
 
-def ficheros_migracion() -> list[tuple[str, str]]:
+def migration_files() -> list[tuple[str, str]]:
     """``(version, sql)`` for every ``migrations/NNN_*.sql``, in order."""
     carpeta = resources.files("mercadofresco.outbox") / "migrations"
     nombres = sorted(f.name for f in carpeta.iterdir() if f.name.endswith(".sql"))
     return [(nombre.removesuffix(".sql"), (carpeta / nombre).read_text(encoding="utf-8")) for nombre in nombres]
 
 
-def migraciones_pendientes(conn: Connection) -> list[str]:
+def pending_migrations(conn: Connection) -> list[str]:
     """Versions of ``migrations/`` not yet applied to the connection's schema (read only)."""
     existe = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
     hechas = set()
     if existe and existe[0]:
         hechas = {fila[0] for fila in conn.execute("SELECT version FROM schema_migrations")}
-    return [version for version, _ in ficheros_migracion() if version not in hechas]
+    return [version for version, _ in migration_files() if version not in hechas]
 
 
-def verificar_migraciones(conn: Connection) -> None:
+def verify_migrations(conn: Connection) -> None:
     """Refuse to run on a schema behind this layer's migrations (deployed functions do not migrate).
 
     Raises
@@ -49,7 +49,7 @@ def verificar_migraciones(conn: Connection) -> None:
     MigracionError
         Naming the pending versions and who applies them.
     """
-    pendientes = migraciones_pendientes(conn)
+    pendientes = pending_migrations(conn)
     if pendientes:
         raise MigracionError(
             f"database schema is behind this code: {pendientes} not applied; the deploy applies them "
@@ -57,7 +57,7 @@ def verificar_migraciones(conn: Connection) -> None:
         )
 
 
-def aplicar_migraciones(conn: Connection) -> list[str]:
+def apply_migrations(conn: Connection) -> list[str]:
     """Apply the pending migrations in one transaction; return the versions applied now.
 
     Raises
@@ -73,7 +73,7 @@ def aplicar_migraciones(conn: Connection) -> list[str]:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('mercadofresco.migraciones:' || current_schema()))")
             conn.execute(_CREAR_TABLA)
             hechas = {fila[0] for fila in conn.execute("SELECT version FROM schema_migrations")}
-            for version, sql in ficheros_migracion():
+            for version, sql in migration_files():
                 if version in hechas:
                     continue
                 conn.execute(sql)  # no parameters: several statements in one call are fine

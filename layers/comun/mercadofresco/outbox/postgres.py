@@ -68,7 +68,7 @@ RETURNING o.id, o.aparcado_en IS NOT NULL AS aparcada
 
 
 @dataclass(frozen=True, slots=True)
-class EstadoOutbox:
+class OutboxStatus:
     """What the metrics and alarms watch."""
 
     pendientes: int
@@ -76,13 +76,13 @@ class EstadoOutbox:
     aparcadas: int
 
 
-def reclamar(conn: Connection, lote: int) -> list[FilaOutbox]:
+def claim(conn: Connection, lote: int) -> list[FilaOutbox]:
     """Lock up to ``lote`` pending rows no other relay holds, oldest first."""
     filas = conn.execute(_RECLAMAR, {"lote": lote}).fetchall()
     return [FilaOutbox(*fila) for fila in filas]
 
 
-def marcar_publicadas(conn: Connection, ids: list[uuid.UUID]) -> None:
+def mark_published(conn: Connection, ids: list[uuid.UUID]) -> None:
     """Mark rows EventBridge accepted (and only those)."""
     if ids:
         conn.execute(
@@ -91,10 +91,10 @@ def marcar_publicadas(conn: Connection, ids: list[uuid.UUID]) -> None:
         )
 
 
-def registrar_fallos(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], intentos_max: int) -> list[uuid.UUID]:
+def record_failures(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], intentos_max: int) -> list[uuid.UUID]:
     """Add each row's rejections to ``intentos`` and keep its last error; park the ones at the limit.
 
-    Call after :func:`marcar_publicadas`: a row accepted on a re-send keeps its count but is
+    Call after :func:`mark_published`: a row accepted on a re-send keeps its count but is
     never parked. Returns the ids parked now.
     """
     if not fallos:
@@ -112,7 +112,7 @@ def registrar_fallos(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]],
     return [id_ for id_, aparcada in filas if aparcada]
 
 
-def aparcar(conn: Connection, id_: uuid.UUID, motivo: str) -> None:
+def park(conn: Connection, id_: uuid.UUID, motivo: str) -> None:
     """Park a row that can never be sent (e.g. larger than PutEvents accepts)."""
     conn.execute(
         "UPDATE outbox SET aparcado_en = clock_timestamp(), motivo_aparcado = %s, ultimo_error = %s WHERE id = %s",
@@ -120,7 +120,7 @@ def aparcar(conn: Connection, id_: uuid.UUID, motivo: str) -> None:
     )
 
 
-def estado(conn: Connection) -> EstadoOutbox:
+def status(conn: Connection) -> OutboxStatus:
     """Pending rows, age of the oldest pending one (seconds), parked rows."""
     pendientes, antiguedad, aparcadas = conn.execute(
         "SELECT count(*) FILTER (WHERE aparcado_en IS NULL),"
@@ -128,10 +128,10 @@ def estado(conn: Connection) -> EstadoOutbox:
         " (SELECT count(*) FROM outbox WHERE aparcado_en IS NOT NULL)"
         " FROM outbox WHERE NOT publicado"
     ).fetchone()
-    return EstadoOutbox(int(pendientes), float(antiguedad), int(aparcadas))
+    return OutboxStatus(int(pendientes), float(antiguedad), int(aparcadas))
 
 
-def borrar_publicadas(conn: Connection, retencion_dias: int, lote: int) -> int:
+def delete_published(conn: Connection, retencion_dias: int, lote: int) -> int:
     """Delete up to ``lote`` rows published more than ``retencion_dias`` ago; return how many."""
     cursor = conn.execute(
         "DELETE FROM outbox WHERE id IN ("

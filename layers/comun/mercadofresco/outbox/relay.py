@@ -118,25 +118,25 @@ class OutboxRelay:
         self._reloj = reloj
         self._dormir = dormir
 
-    def procesar_lote(self) -> Resultado:
+    def process_batch(self) -> Resultado:
         """Claim, publish, mark and commit one batch; return its counters."""
         res = Resultado(lotes=1)
         with self._pool.connection() as conn, conn.transaction():
-            filas = postgres.reclamar(conn, self._config.lote_max)
+            filas = postgres.claim(conn, self._config.lote_max)
             res.reclamadas = len(filas)
             if not filas:
                 return res
             enviables = self._planificar(conn, filas, res)
             aceptadas, fallos = self._publicar(enviables, res)
-            postgres.marcar_publicadas(conn, aceptadas)
-            aparcadas = postgres.registrar_fallos(conn, fallos, self._config.intentos_max)
+            postgres.mark_published(conn, aceptadas)
+            aparcadas = postgres.record_failures(conn, fallos, self._config.intentos_max)
             for id_ in aparcadas:
                 logger.error("outbox row parked", extra={"outbox_id": str(id_), "motivo": fallos[id_][1]})
             res.publicadas = len(aceptadas)
             res.aparcadas += len(aparcadas)
         return res
 
-    def drenar(self, hasta: float) -> Resultado:
+    def drain(self, hasta: float) -> Resultado:
         """Process batches until the clock reaches ``hasta``; poll every ``sondeo_s`` when idle.
 
         A database outage (restart, failover) or an unavailable EventBridge pauses and retries
@@ -145,7 +145,7 @@ class OutboxRelay:
         total = Resultado()
         while (ahora := self._reloj()) < hasta:
             try:
-                lote = self.procesar_lote()
+                lote = self.process_batch()
             except ERRORES_BD as exc:
                 total.errores_bd += 1
                 logger.warning("outbox database unavailable, retrying", extra={"error": str(exc)})
@@ -155,10 +155,10 @@ class OutboxRelay:
             self._dormir(min(self._pausa(lote), max(hasta - self._reloj(), 0)))
         return total
 
-    def estado(self) -> postgres.EstadoOutbox:
+    def status(self) -> postgres.OutboxStatus:
         """Pending count, oldest pending age and parked count (for the metrics)."""
         with self._pool.connection() as conn:
-            return postgres.estado(conn)
+            return postgres.status(conn)
 
     def _pausa(self, lote: Resultado) -> float:
         if lote.errores_servicio:
@@ -182,7 +182,7 @@ class OutboxRelay:
             tamano = tamano_entrada(ent)
             if tamano > self._config.bytes_por_llamada:
                 motivo = f"entry of {tamano} bytes exceeds PutEvents' {self._config.bytes_por_llamada}-byte limit"
-                postgres.aparcar(conn, fila.id, motivo)
+                postgres.park(conn, fila.id, motivo)
                 logger.error("outbox row parked", extra={"outbox_id": str(fila.id), "motivo": motivo})
                 res.aparcadas += 1
                 continue

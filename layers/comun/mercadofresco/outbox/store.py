@@ -3,7 +3,7 @@
 Never ``INSERT`` then publish: a process that dies between the two loses the event (one order
 in nine hundred, in the lesson). Here the event is a row of ``outbox`` written by the same
 transaction as the order: both exist or neither does, and the relay publishes it later.
-:func:`agregar_evento` is the only way anything in the project enqueues an event.
+:func:`add_event` is the only way anything in the project enqueues an event.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ class Pedido:
         return payload
 
 
-def agregar_evento(
+def add_event(
     conn: Connection,
     tipo_agregado: str,
     agregado_id: str,
@@ -141,7 +141,7 @@ def crear_pedido(conn: Connection, pedido: Pedido) -> uuid.UUID:
     PedidoDuplicado
         ``pedido_id`` already exists (nothing written).
     """
-    import psycopg  # by the first order, not at import (see agregar_evento)
+    import psycopg  # by the first order, not at import (see add_event)
     from psycopg.types.json import Jsonb
 
     pedido.validar()
@@ -159,7 +159,7 @@ def crear_pedido(conn: Connection, pedido: Pedido) -> uuid.UUID:
                     pedido.moneda,
                 ),
             )
-            return agregar_evento(
+            return add_event(
                 conn, "pedido", pedido.pedido_id, "PedidoCreado", pedido.evento_creado(), VERSION_PEDIDO_CREADO
             )
     except psycopg.errors.UniqueViolation as exc:
