@@ -84,7 +84,7 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
             "CarritoAbandonado": Route(recordar, campos=("carrito_id", "email")),
             **dict.fromkeys(PLANTILLAS_NO_CONFIRMADO, aviso),
         },
-        aplazar_en=(CircuitoAbierto,),
+        defer_on=(CircuitoAbierto,),
     )
 
 

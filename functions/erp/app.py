@@ -72,8 +72,8 @@ def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumer
             "ReservaStock": Route(reservar, campos=("pedido_id", "sku", "cantidad")),
             "LiberacionStock": Route(liberar, campos=("pedido_id", "sku", "cantidad")),
         },
-        tipos_por_cola={"cola-mercadofresco-stock": "ReservaStock"},
-        aplazar_en=(CircuitoAbierto,),
+        types_by_queue={"cola-mercadofresco-stock": "ReservaStock"},
+        defer_on=(CircuitoAbierto,),
     )
 
 

@@ -3,7 +3,7 @@
 Usage in a handler::
 
     consumidor = Consumer("erp", {"PedidoConfirmado": Route(avisar, campos=("pedido_id",))},
-                            aplazar_en=(CircuitoAbierto,))
+                            defer_on=(CircuitoAbierto,))
 
     def lambda_handler(event, context):
         return consumidor(event, context)  # {"batchItemFailures": [...]}

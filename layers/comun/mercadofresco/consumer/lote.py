@@ -8,7 +8,7 @@ outcome                       what happens                                      
 ============================  ==================================================  =================
 handled                       acknowledged                                        no
 bad input / permanent error   copied to the DLQ with ``mf-motivo``, acknowledged  no
-an ``aplazar_en`` error       deferred (:mod:`.aplazamiento`), acknowledged       no
+a ``defer_on`` error          deferred (:mod:`.aplazamiento`), acknowledged       no
 too little invocation left    handed over (re-sent, not counted), acknowledged    no
 any other error (transient)   reported in ``batchItemFailures``; SQS redelivers   yes (safety net)
 ============================  ==================================================  =================
@@ -59,39 +59,39 @@ class Consumer:
 
     Parameters
     ----------
-    funcion
+    function_name
         The consumer's name, written on every dead letter (``mf-funcion``).
-    rutas
+    routes
         Event type -> :class:`Route` (required fields, versions, handler): the dispatch table.
-    tipos_por_cola
+    types_by_queue
         Queue-name prefix -> event type, for queues whose bodies carry no ``tipo``.
-    aplazar_en
+    defer_on
         Exceptions meaning "the dependency is unavailable on purpose" (an open circuit):
         the record is deferred instead of failed.
-    politica, sqs
+    policy, sqs
         Deferral policy and SQS client (defaults: :class:`DeferralPolicy`, the project's client).
-    reserva_ms
+    reserve_ms
         Start a record only with this much of the invocation left; later ones are deferred.
     """
 
     def __init__(
         self,
-        funcion: str,
-        rutas: Mapping[str, Route],
+        function_name: str,
+        routes: Mapping[str, Route],
         *,
-        tipos_por_cola: Mapping[str, str] | None = None,
-        aplazar_en: tuple[type[BaseException], ...] = (),
-        politica: DeferralPolicy | None = None,
+        types_by_queue: Mapping[str, str] | None = None,
+        defer_on: tuple[type[BaseException], ...] = (),
+        policy: DeferralPolicy | None = None,
         sqs: BaseClient | None = None,
-        reserva_ms: int = RESERVA_POR_REGISTRO_MS,
+        reserve_ms: int = RESERVA_POR_REGISTRO_MS,
     ) -> None:
-        self.funcion = funcion
-        self.rutas = rutas
-        self.tipos_por_cola = dict(tipos_por_cola or {})
-        self.aplazar_en = aplazar_en
-        self.politica = politica or DeferralPolicy()
+        self.function_name = function_name
+        self.routes = routes
+        self.types_by_queue = dict(types_by_queue or {})
+        self.defer_on = defer_on
+        self.policy = policy or DeferralPolicy()
         self.colas = Colas(sqs)
-        self.reserva_ms = reserva_ms
+        self.reserve_ms = reserve_ms
 
     def __call__(self, event: dict[str, Any], context: Any = None) -> PartialItemFailureResponse:
         registros = _registros_sqs(event)
@@ -118,38 +118,38 @@ class Consumer:
         )
 
     def _tipo_por_defecto(self, cola: Cola) -> str | None:
-        return next((t for prefijo, t in self.tipos_por_cola.items() if cola.nombre.startswith(prefijo)), None)
+        return next((t for prefijo, t in self.types_by_queue.items() if cola.nombre.startswith(prefijo)), None)
 
     def registro(self, record: SQSRecord, lambda_context: Any = None) -> None:
         """Handle one record; return to acknowledge it, raise to report it failed."""
         crudo = record.raw_event
         cola = self.colas.de_arn(record.event_source_arn)
         if agotadas := recepciones_agotadas(cola, crudo):
-            send_to_dlq(self.colas.sqs, cola, crudo, Motivo.APLAZAMIENTOS_AGOTADOS, agotadas, self.funcion)
+            send_to_dlq(self.colas.sqs, cola, crudo, Motivo.APLAZAMIENTOS_AGOTADOS, agotadas, self.function_name)
             return
-        if lambda_context is not None and lambda_context.get_remaining_time_in_millis() < self.reserva_ms:
+        if lambda_context is not None and lambda_context.get_remaining_time_in_millis() < self.reserve_ms:
             # Not started, so no call was made: defer rather than fail (a failure would burn a receive).
             causa = "too little time left in the invocation"
-            defer(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, cuenta=False)
+            defer(self.colas.sqs, cola, crudo, self.policy, self.function_name, causa, cuenta=False)
             return
         try:
-            evento = read(record.body, self.rutas, self._tipo_por_defecto(cola))
+            evento = read(record.body, self.routes, self._tipo_por_defecto(cola))
             self._manejar(evento)
             metrics.add_metric(name="MensajesProcesados", unit=MetricUnit.Count, value=1)
         except (InvalidMessageError, PermanentError) as exc:
             motivo = exc.motivo if isinstance(exc, InvalidMessageError) else Motivo.DATO_INVALIDO
             detalle = exc.detalle if isinstance(exc, InvalidMessageError) else f"{type(exc).__name__}: {exc}"
-            send_to_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.funcion)
+            send_to_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.function_name)
             metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
-        except self.aplazar_en as exc:
+        except self.defer_on as exc:
             causa, minimo_s = f"{type(exc).__name__}: {exc}", getattr(exc, "retry_in_s", 0)
-            defer(self.colas.sqs, cola, crudo, self.politica, self.funcion, causa, minimo_s=minimo_s)
+            defer(self.colas.sqs, cola, crudo, self.policy, self.function_name, causa, minimo_s=minimo_s)
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
 
     def _manejar(self, evento: Event) -> None:
         with _correlacion(evento):
             logger.info("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
-            self.rutas[evento.tipo].manejar(evento)
+            self.routes[evento.tipo].manejar(evento)
 
 
 def _es_registro_sqs(registro: Any) -> bool:
