@@ -138,7 +138,7 @@ def _relay_lotes(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrier)
         if os.environ.get("BENCH_OUTBOX_PERFIL"):  # where a relay's CPU goes: cProfile, top 25 to stderr
             import cProfile
 
-            perfil = cProfile.Profile()
+            perfil = cProfile.Profile(time.process_time)  # CPU, not wall: waits for a core or the network are not the relay's
             perfil.enable()
         while (r := relay.process_batch()).reclamadas:
             publicadas += r.publicadas
