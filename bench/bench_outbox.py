@@ -138,7 +138,8 @@ def _relay_lotes(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrier)
         if os.environ.get("BENCH_OUTBOX_PERFIL"):  # where a relay's CPU goes: cProfile, top 25 to stderr
             import cProfile
 
-            perfil = cProfile.Profile(time.process_time)  # CPU, not wall: waits for a core or the network are not the relay's
+            # CPU time, not wall: waiting for a core or for the network is not the relay's work
+            perfil = cProfile.Profile(time.process_time)
             perfil.enable()
         while (r := relay.process_batch()).reclamadas:
             publicadas += r.publicadas
