@@ -74,11 +74,12 @@ def test_every_built_function_ships_its_modules_compiled(capa: Path) -> None:
         if recurso["Type"] != "AWS::Serverless::Function":
             continue
         construida = capa.parents[1] / nombre
-        fuentes = sorted(p.name for p in (RAIZ / recurso["Properties"]["CodeUri"]).glob("*.py"))
+        codigo = RAIZ / recurso["Properties"]["CodeUri"]
+        fuentes = sorted(p.relative_to(codigo).as_posix() for p in codigo.rglob("*.py"))
         # THEN it ships exactly its modules, each with the runtime's .pyc (/var/task is read-only in Lambda)
-        assert sorted(p.name for p in construida.glob("*.py")) == fuentes, nombre
+        assert sorted(p.relative_to(construida).as_posix() for p in construida.rglob("*.py")) == fuentes, nombre
         for fuente in fuentes:
-            pyc = construida / "__pycache__" / f"{Path(fuente).stem}.cpython-313.pyc"
+            pyc = (construida / fuente).parent / "__pycache__" / f"{Path(fuente).stem}.cpython-313.pyc"
             assert pyc.is_file(), f"{nombre}: {fuente} without {pyc.name}"
             # unchecked-hash: valid whatever mtime the deployment zip leaves on the source
             assert int.from_bytes(pyc.read_bytes()[4:8], "little") == 0b01, f"{nombre}: {pyc.name} not unchecked-hash"
