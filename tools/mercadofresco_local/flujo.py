@@ -130,6 +130,21 @@ def terminadas(sesion: Sesion) -> int:
     return total
 
 
+def limite_ejecucion_s(sesion: Sesion) -> float:
+    """The longest an execution may run here: the workflows' ``TimeoutSeconds``, compressed as the run compresses it.
+
+    Step Functions (and the local run) stops an execution at that bound, so no drain can
+    legitimately take longer after the last execution started.
+    """
+    assert sesion.runtime is not None and sesion.runtime.aprovisionador is not None
+    sfn = client("stepfunctions")
+    limites = [
+        json.loads(sfn.describe_state_machine(stateMachineArn=arn)["definition"]).get("TimeoutSeconds", 0)
+        for arn in sesion.runtime.aprovisionador.maquinas.values()
+    ]
+    return max(limites, default=0) / sesion.runtime.compresion
+
+
 def esperar_drenaje(
     sesion: Sesion, productor: Productor | None, timeout_s: float, al_avanzar: Callable[[], None]
 ) -> float:
