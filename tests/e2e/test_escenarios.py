@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
     from mercadofresco_local.informe import Informe
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(240)]
+# A hang guard only: each scenario bounds its own drain by the workflow's TimeoutSeconds, compressed
+# (viernes at x10: 720 s), and on two busy cores viernes ran past the 240 s this used to be.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
 def _invariantes_rotos(informe: Informe) -> list[str]:
@@ -49,7 +51,6 @@ def test_scenario_viernes_circuit_opens_and_closes_without_a_double_charge(escen
 
 # A hang guard, not a speed target: orders whose charge met the naive consumer's claim wait out the
 # workflow's 130 s EsperarFinBloqueoCobro (real seconds here) before they are confirmed.
-@pytest.mark.timeout(600)
 def test_scenario_cobro_duplicado_charges_each_order_once(escenario: Callable[..., Informe]) -> None:
     # GIVEN / WHEN 12 orders consumed from a queue whose visibility (1 s) is shorter than the gateway's latency
     informe = escenario("cobro-duplicado", 12)
