@@ -224,3 +224,50 @@ def test_post_503_with_retry_after_http_date_waits_until_then(proveedor):
     # THEN it waited until that date (whole seconds in the header), not its own short backoff
     [espera] = esperas
     assert 0.9 <= espera <= 2.0
+
+
+def test_calls_and_retries_the_open_circuit_refuses_neither_feed_the_budget_nor_count(
+    proveedor, redis_url, redis_prefix
+):
+    # GIVEN a spent budget and a breaker that opens on the first failure
+    cliente_redis = redis.Redis.from_url(redis_url)
+    budget = RetryBudget("pasarela", cliente_redis, prefijo=redis_prefix, capacidad=1)
+    assert budget.allow_retry()
+    breaker = CircuitBreaker(
+        "pasarela", cliente_redis, config=BreakerConfig(fallos_seguidos=1), prefijo=redis_prefix, metrics=Metricas()
+    )
+    proveedor.responder(503)
+    metricas = Metricas()
+    cliente = _cliente(proveedor.url, [], breaker=breaker, budget=budget, metrics=metricas)
+    with pytest.raises(PresupuestoReintentosAgotado):
+        cliente.post("/cobros", json={}, idempotente=True)
+    assert breaker.state().estado is Estado.ABIERTO
+    # WHEN 20 more calls meet the open circuit
+    for _ in range(20):
+        with pytest.raises(CircuitoAbierto):
+            cliente.post("/cobros", json={}, idempotente=True)
+    # THEN only the one call the gateway saw deposited (0.1 token), and no retry was counted
+    assert len(proveedor.peticiones) == 1
+    assert budget.tokens() == pytest.approx(0.1)
+    assert metricas.eventos == []
+
+
+def test_a_retry_the_open_circuit_refuses_is_not_counted_as_a_retry(proveedor, redis_url, redis_prefix):
+    # GIVEN a breaker that opens on the first failure and a budget with tokens to spare
+    cliente_redis = redis.Redis.from_url(redis_url)
+    breaker = CircuitBreaker(
+        "pasarela", cliente_redis, config=BreakerConfig(fallos_seguidos=1), prefijo=redis_prefix, metrics=Metricas()
+    )
+    budget = RetryBudget("pasarela", cliente_redis, prefijo=redis_prefix)
+    proveedor.responder(503)
+    metricas = Metricas()
+    esperas: list[float] = []
+    # WHEN the first attempt fails (the circuit opens) and the retry meets the open circuit
+    with pytest.raises(CircuitoAbierto):
+        _cliente(proveedor.url, esperas, breaker=breaker, budget=budget, metrics=metricas).post(
+            "/cobros", json={}, idempotente=True
+        )
+    # THEN one request reached the gateway, and the retry that never left is not in the metric
+    assert len(proveedor.peticiones) == 1
+    assert len(esperas) == 1
+    assert metricas.eventos == []

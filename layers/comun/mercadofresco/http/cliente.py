@@ -153,18 +153,21 @@ class ClienteProveedor:
             cabeceras = {**self._cabeceras, "Idempotency-Key": cabecera_idempotency_key(idempotency_key)}
         else:
             cabeceras = self._cabeceras
+        # Only what reaches the provider counts: a call or a retry the open circuit refuses
+        # (CircuitoAbierto propagates from _intentar) neither feeds the budget nor counts as a
+        # retry, or an outage would fill the budget exactly while the provider is down.
+        intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
         if self.budget is not None:
             self.budget.record_call()
-        intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
         numero, motivo = 0, ""
         while intento.clasificacion.reintentable:
             espera, motivo = self._espera_antes_de_reintentar(numero, intento)
             if espera is None:
                 break
-            self._metricas.contar(REINTENTOS, self.dependencia)
             self._sleep(espera)
             numero += 1
             intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
+            self._metricas.contar(REINTENTOS, self.dependencia)
         return self._resultado(intento, numero + 1, motivo)
 
     def _espera_antes_de_reintentar(self, numero: int, intento: _Intento) -> tuple[float | None, str]:

@@ -1,8 +1,9 @@
 """A retry budget per dependency, shared by every process through Valkey.
 
 Choice: the ratio form, as a token bucket fed by calls (Finagle's RetryBudget, gRPC's retry
-throttling). Every first attempt deposits ``ratio`` tokens (0.1), every retry costs one token,
-the bucket holds at most ``capacidad`` (10). So over any stretch retries <= 10 % of calls + 10,
+throttling). Every first attempt sent to the dependency deposits ``ratio`` tokens (0.1; a call
+the open circuit refuses is not one), every retry costs one token, the bucket holds at most
+``capacidad`` (10). So over any stretch retries <= 10 % of calls + 10,
 exactly the lesson's rule ("if more than 10 % of calls are retries, stop retrying until the
 proportion drops"), and after recovery successful calls refill it. botocore's quota form
 (500 capacity, cost 5/10, refund on success) was not chosen: its unit is not a share of the
@@ -108,7 +109,7 @@ class RetryBudget:
         self._lock = threading.Lock()
 
     def record_call(self) -> None:
-        """Count a first attempt (its deposit travels with the next retry request)."""
+        """Count a first attempt sent to the dependency (its deposit travels with the next retry request)."""
         segundo = int(self._clock())
         with self._lock:
             if self._pendientes and self._pendientes[-1][0] == segundo:
