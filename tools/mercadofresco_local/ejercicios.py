@@ -176,17 +176,27 @@ def despliegue_v2(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance
     )
     if reproceso["codigo"] != 0:
         informe.notas.append(f"mf-dlq reprocesar: {json.dumps(reproceso['datos'])[:400]} {reproceso['error'][-400:]}")
+    # Never below the system's own bound (as escenarios.fase): a redriven execution may rightly wait
+    # real seconds up to the workflow's TimeoutSeconds, longer on a loaded machine.
     drenaje = flujo.esperar_drenaje(
-        sesion, None, 120, lambda: avance("reprocesando la DLQ", flujo.terminadas(sesion) - ya, en_dlq)
+        sesion,
+        None,
+        flujo.limite_ejecucion_s(sesion) + 120,
+        lambda: avance("reprocesando la DLQ", flujo.terminadas(sesion) - ya, en_dlq),
     )
     verificacion = mf_dlq(sesion, "verificar")
     informe.anotar("ejercicio 2", "mf-dlq verificar", f"código {verificacion['codigo']}")
     cerrar(sesion, tienda.prefijo, informe, drenaje)
+    # At least one message per v2 order: delivery is at-least-once, so an event the relay or the
+    # queue delivered twice leaves two copies, and after the redrive the claim stops the second
+    # (the invariants below check every order was processed exactly once).
+    v2 = n - n // 2
     _check(
         informe,
         "los v2 acabaron en la DLQ con su motivo",
-        en_dlq == n - n // 2 and set(motivos) == {"version-desconocida"},
-        f"{en_dlq} de {n - n // 2}; mf-motivo en una muestra de {sum(motivos.values())}: {dict(motivos)}",
+        en_dlq >= v2 and set(motivos) == {"version-desconocida"},
+        f"{en_dlq} mensajes para {v2} pedidos v2 (de más: copias de una entrega repetida); "
+        f"mf-motivo en una muestra de {sum(motivos.values())}: {dict(motivos)}",
     )
     _check(
         informe,
