@@ -339,23 +339,29 @@ def main() -> int:
         medidas: dict[str, list[dict[str, Any]]] = {n: [] for n in funciones}
         rutas_base = [str(Path(tmp) / "runtime")]
         entorno_base = _entorno(plantilla, {"Handler": "none"}, "bench")
+        # Each function as Lambda starts it: (cwd = /var/task, sys.path, handler module, environment).
+        arranques = {
+            nombre: (
+                build / nombre,
+                [
+                    str(build / nombre),
+                    str(_opt(copias, props["Layers"], Path(tmp) / "opt" / "+".join(props["Layers"]) / "python")),
+                    str(Path(tmp) / "runtime"),
+                ],
+                props["Handler"].rsplit(".", 1)[0],
+                _entorno(plantilla, props, nombre),
+            )
+            for nombre, props in funciones.items()
+        }
         for _ in range(args.n):
-            for nombre, props in funciones.items():  # each function's process right after a boto3 one
+            for nombre, arranque in arranques.items():  # each function's process right after a boto3 one
                 base.append(_sonda(Path(tmp), rutas_base, None, entorno_base))
-                fdir = build / nombre
-                opt = _opt(copias, props["Layers"], Path(tmp) / "opt" / "+".join(props["Layers"]) / "python")
-                rutas = [str(fdir), str(opt), str(Path(tmp) / "runtime")]
-                modulo = props["Handler"].rsplit(".", 1)[0]
-                medidas[nombre].append(_sonda(fdir, rutas, modulo, _entorno(plantilla, props, nombre)))
+                medidas[nombre].append(_sonda(*arranque))
         instrucciones: dict[str | None, int] = {}
         if contar_instrucciones:
             instrucciones[None] = _instrucciones(Path(tmp), rutas_base, None, entorno_base)
-            for nombre, props in funciones.items():
-                opt = Path(tmp) / "opt" / "+".join(props["Layers"]) / "python"
-                rutas = [str(build / nombre), str(opt), str(Path(tmp) / "runtime")]
-                modulo = props["Handler"].rsplit(".", 1)[0]
-                entorno = _entorno(plantilla, props, nombre)
-                instrucciones[nombre] = _instrucciones(build / nombre, rutas, modulo, entorno)
+            for nombre, arranque in arranques.items():
+                instrucciones[nombre] = _instrucciones(*arranque)
 
     base_s = statistics.median(b["importar_s"] for b in base)
     base_cpu_s = statistics.median(b["importar_cpu_s"] for b in base)
