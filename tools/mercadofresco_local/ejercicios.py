@@ -176,12 +176,10 @@ def despliegue_v2(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance
     )
     if reproceso["codigo"] != 0:
         informe.notas.append(f"mf-dlq reprocesar: {json.dumps(reproceso['datos'])[:400]} {reproceso['error'][-400:]}")
-    # Never below the system's own bound (as escenarios.fase): a redriven execution may rightly wait
-    # real seconds up to the workflow's TimeoutSeconds, longer on a loaded machine.
     drenaje = flujo.esperar_drenaje(
         sesion,
         None,
-        flujo.limite_ejecucion_s(sesion) + 120,
+        flujo.limite_drenaje_s(sesion),
         lambda: avance("reprocesando la DLQ", flujo.terminadas(sesion) - ya, en_dlq),
     )
     verificacion = mf_dlq(sesion, "verificar")

@@ -58,11 +58,9 @@ def fase(
         hechas = max(0, flujo.terminadas(sesion) - ya_terminadas)
         avance(f"{texto} ({sesion.segundos():.0f} s)", min(hechas, n), n)
 
-    # Generous: this machine's whole run is one Python process (~2-4 orders/s end to end). And never
-    # below the system's own bound: an execution may rightly wait real seconds (a lease, a Retry) for
-    # as long as the workflow's TimeoutSeconds allows, longer on a loaded machine, so until then a slow
-    # drain is a slow machine, not a stuck run.
-    limite_s = timeout_s or max(120 + n / ritmo + 1.2 * n, n / ritmo + flujo.limite_ejecucion_s(sesion) + 120)
+    # Generous: this machine's whole run is one Python process (~2-4 orders/s end to end); and never
+    # below the system's own bound.
+    limite_s = timeout_s or max(120 + n / ritmo + 1.2 * n, flujo.limite_drenaje_s(sesion, n / ritmo))
     drenaje = flujo.esperar_drenaje(sesion, productor, limite_s, al_avanzar)
     al_avanzar()
     return productor, drenaje

@@ -145,6 +145,15 @@ def limite_ejecucion_s(sesion: Sesion) -> float:
     return max(limites, default=0) / sesion.runtime.compresion
 
 
+def limite_drenaje_s(sesion: Sesion, produccion_s: float = 0.0) -> float:
+    """The shortest drain wait that is fair: production, then the workflow's own bound, plus 120 s of margin.
+
+    Until then a slow drain is a slow (loaded) machine, not a stuck run: an execution may rightly
+    wait real seconds (a lease, a ``Retry``) for as long as its ``TimeoutSeconds`` allows.
+    """
+    return produccion_s + limite_ejecucion_s(sesion) + 120
+
+
 def esperar_drenaje(
     sesion: Sesion, productor: Productor | None, timeout_s: float, al_avanzar: Callable[[], None]
 ) -> float:
