@@ -199,3 +199,29 @@ def test_cfnlintrc_cli_and_sam_validate_run_the_package(tmp_path):
     # THEN both report E9101
     assert "E9101" in cli.stdout
     assert "E9101" in sam.stdout + sam.stderr
+
+
+@pytest.mark.slow
+def test_cfnlintrc_runs_the_pack_from_a_cfn_lint_that_does_not_have_it_installed(tmp_path):
+    # GIVEN a cfn-lint that cannot import cfn_lint_mensajeria: the venv's site-packages without its
+    # .pth files (-S), where the pack's editable install lives, as a global `pip install cfn-lint` would be
+    import sysconfig
+
+    malo = RAIZ / f".tmp-reglas-{tmp_path.name}.yaml"
+    malo.write_text((PLANTILLAS / "E9101_malo.yaml").read_text())
+    sitio = sysconfig.get_paths()["purelib"]
+    sin_pack = f"import sys; sys.path.append({sitio!r}); from cfnlint.runner import main; sys.exit(main())"
+    python = RAIZ / ".venv" / "bin" / "python"
+    try:
+        comprobar = subprocess.run([python, "-S", "-c", "import cfn_lint_mensajeria"], capture_output=True, timeout=60)
+        # WHEN it lints from the root with only the repo's .cfnlintrc
+        cli = subprocess.run(
+            [python, "-S", "-c", sin_pack, malo.name],
+            cwd=RAIZ, capture_output=True, text=True, timeout=120,
+        )
+    finally:
+        malo.unlink()
+    # THEN the pack is really absent there, and its rule still reports, with no traceback
+    assert comprobar.returncode != 0
+    assert "E9101" in cli.stdout, cli.stderr
+    assert "Traceback" not in cli.stderr
