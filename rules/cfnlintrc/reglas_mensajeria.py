@@ -23,6 +23,7 @@ except ModuleNotFoundError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import cfn_lint_mensajeria.reglas as _reglas
 
+
 def _clases_de_reglas() -> dict[str, type[CloudFormationLintRule]]:
     clases = {}
     for info in pkgutil.iter_modules(_reglas.__path__):
