@@ -100,10 +100,13 @@ caos: setup services
 
 # Every script in bench/ once, each printing its figures, goals and the load it ran at; one that fails
 # does not stop the others (exit 1 at the end). Sizes: the BENCH_* variables in each script's docstring.
-# The cold-start bench imports the functions from `make build`'s output, hence the dependency.
+# The cold-start bench imports the functions from `make build`'s output, hence the dependency, with a
+# current CPython 3.13 as Lambda's runtime has (bench/lambda-python.sh; else this venv's, and it says so).
 bench: setup services build
-	@rc=0; for b in bench/bench_*.py; do echo "== $$b"; \
-		BENCH_BUILD_DIR=$${BENCH_BUILD_DIR:-.aws-sam/build} $(PY) $$b || { echo "== $$b FAILED"; rc=1; }; \
+	@cold_python=$${BENCH_COLD_PYTHON:-$$(bench/lambda-python.sh || true)}; \
+	rc=0; for b in bench/bench_*.py; do echo "== $$b"; \
+		BENCH_COLD_PYTHON=$$cold_python BENCH_BUILD_DIR=$${BENCH_BUILD_DIR:-.aws-sam/build} $(PY) $$b \
+			|| { echo "== $$b FAILED"; rc=1; }; \
 	done; exit $$rc
 
 # Amazon RDS's CA bundle into the layer, so Aurora TLS verifies the server (verify-full, see

@@ -33,11 +33,20 @@ bench links the same packages from the interpreter running it (its versions are 
 Anything the layer ships under those names shadows the runtime's copy (``/opt/python``
 comes first), so the layer must not ship them.
 
+The interpreter: ``--python`` (or ``BENCH_COLD_PYTHON``, a command line), this one by default;
+``make bench`` passes the current CPython 3.13 that ``bench/lambda-python.sh`` takes from Debian's
+packages, as Lambda's runtime follows the 3.13 patch releases. An interpreter older than 3.13.14
+lacks the fix of gh-142183 and the bench prints a note: it unmaps a frame-stack chunk whenever a
+call returns below its edge, so an import that recurses there (urllib3's regexes, compiled as deep
+as a handler's imports reach) maps and unmaps 16 KB per call. Measured on pyenv's 3.13.0 here:
+~3,000 times in the outbox functions, ~1,250 in erp/correo, once for ``import boto3``; their
+CPU-time ratio read up to 0.16x above their instruction ratio, and with 3.13.18 the two agree.
+
 Goals (issue 14): every function's import <= 1.3x ``import boto3`` (median over the N processes,
 each against the median of the boto3 processes; and in instructions); each layer <= 20 MB
 unzipped; no package in a layer that the runtime already provides.
 
-Usage: ``python bench/bench_cold_start.py [--build-dir DIR] [--n 7]``. Without ``--build-dir``
+Usage: ``python bench/bench_cold_start.py [--build-dir DIR] [--n 7] [--python CMD]``. Without ``--build-dir``
 it uses ``.aws-sam/build`` when it is newer than the sources, otherwise it runs ``sam build``
 into a private directory. The template builds for arm64; on another machine the layers'
 compiled extensions are replaced, in a private copy, by the same packages built for this
@@ -53,6 +62,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -66,6 +76,8 @@ import yaml
 RAIZ = Path(__file__).resolve().parent.parent
 GOAL_RATIO = 1.3
 GOAL_LAYER_MB = 20.0
+# The first 3.13 release that keeps a freed frame-stack chunk for reuse (bench/lambda-python.sh says why).
+PYTHON_SIN_GH_142183 = (3, 13, 14)
 # What Lambda's python3.13 runtime ships besides the standard library (boto3 and its dependency tree).
 RUNTIME_DISTRIBUTIONS = ("boto3", "botocore", "s3transfer", "jmespath", "python-dateutil", "six", "urllib3")
 # Packages a function may load on its first invocation rather than at import: timed as "first use".
@@ -272,7 +284,22 @@ def _primer_uso(entorno: dict[str, str], opt: Path) -> list[str]:
     return uso
 
 
-def _sonda(cwd: Path, rutas: list[str], modulo: str | None, entorno: dict[str, str]) -> dict[str, Any]:
+def _version(python: list[str]) -> tuple[int, ...]:
+    """The probes' interpreter's version; it must be the runtime's minor version (the ``.pyc`` are 3.13's)."""
+    salida = subprocess.run(
+        [*python, "-I", "-S", "-c", "import sys; print(*sys.version_info[:3])"], capture_output=True, text=True
+    )
+    if salida.returncode != 0:
+        raise SystemExit(f"the probes' interpreter does not run: {shlex.join(python)}\n{salida.stderr[-2000:]}")
+    version = tuple(int(x) for x in salida.stdout.split())
+    if version[:2] != (3, 13):
+        raise SystemExit(f"the probes' interpreter is {version}: the functions are built for python3.13")
+    return version
+
+
+def _sonda(
+    python: list[str], cwd: Path, rutas: list[str], modulo: str | None, entorno: dict[str, str]
+) -> dict[str, Any]:
     codigo = (
         SONDA.replace("__RUTAS__", repr(rutas))
         .replace("__IMPORT__", f"import {modulo}" if modulo else "import boto3")
@@ -280,7 +307,7 @@ def _sonda(cwd: Path, rutas: list[str], modulo: str | None, entorno: dict[str, s
         .replace("__USO__", repr(_primer_uso(entorno, Path(rutas[1])) if modulo else []))
     )
     salida = subprocess.run(
-        [sys.executable, "-B", "-I", "-S", "-c", codigo], cwd=cwd, env=entorno, capture_output=True, text=True
+        [*python, "-B", "-I", "-S", "-c", codigo], cwd=cwd, env=entorno, capture_output=True, text=True
     )
     if salida.returncode != 0:
         if modulo is None:  # without the baseline nothing can be compared
@@ -289,7 +316,7 @@ def _sonda(cwd: Path, rutas: list[str], modulo: str | None, entorno: dict[str, s
     return json.loads(salida.stdout.strip().splitlines()[-1])
 
 
-def _instrucciones(cwd: Path, rutas: list[str], modulo: str | None, entorno: dict[str, str]) -> int:
+def _instrucciones(python: list[str], cwd: Path, rutas: list[str], modulo: str | None, entorno: dict[str, str]) -> int:
     """Instructions ``import <modulo>`` (``import boto3`` without one) executes, by callgrind.
 
     Counted twice, with and without the import, in processes started alike: the difference is the
@@ -300,7 +327,7 @@ def _instrucciones(cwd: Path, rutas: list[str], modulo: str | None, entorno: dic
 
     def contar(codigo: str) -> int:
         salida = subprocess.run(
-            [*valgrind, sys.executable, "-B", "-I", "-S", "-c", codigo],
+            [*valgrind, *python, "-B", "-I", "-S", "-c", codigo],
             cwd=cwd,
             env=entorno,
             capture_output=True,
@@ -318,7 +345,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default=os.environ.get("BENCH_BUILD_DIR"))
     parser.add_argument("--n", type=int, default=int(os.environ.get("BENCH_COLD_N", "7")))
+    parser.add_argument("--python", default=os.environ.get("BENCH_COLD_PYTHON") or sys.executable)
     args = parser.parse_args()
+    python = shlex.split(args.python)
+    version_python = _version(python)
     contar_instrucciones = os.environ.get("BENCH_COLD_INSTRUCCIONES", "1") != "0" and shutil.which("valgrind")
 
     build = _directorio_build(args.build_dir)
@@ -355,13 +385,13 @@ def main() -> int:
         }
         for _ in range(args.n):
             for nombre, arranque in arranques.items():  # each function's process right after a boto3 one
-                base.append(_sonda(Path(tmp), rutas_base, None, entorno_base))
-                medidas[nombre].append(_sonda(*arranque))
+                base.append(_sonda(python, Path(tmp), rutas_base, None, entorno_base))
+                medidas[nombre].append(_sonda(python, *arranque))
         instrucciones: dict[str | None, int] = {}
         if contar_instrucciones:
-            instrucciones[None] = _instrucciones(Path(tmp), rutas_base, None, entorno_base)
+            instrucciones[None] = _instrucciones(python, Path(tmp), rutas_base, None, entorno_base)
             for nombre, arranque in arranques.items():
-                instrucciones[nombre] = _instrucciones(*arranque)
+                instrucciones[nombre] = _instrucciones(python, *arranque)
 
     base_s = statistics.median(b["importar_s"] for b in base)
     base_cpu_s = statistics.median(b["importar_cpu_s"] for b in base)
@@ -370,6 +400,13 @@ def main() -> int:
         f"cold start bench: {build} ({platform.machine()}, {os.cpu_count()} CPUs, load average {carga}"
         f" at the end); {args.n} fresh processes each, interleaved with as many that only import boto3"
     )
+    print(f"  interpreter: CPython {'.'.join(map(str, version_python))} ({python[-1]})")
+    if version_python < PYTHON_SIN_GH_142183:
+        print(
+            "  NOTE: this CPython predates gh-142183 (3.13.14): a call returning below a frame-stack chunk's edge"
+            " frees it, so imports that recurse there mmap/munmap 16 KB per call, up to ~12 ms per function here"
+            " that Lambda's current python3.13 does not pay; bench/lambda-python.sh gives a current one"
+        )
     print("  runtime site (as Lambda python3.13 ships): " + ", ".join(f"{d} {v}" for d, v in versiones.items()))
     if cambiados:
         print(f"  layers' compiled packages replaced by this machine's build (same version): {', '.join(cambiados)}")
