@@ -13,6 +13,11 @@ Stages of one order, each from a recorded instant, never from what the scenario 
                    ``PedidoConfirmado``: the ERP notice and the confirmation e-mail
 =================  ==========================================================================
 
+Time an execution spends in ``Wait`` states (``EsperarCapacidad`` after the charge was throttled,
+``EsperarFinBloqueoCobro`` before asking the gateway again) lies inside those stages; it is also
+reported on its own line, since only the chaos scenario compresses it (with the leases it must
+outlast): elsewhere a throttled order's 60 s ``EsperarCapacidad`` is 60 real seconds in its stage.
+
 The invocation timestamps come from :class:`RegistroInvocaciones`, which times every handler
 invocation of the local runtime (and counts what :mod:`mercadofresco_local.costes` needs).
 All clocks are this machine's. The run compresses the template's times (visibilities,
@@ -170,6 +175,8 @@ class Marcas:
     confirmado: float | None = None
     erp: float | None = None
     correo: float | None = None
+    # Seconds the order's executions spent in each Wait state (inside the stages above, not a stage).
+    esperas: Counter[str] = field(default_factory=Counter)
 
     @property
     def avisado(self) -> float | None:
@@ -193,6 +200,20 @@ def marcas_de_historia(eventos: Iterable[Mapping[str, Any]]) -> dict[str, float]
     return marcas
 
 
+def esperas_de_historia(eventos: Iterable[Mapping[str, Any]]) -> Counter[str]:
+    """Seconds spent in each ``Wait`` state of one execution's history (entered -> exited, summed)."""
+    esperas: Counter[str] = Counter()
+    entrada: dict[str, float] = {}
+    for evento in eventos:
+        if evento["type"] == "WaitStateEntered":
+            entrada[evento["stateEnteredEventDetails"]["name"]] = _epoch(evento["timestamp"])
+        elif evento["type"] == "WaitStateExited":
+            nombre = evento["stateExitedEventDetails"]["name"]
+            if nombre in entrada:
+                esperas[nombre] += _epoch(evento["timestamp"]) - entrada.pop(nombre)
+    return esperas
+
+
 def marcas_de_consumidores(invocaciones: Iterable[Invocacion], erp: str, correo: str) -> dict[str, dict[str, float]]:
     """pedido_id -> {"erp": end, "correo": end} of the first successful invocation handling its PedidoConfirmado."""
     marcas: dict[str, dict[str, float]] = defaultdict(dict)
@@ -214,6 +235,7 @@ class FilaEtapa:
     p50_s: float
     p99_s: float
     max_s: float
+    comprimida: bool = True  # its seconds are under the run's time compression
 
 
 def percentil(valores: list[float], p: float) -> float:
@@ -222,8 +244,13 @@ def percentil(valores: list[float], p: float) -> float:
     return ordenados[max(0, math.ceil(p / 100 * len(ordenados)) - 1)]
 
 
-def resumir(marcas: Iterable[Marcas]) -> list[FilaEtapa]:
-    """p50/p99/max of every stage over the orders that recorded both of its ends."""
+def resumir(marcas: Iterable[Marcas], *, esperas_comprimidas: bool = True) -> list[FilaEtapa]:
+    """p50/p99/max of every stage over the orders that recorded both of its ends.
+
+    Then, over the orders that waited in a ``Wait`` state, how long they waited there: a part of
+    their stages that the run compresses only when it compresses the leases too (the chaos
+    scenario, :class:`mercadofresco_local.servidor.ServidorMoto`); elsewhere those are real seconds.
+    """
     lista = list(marcas)
     filas = []
     for etapa, desde, hasta in ETAPAS:
@@ -234,6 +261,16 @@ def resumir(marcas: Iterable[Marcas]) -> list[FilaEtapa]:
         ]
         if valores:
             filas.append(FilaEtapa(etapa, len(valores), percentil(valores, 50), percentil(valores, 99), max(valores)))
+    if esperas := [m.esperas for m in lista if m.esperas]:
+        estados = ", ".join(sorted({nombre for e in esperas for nombre in e}))
+        como = "comprimidos" if esperas_comprimidas else "en segundos reales, sin comprimir"
+        valores = [sum(e.values()) for e in esperas]
+        etapa = f"de ello, en estados Wait ({estados}), {como}"
+        filas.append(
+            FilaEtapa(
+                etapa, len(valores), percentil(valores, 50), percentil(valores, 99), max(valores), esperas_comprimidas
+            )
+        )
     return filas
 
 
@@ -280,6 +317,7 @@ def recoger(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Ej
             # A duplicate execution (the claim refused it) never charges: keep the first start.
             if nombre != "iniciada" or m.iniciada is None or valor < m.iniciada:
                 setattr(m, nombre, valor)
+        m.esperas += esperas_de_historia(ejecucion.eventos)
     for pedido_id, valores in marcas_de_consumidores(registro.invocaciones, "ErpFunction", "CorreoFunction").items():
         if pedido_id in por_pedido:
             por_pedido[pedido_id].erp = valores.get("erp")
@@ -292,7 +330,8 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> 
     ejecuciones = leer_ejecuciones(sesion)
     marcas = recoger(sesion, registro, ejecuciones)
     seccion = f"latencia por pedido (tiempos de la plantilla comprimidos ×{sesion.compresion:g})"
-    filas = resumir(marcas)
+    assert sesion.runtime is not None
+    filas = resumir(marcas, esperas_comprimidas=sesion.runtime.plazos_comprimidos)
     if not filas:
         informe.anotar(seccion, "sin pedidos con marcas registradas", "-")
     for f in filas:
@@ -300,7 +339,7 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> 
             seccion,
             f"{f.etapa} (n={f.n})",
             f"p50 {f.p50_s * 1000:,.0f} ms · p99 {f.p99_s * 1000:,.0f} ms · máx {f.max_s * 1000:,.0f} ms"
-            f" (×{sesion.compresion:g})",
+            + (f" (×{sesion.compresion:g})" if f.comprimida else ""),
         )
     return ejecuciones
 

@@ -84,3 +84,43 @@ def test_pedidos_de_reads_envelopes_and_direct_payloads() -> None:
     assert list(lat.pedidos_de(evento)) == [("P1", "PedidoCreado"), ("P2", "X")]
     assert list(lat.pedidos_de({"Records": [{"body": "no json"}]})) == []
     assert list(lat.pedidos_de({"operacion": "cobro", "pedido": {"pedido_id": "P3"}})) == [("P3", "cobro")]
+
+
+def _espera(tipo: str, nombre: str, s: float) -> dict:
+    clave = "stateEnteredEventDetails" if tipo == "WaitStateEntered" else "stateExitedEventDetails"
+    return {"type": tipo, "timestamp": _t(s), clave: {"name": nombre}}
+
+
+def test_wait_states_are_summed_per_state_from_the_history() -> None:
+    # GIVEN a throttled charge that waited twice for capacity, then once for the charge's lease
+    historia = [
+        {"type": "ExecutionStarted", "timestamp": _t(0.0)},
+        _espera("WaitStateEntered", "EsperarCapacidad", 1.0),
+        _espera("WaitStateExited", "EsperarCapacidad", 61.0),
+        _espera("WaitStateEntered", "EsperarCapacidad", 62.0),
+        _espera("WaitStateExited", "EsperarCapacidad", 122.5),
+        _espera("WaitStateEntered", "EsperarFinBloqueoCobro", 130.0),
+        _espera("WaitStateExited", "EsperarFinBloqueoCobro", 260.0),
+        _salida("ConsultarCobro", 261.0),
+    ]
+    # WHEN the waits are read
+    esperas = lat.esperas_de_historia(historia)
+    # THEN each Wait state's entered -> exited seconds are added up
+    assert {k: round(v, 3) for k, v in esperas.items()} == {"EsperarCapacidad": 120.5, "EsperarFinBloqueoCobro": 130.0}
+
+
+def test_resumir_reports_waits_apart_and_says_whether_they_were_compressed() -> None:
+    # GIVEN 10 charged orders, two of which waited for capacity (60 s and 61 s) inside their charge stage
+    marcas = [lat.Marcas(f"P{i}", iniciada=0.0, cobrado=1.0) for i in range(8)]
+    for i, s in ((8, 60.0), (9, 61.0)):
+        marcas.append(lat.Marcas(f"P{i}", iniciada=0.0, cobrado=s + 1.0))
+        marcas[-1].esperas["EsperarCapacidad"] = s
+    # WHEN summarised by a run that does not compress Wait states
+    cobro, esperas = lat.resumir(marcas, esperas_comprimidas=False)
+    # THEN the charge stage holds the waits, and a line of its own shows them over the two orders, as real seconds
+    assert (cobro.etapa, cobro.n, cobro.max_s) == ("iniciada → cobrado", 10, 62.0)
+    assert (esperas.n, esperas.p50_s, esperas.max_s) == (2, 60.0, 61.0)
+    assert "EsperarCapacidad" in esperas.etapa and "segundos reales" in esperas.etapa and not esperas.comprimida
+    # AND a run that compresses them says so; orders that never waited add no line
+    assert lat.resumir(marcas, esperas_comprimidas=True)[-1].comprimida
+    assert len(lat.resumir(marcas[:8])) == 1
