@@ -77,7 +77,7 @@ RAIZ = Path(__file__).resolve().parent.parent
 GOAL_RATIO = 1.3
 GOAL_LAYER_MB = 20.0
 # The first 3.13 release that keeps a freed frame-stack chunk for reuse (bench/lambda-python.sh says why).
-PYTHON_SIN_GH_142183 = (3, 13, 14)
+PYTHON_WITH_GH_142183_FIX = (3, 13, 14)
 # What Lambda's python3.13 runtime ships besides the standard library (boto3 and its dependency tree).
 RUNTIME_DISTRIBUTIONS = ("boto3", "botocore", "s3transfer", "jmespath", "python-dateutil", "six", "urllib3")
 # Packages a function may load on its first invocation rather than at import: timed as "first use".
@@ -401,7 +401,7 @@ def main() -> int:
         f" at the end); {args.n} fresh processes each, interleaved with as many that only import boto3"
     )
     print(f"  interpreter: CPython {'.'.join(map(str, version_python))} ({python[-1]})")
-    if version_python < PYTHON_SIN_GH_142183:
+    if version_python < PYTHON_WITH_GH_142183_FIX:
         print(
             "  NOTE: this CPython predates gh-142183 (3.13.14): a call returning below a frame-stack chunk's edge"
             " frees it, so imports that recurse there mmap/munmap 16 KB per call, up to ~12 ms per function here"

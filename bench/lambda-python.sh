@@ -12,7 +12,6 @@
 #
 # Usage: bench/lambda-python.sh   (root, debootstrap; the tree goes to LAMBDA_PYTHON_DIR)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 SUITE=${LAMBDA_PYTHON_SUITE:-sid}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
