@@ -260,18 +260,18 @@ def resumir(marcas: Iterable[Marcas], *, esperas_comprimidas: bool = True) -> li
             if (ini := getattr(m, desde)) is not None and (fin := getattr(m, hasta)) is not None
         ]
         if valores:
-            filas.append(FilaEtapa(etapa, len(valores), percentil(valores, 50), percentil(valores, 99), max(valores)))
+            filas.append(_fila(etapa, valores))
     if esperas := [m.esperas for m in lista if m.esperas]:
         estados = ", ".join(sorted({nombre for e in esperas for nombre in e}))
         como = "comprimidos" if esperas_comprimidas else "en segundos reales, sin comprimir"
         valores = [sum(e.values()) for e in esperas]
         etapa = f"de ello, en estados Wait ({estados}), {como}"
-        filas.append(
-            FilaEtapa(
-                etapa, len(valores), percentil(valores, 50), percentil(valores, 99), max(valores), esperas_comprimidas
-            )
-        )
+        filas.append(_fila(etapa, valores, comprimida=esperas_comprimidas))
     return filas
+
+
+def _fila(etapa: str, valores: list[float], *, comprimida: bool = True) -> FilaEtapa:
+    return FilaEtapa(etapa, len(valores), percentil(valores, 50), percentil(valores, 99), max(valores), comprimida)
 
 
 # ------------------------------------------------------------------ reading the run
