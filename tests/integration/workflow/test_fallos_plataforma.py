@@ -127,6 +127,7 @@ def test_workflow_cobro_unresolved_is_compensated_with_a_reembolso_and_a_notice(
     assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "CobroNoCompletado"
     assert "refund" in ejecucion["cause"] and "No charge remains" in ejecucion["cause"]
     assert pausas == [ESPERA_BLOQUEO_S] * 2
+    assert len(flujo.estados(ejecucion["executionArn"])) == 20  # billed transitions (decision 0101)
     assert flujo.pasarela.cobros_de(PEDIDO) == 1 and flujo.pasarela.reembolsos_de(PEDIDO) == 1
     assert _no_confirmado(flujo) == {"version": 1, "pedido_id": PEDIDO, "email": EMAIL, "motivo": "cobro-no-confirmado"}
     # the order stays claimed with its outcome: the same pedido_id is never charged again after its refund
@@ -171,6 +172,7 @@ def test_workflow_cobro_always_throttled_notifies_without_charging_and_closes_th
     # THEN after its bounded waits it ends "not confirmed", nothing was called, the customer is told
     assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "PlataformaOcupada"
     assert pausas == [ESPERA_CAPACIDAD_S] * 10
+    assert len(flujo.estados(ejecucion["executionArn"])) == 50  # billed transitions (decision 0101)
     assert flujo.pasarela.llamadas["/cobros"] == 0 and flujo.pasarela.llamadas["/reembolsos"] == 0
     assert _no_confirmado(flujo)["motivo"] == "plataforma-ocupada"
     reclamo = flujo.reclamo(PEDIDO)  # closed with its outcome: a redelivery is a duplicate, never a late charge

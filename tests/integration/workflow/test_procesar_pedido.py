@@ -86,7 +86,11 @@ def test_workflow_declined_card_is_not_retried_and_publishes_the_rejection(flujo
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-rechazado.json"))
     # THEN one call, no retry, no charge, PedidoRechazado on the bus, the claim closed RECHAZADO, nothing reserved
     assert ejecucion["status"] == "SUCCEEDED"
-    assert flujo.estados(ejecucion["executionArn"])[-1] == "Rechazado"
+    # (7 billed transitions: docs/decisions/0101-transiciones-del-flujo.md)
+    assert flujo.estados(ejecucion["executionArn"]) == [
+        "ReclamarPedido", "Cobrar", "TarjetaRechazada", "CerrarReclamo", "AvisarCliente", "NotificarRechazo",
+        "Rechazado",
+    ]  # fmt: skip
     assert flujo.pasarela.llamadas["/cobros"] == 1 and esperas == []
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
     assert flujo.pasarela.cobros_de("PED-2026-084418") == 0
@@ -114,6 +118,7 @@ def test_workflow_open_circuit_fails_fast_without_calling_the_gateway(flujo, val
     assert ejecucion["status"] == "FAILED"
     assert ejecucion["error"] == "CircuitoAbierto"
     assert "retry in a few minutes" in ejecucion["cause"]
+    assert len(flujo.estados(ejecucion["executionArn"])) == 8  # billed transitions (decision 0101)
     assert flujo.pasarela.llamadas["/cobros"] == 0 and esperas == []
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
     # the claim is closed with that outcome: the customer retries with a new order, and a redelivery of
@@ -172,7 +177,8 @@ def test_workflow_failure_after_the_cobro_refunds_exactly_once(flujo):
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN it compensates: one charge, exactly one refund, PedidoCancelado, and the execution fails visibly
     assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "PedidoCancelado"
-    assert "Reembolsar" in flujo.estados(ejecucion["executionArn"])
+    estados = flujo.estados(ejecucion["executionArn"])
+    assert "Reembolsar" in estados and len(estados) == 12 + 2 * 2  # 12 + 2 per line (decision 0101)
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
     assert flujo.pasarela.reembolsos_de(PEDIDO) == 1
     assert flujo.pasarela.llamadas["/reembolsos"] == 2
