@@ -17,11 +17,13 @@ Gateway answers: 2xx done; 402 -> :class:`CobroRechazado` (business answer, reco
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.errors import CobroRechazado, PermanentError, ReembolsoRechazado
-from mercadofresco.idempotency import claves
+from mercadofresco.idempotency import EstadoIdempotencia, claves
+from mercadofresco.idempotency.registro import ErrorGuardado, Registro
 from mercadofresco.validation import codigo_proveedor
 
 if TYPE_CHECKING:
@@ -37,6 +39,10 @@ REEMBOLSO_IMPOSIBLE = (404, 409)  # nothing to refund / refunded under another k
 
 class RespuestaPasarelaInesperada(PermanentError):
     """The gateway refused the request itself (400, 401, 422...): a bug or a bad API key, not retried."""
+
+
+class CobroCompensado(PermanentError):
+    """The charge's outcome stayed unknown and was compensated: this order is never charged again."""
 
 
 @dataclass
@@ -70,7 +76,10 @@ class Operaciones:
                 "cobrado_en": int(self.reloj_s()),  # epoch s: the workflow derives the claim's 24 h TTL from it
             }
 
-        return self.store.run(clave, cobrar, payload=peticion)
+        resultado = self.store.run(clave, cobrar, payload=peticion)
+        # PedidoConfirmado's confirmado_en: the charge's time as recorded, so a re-asked charge confirms the same.
+        cobrado_en_utc = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(resultado["cobrado_en"]))
+        return {**resultado, "cobrado_en_utc": cobrado_en_utc}
 
     def reembolso(self, solicitud: Solicitud) -> dict[str, Any]:
         """Refund the order's charge once (the workflow's compensation)."""
@@ -92,7 +101,40 @@ class Operaciones:
                 "reembolsado_en": int(self.reloj_s()),
             }
 
-        return self.store.run(clave, reembolsar, payload=peticion)
+        try:
+            resultado = self.store.run(clave, reembolsar, payload=peticion)
+        except ReembolsoRechazado:
+            self._cerrar_cobro_abandonado(solicitud.pedido_id)  # 404: there was no charge to refund
+            raise
+        self._cerrar_cobro_abandonado(solicitud.pedido_id)
+        return resultado
+
+    def _cerrar_cobro_abandonado(self, pedido_id: str) -> None:
+        """After the compensation, ``cobro:{pedido_id}`` is never left ``EN_CURSO`` (invariant 6, at rest).
+
+        A charge attempt that died mid-call leaves its claim ``EN_CURSO`` (its lease live or lapsed) and
+        nobody would ever complete it. The workflow has decided the order's outcome (refunded, or nothing
+        to refund), so that claim, or its absence, is recorded ``FALLIDO`` (:class:`CobroCompensado`):
+        nothing stays open, and a late charge request for the same order gets that failure instead of a
+        charge. A completed charge or a recorded failure is left as it is (the conditional write refuses it).
+        """
+        clave = claves.cobro(pedido_id)
+        ahora = int(self.reloj_s())
+        config = self.store.config
+        propietario = uuid.uuid4().hex
+        nuevo = Registro(
+            clave, EstadoIdempotencia.EN_CURSO, ahora + config.expires_after_s, ahora + config.lease_s, propietario
+        )
+        ganado, existente = self.store.registros.claim(nuevo, ahora)
+        if not ganado:
+            if existente is None or existente.estado is not EstadoIdempotencia.EN_CURSO:
+                return
+            propietario = existente.propietario  # a live claim of an attempt that will never answer
+        error = ErrorGuardado(
+            tipo=f"{CobroCompensado.__module__}.{CobroCompensado.__qualname__}",
+            mensaje=f"the charge of order {pedido_id} was compensated (refunded, or there was none)",
+        )
+        self.store.registros.mark_failed(clave, propietario, error, ahora + config.expires_after_s)
 
 
 def _exigir_exito(status: int, cuerpo: dict[str, Any], operacion: str, pedido_id: str) -> None:

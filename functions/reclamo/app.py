@@ -1,14 +1,19 @@
-"""ProcesarPedido's ReclamarPedido task -> claims ``pedido:{pedido_id}`` for one execution, with a lease and a TTL.
+"""ProcesarPedido's ReclamarPedido task -> reads the order and claims ``pedido:{pedido_id}`` for one execution.
 
-Step Functions has no epoch-seconds clock for a direct ``dynamodb:putItem`` (docs/failure-model.md,
-"the order claim"), so the one conditional write that claims an order runs here, through the layer's
-idempotency records: ``EN_CURSO`` with ``caduca_bloqueo`` (now + ``IDEMPOTENCY_LEASE_S``, longer than
-the workflow's ``TimeoutSeconds``) and ``expira_en`` (24 h after that lease). The execution id is the
-claim's ``propietario``: only that execution records the outcome or releases the claim. A claim whose lease
-lapsed (its execution timed out) is taken over by the next start of the same order, e.g. a redrive.
+Reading (``lectura``: the pipe's batch, the ``PedidoCreado`` contract) and the claim run here, in the
+workflow's first state, because every ``Pass``/``Choice`` that only reads data is a billed transition
+(docs/decisions/0101-transiciones-del-flujo.md). Step Functions has no epoch-seconds clock for a direct
+``dynamodb:putItem`` (docs/failure-model.md, "the order claim"), so the one conditional write that claims
+an order runs here too, through the layer's idempotency records: ``EN_CURSO`` with ``caduca_bloqueo``
+(now + ``IDEMPOTENCY_LEASE_S``, longer than the workflow's ``TimeoutSeconds``: rule E9114) and
+``expira_en`` (24 h after that lease). The execution id is the claim's ``propietario``: only that
+execution records the outcome. A claim whose lease lapsed (its execution timed out) is taken over by the
+next start of the same order, e.g. a redrive; a claim held by another execution, or closed with an
+outcome, raises :class:`PedidoDuplicado` (the workflow ends in ``Duplicado``).
 
-Answer: ``{"reclamado": bool, "ahora_s", "expira_en", "caduca_bloqueo", "estado"}``; ``reclamado`` is also
-true when the claim found is this execution's own (a retried attempt whose first write landed).
+Answer (the execution's state from here on): ``{"pedido": <detail>, "confirmacion": <PedidoConfirmado
+without the charge>, "cobro": {"referencia_cobro": null}, "esperas_capacidad"|"consultas_cobro"|
+"intentos_reembolso": {"n": 0}}`` — the counters bound the workflow's loops.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import lectura
 from aws_lambda_powertools import Logger
-from mercadofresco.errors import EventoInvalido
+from mercadofresco.errors import EventoInvalido, PedidoDuplicado
 from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore, claves
 from mercadofresco.idempotency.registro import Registro
 from mercadofresco.process_cache import lazy_module_attribute
@@ -26,6 +32,7 @@ logger = Logger()
 
 configuracion = IdempotencyConfig.from_env()
 reloj_s = time.time  # injectable: the local run and the tests move time instead of waiting
+CONTADORES = ("esperas_capacidad", "consultas_cobro", "intentos_reembolso")
 
 
 # Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load.
@@ -56,13 +63,22 @@ def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
     }
 
 
-@logger.inject_lambda_context(correlation_id_path="pedido_id")
+@logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise EventoInvalido(f"payload must be a JSON object, got {type(event).__name__}")
-    pedido_id, ejecucion = event.get("pedido_id"), event.get("ejecucion")
-    if not isinstance(pedido_id, str) or not isinstance(ejecucion, str) or not ejecucion.strip():
-        raise EventoInvalido("payload needs 'pedido_id' and 'ejecucion' (the execution id) as strings")
-    respuesta = reclamar(pedido_id, ejecucion)
-    logger.info("order claim", extra={"reclamado": respuesta["reclamado"], "estado": respuesta["estado"]})
-    return respuesta
+    ejecucion = event.get("ejecucion")
+    if not isinstance(ejecucion, str) or not ejecucion.strip():
+        raise EventoInvalido("payload needs 'ejecucion' (the execution id) as a string")
+    pedido = lectura.pedido_creado(event.get("registros"))
+    logger.append_keys(pedido_id=pedido["pedido_id"])
+    reclamo = reclamar(pedido["pedido_id"], ejecucion)
+    logger.info("order claim", extra={"reclamado": reclamo["reclamado"], "estado": reclamo["estado"]})
+    if not reclamo["reclamado"]:
+        raise PedidoDuplicado(f"order claimed by another execution or already answered ({reclamo['estado']})")
+    return {
+        "pedido": pedido,
+        "confirmacion": lectura.confirmacion(pedido),
+        "cobro": {"referencia_cobro": None},
+        **{contador: {"n": 0} for contador in CONTADORES},
+    }

@@ -77,6 +77,9 @@ class Cuentas:
     compresion: float = 1.0
     transiciones: int = 0
     ejecuciones: int = 0
+    # per path, by the execution's last state (Confirmado, Rechazado, CobroNoCompletado, Cancelado...)
+    transiciones_por_final: Counter[str] = field(default_factory=Counter)
+    ejecuciones_por_final: Counter[str] = field(default_factory=Counter)
     duraciones_ejecucion_s: list[float] = field(default_factory=list)
     invocaciones: Counter[str] = field(default_factory=Counter)
     gb_s: Counter[str] = field(default_factory=Counter)
@@ -95,10 +98,12 @@ def contar_historias(cuentas: Cuentas, ejecuciones: Iterable[EjecucionLeida]) ->
     for ejecucion in ejecuciones:
         cuentas.ejecuciones += 1
         inicio = fin = None
+        transiciones, final = 0, ""
         for evento in ejecucion.eventos:
             tipo = evento["type"]
             if tipo.endswith("StateEntered"):
-                cuentas.transiciones += 1
+                transiciones += 1
+                final = evento.get("stateEnteredEventDetails", {}).get("name", "")
             elif tipo == "TaskScheduled":
                 detalle = evento.get("taskScheduledEventDetails", {})
                 _contar_llamada(cuentas, detalle.get("resourceType", ""), detalle.get("resource", ""), 1)
@@ -106,6 +111,9 @@ def contar_historias(cuentas: Cuentas, ejecuciones: Iterable[EjecucionLeida]) ->
                 inicio = evento["timestamp"]
             elif tipo.startswith("Execution"):
                 fin = evento["timestamp"]
+        cuentas.transiciones += transiciones
+        cuentas.transiciones_por_final[final] += transiciones
+        cuentas.ejecuciones_por_final[final] += 1
         if inicio is not None and fin is not None:
             cuentas.duraciones_ejecucion_s.append((fin - inicio).total_seconds())
         # The pipe that started it: one pipe request; its source queue's send, receive and delete.
@@ -287,6 +295,12 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Eje
         f"{total_1000:.4f} USD/1.000 · {total_mes:.2f} USD/mes (sin Lambda {sin_lambda:.2f};"
         f" la lección, sin Lambda, ≈ {precios['leccion_usd_mes']['total']:.0f})",
     )
+    for final, n in sorted(cuentas.ejecuciones_por_final.items()):
+        informe.anotar(
+            seccion,
+            f"transiciones por ejecución que acaba en {final}",
+            f"{cuentas.transiciones_por_final[final] / n:.2f} ({n} ejecuciones)",
+        )
     standard = next(f.usd_mes for f in filas if f.servicio == "step_functions")
     for etiqueta, fija in (
         (f"duración medida, tiempos comprimidos ×{sesion.compresion:g}", None),

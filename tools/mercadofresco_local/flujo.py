@@ -234,7 +234,7 @@ def intentos_de_cobro(sesion: Sesion, prefijo: str) -> Counter[str]:
 
 
 def comprobar_invariantes(sesion: Sesion, res: Resultados, informe: Informe) -> None:
-    """The four invariants of issue 8, from the components' own records."""
+    """The invariants of issue 8 and, at rest, no record left EN_CURSO (issue 28), from the components' own records."""
     informe.invariantes.extend(
         [
             inv.un_evento_procesado_por_pedido(res.comprometidos, res.por_pedido),
@@ -242,8 +242,26 @@ def comprobar_invariantes(sesion: Sesion, res: Resultados, informe: Informe) -> 
             inv.reembolsos_con_cobro(res.cobros, res.reembolsos),
             inv.cobros_con_pedido(res.cobros, res.reembolsos, res.por_pedido),
             inv.ningun_mensaje_perdido(balances(sesion, res)),
+            inv.ningun_registro_en_curso(registros_en_curso(sesion, res.prefijo)),
         ]
     )
+
+
+def registros_en_curso(sesion: Sesion, prefijo: str) -> list[str]:
+    """Keys of the run's idempotency records (those naming its orders) still ``EN_CURSO``."""
+    assert sesion.runtime is not None
+    tabla = sesion.runtime.plantilla.ref("TablaIdempotencia")
+    paginas = (
+        client("dynamodb")
+        .get_paginator("scan")
+        .paginate(
+            TableName=tabla,
+            ConsistentRead=True,
+            FilterExpression="estado = :en_curso AND contains(clave, :prefijo)",
+            ExpressionAttributeValues={":en_curso": {"S": "EN_CURSO"}, ":prefijo": {"S": prefijo}},
+        )
+    )
+    return [item["clave"]["S"] for pagina in paginas for item in pagina["Items"]]
 
 
 def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:

@@ -142,3 +142,15 @@ def ningun_mensaje_perdido(balances: Iterable[Balance]) -> Invariante:
         not any(b.perdidos for b in balances),
         "; ".join(b.detalle() for b in balances),
     )
+
+
+def ningun_registro_en_curso(en_curso: Iterable[str]) -> Invariante:
+    """Once quiescent, no idempotency record of the run is ``EN_CURSO`` at all, live lease or not.
+
+    Every path of the workflow closes what it opened (``pedido:``, ``cobro:``, ``reembolso:``) and every
+    consumer completes or releases its claim: an ``EN_CURSO`` record at rest is a claim nobody will ever
+    close, and after its lease lapses a redelivery would run its operation again.
+    """
+    claves = sorted(en_curso)
+    detalle = "ninguno" if not claves else f"{len(claves)} abiertos: {_ejemplos(claves)}"
+    return Invariante("ningún registro EN_CURSO en reposo", not claves, detalle)

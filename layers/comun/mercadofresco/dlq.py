@@ -14,6 +14,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+__all__ = [
+    "ATRIBUTO_APLAZAMIENTOS",
+    "ATRIBUTO_COLA_ORIGEN",
+    "ATRIBUTO_DETALLE",
+    "ATRIBUTO_FUNCION",
+    "ATRIBUTO_MOTIVO",
+    "Motivo",
+]
+
 ATRIBUTO_MOTIVO = "mf-motivo"  # a Motivo value
 ATRIBUTO_DETALLE = "mf-detalle"  # human-readable error, no card data
 ATRIBUTO_COLA_ORIGEN = "mf-cola-origen"  # URL of the queue the message was consumed from

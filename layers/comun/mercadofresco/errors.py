@@ -19,9 +19,11 @@ __all__ = [
     "CobroRechazado",
     "DependencyUnavailableError",
     "EventoInvalido",
+    "LoteNoAdmitido",
     "MercadoFrescoError",
     "OperacionEnCurso",
     "PasarelaNoDisponible",
+    "PedidoDuplicado",
     "PermanentError",
     "PresupuestoReintentosAgotado",
     "ProveedorNoDisponible",
@@ -108,6 +110,14 @@ class EventoInvalido(PermanentError):
     """Malformed JSON, missing fields or an unknown ``version``: goes to the DLQ with its reason."""
 
 
+class LoteNoAdmitido(PermanentError):
+    """The order workflow was started with something other than one SQS record (the pipe's BatchSize is 1)."""
+
+
+class PedidoDuplicado(PermanentError):
+    """Another execution holds the order's claim, or the order already has its outcome: nothing to do."""
+
+
 class ResultadoDesconocido(MercadoFrescoError):
     """A non-idempotent provider call timed out reading: it may or may not have happened.
 
@@ -132,6 +142,8 @@ NOMBRES_PARA_EL_FLUJO = (
             CobroRechazado,
             ReembolsoRechazado,
             EventoInvalido,
+            LoteNoAdmitido,
+            PedidoDuplicado,
             ResultadoDesconocido,
         )
     ),

@@ -86,10 +86,18 @@ def _solo_la_primera(corte: Any, operacion: str = "cobro") -> Any:
 
 def test_schedule_template_settings_reserved_concurrency_and_timeout_are_read(mundo):
     # GIVEN the template's CobroFunction  WHEN provisioned locally  THEN its platform limits are the template's
+    import math
+
+    from cfn_lint_mensajeria.tiempos import tiempos
+    from cfnlint.decode import decode
+    from mercadofresco_local.plantilla import RAIZ
+
+    plantilla, _ = decode(str(RAIZ / "template.yaml"))
+    declarados = tiempos(plantilla, RAIZ)
     cobro = mundo.funciones.por_id["CobroFunction"]
     assert cobro.concurrencia_reservada == 20
-    assert cobro.timeout_s == 40  # real seconds even when leases and waits are compressed
-    assert cobro.entorno["IDEMPOTENCY_LEASE_S"] == "5"  # (40 s + 60 s) / 20
+    assert cobro.timeout_s == declarados.timeouts_s["CobroFunction"]  # real seconds even when leases are compressed
+    assert cobro.entorno["IDEMPOTENCY_LEASE_S"] == str(math.ceil(declarados.leases_s["CobroFunction"] / 20))
 
 
 def test_crash_after_gateway_charged_then_retry_leaves_exactly_one_charge(mundo, control):

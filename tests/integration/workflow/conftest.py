@@ -37,6 +37,16 @@ if TYPE_CHECKING:
 TERMINALES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
 
+def tiempos_plantilla() -> Any:
+    """template.yaml's time bounds (leases, Waits, TimeoutSeconds), read where they are declared: no copies."""
+    from cfn_lint_mensajeria.tiempos import tiempos
+    from cfnlint.decode import decode
+    from mercadofresco_local.plantilla import RAIZ
+
+    plantilla, _ = decode(str(RAIZ / "template.yaml"))
+    return tiempos(plantilla, RAIZ)
+
+
 @pytest.fixture(scope="session")
 def redis_privado() -> Iterator[str]:
     """A redis-server of these tests only (flushed per test), on a free loopback port (the local run's own)."""

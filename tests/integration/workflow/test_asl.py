@@ -102,11 +102,9 @@ def test_asl_cobrar_first_attempt_retries_only_what_never_reaches_the_code(defin
 
 
 def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandoned(definicion, plantilla):
-    # GIVEN the charge's lease (CobroFunction's timeout + the layer's margin) and the resolution loop
-    from mercadofresco.idempotency import lease_for_timeout
-
+    # GIVEN the charge's lease (CobroFunction's IDEMPOTENCY_LEASE_S) and the resolution loop
     entorno = plantilla.recursos["CobroFunction"]["Properties"]["Environment"]["Variables"]
-    bloqueo_s = lease_for_timeout(float(entorno["FUNCTION_TIMEOUT_S"]))
+    bloqueo_s = int(entorno["IDEMPOTENCY_LEASE_S"])
     estados = definicion["States"]
     # THEN OperacionEnCurso and the platform's errors are never retried by a jittered Retry (its waits can
     # all be short): every charge step sends them to one Wait that outlasts the lease, then asks again
@@ -119,6 +117,33 @@ def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandone
     # AND when the bound is reached the outcome is compensated (refund), never dropped
     assert estados["QuedaConsultaCobro"]["Default"] == "Reembolsar"
     assert _capturas(estados["Reembolsar"])["ReembolsoRechazado"] == "ComprobarSinCobro"
+
+
+def test_asl_both_claim_closes_are_the_same_write(definicion):
+    # GIVEN the confirmed order's close (Confirmado, which ends the execution) and every other outcome's
+    estados = definicion["States"]
+    # THEN they write the same record the same way and both alarm when they cannot (ReclamoSinCerrar)
+    for campo in ("Resource", "Parameters", "Retry", "Catch"):
+        assert estados["Confirmado"][campo] == estados["CerrarReclamo"][campo], campo
+    assert estados["Confirmado"].get("End") is True
+    assert {c["Next"] for c in estados["Confirmado"]["Catch"]} == {"ReclamoSinCerrar"}
+    assert estados["ReclamoSinCerrar"]["Type"] == "Fail" and "runbooks/" in estados["ReclamoSinCerrar"]["Cause"]
+
+
+def test_asl_every_stored_outcome_has_one_schema(definicion):
+    # GIVEN every state that names the order's outcome ($.desenlace)
+    desenlaces = [
+        e.body.get("ResultSelector") or e.body.get("Result") or e.body.get("Parameters")
+        for e in asl_reglas.walk(definicion)
+        if e.body.get("ResultPath") == "$.desenlace"
+    ]
+    # THEN each stores the same two fields, estado named as pedidos.estado names it
+    from mercadofresco.outbox.proyeccion import ESTADO_POR_EVENTO
+
+    assert len(desenlaces) >= 6
+    for carga in desenlaces:
+        assert {k.removesuffix(".$") for k in carga} == {"estado", "motivo"}, carga
+        assert carga["estado"] in {e.nombre for e in ESTADO_POR_EVENTO.values()}, carga
 
 
 def test_asl_template_max_visits_are_the_loop_bounds(definicion, plantilla):
@@ -147,11 +172,14 @@ def test_asl_reclamo_with_lease_and_duplicate_ends_in_success(definicion):
     # GIVEN the claim
     estados = definicion["States"]
     reclamo = estados["ReclamarPedido"]
-    # THEN it is the reclamo function (lease + TTL), and a refused claim ends in a Succeed, not a compensation
+    # THEN it is the reclamo function (reads the batch, lease + TTL), it is the first state, a refused claim
+    # ends in a Succeed (never a compensation) and an unreadable order goes to the DLQ
+    assert definicion["StartAt"] == "ReclamarPedido"
     assert reclamo["Parameters"]["FunctionName"] == "${ReclamoFunctionArn}"
-    assert reclamo["Parameters"]["Payload"]["ejecucion.$"] == "$$.Execution.Id"
-    eleccion = estados[reclamo["Next"]]
-    assert eleccion["Choices"][0]["Next"] == "Cobrar" and estados[eleccion["Default"]]["Type"] == "Succeed"
+    assert reclamo["Parameters"]["Payload"] == {"registros.$": "$", "ejecucion.$": "$$.Execution.Id"}
+    capturas = _capturas(reclamo)
+    assert estados[capturas["PedidoDuplicado"]]["Type"] == "Succeed" and reclamo["Next"] == "Cobrar"
+    assert estados[capturas["EventoInvalido"]]["Next"] == "EnviarAFallidos"
 
 
 def test_asl_every_failure_after_the_cobro_compensates(definicion):
@@ -165,11 +193,12 @@ def test_asl_every_failure_after_the_cobro_compensates(definicion):
 def test_asl_confirmation_has_an_explicit_payload_without_token(definicion):
     # GIVEN the confirmation published to the fan-out topic
     estados = definicion["States"]
-    assert estados["Confirmar"]["Parameters"]["Message.$"] == "States.JsonToString($.confirmacion)"
-    # THEN its payload names each field (what ERP and e-mail read), never the order as a whole or the card token
-    for nombre in ("ConfirmacionConCliente", "ConfirmacionSinCliente"):
-        texto = json.dumps(estados[nombre]["Parameters"])
-        assert "token_tarjeta" not in texto and '"$.leido.evento.detail"' not in texto, nombre
+    # THEN it is the reclamo function's explicit payload merged with the charge's reference and time, never
+    # the order as a whole (which carries the card token)
+    assert estados["Confirmar"]["Parameters"]["Message.$"] == (
+        "States.JsonToString(States.JsonMerge($.confirmacion, $.cobro, false))"
+    )
+    assert set(estados["Cobrar"]["ResultSelector"]) == {"referencia_cobro.$", "confirmado_en.$"}
 
 
 def test_asl_placeholders_match_the_template_substitutions(plantilla):

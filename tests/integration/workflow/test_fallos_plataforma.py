@@ -21,11 +21,15 @@ from mercadofresco_local.moto_lambda import ContextoLambda
 from mercadofresco_local.plataforma import LambdaCrashed, LambdaThrottled, LambdaTimeout
 
 from tests.conftest import load_event
+from tests.integration.workflow.conftest import tiempos_plantilla
 
 pytestmark = pytest.mark.integration
 
 PEDIDO = "PED-2026-084417"
-BLOQUEO_COBRO_S = 100  # CobroFunction's Timeout 40 s + the layer's 60 s margin
+TIEMPOS = tiempos_plantilla()
+BLOQUEO_COBRO_S = TIEMPOS.leases_s["CobroFunction"]  # above CobroFunction's Timeout (rule E9114)
+ESPERA_BLOQUEO_S = TIEMPOS.flujos["ProcesarPedido"].esperas_s["EsperarFinBloqueoCobro"]
+ESPERA_CAPACIDAD_S = TIEMPOS.flujos["ProcesarPedido"].esperas_s["EsperarCapacidad"]
 EMAIL = "lucia.ferrer@example.com"
 
 
@@ -68,7 +72,7 @@ def test_workflow_cobro_answer_lost_after_charging_is_resolved_and_confirmed(flu
     assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
     estados = flujo.estados(ejecucion["executionArn"])
     assert estados[-1] == "Confirmado" and "ConsultarCobro" in estados
-    assert pausas == [130] and pausas[0] > BLOQUEO_COBRO_S
+    assert pausas == [ESPERA_BLOQUEO_S] and pausas[0] > BLOQUEO_COBRO_S
     assert flujo.pasarela.cobros_de(PEDIDO) == 1 and flujo.pasarela.reembolsos_de(PEDIDO) == 0
     assert len(flujo.mensajes("ColaErp")) == 1
 
@@ -94,7 +98,7 @@ def test_workflow_cobro_record_never_completed_waits_out_the_lease_and_the_gatew
     # THEN it waited past the EN_CURSO lease, took the key over and asked the gateway with the same
     # Idempotency-Key: the gateway answered the first charge; one charge, confirmed
     assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
-    assert pausas == [130]
+    assert pausas == [ESPERA_BLOQUEO_S]
     assert flujo.pasarela.llamadas["/cobros"] == 2 and flujo.pasarela.cobros_de(PEDIDO) == 1
     assert flujo.pasarela.reembolsos_de(PEDIDO) == 0
 
@@ -110,7 +114,7 @@ def test_workflow_cobro_en_curso_under_another_owner_waits_out_its_lease_and_cha
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN OperacionEnCurso is not retried into the lease: one Wait outlasts it, then the charge is made once
     assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
-    assert pausas == [130]
+    assert pausas == [ESPERA_BLOQUEO_S]
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
 
 
@@ -122,12 +126,14 @@ def test_workflow_cobro_unresolved_is_compensated_with_a_reembolso_and_a_notice(
     # THEN after asking again twice past the lease it refunds (reembolso:{id}), tells the customer, and says so
     assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "CobroNoCompletado"
     assert "refund" in ejecucion["cause"] and "No charge remains" in ejecucion["cause"]
-    assert pausas == [130, 130]
+    assert pausas == [ESPERA_BLOQUEO_S] * 2
+    assert len(flujo.estados(ejecucion["executionArn"])) == 20  # billed transitions (decision 0101)
     assert flujo.pasarela.cobros_de(PEDIDO) == 1 and flujo.pasarela.reembolsos_de(PEDIDO) == 1
     assert _no_confirmado(flujo) == {"version": 1, "pedido_id": PEDIDO, "email": EMAIL, "motivo": "cobro-no-confirmado"}
     # the order stays claimed with its outcome: the same pedido_id is never charged again after its refund
     reclamo = flujo.reclamo(PEDIDO)
-    assert reclamo["estado"]["S"] == "COMPLETADO" and json.loads(reclamo["resultado"]["S"])["tipo"] == "no-confirmado"
+    assert reclamo["estado"]["S"] == "COMPLETADO"
+    assert json.loads(reclamo["resultado"]["S"]) == {"estado": "NO_CONFIRMADO", "motivo": "cobro-no-confirmado"}
     replay = flujo.ejecutar(load_event("flujo/pedido-duplicado.json"))
     assert flujo.estados(replay["executionArn"])[-1] == "Duplicado"
     assert flujo.mensajes("ColaErp") == [] and flujo.mensajes("ColaStock") == []
@@ -143,6 +149,8 @@ def test_workflow_cobro_unresolved_and_404_ends_not_confirmed(flujo, pausas):
     assert flujo.pasarela.llamadas["/cobros"] == 0 and flujo.pasarela.llamadas["/reembolsos"] == 1
     assert flujo.pasarela.cobros_de(PEDIDO) == 0 and flujo.pasarela.reembolsos_de(PEDIDO) == 0
     assert _no_confirmado(flujo)["motivo"] == "cobro-no-confirmado"
+    # AND cobro:{id} is closed with that outcome: a late charge request for this order gets it, not a charge
+    assert flujo.registro_idempotencia(f"cobro:{PEDIDO}")["estado"]["S"] == "FALLIDO"
 
 
 def test_workflow_cobro_throttled_waits_for_capacity_and_does_not_fail(flujo, pausas, esperas):
@@ -152,7 +160,7 @@ def test_workflow_cobro_throttled_waits_for_capacity_and_does_not_fail(flujo, pa
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN it waits for capacity (retries, then a Wait of 60 s) instead of failing, and is charged once
     assert ejecucion["status"] == "SUCCEEDED", ejecucion.get("cause")
-    assert pausas == [60] and len(esperas) == 8
+    assert pausas == [ESPERA_CAPACIDAD_S] and len(esperas) == 8
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
 
 
@@ -163,12 +171,13 @@ def test_workflow_cobro_always_throttled_notifies_without_charging_and_closes_th
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN after its bounded waits it ends "not confirmed", nothing was called, the customer is told
     assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "PlataformaOcupada"
-    assert pausas == [60] * 10
+    assert pausas == [ESPERA_CAPACIDAD_S] * 10
+    assert len(flujo.estados(ejecucion["executionArn"])) == 50  # billed transitions (decision 0101)
     assert flujo.pasarela.llamadas["/cobros"] == 0 and flujo.pasarela.llamadas["/reembolsos"] == 0
     assert _no_confirmado(flujo)["motivo"] == "plataforma-ocupada"
     reclamo = flujo.reclamo(PEDIDO)  # closed with its outcome: a redelivery is a duplicate, never a late charge
     assert reclamo["estado"]["S"] == "COMPLETADO"
-    assert json.loads(reclamo["resultado"]["S"]) == {"estado": "NO_CONFIRMADO"}
+    assert json.loads(reclamo["resultado"]["S"]) == {"estado": "NO_CONFIRMADO", "motivo": "plataforma-ocupada"}
 
 
 def test_workflow_dead_execution_reclamo_expires_and_a_redrive_resolves_it(flujo, reloj):
@@ -188,3 +197,47 @@ def test_workflow_dead_execution_reclamo_expires_and_a_redrive_resolves_it(flujo
     assert flujo.estados(ejecucion["executionArn"])[-1] == "Confirmado"
     assert flujo.pasarela.cobros_de(PEDIDO) == 1 and flujo.pasarela.llamadas["/cobros"] == 1
     assert flujo.reclamo(PEDIDO)["propietario"]["S"] == ejecucion["executionArn"]
+
+
+def test_workflow_cobro_never_recorded_is_closed_after_its_compensation(flujo, pausas):
+    # GIVEN a gateway that charges but a charge record that can never be completed (DynamoDB keeps failing
+    # the completion): every attempt leaves cobro:{id} EN_CURSO, and nobody would ever complete it
+    store = flujo.modulo("CobroFunction").operaciones.store
+    completar_real = store.registros.complete
+
+    def completar(clave: str, *args: Any, **kwargs: Any) -> bool:
+        if clave.startswith("cobro:"):
+            raise IdempotencyPersistenceError("the completion of the idempotency record did not happen")
+        return completar_real(clave, *args, **kwargs)
+
+    store.registros.complete = completar
+    # WHEN the workflow runs to its end
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN the unknown outcome is compensated (one charge, refunded once) and no record is left open:
+    # cobro:{id} is FALLIDO, so a late request can never charge this order again (invariant 6 at rest)
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "CobroNoCompletado"
+    assert flujo.pasarela.cobros_de(PEDIDO) == 1 and flujo.pasarela.reembolsos_de(PEDIDO) == 1
+    assert flujo.registro_idempotencia(f"cobro:{PEDIDO}")["estado"]["S"] == "FALLIDO"
+    assert flujo.reclamo(PEDIDO)["estado"]["S"] == "COMPLETADO"
+
+
+def test_workflow_reclamo_that_cannot_be_closed_ends_alarmed_with_the_repair(flujo):
+    # GIVEN an order whose claim pedido:{id} changes owner while it is charged (the close's condition fails:
+    # what retries exhausted by DynamoDB throttling also leave behind)
+    def robar_reclamo(real: Any, evento: Any, contexto: Any) -> Any:
+        boto3.client("dynamodb").update_item(
+            TableName=flujo.fisicos["TablaIdempotencia"]["Ref"],
+            Key={"clave": {"S": f"pedido:{PEDIDO}"}},
+            UpdateExpression="SET propietario = :otro",
+            ExpressionAttributeValues={":otro": {"S": "otra-ejecucion"}},
+        )
+        return real(evento, contexto)
+
+    flujo.envolver("CobroFunction", robar_reclamo)
+    # WHEN the workflow runs
+    ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
+    # THEN it does not end Confirmado with the claim still EN_CURSO: it fails (the failed-executions alarm)
+    # as ReclamoSinCerrar, whose cause names the record and the runbook step that repairs it
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "ReclamoSinCerrar"
+    assert "pedido:{pedido_id}" in ejecucion["cause"] and "runbooks/" in ejecucion["cause"]
+    assert flujo.reclamo(PEDIDO)["estado"]["S"] == "EN_CURSO"

@@ -55,7 +55,11 @@ def test_workflow_valid_pedido_charges_once_reserves_per_sku_and_confirms(flujo)
     # the claim is closed with the outcome, without a lease, and lives 24 h past the execution's bound
     reclamo = flujo.reclamo(PEDIDO)
     assert reclamo["estado"]["S"] == "COMPLETADO" and "caduca_bloqueo" not in reclamo
-    assert json.loads(reclamo["resultado"]["S"]) == {"tipo": "confirmado", "referencia_cobro": referencia}
+    assert json.loads(reclamo["resultado"]["S"]) == {"estado": "CONFIRMADO", "motivo": None}
+    # AND the billed path is the working states only: claim, charge, one Map + one send per line, publish, close
+    assert flujo.estados(ejecucion["executionArn"]) == [
+        "ReclamarPedido", "Cobrar", "ReservarStock", "EnviarReserva", "EnviarReserva", "Confirmar", "Confirmado",
+    ]  # fmt: skip
     assert int(reclamo["expira_en"]["N"]) >= int(time.time()) + 24 * 3600
 
 
@@ -82,7 +86,11 @@ def test_workflow_declined_card_is_not_retried_and_publishes_the_rejection(flujo
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-rechazado.json"))
     # THEN one call, no retry, no charge, PedidoRechazado on the bus, the claim closed RECHAZADO, nothing reserved
     assert ejecucion["status"] == "SUCCEEDED"
-    assert flujo.estados(ejecucion["executionArn"])[-1] == "Rechazado"
+    # (7 billed transitions: docs/decisions/0101-transiciones-del-flujo.md)
+    assert flujo.estados(ejecucion["executionArn"]) == [
+        "ReclamarPedido", "Cobrar", "TarjetaRechazada", "CerrarReclamo", "AvisarCliente", "NotificarRechazo",
+        "Rechazado",
+    ]  # fmt: skip
     assert flujo.pasarela.llamadas["/cobros"] == 1 and esperas == []
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
     assert flujo.pasarela.cobros_de("PED-2026-084418") == 0
@@ -110,6 +118,7 @@ def test_workflow_open_circuit_fails_fast_without_calling_the_gateway(flujo, val
     assert ejecucion["status"] == "FAILED"
     assert ejecucion["error"] == "CircuitoAbierto"
     assert "retry in a few minutes" in ejecucion["cause"]
+    assert len(flujo.estados(ejecucion["executionArn"])) == 8  # billed transitions (decision 0101)
     assert flujo.pasarela.llamadas["/cobros"] == 0 and esperas == []
     assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
     # the claim is closed with that outcome: the customer retries with a new order, and a redelivery of
@@ -168,7 +177,8 @@ def test_workflow_failure_after_the_cobro_refunds_exactly_once(flujo):
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN it compensates: one charge, exactly one refund, PedidoCancelado, and the execution fails visibly
     assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "PedidoCancelado"
-    assert "Reembolsar" in flujo.estados(ejecucion["executionArn"])
+    estados = flujo.estados(ejecucion["executionArn"])
+    assert "Reembolsar" in estados and len(estados) == 12 + 2 * 2  # 12 + 2 per line (decision 0101)
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
     assert flujo.pasarela.reembolsos_de(PEDIDO) == 1
     assert flujo.pasarela.llamadas["/reembolsos"] == 2
@@ -258,14 +268,18 @@ def test_workflow_version_as_text_is_version_desconocida(flujo):
     assert flujo.pasarela.llamadas["/cobros"] == 0
 
 
-def test_workflow_non_json_body_fails_without_claiming_or_charging(flujo):
+def test_workflow_non_json_body_goes_to_the_dlq_without_claiming_or_charging(flujo):
     # GIVEN a body that is not JSON (only a hand-sent message can be: the rule writes JSON)
+    entrada = load_event("flujo/pedido-malformado.json")
     # WHEN the workflow runs
-    ejecucion = flujo.ejecutar(load_event("flujo/pedido-malformado.json"))
-    # THEN the execution fails (States.Runtime: no Catch can match it) before claiming or charging
-    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "States.Runtime"
+    ejecucion = flujo.ejecutar(entrada)
+    # THEN the untouched body is in the order DLQ with its reason, nothing claimed, nothing charged
+    assert ejecucion["status"] == "FAILED" and ejecucion["error"] == "EventoInvalido"
+    (carta,) = flujo.mensajes("ColaPedidosFallidos")
+    assert carta["Body"] == entrada[0]["body"]
+    assert carta["MessageAttributes"]["mf-motivo"]["StringValue"] == "json-invalido"
     assert flujo.pasarela.llamadas["/cobros"] == 0
-    assert "ReclamarPedido" not in flujo.estados(ejecucion["executionArn"])
+    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 0
 
 
 def test_workflow_batch_of_two_pedidos_fails_without_charging(flujo):

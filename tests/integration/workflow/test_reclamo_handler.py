@@ -6,17 +6,20 @@ a claim that never outlives its lease (invariant 6), so a timed-out execution's 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import boto3
 import pytest
-from mercadofresco.errors import EventoInvalido
+from mercadofresco.errors import EventoInvalido, LoteNoAdmitido, PedidoDuplicado
 
 from tests.conftest import load_event
+from tests.integration.workflow.conftest import tiempos_plantilla
 
 pytestmark = pytest.mark.integration
 
-LEASE_S = 7500
+
+LEASE_S = tiempos_plantilla().leases_s["ReclamoFunction"]  # rule E9114 keeps it above TimeoutSeconds
 
 
 class Reloj:
@@ -44,11 +47,14 @@ def test_reclamo_first_execution_claims_with_lease_and_ttl(reclamo, tabla_idempo
     ahora = int(reclamo.reloj_s())
     # WHEN the workflow claims it
     respuesta = reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)
-    # THEN claimed EN_CURSO for this execution, with a lease past the workflow's bound and a 24 h TTL after it
-    assert respuesta == {
-        "reclamado": True, "ahora_s": ahora, "caduca_bloqueo": ahora + LEASE_S,
-        "expira_en": ahora + LEASE_S + 24 * 3600, "estado": "EN_CURSO",
-    }  # fmt: skip
+    # THEN claimed EN_CURSO for this execution, with a lease past the workflow's bound and a 24 h TTL after it,
+    # and the answer is the execution's state: the order read from the batch, the confirmation, the counters
+    pedido = json.loads(load_event("reclamo-pedido.json")["registros"][0]["body"])["detail"]
+    assert respuesta["pedido"] == pedido and respuesta["cobro"] == {"referencia_cobro": None}
+    assert (
+        respuesta["confirmacion"]["pedido_id"] == pedido["pedido_id"]
+        and "token_tarjeta" not in respuesta["confirmacion"]
+    )
     item = _item(tabla_idempotencia)
     assert item["estado"]["S"] == "EN_CURSO"
     assert item["propietario"]["S"] == load_event("reclamo-pedido.json")["ejecucion"]
@@ -60,16 +66,16 @@ def test_reclamo_another_execution_under_a_live_lease_is_duplicado(reclamo, lamb
     # GIVEN the order claimed by a live execution
     reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)
     # WHEN a redelivery's execution tries to claim it
-    respuesta = reclamo.lambda_handler(load_event("reclamo-otra-ejecucion.json"), lambda_context)
     # THEN refused: the workflow ends in Duplicado
-    assert respuesta["reclamado"] is False and respuesta["estado"] == "EN_CURSO"
+    with pytest.raises(PedidoDuplicado, match="EN_CURSO"):
+        reclamo.lambda_handler(load_event("reclamo-otra-ejecucion.json"), lambda_context)
 
 
 def test_reclamo_same_attempt_repeated_is_still_its_own(reclamo, lambda_context):
     # GIVEN a claim whose answer was lost (the task is retried by the same execution)
     reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)
     # WHEN the same execution claims again THEN the claim is its own
-    assert reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)["reclamado"] is True
+    assert reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)["pedido"]
 
 
 def test_reclamo_expired_lease_is_taken_by_another_execution(reclamo, tabla_idempotencia, lambda_context):
@@ -77,9 +83,8 @@ def test_reclamo_expired_lease_is_taken_by_another_execution(reclamo, tabla_idem
     reclamo.lambda_handler(load_event("reclamo-pedido.json"), lambda_context)
     reclamo.reloj_s.ahora_s += LEASE_S + 1
     # WHEN a redrive's execution claims it
-    respuesta = reclamo.lambda_handler(load_event("reclamo-otra-ejecucion.json"), lambda_context)
+    reclamo.lambda_handler(load_event("reclamo-otra-ejecucion.json"), lambda_context)
     # THEN it takes the order over
-    assert respuesta["reclamado"] is True
     assert _item(tabla_idempotencia)["propietario"]["S"] == load_event("reclamo-otra-ejecucion.json")["ejecucion"]
 
 
@@ -95,11 +100,58 @@ def test_reclamo_closed_outcome_blocks_until_its_ttl(reclamo, tabla_idempotencia
     # WHEN a replay arrives after the lease would have lapsed, but within the TTL
     reclamo.reloj_s.ahora_s += LEASE_S + 3600
     # THEN it is a duplicate
-    assert reclamo.lambda_handler(load_event("reclamo-otra-ejecucion.json"), lambda_context)["reclamado"] is False
+    with pytest.raises(PedidoDuplicado, match="COMPLETADO"):
+        reclamo.lambda_handler(load_event("reclamo-otra-ejecucion.json"), lambda_context)
 
 
-@pytest.mark.parametrize("evento", [{}, {"pedido_id": "PED-1"}, {"pedido_id": 7, "ejecucion": "arn"}, []])
+@pytest.mark.parametrize("evento", [{}, {"registros": []}, {"ejecucion": " "}, []])
 def test_reclamo_invalid_payload_gives_a_clear_error(reclamo, lambda_context, evento):
-    # GIVEN a payload without the order or the execution WHEN handled THEN a clear, non-retried error
+    # GIVEN a payload without the execution WHEN handled THEN a clear, non-retried error
     with pytest.raises(EventoInvalido, match="payload"):
         reclamo.lambda_handler(evento, lambda_context)
+
+
+@pytest.mark.parametrize("registros", [[], [{"body": "{}"}, {"body": "{}"}], {"body": "{}"}, [{"cuerpo": "x"}]])
+def test_reclamo_anything_but_one_sqs_record_is_lote_no_admitido(
+    reclamo, tabla_idempotencia, lambda_context, registros
+):
+    # GIVEN a pipe that sent no record, two, or something that is not an SQS record
+    evento = {"registros": registros, "ejecucion": "arn:aws:states:::execution:x:1"}
+    # WHEN handled THEN the execution fails loudly and nothing is claimed
+    with pytest.raises(LoteNoAdmitido):
+        reclamo.lambda_handler(evento, lambda_context)
+    assert boto3.client("dynamodb").scan(TableName=tabla_idempotencia)["Items"] == []
+
+
+@pytest.mark.parametrize(
+    ("cuerpo", "motivo"),
+    [
+        ("no es json", "json-invalido"),
+        ({"detail": {"version": 2}}, "version-desconocida"),
+        ({"detail": {"version": True, "pedido_id": "PED-1"}}, "version-desconocida"),
+        ({"detail": {"version": 1, "pedido_id": "PED-1"}}, "campo-ausente"),
+        (
+            {
+                "detail": {
+                    "version": 1,
+                    "pedido_id": 7,
+                    "importe_centimos": 1,
+                    "lineas": [],
+                    "email": "e",
+                    "moneda": "EUR",
+                }
+            },
+            "dato-invalido",
+        ),
+    ],
+)
+def test_reclamo_unreadable_order_names_its_reason_and_claims_nothing(
+    reclamo, tabla_idempotencia, lambda_context, cuerpo, motivo
+):
+    # GIVEN a record whose body the contract refuses
+    texto = cuerpo if isinstance(cuerpo, str) else json.dumps(cuerpo)
+    evento = {"registros": [{"body": texto}], "ejecucion": "arn:aws:states:::execution:x:1"}
+    # WHEN handled THEN EventoInvalido says '<mf-motivo>: <detail>' (the DLQ attribute) and nothing is claimed
+    with pytest.raises(EventoInvalido, match=f"^{motivo}: "):
+        reclamo.lambda_handler(evento, lambda_context)
+    assert boto3.client("dynamodb").scan(TableName=tabla_idempotencia)["Items"] == []

@@ -29,7 +29,7 @@ def test_contar_historias_transitions_integrations_and_duration() -> None:
         _programada("sqs", "sendMessage", 0.2),
         _evento("PassStateEntered", 0.3),
         _programada("sns", "publish", 0.4),
-        _evento("TaskStateEntered", 0.5),
+        _evento("TaskStateEntered", 0.5, stateEnteredEventDetails={"name": "Confirmado"}),
         _programada("dynamodb", "updateItem", 0.6),
         _evento("ExecutionSucceeded", 1.25),
     )
@@ -39,6 +39,8 @@ def test_contar_historias_transitions_integrations_and_duration() -> None:
     # THEN transitions are the states entered; the pipe's request and its queue's 3 requests are added
     assert (cuentas.transiciones, cuentas.ejecuciones, cuentas.duraciones_ejecucion_s) == (3, 1, [1.25])
     assert (cuentas.sqs, cuentas.sns, cuentas.dynamodb_escrituras, cuentas.pipes) == (1 + 3, 1, 1, 1)
+    # AND per path, by the last state entered: the report's transitions per confirmed order
+    assert (cuentas.transiciones_por_final, cuentas.ejecuciones_por_final) == ({"Confirmado": 3}, {"Confirmado": 1})
 
 
 def test_contar_invocaciones_gb_s_deliveries_and_calls_without_putevents() -> None:

@@ -123,3 +123,13 @@ def test_an_execution_the_platform_stopped_is_named_as_such_not_as_a_lost_messag
     assert "sin procesar: P2 (TIMED_OUT en Cobrar)" in por_pedido.detalle
     assert balance.cumple, balance.detalle
     assert "+ 1 ejecuciones cortadas (TIMED_OUT/ABORTED)" in balance.detalle
+
+
+def test_ningun_registro_en_curso_fails_on_any_open_record_whatever_its_lease() -> None:
+    # GIVEN the run at rest with a charge claim nobody closed (its lease may still be live)
+    # WHEN the invariant is computed
+    abiertos = inv.ningun_registro_en_curso(["cobro:PED-1"])
+    cerrados = inv.ningun_registro_en_curso([])
+    # THEN it fails naming the key, and holds when every record was closed
+    assert not abiertos.cumple and "cobro:PED-1" in abiertos.detalle
+    assert cerrados.cumple, cerrados.detalle

@@ -43,6 +43,7 @@ def test_package_every_rule_has_a_bad_template():
         "E9111",
         "E9112",
         "E9113",
+        "E9114",
     }
 
 
@@ -225,3 +226,25 @@ def test_cfnlintrc_runs_the_pack_from_a_cfn_lint_that_does_not_have_it_installed
     assert comprobar.returncode != 0
     assert "E9101" in cli.stdout, cli.stderr
     assert "Traceback" not in cli.stderr
+
+
+def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(tmp_path):
+    # GIVEN the project's template (its functions' leases, the workflow's Waits and TimeoutSeconds)
+    from cfn_lint_mensajeria.tiempos import problemas, tiempos
+
+    plantilla, _ = decode(str(RAIZ / "template.yaml"))
+    actuales = tiempos(plantilla, RAIZ)
+    # WHEN checked THEN every relation holds, and it did read the bounds it relates
+    assert problemas(actuales) == []
+    flujo = actuales.flujos["ProcesarPedido"]
+    assert flujo.esperas_tras_bloqueo and flujo.reclamo in actuales.leases_s
+    # AND raising CobroFunction's Timeout past its lease (the lease left as it is) fails, naming both
+    plantilla["Resources"]["CobroFunction"]["Properties"]["Timeout"] = actuales.leases_s["CobroFunction"] + 20
+    (ruta, mensaje), *_ = problemas(tiempos(plantilla, RAIZ))
+    assert ruta[:2] == ["Resources", "CobroFunction"] and "IDEMPOTENCY_LEASE_S" in mensaje
+    # AND so does a re-ask Wait that no longer outlasts the lease
+    plantilla, _ = decode(str(RAIZ / "template.yaml"))
+    ts = tiempos(plantilla, RAIZ)
+    corta = {**flujo.esperas_s, "EsperarFinBloqueoCobro": ts.leases_s["CobroFunction"]}
+    ts.flujos["ProcesarPedido"] = type(flujo)(flujo.timeout_s, corta, flujo.reclamo, flujo.esperas_tras_bloqueo)
+    assert any("EsperarFinBloqueoCobro" in m for _, m in problemas(ts))

@@ -1,0 +1,24 @@
+"""E9114: a time bound broken by another (lease vs Timeout, re-ask Wait vs lease, claim lease vs TimeoutSeconds)."""
+
+from __future__ import annotations
+
+from cfnlint.rules import CloudFormationLintRule, RuleMatch
+
+from cfn_lint_mensajeria.recursos import base_dir
+from cfn_lint_mensajeria.tiempos import problemas, tiempos
+
+
+class TiemposIncoherentes(CloudFormationLintRule):
+    """Raising one bound without the one that depends on it reopens a double side effect."""
+
+    id = "E9114"
+    shortdesc = "Time bounds out of order"
+    description = (
+        "A function's IDEMPOTENCY_LEASE_S must exceed its Timeout; a Wait that asks again must outlast that lease; "
+        "the order claim's lease must exceed the workflow's TimeoutSeconds."
+    )
+    source_url = "https://docs.aws.amazon.com/step-functions/latest/dg/state-wait.html"
+    tags = ("lambda", "stepfunctions", "mensajeria")
+
+    def match(self, cfn):
+        return [RuleMatch(ruta, mensaje) for ruta, mensaje in problemas(tiempos(cfn.template, base_dir(cfn)))]
