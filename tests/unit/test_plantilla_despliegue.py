@@ -167,3 +167,18 @@ def test_each_role_may_write_every_idempotency_key_its_code_builds(logical_id: s
         clave = (("dynamodb:LeadingKeys", (f"{prefijo}:X",)),)
         solicitud = Solicitud("dynamodb:PutItem", "arn:aws:dynamodb:::table/mf", clave)
         assert decidir(politicas, solicitud) is Decision.PERMITIDA, f"{logical_id} may not claim {prefijo}:*"
+
+
+@pytest.mark.parametrize("logical_id", ["OutboxFunction", "TiendaFunction"])
+def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_reach_valkey(logical_id: str) -> None:
+    # GIVEN the cheap profile (Aurora at 0 ACU) and the default one
+    for parametros, senal in ((_perfil("prueba"), "valkey"), ({}, "")):
+        p = _desplegada(**parametros)
+        variables = p.recursos[logical_id]["Properties"]["Environment"]["Variables"]
+        # THEN the store and the relay use the Valkey signal exactly when Aurora may pause
+        assert p.resolver(variables["OUTBOX_PENDING_SIGNAL"]) == senal
+        # AND the role may then read the Valkey token (and only then)
+        sentencias = p.recursos[logical_id]["Properties"]["Policies"][0]["Statement"]
+        (condicionada,) = [s["Fn::If"] for s in sentencias if "Fn::If" in s and s["Fn::If"][0] == "SenalOutboxValkey"]
+        assert condicionada[1]["Sid"] == "PendingSignalInValkey"
+        assert p.condicion("SenalOutboxValkey") == bool(senal)
