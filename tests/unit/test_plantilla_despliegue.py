@@ -182,3 +182,31 @@ def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_
         (condicionada,) = [s["Fn::If"] for s in sentencias if "Fn::If" in s and s["Fn::If"][0] == "SenalOutboxValkey"]
         assert condicionada[1]["Sid"] == "PendingSignalInValkey"
         assert p.condicion("SenalOutboxValkey") == bool(senal)
+
+
+def test_every_public_function_url_is_capped_when_concurrency_can_be_reserved() -> None:
+    # GIVEN every function URL anyone on the internet can call (the sandbox providers)
+    p = _desplegada(ReservedConcurrency="enabled")
+    publicas = {
+        r["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]
+        for r in p.recursos.values()
+        if r["Type"] == "AWS::Lambda::Url" and r["Properties"]["AuthType"] == "NONE"
+    }
+    assert publicas
+    for lid in publicas:
+        # THEN its function reserves concurrency: a flood of strangers cannot take the order path's
+        reservada = p.resolver(p.recursos[lid]["Properties"].get("ReservedConcurrentExecutions"))
+        assert isinstance(reservada, int | str) and int(reservada) > 0, lid
+
+
+@pytest.mark.parametrize(
+    ("logical_id", "parametro"),
+    [("CobroFunction", "PasarelaUrl"), ("ErpFunction", "ErpUrl"), ("CorreoFunction", "CorreoPrincipalUrl")],
+)
+def test_a_caller_may_read_the_sandbox_token_exactly_when_it_calls_a_sandbox(logical_id: str, parametro: str) -> None:
+    for parametros, simulado in (({}, True), ({parametro: "https://real.example", **PROVEEDORES}, False)):
+        p = _desplegada(**parametros)
+        p.fisicos["SimuladorSecret"] = "arn:aws:secretsmanager:eu-south-2:123456789012:secret:simulador-AbCdEf"
+        politicas = politicas_por_principal(p, plantilla_transformada(p.ruta, p.region))[logical_id]
+        lectura = Solicitud("secretsmanager:GetSecretValue", p.fisicos["SimuladorSecret"])
+        assert (decidir(politicas, lectura) is Decision.PERMITIDA) == simulado, (logical_id, parametros)

@@ -109,6 +109,9 @@ class _Resuelta(Plantilla):
             return f"arn:not-created-in-this-run:{nombre}.{atributo}"
 
 
+_ADJUNTAS = ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy")
+
+
 def _nombre_rol(referencia: Any) -> str | None:
     if isinstance(referencia, dict) and "Fn::GetAtt" in referencia:
         objetivo = referencia["Fn::GetAtt"]
@@ -127,13 +130,16 @@ def politicas_por_principal(plantilla: Plantilla, transformada: dict[str, Any]) 
     )
     resuelta.__dict__["doc"] = copy.deepcopy(transformada)
     recursos = transformada["Resources"]
-    adjuntas: dict[str, list[Any]] = {}
+    adjuntas: dict[str, list[Any]] = {}  # role -> the policies attached to it from outside
     for recurso in recursos.values():
-        if recurso["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
-            for rol in recurso["Properties"].get("Roles", []):
-                adjuntas.setdefault(rol.get("Ref", rol) if isinstance(rol, dict) else rol, []).append(
-                    recurso["Properties"]["PolicyDocument"]
-                )
+        propiedades = recurso.get("Properties", {})
+        if recurso["Type"] not in _ADJUNTAS or not resuelta.condicion(recurso.get("Condition")):
+            continue
+        roles = propiedades.get("Roles", []) if recurso["Type"] != "AWS::IAM::RolePolicy" else [propiedades["RoleName"]]
+        for rol in roles:
+            adjuntas.setdefault(rol.get("Ref", rol) if isinstance(rol, dict) else rol, []).append(
+                propiedades["PolicyDocument"]
+            )
     principales: dict[str, list[dict[str, Any]]] = {}
     for logical_id, recurso in recursos.items():
         propiedades = recurso.get("Properties", {})
