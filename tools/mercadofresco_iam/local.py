@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from mercadofresco_iam.comprobacion import Informe
 
-__all__ = ["comprobar_ejecucion", "registro_local"]
+__all__ = ["comprobar_ejecucion", "destino", "registro_local"]
 
 CLAVE_ACCESO_MOTO_SFN = "ak"
 

@@ -16,6 +16,7 @@ from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.pending import PendingSignal
 
 from tests.conftest import load_event
+from tests.integration.outbox.conftest import metricas_emf
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,17 +34,6 @@ def senal(redis_url: str, redis_prefix: str) -> PendingSignal:
     s = PendingSignal(redis.Redis.from_url(redis_url), prefijo=redis_prefix, comprobacion_s=3600)
     assert s.has_work()  # the first call is the periodic full check
     return s
-
-
-def _metricas(salida: str) -> dict[str, Any]:
-    valores: dict[str, Any] = {}
-    for linea in salida.splitlines():
-        if '"_aws"' in linea:
-            doc = json.loads(linea)
-            for definicion in doc["_aws"]["CloudWatchMetrics"][0]["Metrics"]:
-                valor = doc[definicion["Name"]]
-                valores[definicion["Name"]] = valor[-1] if isinstance(valor, list) else valor
-    return valores
 
 
 def test_signal_says_work_once_per_mark_and_once_per_full_check_period(
@@ -89,7 +79,7 @@ def test_idle_relay_returns_without_connecting_and_still_reports_an_empty_backlo
     resultado = app.lambda_handler(load_event("outbox-relay.json"), lambda_context)
     # THEN it returned without touching the database, and the age alarm still gets its gauge
     assert resultado == {"publicadas": 0, "sin_trabajo": 1}
-    metricas = _metricas(capsys.readouterr().out)
+    metricas = metricas_emf(capsys.readouterr().out)
     assert metricas["OutboxPendientes"] == 0
     assert metricas["OutboxAntiguedadPendienteS"] == 0
 
