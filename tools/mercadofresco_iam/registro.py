@@ -90,7 +90,11 @@ class Registro:
         ]
 
     def instalar(self) -> Registro:
-        """Hook boto3's default session; clients created from now on are recorded (create them after)."""
+        """Hook boto3's default session; clients created from now on are recorded (create them after).
+
+        Install it after anything that replaces that session (moto's in-process ``mock_aws`` does on
+        entry); the local run's threaded moto server does not.
+        """
         if boto3.DEFAULT_SESSION is None:
             boto3.setup_default_session()
         self._sesion = boto3.DEFAULT_SESSION
