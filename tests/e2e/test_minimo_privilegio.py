@@ -1,6 +1,6 @@
 """Least privilege proven by execution: every AWS request of a local run is allowed by its principal's role.
 
-A small ``normal`` run (orders through the store, the relay, the state machine, the
+A small ``normal`` run (orders through the store, the relay, the pipe, the state machine, the
 consumers), plus the sample events of the paths a healthy run does not take (a stock
 release, the "not confirmed" e-mail, a refund, a cancelled order's projection), with the
 request recorder installed. Each request (action, ARN, ``dynamodb:LeadingKeys``...) is then
@@ -54,7 +54,17 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
 
     # THEN every function that ran and the state machine made recorded requests (the hook saw them)
     principales = {llamada.principal for llamada in registro.llamadas()}
-    assert {"ProcesarPedido", "ReclamoFunction", "CobroFunction", "ErpFunction", "CorreoFunction"} <= principales
+    assert {
+        "ProcesarPedido",
+        "PipePedidos",
+        "ReclamoFunction",
+        "CobroFunction",
+        "ErpFunction",
+        "CorreoFunction",
+    } <= principales
+    # AND the consumers' own polling (Lambda's event source mappings use the function's role) was seen
+    acciones = {(p, s.accion) for p, s in registro.solicitudes(destino(sesion.runtime.plantilla))}
+    assert {("ErpFunction", "sqs:ReceiveMessage"), ("CorreoFunction", "sqs:DeleteMessage")} <= acciones
     # AND the idempotency keys of the paths that used to be denied were really written
     assert {"liberacion", "correo-no-confirmado", "pedido", "cobro"} <= claves, (sorted(claves), errores)
     # AND no request is one its role would deny

@@ -40,8 +40,8 @@ _CLAVE_CONTEXTO = "mercadofresco_iam.parametros"
 
 
 @contextmanager
-def como(principal: str) -> Iterator[None]:
-    """Calls made by this thread inside the block are ``principal``'s (nesting restores the outer one)."""
+def como(principal: str | None) -> Iterator[None]:
+    """Calls made by this thread inside the block are ``principal``'s (``None``: nobody's; nesting restores)."""
     anterior = getattr(_HILO, "principal", None)
     _HILO.principal = principal
     try:

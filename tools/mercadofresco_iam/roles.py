@@ -120,7 +120,7 @@ def _nombre_rol(referencia: Any) -> str | None:
 
 
 def politicas_por_principal(plantilla: Plantilla, transformada: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Function / state machine logical id -> the policy documents of its role, resolved."""
+    """Function / state machine / pipe logical id -> the policy documents of its role, resolved."""
     resuelta = _Resuelta(
         ruta=plantilla.ruta,
         parametros=plantilla.parametros,
@@ -146,6 +146,7 @@ def politicas_por_principal(plantilla: Plantilla, transformada: dict[str, Any]) 
         rol = {
             "AWS::Lambda::Function": lambda p: _nombre_rol(p.get("Role")),
             "AWS::StepFunctions::StateMachine": lambda p: _nombre_rol(p.get("RoleArn")),
+            "AWS::Pipes::Pipe": lambda p: _nombre_rol(p.get("RoleArn")),
         }.get(recurso["Type"], lambda _p: None)(propiedades)
         if rol is None or not resuelta.condicion(recurso.get("Condition")):
             continue
