@@ -12,7 +12,7 @@ def sesion_limpia(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)  # the hook goes on a session of this test's own
 
 
-def test_calls_inside_como_are_recorded_as_that_principal_others_are_not(aws: None, sesion_limpia: None) -> None:
+def test_calls_in_a_principal_block_are_recorded_as_that_principal_others_are_not(aws: None, sesion_limpia: None) -> None:
     with Registro() as registro:
         sqs = boto3.client("sqs", region_name="eu-south-2")
         url = sqs.create_queue(QueueName="q")["QueueUrl"]  # the harness: nobody's
