@@ -12,14 +12,18 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.outbox.entorno import entorno, plazo
+from mercadofresco.outbox.pending import pending_signal_from_env
+from mercadofresco.process_cache import per_environment
 from mercadofresco.tracing import TRACED_MODULES, LazyTracer
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from mercadofresco.outbox.pending import PendingSignal
     from mercadofresco.outbox.relay import OutboxRelay
 
 logger = Logger()
 metrics = Metrics()
+_senal = per_environment(pending_signal_from_env)  # None unless OUTBOX_PENDING_SIGNAL=valkey (AuroraMinCapacity 0)
 tracer = LazyTracer(patch_modules=(*TRACED_MODULES, "psycopg"))  # X-Ray SDK on first use (mercadofresco.tracing)
 
 # Counter -> metric name; the gauges below are what the alarms watch.
@@ -33,7 +37,8 @@ CONTADORES = {
 }
 
 
-def _publicar_estado(relay: OutboxRelay) -> None:
+def _publicar_estado(relay: OutboxRelay) -> int | None:
+    """The backlog gauges; returns the pending count (None: not measured)."""
     from mercadofresco.outbox.relay import ERRORES_BD
 
     try:
@@ -41,10 +46,25 @@ def _publicar_estado(relay: OutboxRelay) -> None:
     except ERRORES_BD as exc:
         # No gauge this minute: the age alarm treats missing data as breaching.
         logger.warning("backlog not measured: database unavailable", error=str(exc))
-        return
-    metrics.add_metric(name="OutboxPendientes", unit=MetricUnit.Count, value=estado.pendientes)
-    metrics.add_metric(name="OutboxAntiguedadPendienteS", unit=MetricUnit.Seconds, value=estado.antiguedad_max_s)
+        return None
+    _publicar_backlog(estado.pendientes, estado.antiguedad_max_s)
     metrics.add_metric(name="OutboxAparcadas", unit=MetricUnit.Count, value=estado.aparcadas)
+    return estado.pendientes
+
+
+def _publicar_backlog(pendientes: int, antiguedad_s: float) -> None:
+    metrics.add_metric(name="OutboxPendientes", unit=MetricUnit.Count, value=pendientes)
+    metrics.add_metric(name="OutboxAntiguedadPendienteS", unit=MetricUnit.Seconds, value=antiguedad_s)
+
+
+def _volver_a_marcar(senal: PendingSignal) -> None:
+    """Rows are still pending after the drain: the next schedule must drain them (best effort)."""
+    from redis.exceptions import RedisError
+
+    try:
+        senal.mark()
+    except RedisError as exc:  # the hourly full check picks them up
+        logger.warning("outbox signal not set again: Valkey unavailable", error=str(exc))
 
 
 @metrics.log_metrics
@@ -55,12 +75,21 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
     # entorno() opens, not by the init phase (bench/bench_cold_start.py's "first use").
     from mercadofresco.outbox.relay import OutboxRelay, cliente_eventos
 
+    senal = _senal()
+    if senal is not None and not senal.has_work():
+        # Nothing pending by the signal's invariant (mercadofresco.outbox.pending): Aurora is not contacted,
+        # so it can pause; the gauges still report, so the age alarm does not see missing data.
+        _publicar_backlog(0, 0.0)
+        logger.info("outbox idle: nothing pending, database not contacted")
+        return {"publicadas": 0, "sin_trabajo": 1}
     env = entorno()
     relay = OutboxRelay(env.pool, cliente_eventos(), env.config)
     hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s, env.config.drenaje_s)
     resultado = relay.drain(hasta)
     for campo, nombre in CONTADORES.items():
         metrics.add_metric(name=nombre, unit=MetricUnit.Count, value=getattr(resultado, campo))
-    _publicar_estado(relay)
+    pendientes = _publicar_estado(relay)
+    if senal is not None and pendientes != 0:
+        _volver_a_marcar(senal)
     logger.info("outbox drained", **resultado.como_dict())
     return resultado.como_dict()

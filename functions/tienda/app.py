@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.db import pool_compartido
+from mercadofresco.outbox.pending import pending_signal_from_env
 from mercadofresco.outbox.solicitudes import (
     ClaveIdempotenciaInvalida,
     ClaveReutilizada,
@@ -31,13 +32,15 @@ from mercadofresco.outbox.solicitudes import (
     consultar_pedido,
     registrar_pedido,
 )
+from mercadofresco.process_cache import per_environment
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from mercadofresco.outbox.pending import PendingSignal
     from psycopg import Connection
 
 logger = Logger()
@@ -81,6 +84,28 @@ def _conexion() -> Iterator[Connection]:
         raise BaseNoDisponible(str(exc)) from exc
 
 
+def _senal_pendiente() -> Callable[[], None] | None:
+    """The relay's pending flag, set before the order commits (``OUTBOX_PENDING_SIGNAL=valkey``; else nothing to do)."""
+    senal = _senal()
+    if senal is None:
+        return None
+
+    def marcar() -> None:
+        from redis.exceptions import RedisError
+
+        try:
+            senal.mark()
+        except RedisError as exc:  # nothing is committed: the client retries with its Idempotency-Key
+            raise BaseNoDisponible(f"Valkey did not take the outbox signal: {exc}") from exc
+
+    return marcar
+
+
+@per_environment
+def _senal() -> PendingSignal | None:
+    return pending_signal_from_env()
+
+
 def _llamante() -> str:
     """The IAM principal API Gateway authenticated (the Idempotency-Key's scope); empty without IAM auth."""
     iam = (_api().current_event.raw_event.get("requestContext", {}).get("authorizer") or {}).get("iam") or {}
@@ -95,7 +120,7 @@ def crear_pedido() -> Response:
     except ValueError as exc:
         return _error(HTTPStatus.BAD_REQUEST, "invalid_json", f"the body is not JSON: {exc}")
     with _conexion() as conn:
-        registrado = registrar_pedido(conn, clave, cuerpo, llamante=_llamante())
+        registrado = registrar_pedido(conn, clave, cuerpo, llamante=_llamante(), antes_de_confirmar=_senal_pendiente())
     pedido = registrado.pedido
     if registrado.creado:
         metrics.add_metric(name="PedidosCreados", unit=MetricUnit.Count, value=1)

@@ -18,6 +18,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco_iam.registro import como
+
 from mercadofresco_local import muerte
 from mercadofresco_local.moto_lambda import ContextoLambda, importar_handler
 from mercadofresco_local.plantilla import RAIZ
@@ -125,7 +127,10 @@ class Funcion:
     def _invocar(self, evento: Any, contexto: Any) -> Any:
         try:
             # The platform's own faults (throttling, Timeout, a planned crash): see mercadofresco_local.muerte.
-            with muerte.CONTROL.invocacion(self.nombre, evento, self.timeout_s, self.concurrencia_reservada):
+            # como(): the AWS calls made inside are this function's role's (mercadofresco_iam.registro).
+            with como(self.logical_id), muerte.CONTROL.invocacion(
+                self.nombre, evento, self.timeout_s, self.concurrencia_reservada
+            ):
                 return self.manejador(evento, contexto)
         except Exception:
             with self._contador:

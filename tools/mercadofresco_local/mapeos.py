@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from mercadofresco_iam.registro import como
 
 from mercadofresco_local.hilos import BackgroundThread, stop_all
 
@@ -100,14 +101,16 @@ class Mapeo:
 
     def _sondear(self, _parar: threading.Event) -> None:  # _parar is self._parar, which _recibir waits on too
         sqs = client("sqs")
-        while not self._parar.is_set():
-            try:
-                mensajes = self._recibir(sqs)
-                if mensajes:
-                    self.procesar(sqs, mensajes)
-            except Exception as exc:  # a poller never dies: Lambda's keeps polling after an API error
-                self.estadisticas.registrar_error(exc)
-                self._parar.wait(ESPERA_SONDEO_S)
+        # Lambda (or the pipe) polls with the consumer's own role: its calls are that role's (mercadofresco_iam).
+        with como(getattr(self.funcion, "logical_id", None)):
+            while not self._parar.is_set():
+                try:
+                    mensajes = self._recibir(sqs)
+                    if mensajes:
+                        self.procesar(sqs, mensajes)
+                except Exception as exc:  # a poller never dies: Lambda's keeps polling after an API error
+                    self.estadisticas.registrar_error(exc)
+                    self._parar.wait(ESPERA_SONDEO_S)
 
     def _recibir(self, sqs: Any) -> list[dict[str, Any]]:
         mensajes: list[dict[str, Any]] = []

@@ -151,8 +151,9 @@ def _texto(cuerpo: Any) -> str:
 class _DestinoComoFuncion:
     """Lets a :class:`Mapeo` poll an SQS source for a pipe: the 'function' is the target."""
 
-    def __init__(self, destino: Destino) -> None:
+    def __init__(self, destino: Destino, logical_id: str | None) -> None:
         self.destino = destino
+        self.logical_id = logical_id  # the pipe's: its role makes the calls (mercadofresco_iam)
         self.errores = 0
 
     def invocar(self, evento: dict[str, Any]) -> None:
@@ -258,20 +259,26 @@ def pipes_de_plantilla(
         fuente = props.get("SourceParameters", {})
         filtros = [json.loads(f["Pattern"]) for f in fuente.get("FilterCriteria", {}).get("Filters", [])]
         if props["Source"].startswith("arn:aws:sqs:"):
-            resultado.append(pipe_sqs(nombre, props["Source"], destino, fuente, filtros, compresion))
+            resultado.append(pipe_sqs(nombre, props["Source"], destino, fuente, filtros, compresion, logical_id=lid))
         else:
             resultado.append(_pipe_stream(nombre, props["Source"], destino, fuente, filtros, barredor))
     return resultado
 
 
 def pipe_sqs(
-    nombre: str, arn: str, destino: Destino, fuente: dict[str, Any], filtros: list[Any], compresion: float
+    nombre: str,
+    arn: str,
+    destino: Destino,
+    fuente: dict[str, Any],
+    filtros: list[Any],
+    compresion: float,
+    logical_id: str | None = None,
 ) -> Mapeo:
     url, visibilidad_s = cola_de(arn, compresion)
     parametros = fuente.get("SqsQueueParameters", {})
     return Mapeo(
         nombre=f"pipe:{nombre}",
-        funcion=_DestinoComoFuncion(destino),  # type: ignore[arg-type]
+        funcion=_DestinoComoFuncion(destino, logical_id),  # type: ignore[arg-type]
         cola_url=url,
         cola_arn=arn,
         tamano_lote=int(parametros.get("BatchSize", 10)),

@@ -21,6 +21,18 @@ if TYPE_CHECKING:
 BUS = "bus-mercadofresco"
 
 
+def metricas_emf(salida: str) -> dict[str, Any]:
+    """Metric name -> value from the EMF lines Powertools printed."""
+    valores: dict[str, Any] = {}
+    for linea in salida.splitlines():
+        if '"_aws"' in linea:
+            doc = json.loads(linea)
+            for definicion in doc["_aws"]["CloudWatchMetrics"][0]["Metrics"]:
+                valor = doc[definicion["Name"]]
+                valores[definicion["Name"]] = valor[-1] if isinstance(valor, list) else valor
+    return valores
+
+
 @pytest.fixture
 def outbox_dsn(pg_dsn: str) -> str:
     """A private schema with the outbox migrations applied by the same step the Lambda uses."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -12,6 +11,7 @@ from mercadofresco.outbox import entorno
 from mercadofresco.outbox.store import Pedido, crear_pedido
 
 from tests.conftest import load_event
+from tests.integration.outbox.conftest import metricas_emf
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -31,18 +31,6 @@ def entorno_nuevo() -> Iterator[None]:
         db.pool_compartido().close()
     entorno.entorno.cache_clear()
     db.pool_compartido.cache_clear()
-
-
-def _metricas(salida: str) -> dict[str, Any]:
-    """Metric name -> value from the EMF lines Powertools printed."""
-    valores: dict[str, Any] = {}
-    for linea in salida.splitlines():
-        if '"_aws"' in linea:
-            doc = json.loads(linea)
-            for definicion in doc["_aws"]["CloudWatchMetrics"][0]["Metrics"]:
-                valor = doc[definicion["Name"]]
-                valores[definicion["Name"]] = valor[-1] if isinstance(valor, list) else valor
-    return valores
 
 
 def test_relay_handler_on_fresh_database_migrates_publishes_and_reports_backlog(
@@ -76,7 +64,7 @@ def test_relay_handler_on_fresh_database_migrates_publishes_and_reports_backlog(
     entregados = bus_en_cola.recibir_todo()
     assert sorted(e["detail"]["pedido_id"] for e in entregados) == ["P-0", "P-1", "P-2"]
     assert {e["detail-type"] for e in entregados} == {"PedidoCreado"}
-    metricas = _metricas(capsys.readouterr().out)
+    metricas = metricas_emf(capsys.readouterr().out)
     assert metricas["OutboxPublicados"] == 3
     assert (metricas["OutboxPendientes"], metricas["OutboxAparcadas"]) == (0, 0)
 

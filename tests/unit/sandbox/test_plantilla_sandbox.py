@@ -52,14 +52,25 @@ def test_plantilla_caller_url_is_simulador_url_plus_token_or_the_given_one(
     # THEN: the given URL when there is one, else the sandbox's function URL + the token path segment
     condicion, simulada, dada = valor["Fn::If"]
     assert Plantilla().condicion(condicion) and not Plantilla(parametros=URLS_REALES).condicion(condicion)
-    assert (
-        simulada["Fn::Sub"]
-        == f"${{{url}.FunctionUrl}}{{{{resolve:secretsmanager:${{SimuladorSecret}}:SecretString:token}}}}{sufijo}"
-    )
+    assert simulada["Fn::Sub"] == f"${{{url}.FunctionUrl}}{{token}}{sufijo}"  # the token itself: read at run time
     assert "Ref" in dada
+    # AND the caller gets the secret that holds the token, under the same condition
+    secreto = _variable(Plantilla(), funcion, "SIMULADOR_SECRET_ARN")["Fn::If"]
+    assert secreto[1] == {"Ref": "SimuladorSecret"}
 
 
 def test_plantilla_simulador_token_is_the_one_the_callers_get() -> None:
     p = Plantilla()
-    token = _variable(p, "SimuladorPasarelaFunction", "SIMULADOR_TOKEN")["Fn::Sub"]
-    assert token in _variable(p, "CobroFunction", "PASARELA_URL")["Fn::If"][1]["Fn::Sub"]
+    assert _variable(p, "SimuladorPasarelaFunction", "SIMULADOR_SECRET_ARN") == {"Ref": "SimuladorSecret"}
+
+
+def test_plantilla_no_function_gets_a_secret_in_an_environment_variable() -> None:
+    # Dynamic references resolve at deploy time: the value would sit in the function's configuration.
+    p = Plantilla()
+    globales = p.doc["Globals"]["Function"]["Environment"]["Variables"]
+    for lid, recurso in p.recursos.items():
+        if recurso["Type"] != "AWS::Serverless::Function":
+            continue
+        variables = {**globales, **(recurso["Properties"].get("Environment") or {}).get("Variables", {})}
+        assert "{{resolve:" not in str(variables), lid
+        assert "SIMULADOR_TOKEN" not in variables, lid

@@ -2,6 +2,11 @@
 
 A :class:`~mercadofresco.http.ClienteProveedor` behind the dependency's shared breaker and
 retry budget (both in Valkey), its base URL from an environment variable.
+
+A sandbox provider (the stack's own ``simulador-*`` function URL) is reached through a path
+token that is a secret: the template gives the callers the URL with a ``{token}`` placeholder
+and the secret's ARN (``SIMULADOR_SECRET_ARN``), never the token itself, which is read here
+through the layer's Powertools provider when the client is built.
 """
 
 from __future__ import annotations
@@ -14,6 +19,29 @@ if TYPE_CHECKING:
 
     from mercadofresco.circuit_breaker import BreakerConfig
     from mercadofresco.http.cliente import ClienteProveedor
+
+__all__ = ["ENV_SECRETO_SANDBOX", "MARCA_TOKEN", "client_from_env", "token_sandbox", "url_con_token"]
+
+ENV_SECRETO_SANDBOX = "SIMULADOR_SECRET_ARN"
+MARCA_TOKEN = "{token}"  # where the sandbox's path token goes in a provider URL
+
+
+def token_sandbox() -> str:
+    """The sandbox providers' path token, from the secret ``$SIMULADOR_SECRET_ARN`` (JSON ``{"token": ...}``)."""
+    from mercadofresco.aws import read_secret
+
+    arn = os.environ.get(ENV_SECRETO_SANDBOX, "").strip()
+    if not arn:
+        raise ValueError(f"a sandbox provider URL has {MARCA_TOKEN} but {ENV_SECRETO_SANDBOX} is not set")
+    secreto = read_secret(arn, transform="json")
+    if not isinstance(secreto, dict) or not secreto.get("token"):
+        raise ValueError(f"the secret {ENV_SECRETO_SANDBOX} names is not JSON with a 'token' field")
+    return str(secreto["token"])
+
+
+def url_con_token(url: str) -> str:
+    """``url`` with the sandbox token in place of ``{token}``; any other URL unchanged."""
+    return url.replace(MARCA_TOKEN, token_sandbox()) if MARCA_TOKEN in url else url
 
 
 def client_from_env(
@@ -37,6 +65,7 @@ def client_from_env(
     url = os.environ.get(variable_url, "").strip()
     if not url:
         raise ValueError(f"environment variable {variable_url} (base URL of {dependencia}) is not set")
+    url = url_con_token(url)
     if redis_client is None:
         from mercadofresco.valkey import cliente_valkey
 

@@ -25,7 +25,7 @@ from mercadofresco.outbox.exceptions import OutboxError, PedidoInvalido
 from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from psycopg import Connection
 
@@ -192,7 +192,14 @@ def nuevo_pedido_id() -> str:
     return f"PED-{uuid.uuid4().hex[:20].upper()}"
 
 
-def registrar_pedido(conn: Connection, clave: str, cuerpo: Any, *, llamante: str = "") -> PedidoRegistrado:
+def registrar_pedido(
+    conn: Connection,
+    clave: str,
+    cuerpo: Any,
+    *,
+    llamante: str = "",
+    antes_de_confirmar: Callable[[], None] | None = None,
+) -> PedidoRegistrado:
     """Create the order for ``clave`` (key, order and ``PedidoCreado`` in one transaction) or return the one it made.
 
     Keys are scoped to ``llamante`` (the authenticated caller, e.g. the IAM principal API Gateway
@@ -207,6 +214,9 @@ def registrar_pedido(conn: Connection, clave: str, cuerpo: Any, *, llamante: str
         The body is not a valid order (nothing written, the key stays free).
     ClaveReutilizada
         ``clave`` already made an order from a different body (nothing written).
+
+    ``antes_de_confirmar`` runs after a new order's rows are written and before they commit (the
+    relay's pending signal, :mod:`mercadofresco.outbox.pending`); what it raises rolls them back.
     """
     clave = validar_clave(clave)
     pedido = validar_solicitud(cuerpo, nuevo_pedido_id())
@@ -222,6 +232,8 @@ def registrar_pedido(conn: Connection, clave: str, cuerpo: Any, *, llamante: str
         ).fetchone()
         if reclamada is not None:
             crear_pedido(conn, pedido)
+            if antes_de_confirmar is not None:
+                antes_de_confirmar()
             creado, pedido_id = True, pedido.pedido_id
         else:
             fila = conn.execute(

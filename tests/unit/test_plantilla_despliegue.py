@@ -1,0 +1,212 @@
+"""Deployable as a reviewer would deploy it (issue 26): the defaults fit a new account, impossible parameter
+combinations are refused by the Rules, the migrations' network outlives them, the roles allow what the code writes."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from typing import Any
+
+import pytest
+from mercadofresco.idempotency import claves
+from mercadofresco_iam.evaluador import Decision, Solicitud, decidir
+from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
+from mercadofresco_local.plantilla import RAIZ, Plantilla
+
+_VALKEY_MAX = 40  # ElastiCache's limit on ServerlessCacheName
+
+
+def _desplegada(**parametros: str) -> Plantilla:
+    """The template with the parameters' own defaults (not the local run's), plus these."""
+    p = Plantilla()
+    defectos = {k: str(v.get("Default", "")) for k, v in p.doc["Parameters"].items()}
+    return Plantilla(parametros={**defectos, **parametros})
+
+
+def _evaluar(p: Plantilla, nodo: Any) -> Any:
+    """A Rules expression: Fn::EachMemberEquals and the boolean functions over resolved parameters."""
+    if isinstance(nodo, dict) and len(nodo) == 1:
+        ((funcion, arg),) = nodo.items()
+        if funcion == "Fn::EachMemberEquals":
+            return all(v == arg[1] for v in _evaluar(p, arg[0]) or [""])
+        if funcion == "Fn::Equals":
+            return _evaluar(p, arg[0]) == _evaluar(p, arg[1])
+        if funcion == "Fn::Not":
+            return not _evaluar(p, arg[0])
+        if funcion == "Fn::And":
+            return all(_evaluar(p, a) for a in arg)
+        if funcion == "Fn::Or":
+            return any(_evaluar(p, a) for a in arg)
+    return p.resolver(nodo)
+
+
+def _incumplidas(**parametros: str) -> list[str]:
+    """The AssertDescription of every Rules assertion these parameters break (what CloudFormation prints)."""
+    p = _desplegada(**parametros)
+    rotas = []
+    for regla in p.doc["Rules"].values():
+        if "RuleCondition" in regla and not _evaluar(p, regla["RuleCondition"]):
+            continue
+        rotas += [a["AssertDescription"] for a in regla["Assertions"] if not _evaluar(p, a["Assert"])]
+    return rotas
+
+
+EXISTENTE = {
+    "SubnetIds": "subnet-1,subnet-2",
+    "SecurityGroupIds": "sg-1",
+    "AuroraEndpoint": "aurora-mf-escritor.cluster-x.eu-south-2.rds.amazonaws.com",
+    "AuroraSecretArn": "arn:aws:secretsmanager:eu-south-2:123456789012:secret:mf-app-AbCdEf",
+    "ValkeyEndpoint": "mercadofresco-catalogo-x.serverless.euso2.cache.amazonaws.com:6379",
+}
+PROVEEDORES = {
+    f"{n}Url": f"https://{n.lower()}.interno.example"
+    for n in ("Pasarela", "Erp", "CorreoPrincipal", "CorreoSecundario")
+}
+
+
+def _perfil(nombre: str) -> dict[str, str]:
+    """A samconfig.toml environment's parameter_overrides."""
+    config = tomllib.loads((RAIZ / "samconfig.toml").read_text())
+    return dict(par.split("=", 1) for par in config[nombre]["deploy"]["parameters"]["parameter_overrides"].split())
+
+
+@pytest.mark.parametrize("parametros", [{}, EXISTENTE, {"NatGateway": "disabled", **PROVEEDORES}, _perfil("prueba")])
+def test_rules_accept_the_defaults_existing_infrastructure_and_the_profiles(parametros: dict[str, str]) -> None:
+    assert _incumplidas(**parametros) == []
+
+
+@pytest.mark.parametrize(
+    ("parametros", "motivo"),
+    [
+        ({"NatGateway": "disabled"}, "NatGateway=disabled needs PasarelaUrl"),  # sandbox providers are on the internet
+        ({"NatGateway": "disabled", **{**PROVEEDORES, "ErpUrl": ""}}, "NatGateway=disabled needs"),
+        ({"VpcEndpoints": "none", "NatGateway": "disabled", **PROVEEDORES}, "VpcEndpoints=none"),
+        ({**EXISTENTE, "SecurityGroupIds": ""}, "give SecurityGroupIds too"),
+        ({"SecurityGroupIds": "sg-1"}, "give both or neither"),
+    ],
+)
+def test_rules_refuse_combinations_that_cannot_work(parametros: dict[str, str], motivo: str) -> None:
+    assert any(motivo in r for r in _incumplidas(**parametros)), _incumplidas(**parametros)
+
+
+def test_name_suffix_cannot_break_the_40_character_cache_name() -> None:
+    p = _desplegada()
+    maximo = p.doc["Parameters"]["NameSuffix"]["MaxLength"]
+    larga = _desplegada(NameSuffix="-" + "x" * (maximo - 1))
+    nombre = larga.resolver(larga.recursos["ValkeyCatalogo"]["Properties"]["ServerlessCacheName"])
+    assert len(nombre) <= _VALKEY_MAX
+
+
+def test_defaults_reserve_no_concurrency_a_new_account_does_not_have() -> None:
+    # A new account's concurrency quota is 10 and Lambda keeps 100 unreserved: any reservation fails the deploy.
+    p = _desplegada()
+    assert not p.condicion("ReserveConcurrency")
+
+
+def test_the_migrations_custom_resource_is_deleted_before_its_network_path() -> None:
+    p = _desplegada()
+    recurso = p.recursos["MigracionesAurora"]
+    dependencias = recurso.get("DependsOn", [])
+    dependencias = [dependencias] if isinstance(dependencias, str) else dependencias
+    referidos = {
+        r["Ref"]
+        for d in dependencias
+        for rama in p.recursos[d].get("Metadata", {}).values()
+        for alternativa in rama["Fn::If"][1:]
+        for r in alternativa
+    }
+    camino = {
+        lid
+        for lid, r in p.recursos.items()
+        if r["Type"] in ("AWS::EC2::Route", "AWS::EC2::SubnetRouteTableAssociation", "AWS::EC2::VPCGatewayAttachment")
+        or (
+            r["Type"] == "AWS::EC2::VPCEndpoint"
+            and str(r["Properties"]["ServiceName"]).endswith(
+                (".s3}", ".secretsmanager}", ".kms}", ".logs}", ".s3", ".secretsmanager", ".kms", ".logs")
+            )
+        )
+    }
+    assert camino <= referidos, f"not kept until the custom resource is gone: {sorted(camino - referidos)}"
+
+
+def _prefijos_de(modulo: str) -> set[str]:
+    """The key operations a module builds with ``claves.<builder>(...)`` (read from its source)."""
+    prefijos = set()
+    for nodo in ast.walk(ast.parse((RAIZ / "functions" / modulo).read_text())):
+        if (
+            isinstance(nodo, ast.Call)
+            and isinstance(nodo.func, ast.Attribute)
+            and isinstance(nodo.func.value, ast.Name)
+            and nodo.func.value.id == "claves"
+            and nodo.func.attr not in ("por_contenido", "hash_canonico", "json_canonico")
+        ):
+            argumentos = ["PED-1", "SKU-1"][: len(nodo.args)]
+            prefijos.add(getattr(claves, nodo.func.attr)(*argumentos).operacion)
+    return prefijos
+
+
+@pytest.mark.parametrize(
+    ("logical_id", "modulo"),
+    [
+        ("CobroFunction", "cobro/operaciones.py"),  # solicitud.py builds reserva keys only to validate the lines
+        ("ReclamoFunction", "reclamo/app.py"),
+        ("ErpFunction", "erp/app.py"),
+        ("CorreoFunction", "correo/app.py"),
+    ],
+)
+def test_each_role_may_write_every_idempotency_key_its_code_builds(logical_id: str, modulo: str) -> None:
+    # GIVEN the role as SAM deploys it, and every key operation the function's code builds
+    p = _desplegada()
+    p.fisicos["TablaIdempotencia"] = {"Ref": "mercadofresco-idempotencia", "Arn": "arn:aws:dynamodb:::table/mf"}
+    politicas = politicas_por_principal(p, plantilla_transformada(p.ruta, p.region))[logical_id]
+    prefijos = _prefijos_de(modulo)
+    assert prefijos, f"no claves.<builder>() call found in functions/{modulo}"
+
+    # THEN the claim of each (a conditional PutItem) is allowed by the role's dynamodb:LeadingKeys
+    for prefijo in prefijos:
+        clave = (("dynamodb:LeadingKeys", (f"{prefijo}:X",)),)
+        solicitud = Solicitud("dynamodb:PutItem", "arn:aws:dynamodb:::table/mf", clave)
+        assert decidir(politicas, solicitud) is Decision.PERMITIDA, f"{logical_id} may not claim {prefijo}:*"
+
+
+@pytest.mark.parametrize("logical_id", ["OutboxFunction", "TiendaFunction"])
+def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_reach_valkey(logical_id: str) -> None:
+    # GIVEN the cheap profile (Aurora at 0 ACU) and the default one
+    for parametros, senal in ((_perfil("prueba"), "valkey"), ({}, "")):
+        p = _desplegada(**parametros)
+        variables = p.recursos[logical_id]["Properties"]["Environment"]["Variables"]
+        # THEN the store and the relay use the Valkey signal exactly when Aurora may pause
+        assert p.resolver(variables["OUTBOX_PENDING_SIGNAL"]) == senal
+        # AND the role may then read the Valkey token (and only then)
+        sentencias = p.recursos[logical_id]["Properties"]["Policies"][0]["Statement"]
+        (condicionada,) = [s["Fn::If"] for s in sentencias if "Fn::If" in s and s["Fn::If"][0] == "SenalOutboxValkey"]
+        assert condicionada[1]["Sid"] == "PendingSignalInValkey"
+        assert p.condicion("SenalOutboxValkey") == bool(senal)
+
+
+def test_every_public_function_url_is_capped_when_concurrency_can_be_reserved() -> None:
+    # GIVEN every function URL anyone on the internet can call (the sandbox providers)
+    p = _desplegada(ReservedConcurrency="enabled")
+    publicas = {
+        r["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]
+        for r in p.recursos.values()
+        if r["Type"] == "AWS::Lambda::Url" and r["Properties"]["AuthType"] == "NONE"
+    }
+    assert publicas
+    for lid in publicas:
+        # THEN its function reserves concurrency: a flood of strangers cannot take the order path's
+        reservada = p.resolver(p.recursos[lid]["Properties"].get("ReservedConcurrentExecutions"))
+        assert isinstance(reservada, int | str) and int(reservada) > 0, lid
+
+
+@pytest.mark.parametrize(
+    ("logical_id", "parametro"),
+    [("CobroFunction", "PasarelaUrl"), ("ErpFunction", "ErpUrl"), ("CorreoFunction", "CorreoPrincipalUrl")],
+)
+def test_a_caller_may_read_the_sandbox_token_exactly_when_it_calls_a_sandbox(logical_id: str, parametro: str) -> None:
+    for parametros, simulado in (({}, True), ({parametro: "https://real.example", **PROVEEDORES}, False)):
+        p = _desplegada(**parametros)
+        p.fisicos["SimuladorSecret"] = "arn:aws:secretsmanager:eu-south-2:123456789012:secret:simulador-AbCdEf"
+        politicas = politicas_por_principal(p, plantilla_transformada(p.ruta, p.region))[logical_id]
+        lectura = Solicitud("secretsmanager:GetSecretValue", p.fisicos["SimuladorSecret"])
+        assert (decidir(politicas, lectura) is Decision.PERMITIDA) == simulado, (logical_id, parametros)

@@ -1,0 +1,48 @@
+"""The recorder and the roles wired to ``mf-demo``'s local run (moto, in-process handlers).
+
+Functions identify themselves (``Funcion._invocar`` wraps each invocation in
+:func:`~mercadofresco_iam.registro.como`). The state machine's service integrations run
+inside moto's Step Functions engine, whose clients sign with the fixed access key below
+(``moto.stepfunctions.parser.asl.utils.boto_client``): calls signed with it are the state
+machine's, and the template has one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mercadofresco_iam.acciones import Destino
+from mercadofresco_iam.comprobacion import comprobar
+from mercadofresco_iam.registro import Registro
+from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
+
+if TYPE_CHECKING:
+    from mercadofresco_local.plantilla import Plantilla
+
+    from mercadofresco_iam.comprobacion import Informe
+
+__all__ = ["comprobar_ejecucion", "destino", "registro_local"]
+
+CLAVE_ACCESO_MOTO_SFN = "ak"
+
+
+def registro_local(plantilla: Plantilla) -> Registro:
+    """A recorder that also attributes the state machine's integrations (install it before the run starts)."""
+    (maquina,) = plantilla.de_tipo("AWS::Serverless::StateMachine")
+    return Registro(por_clave_acceso={CLAVE_ACCESO_MOTO_SFN: maquina})
+
+
+def destino(plantilla: Plantilla) -> Destino:
+    """The run's region and account, and each table's partition key (for ``dynamodb:LeadingKeys``)."""
+    claves = {}
+    for logical_id in plantilla.de_tipo("AWS::DynamoDB::Table"):
+        propiedades = plantilla.propiedades(logical_id)
+        (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
+        claves[propiedades["TableName"]] = hash_
+    return Destino(plantilla.region, plantilla.cuenta, claves)
+
+
+def comprobar_ejecucion(registro: Registro, plantilla: Plantilla) -> Informe:
+    """Every call the run recorded against its principal's role in the transformed template."""
+    politicas = politicas_por_principal(plantilla, plantilla_transformada(plantilla.ruta, plantilla.region))
+    return comprobar(registro.solicitudes(destino(plantilla)), politicas)

@@ -1,0 +1,129 @@
+"""The request recorder: every AWS call made on behalf of a principal (a function, the state machine).
+
+A botocore event hook on boto3's default session (every client of the layer comes from it,
+:func:`mercadofresco.aws.client`) sees each API call once, before it is signed and sent
+(retries are not new calls). The principal is whoever the current thread works for:
+
+- a function: the runtime wraps each invocation in :func:`como` (``mercadofresco_local``'s
+  ``Funcion._invocar``, the one line that ties the recorder to the local run);
+- a caller that identifies itself by its access key (the state machine's service
+  integrations in moto run with their own fixed credentials): ``por_clave_acceso``.
+
+Calls outside any principal (the test harness, provisioning, pollers) are not recorded.
+The raw call is kept (service, operation, parameters); :meth:`Registro.solicitudes` turns the
+calls into IAM requests once the run's names are known (:class:`~mercadofresco_iam.acciones.Destino`).
+The chaos campaign and an emulated deploy feed the same :class:`Registro`: whatever makes the
+calls, that list is what :func:`mercadofresco_iam.comprobacion.comprobar` evaluates.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import boto3
+
+from mercadofresco_iam.acciones import solicitudes_de
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from mercadofresco_iam.acciones import Destino
+    from mercadofresco_iam.evaluador import Solicitud
+
+__all__ = ["Llamada", "Registro", "como", "principal_actual"]
+
+_HILO = threading.local()
+_CLAVE_CONTEXTO = "mercadofresco_iam.parametros"
+
+
+@contextmanager
+def como(principal: str | None) -> Iterator[None]:
+    """Calls made by this thread inside the block are ``principal``'s (``None``: nobody's; nesting restores)."""
+    anterior = getattr(_HILO, "principal", None)
+    _HILO.principal = principal
+    try:
+        yield
+    finally:
+        _HILO.principal = anterior
+
+
+def principal_actual() -> str | None:
+    return getattr(_HILO, "principal", None)
+
+
+@dataclass(frozen=True, slots=True)
+class Llamada:
+    """One API call as botocore saw it: ``servicio`` is its signing name (``dynamodb``, ``monitoring``)."""
+
+    principal: str
+    servicio: str
+    operacion: str
+    parametros: dict[str, Any]
+
+
+@dataclass
+class Registro:
+    """Records every API call made on a principal's behalf while installed."""
+
+    por_clave_acceso: dict[str, str] = field(default_factory=dict)
+    _llamadas: list[Llamada] = field(default_factory=list)
+    _cerrojo: threading.Lock = field(default_factory=threading.Lock)
+    _sesion: Any = None
+
+    def llamadas(self) -> list[Llamada]:
+        with self._cerrojo:
+            return list(self._llamadas)
+
+    def anotar(self, llamada: Llamada) -> None:
+        with self._cerrojo:
+            self._llamadas.append(llamada)
+
+    def solicitudes(self, destino: Destino) -> list[tuple[str, Solicitud]]:
+        """``(principal, IAM request)`` for every recorded call, a batch call giving several."""
+        return [
+            (llamada.principal, solicitud)
+            for llamada in self.llamadas()
+            for solicitud in solicitudes_de(llamada.servicio, llamada.operacion, llamada.parametros, destino)
+        ]
+
+    def instalar(self) -> Registro:
+        """Hook boto3's default session; clients created from now on are recorded (create them after).
+
+        Install it after anything that replaces that session (moto's in-process ``mock_aws`` does on
+        entry); the local run's threaded moto server does not.
+        """
+        if boto3.DEFAULT_SESSION is None:
+            boto3.setup_default_session()
+        self._sesion = boto3.DEFAULT_SESSION
+        self._sesion.events.register("before-parameter-build", self._parametros, unique_id=f"mf-iam-p-{id(self)}")
+        self._sesion.events.register("before-call", self._llamada, unique_id=f"mf-iam-c-{id(self)}")
+        return self
+
+    def desinstalar(self) -> None:
+        if self._sesion is not None:
+            self._sesion.events.unregister("before-parameter-build", unique_id=f"mf-iam-p-{id(self)}")
+            self._sesion.events.unregister("before-call", unique_id=f"mf-iam-c-{id(self)}")
+            self._sesion = None
+
+    def __enter__(self) -> Registro:
+        return self.instalar()
+
+    def __exit__(self, *exc: object) -> None:
+        self.desinstalar()
+
+    # botocore handlers: the API parameters as the caller gave them, then who signs the call.
+    def _parametros(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context[_CLAVE_CONTEXTO] = dict(params)
+
+    def _llamada(self, model: Any, context: dict[str, Any], request_signer: Any = None, **_: Any) -> None:
+        principal = principal_actual()
+        if principal is None and request_signer is not None:
+            credenciales = getattr(request_signer, "_credentials", None)
+            principal = self.por_clave_acceso.get(getattr(credenciales, "access_key", None) or "")
+        if principal is None:
+            return
+        servicio = model.service_model.signing_name
+        self.anotar(Llamada(principal, servicio, model.name, context.get(_CLAVE_CONTEXTO, {})))
