@@ -10,6 +10,8 @@ from mercadofresco_local.caos.programa import programa
 from mercadofresco_local.invariantes import Invariante
 
 if TYPE_CHECKING:
+    from mercadofresco_local.caos.juicio import Registros
+    from mercadofresco_local.caos.pila import Experimento
     from mercadofresco_local.informe import Informe
 
 
@@ -53,7 +55,7 @@ def describir_violaciones(resultado: ResultadoSemilla, pedidos: int, ritmo: floa
         numero = int(v.pedido[-6:]) if v.pedido[-6:].isdigit() else None
         faltas = prog.de_pedido(numero) if numero is not None else []
         lineas.append(
-            f"semilla {resultado.semilla} · pedido {v.pedido} · {v.invariante}: {v.detalle}\n"
+            f"semilla {resultado.semilla} · {linea(v)}\n"
             f"    fallos que lo tocaron: {'; '.join(faltas) or '—'}\n"
             f"    reproducir: {comando_replay(resultado.semilla, pedidos, ritmo)}"
         )
@@ -61,6 +63,36 @@ def describir_violaciones(resultado: ResultadoSemilla, pedidos: int, ritmo: floa
         f"semilla {resultado.semilla} · {i.nombre}: {i.detalle}" for i in resultado.informe_invariantes if not i.cumple
     )
     return lineas
+
+
+def linea(v: Violacion) -> str:
+    return f"pedido {v.pedido} · {v.invariante}: {v.detalle}"
+
+
+def anotar_pila(
+    informe: Informe,
+    pila: str,
+    experimentos: list[Experimento],
+    registros: Registros,
+    juicio: tuple[list[Violacion], list[Invariante]],
+    errores: list[str],
+) -> None:
+    """A run against a deployed stack, reported as a seed is: figures, the invariants, each violation."""
+    violaciones, invariantes = juicio
+    informe.anotar("caos", "pila", pila)
+    for e in experimentos:
+        informe.anotar("caos", f"experimento FIS {e.fallo}", f"{e.id} ({e.estado})")
+    coste = sum(e.coste_usd for e in experimentos)
+    informe.anotar("caos", "coste FIS (0,10 USD por acción-minuto)", f"{coste:.2f} USD")
+    informe.anotar("caos", "pedidos (aceptados por la tienda)", len(registros.comprometidos))
+    informe.anotar("caos", "cobros, reembolsos", f"{len(registros.cobros)}, {len(registros.reembolsos)}")
+    informe.anotar("caos", "violaciones", len(violaciones))
+    informe.invariantes.extend(invariantes)
+    informe.notas.extend(linea(v) for v in violaciones)
+    informe.notas.extend(errores)
+    informe.invariantes.append(
+        Invariante("caos: las seis invariantes en la pila", not violaciones, f"{len(violaciones)} violaciones")
+    )
 
 
 def rango(semillas: list[int]) -> str:

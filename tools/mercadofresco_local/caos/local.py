@@ -47,19 +47,19 @@ def registros_locales(sesion: Sesion, res: flujo.Resultados, drenado: bool) -> R
         reembolsos=res.reembolsos,
         avisos=avisos,
         repetidos=repeticiones(erp, envios, res.es_nuestro),
-        en_curso=en_curso(tabla, res.prefijo),
+        en_curso=en_curso(tabla, lambda clave: res.prefijo in clave),
         balances=flujo.balances(sesion, res),
         en_reposo=drenado and not sesion.runtime.ejecuciones_en_curso(),
     )
 
 
-def en_curso(tabla: str, fragmento: str, ddb: Any = None) -> list[tuple[str, float | None]]:
-    """Idempotency records whose key contains ``fragmento`` still ``EN_CURSO`` (key, lease end)."""
+def en_curso(tabla: str, es_nuestra: Callable[[str], bool]) -> list[tuple[str, float | None]]:
+    """Idempotency records of the run's orders (``es_nuestra(clave)``) still ``EN_CURSO``: (key, lease end)."""
     encontrados = []
-    for pagina in (ddb or client("dynamodb")).get_paginator("scan").paginate(TableName=tabla, ConsistentRead=True):
+    for pagina in client("dynamodb").get_paginator("scan").paginate(TableName=tabla, ConsistentRead=True):
         for item in pagina["Items"]:
             clave = item["clave"]["S"]
-            if fragmento in clave and item.get("estado", {}).get("S") == "EN_CURSO":
+            if es_nuestra(clave) and item.get("estado", {}).get("S") == "EN_CURSO":
                 caduca = item.get("caduca_bloqueo", {}).get("N")
                 encontrados.append((clave, float(caduca) if caduca else None))
     return encontrados
