@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
+from cfn_lint_mensajeria import RULES_DIR
+from cfnlint.api import lint_file
 from mercadofresco_local.caos import especificacion, fis
-from mercadofresco_local.plantilla import Plantilla
+from mercadofresco_local.plantilla import PLANTILLA, RAIZ, Plantilla
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+IGNORADAS = ["ES6000", "WS1004"]  # .cfnlintrc's, with its reasons
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +79,10 @@ def test_every_target_carries_the_extension_only_under_chaos(recursos: dict) -> 
             assert variables[nombre]["Fn::If"][0] == fis.CONDICION
             assert variables[nombre]["Fn::If"][2] == {"Ref": "AWS::NoValue"}
         assert variables["AWS_LAMBDA_EXEC_WRAPPER"]["Fn::If"][1] == "/opt/aws-fis/bootstrap"
+        cubo = recursos["ChaosConfigBucket"]["Properties"]["BucketName"]["Fn::Sub"]
+        assert variables["AWS_FIS_CONFIGURATION_LOCATION"]["Fn::If"][1] == {
+            "Fn::Sub": f"arn:${{AWS::Partition}}:s3:::{cubo}/FisConfigs/"
+        }
         assert condicion_extra is None or recursos[funcion]["Condition"] == condicion_extra
 
 
@@ -82,6 +94,29 @@ def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recu
     assert plantilla["Parameters"]["Chaos"]["Default"] == "disabled"
     assert len(caos) == 7
     assert all(v["Condition"] in ("ChaosEnabled", "ChaosSimularPasarela") for v in caos.values())
+
+
+@pytest.mark.parametrize(
+    "reglas", [[RULES_DIR], [RULES_DIR, "cfn_lint_serverless.rules"]], ids=["cfn-lint", "serverless"]
+)
+def test_template_with_chaos_enabled_lints_clean(tmp_path: Path, reglas: list[str]) -> None:
+    # GIVEN template.yaml with Chaos defaulting to enabled (next to it: its CodeUri paths resolve)
+    copia = RAIZ / f".template-con-caos-{tmp_path.name}.yaml"
+    copia.write_text(fis.con_caos(PLANTILLA.read_text()))
+    try:
+        # WHEN cfn-lint reads it with the project's rules (and AWS's serverless rules)
+        errores = lint_file(
+            copia, config={"append_rules": reglas, "regions": ["eu-south-2"], "ignore_checks": IGNORADAS}
+        )
+    finally:
+        copia.unlink()
+    # THEN nothing is reported
+    assert [str(e) for e in errores] == []
+
+
+def test_con_caos_refuses_a_template_without_the_chaos_parameter() -> None:
+    with pytest.raises(ValueError, match="Chaos"):
+        fis.con_caos("Parameters:\n  Stage:\n    Type: String\n")
 
 
 @pytest.mark.parametrize(("duracion", "minutos"), [("PT5M", 5), ("PT1H30M", 90), ("PT90S", 1.5), ("PT2M30S", 2.5)])

@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = analizar(argv)
     consola = Console(file=sys.__stdout__)
     if args.plantillas:
-        return fis.main()
+        return fis.main([])
     from mercadofresco_local.caos.pila import PilaNoPreparadaError
 
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -100,7 +101,28 @@ def coste_usd(minutos_por_accion: list[float]) -> float:
     return round(sum(math.ceil(m) for m in minutos_por_accion) * USD_POR_ACCION_MINUTO, 2)
 
 
-def main() -> int:
+_CHAOS_POR_DEFECTO = re.compile(r"(\n  Chaos:\n    Type: String\n    Default: )disabled\n")
+
+
+def con_caos(plantilla_yaml: str) -> str:
+    """``template.yaml`` with ``Chaos`` defaulting to ``enabled``: what the linters read to check that side too.
+
+    (checkov evaluates conditions at the parameters' defaults, so the chaos resources are only
+    scanned in this copy; ``make lint`` scans both.)
+    """
+    texto, n = _CHAOS_POR_DEFECTO.subn(r"\1enabled\n", plantilla_yaml)
+    if n != 1:
+        raise ValueError("template.yaml has no Chaos parameter defaulting to disabled")
+    return texto
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the experiment templates; ``--plantilla-con-caos SRC DEST`` writes SRC with Chaos=enabled."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--plantilla-con-caos"] and len(argv) == 3:
+        Path(argv[2]).parent.mkdir(parents=True, exist_ok=True)
+        Path(argv[2]).write_text(con_caos(Path(argv[1]).read_text()))
+        return 0
     yaml.safe_dump(plantillas(), sys.stdout, sort_keys=False, width=200, allow_unicode=True)
     return 0
 
