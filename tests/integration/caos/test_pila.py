@@ -150,3 +150,42 @@ def test_a_clean_stack_run_keeps_every_invariant(pila: Pila) -> None:
     # THEN nothing is broken, nothing lost
     assert violaciones == []
     assert all(i.cumple for i in invariantes), [i for i in invariantes if not i.cumple]
+
+
+def test_experiments_start_from_the_stacks_templates_and_cost_their_real_action_minutes(stubbed, monkeypatch) -> None:
+    from datetime import UTC, datetime
+
+    from botocore.stub import ANY
+    from mercadofresco_local.caos import especificacion
+    from mercadofresco_local.caos import pila as en_pila
+
+    # GIVEN a stack with the consumer-error experiment template, and FIS (stubbed: moto has no FIS)
+    fis, stubber = stubbed("fis")
+    monkeypatch.setattr(en_pila, "client", lambda servicio: fis)
+    pila = Pila("mercadofresco", {"ExperimentoCaosConsumidorError": "EXT123"})
+    stubber.add_response(
+        "start_experiment",
+        {"experiment": {"id": "EXP1"}},
+        {"clientToken": ANY, "experimentTemplateId": "EXT123", "tags": {"mercadofresco:fallo": "consumidor-error"}},
+    )
+    inicio = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+    accion = {"startTime": inicio, "endTime": datetime(2026, 12, 2, 15, 5, 20, tzinfo=UTC)}
+    stubber.add_response(
+        "get_experiment",
+        {"experiment": {"id": "EXP1", "state": {"status": "completed"}, "actions": {"ConsumidorError": accion}}},
+        {"id": "EXP1"},
+    )
+    # WHEN the run starts it and reads it back once it ended
+    (experimento,) = en_pila.arrancar(pila, ["consumidor-error"])
+    en_pila.actualizar(experimento, especificacion.cargar())
+    # THEN it is the stack's template's experiment, and its 5 min 20 s action costs 6 started minutes
+    assert (experimento.id, experimento.estado) == ("EXP1", "completed")
+    assert experimento.coste_usd == 0.60
+
+
+def test_a_stack_deployed_without_chaos_is_refused_by_name() -> None:
+    from mercadofresco_local.caos import pila as en_pila
+
+    # GIVEN a stack without the experiment templates  WHEN a run asks for one  THEN it says what to deploy
+    with pytest.raises(en_pila.PilaNoPreparadaError, match="Chaos=enabled"):
+        en_pila.arrancar(Pila("mercadofresco", {}), ["consumidor-error"])
