@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mercadofresco_local.caos.juicio import Violacion
 from mercadofresco_local.caos.programa import programa
@@ -37,7 +37,7 @@ class ResultadoSemilla:
         return not self.violaciones and all(i.cumple for i in self.informe_invariantes)
 
     @classmethod
-    def desde_json(cls, datos: dict) -> ResultadoSemilla:  # type: ignore[type-arg]
+    def desde_json(cls, datos: dict[str, Any]) -> ResultadoSemilla:
         datos = {**datos, "violaciones": [Violacion(**v) for v in datos["violaciones"]]}
         datos["informe_invariantes"] = [Invariante(**i) for i in datos["informe_invariantes"]]
         return cls(**datos)

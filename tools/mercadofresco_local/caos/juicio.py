@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco_local import invariantes as inv
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mercadofresco_local.invariantes import Balance, Invariante
 
 # The outcome e-mails: one of them tells the customer how the order ended (invariant 6).
@@ -97,7 +99,9 @@ def plantillas_por_pedido(correos: list[dict[str, Any]]) -> tuple[dict[str, set[
     return avisos, envios
 
 
-def repeticiones(erp: Counter[str], envios: Counter[tuple[str, str]], es_nuestro: Any) -> dict[str, str]:
+def repeticiones(
+    erp: Counter[str], envios: Counter[tuple[str, str]], es_nuestro: Callable[[str], bool]
+) -> dict[str, str]:
     """Orders with more than one ERP notice, or more than one e-mail of one outcome (DESIGN.md: one of each)."""
     repetidos: dict[str, list[str]] = {}
     for pedido, n in erp.items():
