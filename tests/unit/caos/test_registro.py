@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco_local.caos import especificacion
-from mercadofresco_local.caos.programa import Suceso, programa
+from mercadofresco_local.caos.calendario import Suceso, programa
 from mercadofresco_local.caos.registro import CLASES, Registro, TipoFallo, por_defecto
 
 SEMILLAS = range(1, 41)

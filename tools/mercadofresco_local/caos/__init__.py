@@ -42,12 +42,12 @@ is a failed seed in that report, with the command that replays it.
 
 from __future__ import annotations
 
+from mercadofresco_local.caos.calendario import PEDIDOS, RITMO_POR_S, FalloLambda, ProgramaCaos, Suceso, programa
 from mercadofresco_local.caos.informe import ResultadoSemilla, anotar, comando_replay, describir_violaciones
 from mercadofresco_local.caos.juicio import Registros, Violacion, juzgar
 from mercadofresco_local.caos.lambdas import PlanLambda
 from mercadofresco_local.caos.local import COMPRESION, DRENAJE_MAX_S, caos, correr_semilla, prefijo_de
 from mercadofresco_local.caos.paralelo import correr_en_paralelo
-from mercadofresco_local.caos.programa import PEDIDOS, RITMO_POR_S, FalloLambda, ProgramaCaos, Suceso, programa
 
 __all__ = [
     "COMPRESION",

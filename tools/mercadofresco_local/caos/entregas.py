@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 from mercadofresco.aws import client
 
-from mercadofresco_local.caos.programa import Suceso
+from mercadofresco_local.caos.calendario import Suceso
 from mercadofresco_local.caos.registro import TipoFallo, entre, registrar
 
 if TYPE_CHECKING:
     import random
 
+    from mercadofresco_local.caos.calendario import Falta, Lienzo
     from mercadofresco_local.caos.orquesta import Orquesta
-    from mercadofresco_local.caos.programa import Falta, Lienzo
 
 ESPERA_AVISO_S = 240.0  # a notice exists only once its order is confirmed: at most a drain later
 

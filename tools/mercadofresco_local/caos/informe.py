@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco_local.caos.calendario import programa
 from mercadofresco_local.caos.juicio import Violacion
-from mercadofresco_local.caos.programa import programa
 from mercadofresco_local.invariantes import Invariante
 
 if TYPE_CHECKING:

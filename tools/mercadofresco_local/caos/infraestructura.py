@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from mercadofresco_local.caos.programa import Suceso
+from mercadofresco_local.caos.calendario import Suceso
 from mercadofresco_local.caos.registro import TipoFallo, entre, registrar
 
 if TYPE_CHECKING:
     import random
 
+    from mercadofresco_local.caos.calendario import Falta, Lienzo
     from mercadofresco_local.caos.orquesta import Orquesta
-    from mercadofresco_local.caos.programa import Falta, Lienzo
 
 ESPERA_COBRO_S = 30.0
 

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mercadofresco_local import muerte
-from mercadofresco_local.caos.programa import FalloLambda
+from mercadofresco_local.caos.calendario import FalloLambda
 from mercadofresco_local.caos.registro import TipoFallo, entre, registrar
 from mercadofresco_local.plataforma import LambdaCrashed, LambdaTimeout
 
 if TYPE_CHECKING:
     import random
 
-    from mercadofresco_local.caos.programa import Falta, Lienzo, ProgramaCaos
+    from mercadofresco_local.caos.calendario import Falta, Lienzo, ProgramaCaos
 
 # Functions the schedule may hit, with the share of Lambda faults each gets.
 FUNCIONES = {"cobro": 0.5, "reclamo": 0.15, "erp": 0.15, "correo": 0.2}

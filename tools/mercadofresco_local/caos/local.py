@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 
 from mercadofresco_local import flujo, muerte
+from mercadofresco_local.caos.calendario import programa
 from mercadofresco_local.caos.informe import ResultadoSemilla, anotar
 from mercadofresco_local.caos.juicio import Registros, juzgar, plantillas_por_pedido, repeticiones
 from mercadofresco_local.caos.lambdas import PlanLambda
 from mercadofresco_local.caos.orquesta import Orquesta
-from mercadofresco_local.caos.programa import programa
 from mercadofresco_local.caos.registro import por_defecto
 
 if TYPE_CHECKING:

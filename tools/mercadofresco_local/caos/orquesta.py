@@ -15,7 +15,7 @@ from mercadofresco_local.hilos import BackgroundThread, stop_all
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mercadofresco_local.caos.programa import ProgramaCaos
+    from mercadofresco_local.caos.calendario import ProgramaCaos
     from mercadofresco_local.caos.registro import Registro
     from mercadofresco_local.sesion import Sesion
 

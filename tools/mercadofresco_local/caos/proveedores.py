@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mercadofresco_local.caos.programa import Rechazo
+from mercadofresco_local.caos.calendario import Rechazo
 from mercadofresco_local.caos.registro import TipoFallo, entre, registrar
 from mercadofresco_local.proveedores import Fallo
 
 if TYPE_CHECKING:
     import random
 
-    from mercadofresco_local.caos.programa import Falta, Lienzo
+    from mercadofresco_local.caos.calendario import Falta, Lienzo
 
 
 def _ventana(tipo: TipoFallo, rng: random.Random, lienzo: Lienzo) -> tuple[float, float]:

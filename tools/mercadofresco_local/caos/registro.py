@@ -16,8 +16,8 @@ from mercadofresco_local.caos import especificacion
 if TYPE_CHECKING:
     import random
 
+    from mercadofresco_local.caos.calendario import Falta, Lienzo, Suceso
     from mercadofresco_local.caos.orquesta import Orquesta
-    from mercadofresco_local.caos.programa import Falta, Lienzo, Suceso
 
 CLASES: dict[str, type[TipoFallo]] = {}
 
