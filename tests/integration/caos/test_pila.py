@@ -121,7 +121,7 @@ def test_stack_records_with_broken_guarantees_are_judged_violations_by_the_local
     terminadas(pila, 4)
 
     # WHEN the stack's records of this run's orders are read and judged
-    registros = registros_de_pila(pila, ["PED-1", "PED-2", "PED-3", "PED-4"], ahora)
+    registros = registros_de_pila(pila, ["PED-1", "PED-2", "PED-3", "PED-4"])
     violaciones, invariantes = juzgar(registros, ahora)
 
     # THEN exactly the broken guarantees are violations, each on its order; the other run's is not ours
@@ -145,7 +145,7 @@ def test_a_clean_stack_run_keeps_every_invariant(pila: Pila) -> None:
     terminadas(pila, 2)
 
     # WHEN judged
-    violaciones, invariantes = juzgar(registros_de_pila(pila, ["PED-1", "PED-2"], time.time()), time.time())
+    violaciones, invariantes = juzgar(registros_de_pila(pila, ["PED-1", "PED-2"]), time.time())
 
     # THEN nothing is broken, nothing lost
     assert violaciones == []

@@ -12,7 +12,6 @@ code as every local seed.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from mercadofresco_local.caos import especificacion, fis
 from mercadofresco_local.caos.juicio import Registros, plantillas_por_pedido, repeticiones
 from mercadofresco_local.caos.local import en_curso
 from mercadofresco_local.observador import ejecuciones, resultados_por_pedido
+from mercadofresco_local.runtime import mensajes_en_cola
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -82,7 +82,7 @@ def _pedido_de(clave: str) -> str:
     return _pedido_de_clave(clave)[1].split(":")[0]
 
 
-def registros_de_pila(pila: Pila, pedidos: list[str], ahora_s: float) -> Registros:
+def registros_de_pila(pila: Pila, pedidos: list[str]) -> Registros:
     """The stack's own records of these orders: executions, the sandbox's records, the idempotency table, SQS."""
     nuestros = set(pedidos)
     maquina = pila.fisico("ProcesarPedido", "this project's template.yaml")
@@ -108,7 +108,7 @@ def registros_de_pila(pila: Pila, pedidos: list[str], ahora_s: float) -> Registr
                 correos.append({"plantilla": PLANTILLA_DE_CLAVE[operacion], "datos": {"pedido_id": pedido}})
     avisos, envios = plantillas_por_pedido(correos)
     en_marcha = sum(1 for e in lista if e.estado == "RUNNING")
-    en_cola = _mensajes(pila.fisico("ColaPedidos", "this project's template.yaml")) + en_marcha
+    en_cola = mensajes_en_cola(pila.fisico("ColaPedidos", "this project's template.yaml")) + en_marcha
     en_dlq = _pedidos_en_dlq(pila.fisico("ColaPedidosFallidos", "this project's template.yaml"), nuestros)
     procesados = {p for p, c in por_pedido.items() if any(f in inv.PROCESADO for f in c)}
     balance = inv.Balance("pedidos", len(nuestros), len(procesados), len(en_dlq - procesados), en_cola)
@@ -126,16 +126,6 @@ def registros_de_pila(pila: Pila, pedidos: list[str], ahora_s: float) -> Registr
         balances=[balance],
         en_reposo=en_cola == 0,
     )
-
-
-def _mensajes(url: str) -> int:
-    nombres = [
-        "ApproximateNumberOfMessages",
-        "ApproximateNumberOfMessagesNotVisible",
-        "ApproximateNumberOfMessagesDelayed",
-    ]
-    atributos = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=nombres)["Attributes"]
-    return sum(int(atributos.get(n, 0)) for n in nombres)
 
 
 def _pedidos_en_dlq(url: str, nuestros: set[str]) -> set[str]:
@@ -211,4 +201,4 @@ def correr(
         smoke.dormir(intervalo_s)
     smoke.seguir(espera_s, intervalo_s)
     ids = [s.pedido_id for s in smoke.seguimientos]
-    return experimentos, registros_de_pila(pila, ids, time.time()), errores
+    return experimentos, registros_de_pila(pila, ids), errores
