@@ -150,7 +150,7 @@ def test_parallel_campaign_stops_a_hung_child_and_fails_its_seeds(tmp_path, monk
         return [sys.executable, "-c", "import signal; signal.pause()"]  # never reports, never ends by itself
 
     # GIVEN a child that hangs, and a campaign that allows no time without progress
-    monkeypatch.setattr(caos, "SIN_AVANCE_MAX_S", 0.0)
+    monkeypatch.setattr(caos.paralelo, "SIN_AVANCE_MAX_S", 0.0)
     # WHEN the campaign runs
     resultados, _ = caos.correr_en_paralelo([1, 2], 1, 6, 6.0, tmp_path, comando=comando)
     # THEN the child is stopped and both its seeds are failures that say so

@@ -1,0 +1,135 @@
+"""The generator's FIS experiment templates are the ones in template.yaml, wired only under Chaos=enabled."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from cfn_lint_mensajeria import RULES_DIR
+from cfnlint.api import lint_file
+from mercadofresco_local.caos import especificacion, fis
+from mercadofresco_local.plantilla import PLANTILLA, RAIZ, Plantilla
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+IGNORADAS = ["ES6000", "WS1004"]  # .cfnlintrc's, with its reasons
+
+
+@pytest.fixture(scope="module")
+def recursos() -> dict:
+    return json.loads(json.dumps(Plantilla().recursos))
+
+
+def test_template_holds_exactly_the_generators_experiment_templates(recursos: dict) -> None:
+    # GIVEN the spec's FIS-capable kinds  WHEN the generator turns them into experiment templates
+    generadas = fis.plantillas()
+    # THEN template.yaml holds exactly those, and one per FIS-capable kind
+    en_plantilla = {k: v for k, v in recursos.items() if v["Type"] == "AWS::FIS::ExperimentTemplate"}
+    assert en_plantilla == generadas
+    assert len(generadas) == len(especificacion.cargar().de_fis()) == 3
+
+
+def test_generator_output_is_pinned() -> None:
+    # GIVEN / WHEN the generated templates  THEN the actions and their parameters are these
+    acciones = {
+        id_logico: {n: (a["ActionId"], a["Parameters"]) for n, a in r["Properties"]["Actions"].items()}
+        for id_logico, r in fis.plantillas().items()
+    }
+    assert acciones == {
+        "ExperimentoCaosPasarelaTiempoAgotado": {
+            "PasarelaTiempoAgotado": (
+                "aws:lambda:invocation-add-delay",
+                {"duration": "PT5M", "invocationPercentage": "30", "startupDelayMilliseconds": "10000"},
+            )
+        },
+        "ExperimentoCaosCobroTrasCargo": {
+            "CobroTrasCargo": (
+                "aws:lambda:invocation-http-integration-response",
+                {
+                    "duration": "PT5M",
+                    "invocationPercentage": "20",
+                    "preventExecution": "false",
+                    "statusCode": "502",
+                    "contentTypeHeader": "application/json",
+                },
+            )
+        },
+        "ExperimentoCaosConsumidorError": {
+            "ConsumidorError": (
+                "aws:lambda:invocation-error",
+                {"duration": "PT5M", "invocationPercentage": "20", "preventExecution": "false"},
+            )
+        },
+    }
+
+
+def test_every_target_carries_the_extension_only_under_chaos(recursos: dict) -> None:
+    # GIVEN every function an experiment targets
+    for funcion, condicion_extra in fis.funciones_objetivo().items():
+        propiedades = recursos[funcion]["Properties"]
+        # WHEN its layers and variables are read  THEN the extension, its wrapper and its configuration
+        # location are there only through Fn::If on ChaosEnabled (AWS::NoValue otherwise)
+        capas = [c for c in propiedades["Layers"] if "Fn::If" in c]
+        assert len(capas) == 1 and capas[0]["Fn::If"][0] == fis.CONDICION
+        assert "AWS-FIS-extension-${Architecture}/1.x.x" in json.dumps(capas[0])
+        variables = propiedades["Environment"]["Variables"]
+        for nombre in ("AWS_LAMBDA_EXEC_WRAPPER", "AWS_FIS_CONFIGURATION_LOCATION"):
+            assert variables[nombre]["Fn::If"][0] == fis.CONDICION
+            assert variables[nombre]["Fn::If"][2] == {"Ref": "AWS::NoValue"}
+        assert variables["AWS_LAMBDA_EXEC_WRAPPER"]["Fn::If"][1] == "/opt/aws-fis/bootstrap"
+        cubo = recursos["ChaosConfigBucket"]["Properties"]["BucketName"]["Fn::Sub"]
+        assert variables["AWS_FIS_CONFIGURATION_LOCATION"]["Fn::If"][1] == {
+            "Fn::Sub": f"arn:${{AWS::Partition}}:s3:::{cubo}/FisConfigs/"
+        }
+        assert condicion_extra is None or recursos[funcion]["Condition"] == condicion_extra
+
+
+def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recursos: dict) -> None:
+    # GIVEN the template  WHEN its chaos resources and parameter are read
+    plantilla = Plantilla().doc
+    caos = {k: v for k, v in recursos.items() if k.startswith(("Chaos", "ExperimentoCaos"))}
+    # THEN nothing of it is attached unless Chaos=enabled
+    assert plantilla["Parameters"]["Chaos"]["Default"] == "disabled"
+    assert len(caos) == 7
+    assert all(v["Condition"] in ("ChaosEnabled", "ChaosSimularPasarela") for v in caos.values())
+
+
+@pytest.mark.parametrize(
+    "reglas", [[RULES_DIR], [RULES_DIR, "cfn_lint_serverless.rules"]], ids=["cfn-lint", "serverless"]
+)
+def test_template_with_chaos_enabled_lints_clean(tmp_path: Path, reglas: list[str]) -> None:
+    # GIVEN template.yaml with Chaos defaulting to enabled (next to it: its CodeUri paths resolve)
+    copia = RAIZ / f".template-con-caos-{tmp_path.name}.yaml"
+    copia.write_text(fis.con_caos(PLANTILLA.read_text()))
+    try:
+        # WHEN cfn-lint reads it with the project's rules (and AWS's serverless rules)
+        errores = lint_file(
+            copia, config={"append_rules": reglas, "regions": ["eu-south-2"], "ignore_checks": IGNORADAS}
+        )
+    finally:
+        copia.unlink()
+    # THEN nothing is reported
+    assert [str(e) for e in errores] == []
+
+
+def test_con_caos_refuses_a_template_without_the_chaos_parameter() -> None:
+    with pytest.raises(ValueError, match="Chaos"):
+        fis.con_caos("Parameters:\n  Stage:\n    Type: String\n")
+
+
+@pytest.mark.parametrize(("duracion", "minutos"), [("PT5M", 5), ("PT1H30M", 90), ("PT90S", 1.5), ("PT2M30S", 2.5)])
+def test_minutos_reads_fis_durations(duracion: str, minutos: float) -> None:
+    # GIVEN / WHEN / THEN an ISO 8601 duration is read in minutes
+    assert fis.minutos(duracion) == minutos
+
+
+def test_minutos_refuses_what_is_not_a_duration() -> None:
+    with pytest.raises(ValueError, match="P5D"):
+        fis.minutos("P5D")
+
+
+def test_coste_bills_every_started_action_minute_at_ten_cents() -> None:
+    # GIVEN two actions of 5 min and one of 2 min 10 s  WHEN costed  THEN 5 + 5 + 3 minutes at 0.10 USD
+    assert fis.coste_usd([5, 5, 2 + 10 / 60]) == 1.30

@@ -1,0 +1,113 @@
+"""The one judge of a chaos run: DESIGN.md's six invariants over what the system itself recorded.
+
+A local seed (:mod:`~mercadofresco_local.caos.local`) and a run against a deployed stack
+(:mod:`~mercadofresco_local.caos.pila`) each read their records into :class:`Registros`;
+:func:`juzgar` is the same code for both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco_local import invariantes as inv
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mercadofresco_local.invariantes import Balance, Invariante
+
+# The outcome e-mails: one of them tells the customer how the order ended (invariant 6).
+PLANTILLAS_AVISO = frozenset({"confirmacion-pedido", "pedido-no-confirmado", "pedido-rechazado", "pedido-cancelado"})
+_ID_PEDIDO = re.compile(r"(CAOS-S\d+-\d{6}|PED-[A-Za-z0-9-]+)")
+
+
+@dataclass
+class Violacion:
+    invariante: str
+    pedido: str
+    detalle: str
+
+
+@dataclass
+class Registros:
+    """What the components recorded about one run's orders (nothing taken from what the run meant to do)."""
+
+    comprometidos: list[str]  # orders the store committed
+    por_pedido: dict[str, Counter[str]]  # order -> its executions' final states
+    cobros: list[dict[str, Any]]  # charges the gateway made
+    reembolsos: list[dict[str, Any]]  # refunds the gateway made
+    avisos: dict[str, set[str]]  # order -> outcome e-mails sent for it
+    repetidos: dict[str, str]  # order -> more than one ERP notice or e-mail of one outcome (what)
+    en_curso: list[tuple[str, float | None]]  # idempotency keys still EN_CURSO, with their lease end
+    balances: list[Balance]  # per flow: accepted = processed + DLQ + queued
+    en_reposo: bool  # the system drained: no execution running, nothing queued
+    notas: list[str] = field(default_factory=list)
+
+
+def juzgar(r: Registros, ahora_s: float) -> tuple[list[Violacion], list[Invariante]]:
+    """Per-order violations, and the run's aggregate invariants (:mod:`mercadofresco_local.invariantes`)."""
+    violaciones: list[Violacion] = []
+    reembolsados = {x["referencia_cobro"] for x in r.reembolsos}
+    for c in r.cobros:
+        if c["referencia_cobro"] not in reembolsados and not r.por_pedido.get(c["pedido_id"], Counter())["Confirmado"]:
+            violaciones.append(Violacion("4 ningún cobro sin pedido confirmado o reembolsado", c["pedido_id"], str(c)))
+    for pedido, n in Counter(c["pedido_id"] for c in r.cobros).items():
+        if n > 1:
+            violaciones.append(Violacion("2 como mucho un cobro por pedido", pedido, f"{n} cobros"))
+    referencias = {c["referencia_cobro"] for c in r.cobros}
+    for x in r.reembolsos:
+        if x["referencia_cobro"] not in referencias:
+            violaciones.append(Violacion("3 cada reembolso corresponde a un cobro", x["pedido_id"], str(x)))
+    for pedido in r.comprometidos:
+        finales = r.por_pedido.get(pedido, Counter())
+        if sum(n for final, n in finales.items() if final in inv.PROCESADO) != 1:
+            violaciones.append(Violacion("1 exactamente una ejecución procesa cada pedido", pedido, f"{dict(finales)}"))
+        if not r.avisos.get(pedido):
+            violaciones.append(
+                Violacion("6 el cliente sabe cómo acabó su pedido", pedido, f"ningún correo; {dict(finales)}")
+            )
+    for pedido, detalle in r.repetidos.items():
+        violaciones.append(Violacion("un aviso al ERP y un correo por pedido y resultado", pedido, detalle))
+    for clave, caduca in r.en_curso:
+        if caduca is None or caduca < ahora_s:
+            pedido = m.group(0) if (m := _ID_PEDIDO.search(clave)) else clave
+            violaciones.append(Violacion("6 ningún EN_CURSO pasado su plazo", pedido, f"{clave} EN_CURSO {caduca}"))
+    if not r.en_reposo:
+        violaciones.append(Violacion("6 ninguna ejecución sigue en curso", "-", "el sistema no quedó en reposo"))
+    invariantes = [
+        inv.un_evento_procesado_por_pedido(r.comprometidos, r.por_pedido),
+        inv.un_cobro_como_maximo(r.cobros),
+        inv.reembolsos_con_cobro(r.cobros, r.reembolsos),
+        inv.cobros_con_pedido(r.cobros, r.reembolsos, r.por_pedido),
+        inv.ningun_mensaje_perdido(r.balances),
+    ]
+    return violaciones, invariantes
+
+
+def plantillas_por_pedido(correos: list[dict[str, Any]]) -> tuple[dict[str, set[str]], Counter[tuple[str, str]]]:
+    """E-mail bodies sent (``{plantilla, datos: {pedido_id}}``) -> outcome e-mails per order, sends per template."""
+    avisos: dict[str, set[str]] = {}
+    envios: Counter[tuple[str, str]] = Counter()
+    for cuerpo in correos:
+        pedido, plantilla = str(cuerpo.get("datos", {}).get("pedido_id")), cuerpo.get("plantilla")
+        envios[(pedido, str(plantilla))] += 1
+        if plantilla in PLANTILLAS_AVISO:
+            avisos.setdefault(pedido, set()).add(plantilla)
+    return avisos, envios
+
+
+def repeticiones(
+    erp: Counter[str], envios: Counter[tuple[str, str]], es_nuestro: Callable[[str], bool]
+) -> dict[str, str]:
+    """Orders with more than one ERP notice, or more than one e-mail of one outcome (DESIGN.md: one of each)."""
+    repetidos: dict[str, list[str]] = {}
+    for pedido, n in erp.items():
+        if n > 1 and es_nuestro(pedido):
+            repetidos.setdefault(pedido, []).append(f"{n} avisos al ERP")
+    for (pedido, plantilla), n in envios.items():
+        if n > 1 and es_nuestro(pedido):
+            repetidos.setdefault(pedido, []).append(f"{n} correos «{plantilla}»")
+    return {pedido: "; ".join(partes) for pedido, partes in repetidos.items()}

@@ -1,0 +1,178 @@
+"""A seed on the local runtime: schedule, orders, quiescence, the records read back and judged."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco.aws import client
+
+from mercadofresco_local import flujo, muerte
+from mercadofresco_local.caos.calendario import programa
+from mercadofresco_local.caos.informe import ResultadoSemilla, anotar
+from mercadofresco_local.caos.juicio import Registros, juzgar, plantillas_por_pedido, repeticiones
+from mercadofresco_local.caos.lambdas import PlanLambda
+from mercadofresco_local.caos.orquesta import Orquesta
+from mercadofresco_local.caos.registro import por_defecto
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mercadofresco_local.informe import Informe
+    from mercadofresco_local.sesion import Sesion
+
+COMPRESION = 20.0
+DRENAJE_MAX_S = 240.0  # quiescence bound per seed (compressed leases, waits and visibilities)
+
+
+def prefijo_de(semilla: int) -> str:
+    return f"CAOS-S{semilla}-"
+
+
+def registros_locales(sesion: Sesion, res: flujo.Resultados, drenado: bool) -> Registros:
+    """This seed's records: the stand-ins' effects, PostgreSQL, the idempotency table, the executions, SQS."""
+    assert sesion.runtime is not None
+    p = sesion.proveedores
+    correos = [e["cuerpo"] for e in p.correo_principal.efectos + p.correo_secundario.efectos]
+    avisos, envios = plantillas_por_pedido(correos)
+    erp = Counter(str(e["cuerpo"].get("pedido_id")) for e in p.erp.efectos if e["ruta"] == "/avisos")
+    tabla = sesion.runtime.plantilla.ref("TablaIdempotencia")
+    return Registros(
+        comprometidos=res.comprometidos,
+        por_pedido=res.por_pedido,
+        cobros=res.cobros,
+        reembolsos=res.reembolsos,
+        avisos=avisos,
+        repetidos=repeticiones(erp, envios, res.es_nuestro),
+        en_curso=en_curso(tabla, lambda clave: res.prefijo in clave),
+        balances=flujo.balances(sesion, res),
+        en_reposo=drenado and not sesion.runtime.ejecuciones_en_curso(),
+    )
+
+
+def en_curso(tabla: str, es_nuestra: Callable[[str], bool]) -> list[tuple[str, float | None]]:
+    """Idempotency records of the run's orders (``es_nuestra(clave)``) still ``EN_CURSO``: (key, lease end)."""
+    encontrados = []
+    for pagina in client("dynamodb").get_paginator("scan").paginate(TableName=tabla, ConsistentRead=True):
+        for item in pagina["Items"]:
+            clave = item["clave"]["S"]
+            if es_nuestra(clave) and item.get("estado", {}).get("S") == "EN_CURSO":
+                caduca = item.get("caduca_bloqueo", {}).get("N")
+                encontrados.append((clave, float(caduca) if caduca else None))
+    return encontrados
+
+
+def correr_semilla(
+    sesion: Sesion, semilla: int, pedidos: int, ritmo: float, avance: Callable[[], None] | None = None
+) -> ResultadoSemilla:
+    """One seed in an open chaos session: schedule, orders, quiescence, checks."""
+    avance = avance or (lambda: None)
+    assert sesion.tienda is not None and sesion.runtime is not None and sesion.redis_privado is not None
+    inicio = time.monotonic()
+    registro = por_defecto()
+    prog = programa(semilla, pedidos, ritmo, registro)
+    prefijo = prefijo_de(semilla)
+    sesion.preparar_semilla(semilla)
+    sesion.tienda.prefijo = prefijo
+    sesion.proveedores.fallos.programar(*prog.proveedores)
+    muerte.CONTROL.planificar(PlanLambda(prog, prefijo))
+    muertes_antes, estrangulados_antes = len(muerte.CONTROL.muertes), sum(muerte.CONTROL.estrangulados.values())
+    pg = sesion.postgres_privado
+    reinicios_antes = pg.reinicios if pg else 0
+    sesion.proveedores.fallos.reiniciar_reloj()
+    orquesta = Orquesta(sesion, prog, prefijo, registro).arrancar()
+
+    def crear(datos: dict[str, Any], numero: int) -> None:
+        if numero in prog.rechazados:  # a customer of its own, whose card the gateway declines
+            datos["cliente_id"] = f"CLI-RECHAZO-{semilla}-{numero}"
+            sesion.proveedores.fallos.rechazar_tarjeta(datos["cliente_id"])
+        crear_resistiendo_reinicios(sesion, datos)
+
+    productor = flujo.Productor(sesion, pedidos, ritmo, crear).arrancar()
+    drenado = True
+    try:
+        flujo.esperar_drenaje(sesion, productor, DRENAJE_MAX_S + prog.duracion_s, avance)
+    except TimeoutError:
+        drenado = False
+    finally:
+        orquesta.parar()
+    if orquesta.hechos and drenado:  # the events played after the drain may have left work behind
+        try:
+            flujo.esperar_drenaje(sesion, None, DRENAJE_MAX_S, avance)
+        except TimeoutError:
+            drenado = False
+    muerte.CONTROL.planificar(None)
+    sesion.proveedores.fallos.limpiar()
+    res = flujo.recolectar(sesion, prefijo)
+    violaciones, invariantes = juzgar(registros_locales(sesion, res, drenado), time.time())
+    sesion.vaciar_dlqs()
+    return ResultadoSemilla(
+        semilla=semilla,
+        pedidos=len(res.comprometidos),
+        faltas=prog.faltas(),
+        muertes=len(muerte.CONTROL.muertes) - muertes_antes,
+        estrangulados=sum(muerte.CONTROL.estrangulados.values()) - estrangulados_antes,
+        violaciones=violaciones,
+        informe_invariantes=invariantes,
+        reembolsos=len(res.reembolsos),
+        notas=orquesta.errores,
+        reinicios_postgres=(pg.reinicios - reinicios_antes) if pg else 0,
+        postgres_real=pg is not None,
+        avisos_repetidos=len(orquesta.repetidos),
+        duracion_s=round(time.monotonic() - inicio, 1),
+        por_tipo=dict(prog.por_tipo),
+    )
+
+
+def crear_resistiendo_reinicios(sesion: Sesion, datos: dict[str, Any]) -> None:
+    """Place an order as a store client does while PostgreSQL restarts: reconnect, ask, retry.
+
+    A failed connection may have lost the answer to a commit that happened: the order is looked
+    up by its id before placing it again (the id is the store client's idempotency key).
+    """
+    import psycopg
+
+    assert sesion.tienda is not None and sesion.base is not None
+    limite = time.monotonic() + DRENAJE_MAX_S
+    while True:
+        try:
+            sesion.tienda.crear_con_outbox(datos)
+            return
+        except psycopg.OperationalError:
+            if time.monotonic() > limite:
+                raise
+        while True:  # the server is restarting: wait until it accepts a connection again
+            try:
+                sesion.tienda.cerrar()
+                sesion.tienda.abrir()
+                break
+            except psycopg.OperationalError:
+                if time.monotonic() > limite:
+                    raise
+                time.sleep(0.1)  # polling the server's availability, not a synchronisation with the system
+        if sesion.base.consultar("SELECT 1 FROM pedidos WHERE pedido_id = %s", datos["pedido_id"]):
+            return
+
+
+def caos(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Callable[[str, int, int], None]) -> None:
+    """The ``caos`` scenario: the session's seeds (``sesion.semillas``), one after another."""
+    semillas = sesion.semillas or [1]
+    resultados: list[ResultadoSemilla] = []
+    for semilla in semillas:
+        hechas = len(resultados)
+        avance(f"caos: semilla {semilla}", hechas, len(semillas))
+        resultado = correr_semilla(
+            sesion,
+            semilla,
+            n,
+            ritmo,
+            lambda: avance(f"caos: semilla {semilla}", hechas, len(semillas)),  # noqa: B023
+        )
+        resultados.append(resultado)
+        if sesion.resultados is not None:  # a child of a parallel campaign: the parent reads it as it goes
+            with sesion.resultados.open("a") as f:
+                f.write(json.dumps(asdict(resultado)) + "\n")
+    anotar(informe, resultados, n, ritmo)
