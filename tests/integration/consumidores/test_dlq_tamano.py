@@ -7,22 +7,17 @@ and count body + attributes themselves (:func:`_bytes_sqs`).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import boto3
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import dlq
-from mercadofresco.consumer import Consumer
-from mercadofresco_local.mapeos import registro_sqs
 
+from tests.integration.consumidores.conftest import LIMITE_SQS_BYTES, consumir
 from tests.unit.fuzz.estrategias import ejemplos
 
 pytestmark = pytest.mark.integration
-
-LIMITE_SQS_BYTES = 262_144  # SQS's 256 KiB: the body plus every attribute's name, type and value
 
 
 def _bytes_sqs(mensaje: dict[str, Any]) -> int:
@@ -33,34 +28,8 @@ def _bytes_sqs(mensaje: dict[str, Any]) -> int:
     return total
 
 
-@pytest.fixture
-def colas(aws: None) -> tuple[Any, dict[str, str], str]:
-    """A source queue and its DLQ, both at SQS's 256 KiB limit: (client, source {url, arn}, DLQ url)."""
-    sqs = boto3.client("sqs")
-    limite = {"MaximumMessageSize": str(LIMITE_SQS_BYTES)}
-    dlq_url = sqs.create_queue(QueueName="mercadofresco-prueba-fallidos", Attributes=limite)["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 4})
-    url = sqs.create_queue(QueueName="mercadofresco-prueba", Attributes=limite | {"RedrivePolicy": redrive})["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    return sqs, {"url": url, "arn": arn}, dlq_url
-
-
-def _consumir(sqs: Any, origen: dict[str, str], cuerpo: str, atributos: dict[str, Any]) -> dict[str, Any]:
-    """Send ``cuerpo`` to the source queue, hand it to a consumer as Lambda would, return its dead letter."""
-    sqs.send_message(QueueUrl=origen["url"], MessageBody=cuerpo, MessageAttributes=atributos)
-    (mensaje,) = sqs.receive_message(
-        QueueUrl=origen["url"], AttributeNames=["All"], MessageAttributeNames=["All"]
-    )["Messages"]
-    respuesta = Consumer("prueba", {}, sqs=sqs)({"Records": [registro_sqs(mensaje, origen["arn"])]})
-    assert respuesta == {"batchItemFailures": []}
-    return mensaje
-
-
 def _muerto(sqs: Any, dlq_url: str) -> dict[str, Any]:
-    (muerto,) = sqs.receive_message(QueueUrl=dlq_url, MessageAttributeNames=["All"], MaxNumberOfMessages=10)[
-        "Messages"
-    ]
+    (muerto,) = sqs.receive_message(QueueUrl=dlq_url, MessageAttributeNames=["All"], MaxNumberOfMessages=10)["Messages"]
     return muerto
 
 
@@ -69,7 +38,7 @@ def test_dead_letter_of_a_body_at_the_sqs_limit_keeps_reason_and_origin_and_cuts
     sqs, origen, dlq_url = colas
     cuerpo = "no es json " + "x" * (LIMITE_SQS_BYTES - 11)
     # WHEN the consumer dead-letters it
-    _consumir(sqs, origen, cuerpo, {})
+    assert consumir(sqs, origen, cuerpo, {}) == {"batchItemFailures": []}
     # THEN its copy in the DLQ carries the reason and the queue it came from...
     muerto = _muerto(sqs, dlq_url)
     atributos = {k: v["StringValue"] for k, v in muerto["MessageAttributes"].items()}
@@ -85,7 +54,7 @@ def test_dead_letter_of_a_body_at_the_sqs_limit_keeps_reason_and_origin_and_cuts
 def test_dead_letter_that_fits_keeps_its_body_whole_and_no_cut_mark(colas) -> None:
     # GIVEN a small message that is not JSON
     sqs, origen, dlq_url = colas
-    _consumir(sqs, origen, "no es json", {})
+    assert consumir(sqs, origen, "no es json", {}) == {"batchItemFailures": []}
     # THEN its copy is verbatim, with its reason and no cut mark
     muerto = _muerto(sqs, dlq_url)
     assert muerto["Body"] == "no es json"
@@ -108,7 +77,7 @@ def test_fuzz_dead_letter_near_the_limit_with_attributes_always_keeps_reason_and
     ancho = len(caracter.encode())
     cuerpo = caracter * ((relleno - atributo - len("trazaString")) // ancho)
     # WHEN the consumer dead-letters it
-    _consumir(sqs, origen, cuerpo, atributos)
+    assert consumir(sqs, origen, cuerpo, atributos) == {"batchItemFailures": []}
     # THEN the reason and origin are always there, the whole fits, and the body is the original or its start
     muerto = _muerto(sqs, dlq_url)
     sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=muerto["ReceiptHandle"])

@@ -173,4 +173,8 @@ VALORES: dict[str, Callable[[Any], Any]] = {
     "moneda": validation.moneda,
     "email": validation.email,
     "lineas": _lineas,
+    # Optional text the projection stores (the outcome's reason, the event's id): a code or null, never an object.
+    "motivo": lambda v: v is None or validation.identificador(v, "motivo"),
+    "error": lambda v: v is None or validation.identificador(v, "error"),
+    "id": lambda v: v is None or validation.identificador(v, "id"),
 }
