@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from aws_lambda_powertools import Logger
+from mercadofresco import validation
 from mercadofresco.errors import EventoInvalido
 from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore, claves
 from mercadofresco.idempotency.registro import Registro
@@ -26,6 +27,7 @@ logger = Logger()
 
 configuracion = IdempotencyConfig.from_env()
 reloj_s = time.time  # injectable: the local run and the tests move time instead of waiting
+EJECUCION_MAX_CHARS = 256  # Step Functions' limit on an execution ARN
 
 
 # Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load.
@@ -60,9 +62,11 @@ def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise EventoInvalido(f"payload must be a JSON object, got {type(event).__name__}")
-    pedido_id, ejecucion = event.get("pedido_id"), event.get("ejecucion")
-    if not isinstance(pedido_id, str) or not isinstance(ejecucion, str) or not ejecucion.strip():
-        raise EventoInvalido("payload needs 'pedido_id' and 'ejecucion' (the execution id) as strings")
+    try:
+        pedido_id = validation.id_tienda(event.get("pedido_id"), "pedido_id")
+        ejecucion = validation.identificador(event.get("ejecucion"), "ejecucion", max_chars=EJECUCION_MAX_CHARS)
+    except validation.ValorInvalido as exc:
+        raise EventoInvalido(f"payload needs 'pedido_id' and 'ejecucion' (the execution id): {exc}") from None
     respuesta = reclamar(pedido_id, ejecucion)
     logger.info("order claim", extra={"reclamado": respuesta["reclamado"], "estado": respuesta["estado"]})
     return respuesta

@@ -98,8 +98,21 @@ def test_reclamo_closed_outcome_blocks_until_its_ttl(reclamo, tabla_idempotencia
     assert reclamo.lambda_handler(load_event("reclamo-otra-ejecucion.json"), lambda_context)["reclamado"] is False
 
 
-@pytest.mark.parametrize("evento", [{}, {"pedido_id": "PED-1"}, {"pedido_id": 7, "ejecucion": "arn"}, []])
-def test_reclamo_invalid_payload_gives_a_clear_error(reclamo, lambda_context, evento):
+@pytest.mark.parametrize(
+    "evento",
+    [
+        {},
+        {"pedido_id": "PED-1"},
+        {"pedido_id": 7, "ejecucion": "arn"},
+        [],
+        {"pedido_id": "PED-\U0001f600", "ejecucion": "arn"},  # not the store's format
+        {"pedido_id": "PED-1", "ejecucion": "arn\x00"},
+        {"pedido_id": "PED-1", "ejecucion": "a" * 257},
+    ],
+)
+def test_reclamo_invalid_payload_gives_a_clear_error(reclamo, tabla_idempotencia, lambda_context, evento):
     # GIVEN a payload without the order or the execution WHEN handled THEN a clear, non-retried error
     with pytest.raises(EventoInvalido, match="payload"):
         reclamo.lambda_handler(evento, lambda_context)
+    # AND nothing was claimed
+    assert boto3.client("dynamodb").scan(TableName=tabla_idempotencia)["Count"] == 0
