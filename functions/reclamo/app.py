@@ -20,6 +20,7 @@ from aws_lambda_powertools import Logger
 from mercadofresco import validation
 from mercadofresco.errors import EventoInvalido
 from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore, claves
+from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 from mercadofresco.idempotency.registro import Registro
 from mercadofresco.process_cache import lazy_module_attribute
 
@@ -64,8 +65,9 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         raise EventoInvalido(f"payload must be a JSON object, got {type(event).__name__}")
     try:
         pedido_id = validation.id_tienda(event.get("pedido_id"), "pedido_id")
+        claves.pedido(pedido_id)  # refuses a UUID-shaped id: it looks like a MessageId, not an order
         ejecucion = validation.identificador(event.get("ejecucion"), "ejecucion", max_chars=EJECUCION_MAX_CHARS)
-    except validation.ValorInvalido as exc:
+    except (validation.ValorInvalido, IdempotencyKeyError) as exc:
         raise EventoInvalido(f"payload needs 'pedido_id' and 'ejecucion' (the execution id): {exc}") from None
     respuesta = reclamar(pedido_id, ejecucion)
     logger.info("order claim", extra={"reclamado": respuesta["reclamado"], "estado": respuesta["estado"]})

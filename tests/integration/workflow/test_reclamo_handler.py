@@ -106,6 +106,7 @@ def test_reclamo_closed_outcome_blocks_until_its_ttl(reclamo, tabla_idempotencia
         {"pedido_id": 7, "ejecucion": "arn"},
         [],
         {"pedido_id": "PED-\U0001f600", "ejecucion": "arn"},  # not the store's format
+        {"pedido_id": "9b2e6c1a-4a4f-4f7e-9d8c-1c2b3a4d5e6f", "ejecucion": "arn"},  # a MessageId's shape
         {"pedido_id": "PED-1", "ejecucion": "arn\x00"},
         {"pedido_id": "PED-1", "ejecucion": "a" * 257},
     ],
