@@ -115,7 +115,11 @@ def _lineas(pedido: dict[str, Any]) -> int:
             raise EventoInvalido(f"line {i} must be an object with 'sku' and 'cantidad'")
         cantidad = linea.get("cantidad")
         # The sku names the line's reservation (reserva:{pedido_id}:{sku}): refused here, before the charge.
-        validation.id_tienda(linea.get("sku"), f"lineas[{i}].sku")
+        sku = validation.id_tienda(linea.get("sku"), f"lineas[{i}].sku")
+        try:
+            claves.reserva("x", sku)
+        except IdempotencyKeyError:
+            raise EventoInvalido(f"line {i} has a 'sku' that cannot name its reservation") from None
         if isinstance(cantidad, bool) or not isinstance(cantidad, int) or not 1 <= cantidad <= CANTIDAD_MAX:
             raise EventoInvalido(
                 f"line {i} ({validation.eco(linea['sku'])}) needs a whole 'cantidad' from 1 to {CANTIDAD_MAX}, "
