@@ -20,12 +20,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.validation import ECO_MAX_CHARS
+from mercadofresco_local.moto_lambda import ContextoLambda
 
 from tests.integration.consumidores.conftest import Cola, mensajes, motivo
 from tests.integration.tienda import test_proyeccion as casos
 from tests.unit.fuzz.estrategias import EVENTOS_AWS, cuerpo_malo, ejemplos, texto_cualquiera, valor_json, version_mala
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def contexto(reloj) -> ContextoLambda:
+    """An invocation's context on the test's clock: a slow example on a busy machine never runs "out of time"
+    (the consumer would hand records over instead of handling them)."""
+    return ContextoLambda("mercadofresco-proyeccion", "arn:aws:lambda:eu-south-2:123456789012:function:p", reloj=reloj)
+
 
 # The projection's world as its own tests build it: three orders in a private schema, its queues in moto.
 base, recursos, proyeccion = casos.base, casos.recursos, casos.proyeccion
@@ -78,7 +87,7 @@ def _registro(cuerpo: str, n: int, arn: str) -> dict[str, Any]:
 @ejemplos(0.3)
 @given(malos=st.lists(registro_malo(), min_size=2, max_size=4), con_bueno=st.booleans())
 def test_fuzz_proyeccion_mixed_batch_bad_records_dead_lettered_once_good_ones_applied(
-    proyeccion, base, recursos, lambda_context, capsys, malos, con_bueno
+    proyeccion, base, recursos, contexto, capsys, malos, con_bueno
 ) -> None:
     # GIVEN hostile records (wrong types in every field, NUL, lone surrogates, other sources' bodies)
     sqs, dlq = boto3.client("sqs"), Cola.de(recursos, "ColaProyeccionFallidos")
@@ -88,9 +97,7 @@ def test_fuzz_proyeccion_mixed_batch_bad_records_dead_lettered_once_good_ones_ap
     arn = recursos.fisicos["ColaProyeccion"]["Arn"]
     capsys.readouterr()
     # WHEN they arrive in one batch, next to a good confirmation
-    respuesta = proyeccion.lambda_handler(
-        {"Records": [_registro(c, i, arn) for i, c in enumerate(cuerpos)]}, lambda_context
-    )
+    respuesta = proyeccion.lambda_handler({"Records": [_registro(c, i, arn) for i, c in enumerate(cuerpos)]}, contexto)
     # THEN nothing is handed back for a retry
     assert respuesta == {"batchItemFailures": []}
     # AND each bad record is in the DLQ once, with its reason
@@ -112,11 +119,11 @@ def test_fuzz_proyeccion_mixed_batch_bad_records_dead_lettered_once_good_ones_ap
 @ejemplos(0.3)
 @given(evento=st.one_of(st.sampled_from([e for n, e in EVENTOS_AWS.items() if n != "sqs-receive-message"]), valor_json))
 def test_fuzz_proyeccion_event_of_another_source_is_refused_without_raising(
-    proyeccion, base, recursos, lambda_context, evento
+    proyeccion, base, recursos, contexto, evento
 ) -> None:
     # GIVEN an SNS / DynamoDB Streams / EventBridge / API Gateway / S3 / Kinesis event, or any JSON
     antes = _estados(base)
     # WHEN it reaches the projection THEN it is refused: no exception, nothing written, nothing dead-lettered
-    assert proyeccion.lambda_handler(evento, lambda_context) == {"batchItemFailures": []}
+    assert proyeccion.lambda_handler(evento, contexto) == {"batchItemFailures": []}
     assert _estados(base) == antes
     assert mensajes(boto3.client("sqs"), Cola.de(recursos, "ColaProyeccionFallidos")) == []

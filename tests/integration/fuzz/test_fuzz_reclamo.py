@@ -77,8 +77,11 @@ def test_fuzz_reclamo_bad_payload_raises_evento_invalido_and_claims_nothing(
     capsys.readouterr()
     # WHEN the claim task is invoked with it
     if _valido(evento):
-        # THEN a good payload claims its order (once: a repeat is the same execution's own claim)
-        assert reclamo.lambda_handler(evento, lambda_context)["reclamado"] is True
+        # THEN a good payload answers whether this execution holds the claim, and the record says the same
+        respuesta = reclamo.lambda_handler(evento, lambda_context)
+        clave = {"clave": {"S": f"pedido:{evento['pedido_id']}"}}
+        registro = dynamodb.get_item(TableName=tabla_idempotencia, Key=clave)["Item"]
+        assert respuesta["reclamado"] is (registro["propietario"]["S"] == evento["ejecucion"])
         assert dynamodb.scan(TableName=tabla_idempotencia)["Count"] in {antes, antes + 1}
         return
     with pytest.raises(EventoInvalido) as error:
