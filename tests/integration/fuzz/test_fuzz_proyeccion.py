@@ -31,8 +31,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def contexto(reloj) -> ContextoLambda:
-    """An invocation's context on the test's clock: a slow example on a busy machine never runs "out of time"
-    (the consumer would hand records over instead of handling them)."""
+    """The function's context on the test's clock (each batch takes ``otra_invocacion()``, its full timeout): a
+    slow example or a long run never runs an invocation "out of time" (the consumer would hand records over)."""
     return ContextoLambda("mercadofresco-proyeccion", "arn:aws:lambda:eu-south-2:123456789012:function:p", reloj=reloj)
 
 
@@ -97,7 +97,9 @@ def test_fuzz_proyeccion_mixed_batch_bad_records_dead_lettered_once_good_ones_ap
     arn = recursos.fisicos["ColaProyeccion"]["Arn"]
     capsys.readouterr()
     # WHEN they arrive in one batch, next to a good confirmation
-    respuesta = proyeccion.lambda_handler({"Records": [_registro(c, i, arn) for i, c in enumerate(cuerpos)]}, contexto)
+    respuesta = proyeccion.lambda_handler(
+        {"Records": [_registro(c, i, arn) for i, c in enumerate(cuerpos)]}, contexto.otra_invocacion()
+    )
     # THEN nothing is handed back for a retry
     assert respuesta == {"batchItemFailures": []}
     # AND each bad record is in the DLQ once, with its reason
@@ -124,6 +126,6 @@ def test_fuzz_proyeccion_event_of_another_source_is_refused_without_raising(
     # GIVEN an SNS / DynamoDB Streams / EventBridge / API Gateway / S3 / Kinesis event, or any JSON
     antes = _estados(base)
     # WHEN it reaches the projection THEN it is refused: no exception, nothing written, nothing dead-lettered
-    assert proyeccion.lambda_handler(evento, contexto) == {"batchItemFailures": []}
+    assert proyeccion.lambda_handler(evento, contexto.otra_invocacion()) == {"batchItemFailures": []}
     assert _estados(base) == antes
     assert mensajes(boto3.client("sqs"), Cola.de(recursos, "ColaProyeccionFallidos")) == []
