@@ -4,7 +4,7 @@ The workflow sends ``{"operacion": "cobro" | "reembolso", "pedido": <PedidoCread
 "referencia_cobro": ...}`` (refunds only). The order is read as a tolerant reader: only the
 fields below are checked, unknown ones are ignored; an order without them, with a value no order
 can have (an amount that is not a positive whole number of cents under the ceiling, a currency
-that is not ISO 4217, an id that cannot become an idempotency key), or of a version this function
+that is not ISO 4217, an order, customer or sku id not in the store's format), or of a version this function
 does not read, raises :class:`~mercadofresco.errors.EventoInvalido` (never retried: the workflow's
 ``Catch`` ends the order without charging) — before the gateway is called. Its message is safe
 for the execution's cause: it never repeats a card token or a customer's id.
@@ -13,12 +13,15 @@ for the execution's cause: it never repeats a card token or a customer's id.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mercadofresco import validation
 from mercadofresco.errors import EventoInvalido
 from mercadofresco.idempotency import claves
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 OPERACIONES = ("cobro", "reembolso")
 VERSIONES = frozenset({1})
@@ -60,7 +63,7 @@ class Solicitud:
                 pedido_id=_pedido_id(pedido),
                 importe_centimos=validation.importe_centimos(pedido.get("importe_centimos")),
                 moneda=validation.moneda(pedido.get("moneda", "EUR")),
-                cliente_id=_opcional(pedido, "cliente_id"),
+                cliente_id=_opcional(pedido, "cliente_id", validation.id_tienda),
                 token_tarjeta=_opcional(pedido, "token_tarjeta"),
                 referencia_cobro=_opcional(evento, "referencia_cobro"),
                 lineas=_lineas(pedido),
@@ -80,8 +83,9 @@ class Solicitud:
 
 
 def _pedido_id(pedido: dict[str, Any]) -> str:
-    """The order id, checked as what it becomes: part of ``cobro:{pedido_id}``/``reembolso:{pedido_id}``."""
-    pedido_id = validation.identificador(pedido.get("pedido_id"), "pedido_id")
+    """The order id in the store's format, checked as what it becomes: ``cobro:{pedido_id}``, the gateway's
+    ``Idempotency-Key`` (a UUID-shaped id is refused there: it looks like a MessageId)."""
+    pedido_id = validation.id_tienda(pedido.get("pedido_id"), "pedido_id")
     try:
         claves.cobro(pedido_id)
     except IdempotencyKeyError as exc:
@@ -89,14 +93,17 @@ def _pedido_id(pedido: dict[str, Any]) -> str:
     return pedido_id
 
 
-def _opcional(datos: dict[str, Any], campo: str) -> str | None:
-    """An optional id; its value never appears in the error (a card token, a customer id are personal)."""
-    if datos.get(campo) is None:
-        return None
+def _texto(valor: Any, campo: str) -> str:
+    """A printable string (a card token, a charge reference); its value never appears in the error."""
     try:
-        return validation.identificador(datos[campo], campo)
+        return validation.identificador(valor, campo)
     except validation.ValorInvalido:
         raise validation.ValorInvalido(campo, "must be a non-empty printable string (<= 200)") from None
+
+
+def _opcional(datos: dict[str, Any], campo: str, formato: Callable[[Any, str], str] = _texto) -> str | None:
+    """An optional id checked by ``formato``, whose errors never repeat the value (a card token, a customer id)."""
+    return None if datos.get(campo) is None else formato(datos[campo], campo)
 
 
 def _lineas(pedido: dict[str, Any]) -> int:
@@ -104,11 +111,13 @@ def _lineas(pedido: dict[str, Any]) -> int:
     if not isinstance(lineas, list) or not lineas:
         raise EventoInvalido("field 'lineas' must be a non-empty list of {sku, cantidad}")
     for i, linea in enumerate(lineas):
-        cantidad = linea.get("cantidad") if isinstance(linea, dict) else None
-        if not isinstance(linea, dict) or not isinstance(linea.get("sku"), str) or not linea["sku"].strip():
-            raise EventoInvalido(f"line {i} has no 'sku' string")
-        try:  # the sku becomes part of reserva:{pedido_id}:{sku}: refuse here what that key would refuse later
-            claves.reserva("x", linea["sku"])
+        if not isinstance(linea, dict):
+            raise EventoInvalido(f"line {i} must be an object with 'sku' and 'cantidad'")
+        cantidad = linea.get("cantidad")
+        # The sku names the line's reservation (reserva:{pedido_id}:{sku}): refused here, before the charge.
+        sku = validation.id_tienda(linea.get("sku"), f"lineas[{i}].sku")
+        try:
+            claves.reserva("x", sku)
         except IdempotencyKeyError:
             raise EventoInvalido(f"line {i} has a 'sku' that cannot name its reservation") from None
         if isinstance(cantidad, bool) or not isinstance(cantidad, int) or not 1 <= cantidad <= CANTIDAD_MAX:

@@ -5,7 +5,8 @@
 shared consumer reads both shapes. The write is conditional on the state's rank
 (``mercadofresco.outbox.proyeccion``): duplicates and late, older events change nothing, so
 this consumer needs no idempotency record and no FIFO queue. An event for an order the
-database does not have goes to the DLQ with its reason; a database outage fails the record
+database does not have, or whose values the database cannot store (a reason that is an object,
+a NUL, a lone surrogate), goes to the DLQ with its reason; a database outage fails the record
 (``batchItemFailures``) and SQS redelivers it.
 """
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import lectura
 from aws_lambda_powertools import Logger
+from mercadofresco import validation
 from mercadofresco.errors import EventoInvalido, PedidoDuplicado
 from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore, claves
 from mercadofresco.idempotency.registro import Registro
@@ -33,6 +34,7 @@ logger = Logger()
 configuracion = IdempotencyConfig.from_env()
 reloj_s = time.time  # injectable: the local run and the tests move time instead of waiting
 CONTADORES = ("esperas_capacidad", "consultas_cobro", "intentos_reembolso")
+EJECUCION_MAX_CHARS = 256  # Step Functions' limit on an execution ARN
 
 
 # Built on the first invocation: its DynamoDB client (botocore's models) is not the init phase's to load.
@@ -67,9 +69,10 @@ def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise EventoInvalido(f"payload must be a JSON object, got {type(event).__name__}")
-    ejecucion = event.get("ejecucion")
-    if not isinstance(ejecucion, str) or not ejecucion.strip():
-        raise EventoInvalido("payload needs 'ejecucion' (the execution id) as a string")
+    try:
+        ejecucion = validation.identificador(event.get("ejecucion"), "ejecucion", max_chars=EJECUCION_MAX_CHARS)
+    except validation.ValorInvalido as exc:
+        raise EventoInvalido(f"payload needs 'ejecucion' (the execution id): {exc}") from None
     pedido = lectura.pedido_creado(event.get("registros"))
     logger.append_keys(pedido_id=pedido["pedido_id"])
     reclamo = reclamar(pedido["pedido_id"], ejecucion)

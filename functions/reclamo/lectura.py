@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mercadofresco import validation
 from mercadofresco.dlq import Motivo
 from mercadofresco.errors import EventoInvalido, LoteNoAdmitido
 from mercadofresco.idempotency import claves
@@ -58,14 +59,12 @@ def pedido_creado(registros: Any) -> dict[str, Any]:
     if ausentes := [c for c in CAMPOS if c not in detalle]:
         raise _invalido(Motivo.CAMPO_AUSENTE, f"PedidoCreado needs {', '.join(CAMPOS)}; missing {', '.join(ausentes)}")
     importe = detalle["importe_centimos"]
-    if not isinstance(detalle["pedido_id"], str) or isinstance(importe, bool) or not isinstance(importe, int | float):
-        raise _invalido(
-            Motivo.DATO_INVALIDO, "PedidoCreado with a pedido_id that is not a string or a non-numeric importe_centimos"
-        )
+    if isinstance(importe, bool) or not isinstance(importe, int | float):
+        raise _invalido(Motivo.DATO_INVALIDO, "PedidoCreado with a non-numeric importe_centimos")
     try:
-        claves.pedido(detalle["pedido_id"])
-    except IdempotencyKeyError:
-        raise _invalido(Motivo.DATO_INVALIDO, "PedidoCreado with a pedido_id that cannot name its claim") from None
+        claves.pedido(validation.id_tienda(detalle["pedido_id"], "pedido_id"))  # a UUID-shaped id cannot name its claim
+    except (validation.ValorInvalido, IdempotencyKeyError) as exc:
+        raise _invalido(Motivo.DATO_INVALIDO, f"PedidoCreado with a pedido_id no order can have: {exc}") from None
     return detalle
 
 

@@ -8,6 +8,7 @@ outcome                        code  what the client should do
 order created                  201   nothing (``Location`` names it)
 same key, same body (a retry)  200   nothing: the same order as the first answer
 no / malformed key, bad body   400   fix the request (every problem is listed)
+malformed order id (GET)       400   use the id the store answered (``PED-...``)
 same key, different body       422   use a new key for a new order
 database unavailable           503   retry with the SAME key (``Retry-After``)
 =============================  ====  ===================================================
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
+from mercadofresco import validation
 from mercadofresco.db import pool_compartido
 from mercadofresco.outbox.pending import pending_signal_from_env
 from mercadofresco.outbox.solicitudes import (
@@ -115,9 +117,9 @@ def _llamante() -> str:
 def crear_pedido() -> Response:
     evento = _api().current_event
     clave = evento.headers.get("Idempotency-Key")  # case-insensitive in Powertools v3
-    try:
+    try:  # ValueError: not base64, not UTF-8 or not JSON; RecursionError: nested past the interpreter's stack
         cuerpo = json.loads(evento.decoded_body or "")
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return _error(HTTPStatus.BAD_REQUEST, "invalid_json", f"the body is not JSON: {exc}")
     with _conexion() as conn:
         registrado = registrar_pedido(conn, clave, cuerpo, llamante=_llamante(), antes_de_confirmar=_senal_pendiente())
@@ -131,10 +133,15 @@ def crear_pedido() -> Response:
 
 
 def leer_pedido(pedido_id: str) -> Response:
+    # An answer repeats what the client sent only as the log policy cuts a value (validation.eco).
+    try:
+        validation.id_tienda(pedido_id, "pedido_id")
+    except validation.ValorInvalido as exc:
+        return _error(HTTPStatus.BAD_REQUEST, "invalid_pedido_id", str(exc))
     with _conexion() as conn:
         pedido = consultar_pedido(conn, pedido_id)
     if pedido is None:
-        return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {pedido_id} does not exist")
+        return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {validation.eco(pedido_id)} does not exist")
     return _json(HTTPStatus.OK, pedido)
 
 

@@ -28,6 +28,8 @@ ATRIBUTO_DETALLE = "mf-detalle"  # human-readable error, no card data
 ATRIBUTO_COLA_ORIGEN = "mf-cola-origen"  # URL of the queue the message was consumed from
 ATRIBUTO_FUNCION = "mf-funcion"  # the consumer that classified it
 ATRIBUTO_APLAZAMIENTOS = "mf-aplazamientos"  # deferrals while a circuit was open (ERP)
+# Bytes of the original body, set only when the copy's body had to be cut to leave room for its reason.
+ATRIBUTO_CUERPO_RECORTADO = "mf-cuerpo-recortado"
 
 
 class Motivo(StrEnum):

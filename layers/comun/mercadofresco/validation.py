@@ -1,5 +1,9 @@
 """Value checks every entry point shares: an order's amount, currency, e-mail and ids, checked for what they are.
 
+The store's identifiers (order, customer, sku) have ONE format, defined here next to the generator of
+order ids (:func:`nuevo_pedido_id`) and checked by :func:`id_tienda` at every entry point: the store API,
+the store's write, the workflow's claim and charge, and every queue consumer.
+
 Presence is not validity: ``"importe_centimos": "48.20"``, ``-100`` or ``10**30`` are present, and an
 order carrying one must be refused *before* anything is charged, e-mailed or sent to the ERP. The
 charge function (``functions/cobro/solicitud.py``) and the queue consumers (the body readers) call
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import uuid
 from typing import Any
 
 from mercadofresco.errors import MercadoFrescoError
@@ -22,21 +27,33 @@ __all__ = [
     "ECO_MAX_CHARS",
     "EMAIL_MAX_CHARS",
     "ID_MAX_CHARS",
+    "ID_TIENDA_FORMATO",
+    "ID_TIENDA_MAX_CHARS",
     "IMPORTE_MAX_CENTIMOS",
     "ValorInvalido",
     "codigo_proveedor",
     "eco",
     "email",
+    "id_tienda",
     "identificador",
     "importe_centimos",
     "moneda",
+    "nuevo_pedido_id",
 ]
 
 
 IMPORTE_MAX_CENTIMOS = 100_000_000  # 1 000 000.00: no grocery order is larger; above it is a bug or an attack
 ID_MAX_CHARS = 200  # an id becomes part of an idempotency key (whose parts stop at 200)
 EMAIL_MAX_CHARS = 254  # RFC 5321's path limit
-ECO_MAX_CHARS = 40  # of a non-sensitive value repeated in an error message
+ECO_MAX_CHARS = 40  # of a non-sensitive value repeated in an error message (or an HTTP answer, or a log line)
+ID_TIENDA_MAX_CHARS = 64
+# The store's ids: what its generator makes ("PED-" and 20 hex digits) and what it accepts as a customer or a
+# sku. ASCII only, so an id is the same bytes in a URL, a header (Idempotency-Key), a log and a DynamoDB key;
+# no ':' (it separates an idempotency key's parts), no space, no control or format character.
+_ID_TIENDA = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{ID_TIENDA_MAX_CHARS - 1}}}")
+ID_TIENDA_FORMATO = (
+    f"must be 1 to {ID_TIENDA_MAX_CHARS} ASCII letters, digits, '.', '_' or '-', starting with a letter or digit"
+)
 
 # ISO 4217 codes of currencies in circulation (2025). Left out on purpose: precious metals
 # (XAU, XAG, XPD, XPT), fund and accounting units (BOV, CHE, CHW, CLF, COU, MXV, USN, UYI, UYW,
@@ -95,13 +112,27 @@ def email(valor: Any, campo: str = "email") -> str:
     return valor
 
 
-def identificador(valor: Any, campo: str) -> str:
-    """An id that may become part of a key, a header or a log field: text, no edges, no controls, <= 200."""
+def identificador(valor: Any, campo: str, max_chars: int = ID_MAX_CHARS) -> str:
+    """An id that may become part of a key, a header or a log field: text, no edges, no controls, <= ``max_chars``."""
     if not isinstance(valor, str) or not valor.strip():
         raise ValorInvalido(campo, f"must be a non-empty string, got {eco(valor)}")
-    if len(valor) > ID_MAX_CHARS or valor != valor.strip() or _raro(valor):
-        raise ValorInvalido(campo, f"must be at most {ID_MAX_CHARS} printable characters without edge spaces")
+    if len(valor) > max_chars or valor != valor.strip() or _raro(valor):
+        raise ValorInvalido(campo, f"must be at most {max_chars} printable characters without edge spaces")
     return valor
+
+
+def id_tienda(valor: Any, campo: str) -> str:
+    """An order, customer or sku id in the store's format; the value never appears in the error (it may be personal)."""
+    if not isinstance(valor, str):
+        raise ValorInvalido(campo, f"must be a string, got {type(valor).__name__}")
+    if not _ID_TIENDA.fullmatch(valor):  # fullmatch: "$" would let a final "\n" in
+        raise ValorInvalido(campo, ID_TIENDA_FORMATO)
+    return valor
+
+
+def nuevo_pedido_id() -> str:
+    """A new order id, in the store's format (``PED-`` and 20 upper-case hex digits)."""
+    return f"PED-{uuid.uuid4().hex[:20].upper()}"
 
 
 def _raro(texto: str) -> bool:

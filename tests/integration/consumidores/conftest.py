@@ -10,11 +10,14 @@ retry sleeps all read it, so a 30-minute outage runs in about a second.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import boto3
 import pytest
 from mercadofresco.circuit_breaker import BreakerConfig
+from mercadofresco.consumer import Consumer
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco_local.aprovisionar import Aprovisionador
@@ -197,3 +200,30 @@ def cargar_consumidor(
         return app
 
     return _cargar
+
+
+LIMITE_SQS_BYTES = 262_144  # SQS's 256 KiB: the body plus every attribute's name, type and value
+
+
+@pytest.fixture
+def colas(aws: None) -> tuple[Any, dict[str, str], str]:
+    """A source queue and its DLQ, both at SQS's 256 KiB limit: (client, source {url, arn}, DLQ url)."""
+    sqs = boto3.client("sqs")
+    limite = {"MaximumMessageSize": str(LIMITE_SQS_BYTES)}
+    dlq_url = sqs.create_queue(QueueName="mercadofresco-prueba-fallidos", Attributes=limite)["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 4})
+    url = sqs.create_queue(QueueName="mercadofresco-prueba", Attributes=limite | {"RedrivePolicy": redrive})["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return sqs, {"url": url, "arn": arn}, dlq_url
+
+
+def consumir(
+    sqs: Any, origen: dict[str, str], cuerpo: str, atributos: dict[str, Any], rutas: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Send ``cuerpo`` to the source queue and hand it to a consumer of ``rutas`` as Lambda would; return its answer."""
+    sqs.send_message(QueueUrl=origen["url"], MessageBody=cuerpo, MessageAttributes=atributos)
+    (mensaje,) = sqs.receive_message(QueueUrl=origen["url"], AttributeNames=["All"], MessageAttributeNames=["All"])[
+        "Messages"
+    ]
+    return Consumer("prueba", rutas or {}, sqs=sqs)({"Records": [registro_sqs(mensaje, origen["arn"])]})

@@ -87,7 +87,12 @@ def test_fuzz_cobro_wrong_source_or_garbage_event_raises_evento_invalido_without
         st.tuples(
             st.just("pedido_id"),
             st.one_of(
-                st.sampled_from(["", " ", "a:b", "9b2e6c1a-4a4f-4f7e-9d8c-1c2b3a4d5e6f"]), st.integers(), st.none()
+                # an emoji, a space, a non-ASCII letter: ids the store could never have produced
+                st.sampled_from(
+                    ["", " ", "a:b", "9b2e6c1a-4a4f-4f7e-9d8c-1c2b3a4d5e6f", "PED-\U0001f600", "PED 1", "PED-Ñ"]
+                ),
+                st.integers(),
+                st.none(),
             ),
         ),
         st.tuples(st.just("lineas"), st.one_of(st.just([]), valor_json.filter(lambda v: not isinstance(v, list)))),

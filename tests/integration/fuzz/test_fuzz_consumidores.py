@@ -69,14 +69,14 @@ def malo(draw: Any, base: dict[str, Any]) -> str:
     if campo in ("pedido_id", "lineas") and valor in ({}, None, [], 0, False):
         valor = ""
     if campo == "pedido_id" and _id_valido(valor):
-        valor = ""  # "0" or "Ñ-7" are good order ids: this record must really be bad
+        valor = ""  # "0" or "A-7" are good order ids: this record must really be bad
     # A refused record carries its own address: it must show up in no log line and no DLQ attribute.
     return json.dumps(base | {"email": RECHAZADO} | {campo: valor}, ensure_ascii=False)
 
 
 def _id_valido(valor: Any) -> bool:
     try:
-        claves.aviso_erp(validation.identificador(valor, "pedido_id"))
+        claves.aviso_erp(validation.id_tienda(valor, "pedido_id"))
     except (validation.ValorInvalido, IdempotencyKeyError):
         return False
     return True

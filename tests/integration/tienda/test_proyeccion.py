@@ -188,3 +188,48 @@ def test_outcomes_from_topic_and_bus_reach_the_queue_and_update_states(
     estados = _estados(base)
     assert (estados["PED-2026-084417"], estados["PED-2026-084418"]) == ("CONFIRMADO", "RECHAZADO")
     assert mensajes(sqs, Cola.de(recursos, "ColaProyeccionFallidos")) == []
+
+
+def _registro(detalle: dict[str, Any], tipo: str, n: int, recursos: Plantilla) -> dict[str, Any]:
+    """One bus event on the projection's queue (its body as EventBridge writes it: ASCII JSON)."""
+    (plantilla,) = load_event("proyeccion-pedido-cancelado.json")["Records"]
+    cuerpo = {
+        "version": "0",
+        "id": f"ev-{n}",
+        "detail-type": tipo,
+        "source": "mercadofresco.pedidos",
+        "detail": detalle,
+    }
+    arn = recursos.fisicos["ColaProyeccion"]["Arn"]
+    return {**plantilla, "messageId": f"m-{n}", "body": json.dumps(cuerpo), "eventSourceARN": arn}
+
+
+@pytest.mark.parametrize(
+    "campo_valor",
+    [
+        ("motivo", {"codigo": "ReservaStockFallida"}),  # an object where a string belongs
+        ("motivo", "Reserva\x00StockFallida"),  # a NUL: PostgreSQL text cannot hold it
+        ("error", "Reserva\ud800Fallida"),  # a lone surrogate: cannot be encoded for the driver
+        ("error", ["ReservaStockFallida"]),  # a list: psycopg would store it as '{...}'
+        ("id", 7),
+    ],
+)
+def test_handler_payload_problem_is_dead_lettered_with_its_reason_not_retried(
+    proyeccion: Any, base: str, recursos: Plantilla, lambda_context: Any, campo_valor: tuple[str, Any]
+) -> None:
+    # GIVEN a PedidoCancelado with one field of the wrong type or with characters no database can store,
+    # next to a good confirmation of another order in the same batch
+    campo, valor = campo_valor
+    malo = _registro({"version": 1, "pedido_id": "PED-2026-084417", campo: valor}, "PedidoCancelado", 1, recursos)
+    bueno = _registro({"version": 1, "pedido_id": "PED-2026-084419"}, "PedidoConfirmado", 2, recursos)
+    # WHEN the projection handles the batch
+    respuesta = proyeccion.lambda_handler({"Records": [malo, bueno]}, lambda_context)
+    # THEN nothing is handed back for a retry: a payload problem is not transient...
+    assert respuesta == {"batchItemFailures": []}
+    # ...the bad record is in the DLQ once, with its reason, and its order was not touched...
+    (muerto,) = mensajes(boto3.client("sqs"), Cola.de(recursos, "ColaProyeccionFallidos"))
+    assert motivo(muerto) == "dato-invalido"
+    assert campo in muerto["MessageAttributes"]["mf-detalle"]["StringValue"]
+    # ...and the good one in the same batch was projected
+    estados = _estados(base)
+    assert (estados["PED-2026-084417"], estados["PED-2026-084419"]) == ("CREADO", "CONFIRMADO")

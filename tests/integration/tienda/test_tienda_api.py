@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.solicitudes import registrar_pedido
+from mercadofresco.validation import ECO_MAX_CHARS
 
 from tests.conftest import HANG_GUARD_S, load_event, wait_until
 
@@ -172,7 +173,33 @@ def test_get_pedido_existing_returns_order_and_state(tienda: Any, lambda_context
 def test_get_pedido_unknown_answers_404(tienda: Any, lambda_context: Any) -> None:
     estado, cuerpo, _ = _invocar(tienda, load_event("tienda-consultar-pedido.json"), lambda_context)
     assert estado == 404
-    assert "PED-2026-084417 does not exist" in cuerpo["message"]
+    assert "'PED-2026-084417' does not exist" in cuerpo["message"]
+
+
+@pytest.mark.parametrize("pedido_id", ["P" * 5_000, "PED-ñ", "PED:1", "PED 1"])
+def test_get_pedido_malformed_id_answers_400_without_repeating_it(
+    tienda: Any, lambda_context: Any, pedido_id: str
+) -> None:
+    # GIVEN a GET for an id the store could never have produced (5,000 characters, a non-ASCII letter, a ':')
+    evento = load_event("tienda-consultar-pedido.json")
+    evento["rawPath"] = evento["requestContext"]["http"]["path"] = f"/pedidos/{pedido_id}"
+    evento["pathParameters"] = {"pedido_id": pedido_id}
+    # WHEN the store handles it
+    estado, cuerpo, _ = _invocar(tienda, evento, lambda_context)
+    # THEN 400 naming the expected format, and the answer repeats none of the id
+    assert (estado, cuerpo["error"]) == (400, "invalid_pedido_id")
+    assert "ASCII letters" in cuerpo["message"]
+    assert pedido_id not in json.dumps(cuerpo, ensure_ascii=False)
+
+
+def test_get_pedido_unknown_answers_404_repeating_at_most_the_log_policy(tienda: Any, lambda_context: Any) -> None:
+    # GIVEN a well-formed id of the store's longest, for which there is no order
+    evento = load_event("tienda-consultar-pedido.json")
+    evento["pathParameters"] = {"pedido_id": "P" * 64}
+    # WHEN read THEN 404, and the answer cuts the id as the log policy cuts a value
+    estado, cuerpo, _ = _invocar(tienda, evento, lambda_context)
+    assert estado == 404
+    assert "P" * (ECO_MAX_CHARS + 1) not in cuerpo["message"]
 
 
 def test_post_pedidos_database_down_answers_503_with_retry_after(

@@ -104,7 +104,10 @@ def test_reclamo_closed_outcome_blocks_until_its_ttl(reclamo, tabla_idempotencia
         reclamo.lambda_handler(load_event("reclamo-otra-ejecucion.json"), lambda_context)
 
 
-@pytest.mark.parametrize("evento", [{}, {"registros": []}, {"ejecucion": " "}, []])
+@pytest.mark.parametrize(
+    "evento",
+    [{}, {"registros": []}, {"ejecucion": " "}, [], {"ejecucion": "arn\x00"}, {"ejecucion": "a" * 257}],
+)
 def test_reclamo_invalid_payload_gives_a_clear_error(reclamo, lambda_context, evento):
     # GIVEN a payload without the execution WHEN handled THEN a clear, non-retried error
     with pytest.raises(EventoInvalido, match="payload"):
@@ -135,6 +138,32 @@ def test_reclamo_anything_but_one_sqs_record_is_lote_no_admitido(
                 "detail": {
                     "version": 1,
                     "pedido_id": 7,
+                    "importe_centimos": 1,
+                    "lineas": [],
+                    "email": "e",
+                    "moneda": "EUR",
+                }
+            },
+            "dato-invalido",
+        ),
+        (  # not the store's format
+            {
+                "detail": {
+                    "version": 1,
+                    "pedido_id": "PED-\U0001f600",
+                    "importe_centimos": 1,
+                    "lineas": [],
+                    "email": "e",
+                    "moneda": "EUR",
+                }
+            },
+            "dato-invalido",
+        ),
+        (  # a MessageId's shape: it cannot name an order's claim
+            {
+                "detail": {
+                    "version": 1,
+                    "pedido_id": "9b2e6c1a-4a4f-4f7e-9d8c-1c2b3a4d5e6f",
                     "importe_centimos": 1,
                     "lineas": [],
                     "email": "e",

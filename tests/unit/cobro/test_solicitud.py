@@ -78,6 +78,13 @@ def test_solicitud_invalid_gives_a_clear_error(evento, mensaje):
         ({"lineas": [{"sku": "FRU-MAN-001", "cantidad": 0}]}, "cantidad"),
         ({"lineas": [{"cantidad": 1}]}, "sku"),
         ({"version": True}, "version"),
+        # Ids the store could never have produced: refused before they become the gateway's Idempotency-Key
+        ({"pedido_id": "PED-\U0001f600"}, "pedido_id"),
+        ({"pedido_id": "PED 2026"}, "pedido_id"),
+        ({"pedido_id": "x" * 65}, "pedido_id"),
+        ({"cliente_id": "CLI-ñ"}, "cliente_id"),
+        ({"lineas": [{"sku": "FRU-MAN-001\u200b", "cantidad": 1}]}, "sku"),
+        ({"lineas": [{"sku": "9b2e6c1a-4a4f-4f7e-9d8c-1c2b3a4d5e6f", "cantidad": 1}]}, "sku"),  # a MessageId's shape
     ],
 )
 def test_solicitud_pedido_with_invalid_data_is_refused_before_charging(cambio, mensaje):

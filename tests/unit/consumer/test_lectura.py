@@ -77,6 +77,15 @@ def test_leer_default_type_applies_only_without_tipo() -> None:
         (json.dumps({"tipo": "PedidoConfirmado", "version": "1", "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
         (json.dumps({"tipo": "PedidoConfirmado", "version": True, "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
         (json.dumps({"tipo": "PedidoEnviado", "version": 1, "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
+        (json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": "PED-\U0001f600"}), Motivo.DATO_INVALIDO),
+        (
+            json.dumps({"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-1", "sku": "FRU:MAN", "cantidad": 1}),
+            Motivo.DATO_INVALIDO,
+        ),
+        (
+            json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": "PED-1", "motivo": {}}),
+            Motivo.DATO_INVALIDO,
+        ),
     ],
     ids=[
         "truncated-json",
@@ -91,6 +100,9 @@ def test_leer_default_type_applies_only_without_tipo() -> None:
         "version-string",
         "version-bool",
         "unknown-type",
+        "pedido-id-not-in-the-store-format",
+        "sku-not-in-the-store-format",
+        "motivo-object",
     ],
 )
 def test_leer_bad_input_raises_classified_reason(cuerpo: str, motivo: Motivo) -> None:

@@ -98,7 +98,7 @@ def _bytes_sqs(envio: dict) -> int:
     detalle=st.one_of(texto_cualquiera, st.text(min_size=900, max_size=1000)),
     originales=st.dictionaries(st.sampled_from(["a", "b", "mf-aplazamientos"]), texto_sqs, max_size=3),
 )
-def test_fuzz_dead_letter_always_fits_next_to_its_body_and_keeps_the_reason_when_possible(
+def test_fuzz_dead_letter_always_fits_and_keeps_reason_and_origin_cutting_the_body_if_it_must(
     stubbed, cuerpo, detalle, originales
 ) -> None:
     # GIVEN any body SQS accepted, with any attributes, and any error detail
@@ -113,10 +113,15 @@ def test_fuzz_dead_letter_always_fits_next_to_its_body_and_keeps_the_reason_when
     record = {"messageId": "m-1", "body": cuerpo, "messageAttributes": atributos, "attributes": {}}
     # WHEN it is dead-lettered with its reason
     send_to_dlq(sqs, cola, record, Motivo.DATO_INVALIDO, detalle, "erp")
-    # THEN the message SQS got fits its size limit, and the reason goes with it whenever it can
+    # THEN the message SQS got fits its size limit and always carries its reason and origin
     (envio,) = enviados
-    assert envio["MessageBody"] == cuerpo
     assert _bytes_sqs(envio) <= MAX_MENSAJE_BYTES
-    solo_motivo = {dlq.ATRIBUTO_MOTIVO: {"DataType": "String", "StringValue": "dato-invalido"}}
-    if _bytes_sqs({"MessageBody": cuerpo, "MessageAttributes": solo_motivo}) <= MAX_MENSAJE_BYTES:
-        assert envio["MessageAttributes"][dlq.ATRIBUTO_MOTIVO]["StringValue"] == "dato-invalido"
+    assert envio["MessageAttributes"][dlq.ATRIBUTO_MOTIVO]["StringValue"] == "dato-invalido"
+    assert envio["MessageAttributes"][dlq.ATRIBUTO_COLA_ORIGEN]["StringValue"] == cola.url
+    # AND the body is whole, or its start with the original's size marked
+    recortado = envio["MessageAttributes"].get(dlq.ATRIBUTO_CUERPO_RECORTADO)
+    if recortado is None:
+        assert envio["MessageBody"] == cuerpo
+    else:
+        assert cuerpo.startswith(envio["MessageBody"])
+        assert recortado["StringValue"] == str(len(cuerpo.encode("utf-8", "surrogatepass")))

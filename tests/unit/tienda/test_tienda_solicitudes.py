@@ -12,6 +12,7 @@ from mercadofresco.outbox.solicitudes import (
     validar_clave,
     validar_solicitud,
 )
+from mercadofresco.validation import ECO_MAX_CHARS
 
 
 def _cuerpo(**cambios: Any) -> dict[str, Any]:
@@ -70,7 +71,13 @@ def test_validar_solicitud_missing_currency_defaults_to_eur() -> None:
         ({"email": None}, "email: required"),
         ({"cliente_id": ""}, "cliente_id: required"),
         ({"cliente_id": 193}, "cliente_id: required"),
-        ({"linea": []}, "unknown field(s) linea"),
+        ({"linea": []}, "unknown field(s) 'linea'"),
+        # Ids in the store's one format: no ':' (it splits an idempotency key), nothing outside ASCII
+        ({"cliente_id": "CLI:0193"}, "cliente_id: must be 1 to 64 ASCII"),
+        ({"cliente_id": "CLI-\U0001f600"}, "cliente_id: must be 1 to 64 ASCII"),
+        ({"lineas": [{"sku": "FRU:MAN", "cantidad": 1, "precio_centimos": 1}]}, "lineas[0].sku: must be 1 to 64"),
+        # A total past the store's ceiling: a 400 listing it, not an error out of the write
+        ({"lineas": [{"sku": "A", "cantidad": 1_000, "precio_centimos": 10_000_000}]}, "importe_centimos"),
     ],
 )
 def test_validar_solicitud_bad_value_raises_with_the_field_named(cambios: dict[str, Any], fragmento: str) -> None:
@@ -109,3 +116,17 @@ def test_huella_key_order_and_whitespace_do_not_change_it() -> None:
     # THEN the fingerprint is the same (a retry serialised differently is still the same request)
     assert huella({"a": 1, "b": [1, 2]}) == huella({"b": [1, 2], "a": 1})
     assert huella({"a": 1}) != huella({"a": 2})
+
+
+def test_validar_solicitud_never_repeats_more_of_a_value_than_the_log_policy_allows() -> None:
+    # GIVEN a body whose unknown field names and values are 5,000 characters long, and thousands of them
+    largo = "x" * 5_000
+    cuerpo = _cuerpo(lineas=[{"sku": "A", "cantidad": largo, "precio_centimos": 1, largo: 1}])
+    cuerpo |= {f"{largo}{i}": i for i in range(2_000)}
+    # WHEN it is validated
+    with pytest.raises(SolicitudInvalida) as info:
+        validar_solicitud(cuerpo, "PED-1")
+    # THEN every problem is listed, each repeating at most ECO_MAX_CHARS of what was sent
+    assert len(info.value.errores) == 3
+    assert "x" * (ECO_MAX_CHARS + 1) not in str(info.value)
+    assert "and 1995 more" in str(info.value)

@@ -28,8 +28,9 @@ logger = Logger(child=True)
 
 MAX_ATRIBUTOS = 10  # SQS's limit of message attributes per message
 MAX_DETALLE = 1000  # characters of the error kept with a dead letter
-# SQS's default MaximumMessageSize: the body AND every attribute's name, type and value count.
-# A body near the limit leaves no room for the reason: what does not fit is dropped, never the message.
+# SQS's MaximumMessageSize as SNS, EventBridge and Lambda's mappings still cap a message (256 KiB): the body
+# AND every attribute's name, type and value count. A body near the limit leaves no room for the reason:
+# the body's end is cut, never the reason nor the message.
 MAX_MENSAJE_BYTES = 262_144
 # What SQS accepts in a string: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF (anything else: "?").
 # Written as the complement: the negated class over those ranges costs ~10 ms to compile at import.
@@ -128,26 +129,24 @@ def _tamano(cuerpo: str, atributos: dict[str, dict[str, Any]]) -> int:
     return total
 
 
-def _que_quepa(cuerpo: str, atributos: dict[str, dict[str, Any]], propios: dict[str, str]) -> dict[str, Any]:
-    """``atributos`` cut to fit next to ``cuerpo``: first the record's own, then the detail, then ours but the reason.
+def _que_quepa(
+    cuerpo: str, atributos: dict[str, dict[str, Any]], propios: dict[str, str]
+) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The body and attributes of the dead letter, within SQS's size: our ``mf-*`` attributes always travel.
 
-    The message itself always goes: a dead letter without its detail is still a dead letter with
-    its reason (``mf-motivo`` is a few bytes), and the log line carries the whole detail.
+    What gives way, in order: the record's own attributes, then the end of the body (marked with
+    ``mf-cuerpo-recortado``: its original size). A message the consumer could not read (a huge
+    non-JSON body) is worth nothing without its reason and origin; the tail of its body is.
     """
     if _tamano(cuerpo, atributos) <= MAX_MENSAJE_BYTES:
-        return atributos
-    solo_nuestros = {k: v for k, v in atributos.items() if k in propios}
-    sobra = _tamano(cuerpo, solo_nuestros) - MAX_MENSAJE_BYTES
-    if sobra <= 0:
-        return solo_nuestros
-    detalle = solo_nuestros[dlq.ATRIBUTO_DETALLE]["StringValue"].encode("utf-8")
-    if recortado := detalle[: max(0, len(detalle) - sobra)].decode("utf-8", "ignore"):
-        return solo_nuestros | {dlq.ATRIBUTO_DETALLE: {"DataType": "String", "StringValue": recortado}}
-    for quedan in ((dlq.ATRIBUTO_MOTIVO, dlq.ATRIBUTO_COLA_ORIGEN, dlq.ATRIBUTO_FUNCION), (dlq.ATRIBUTO_MOTIVO,)):
-        reducidos = {k: v for k, v in solo_nuestros.items() if k in quedan}
-        if _tamano(cuerpo, reducidos) <= MAX_MENSAJE_BYTES:
-            return reducidos
-    return {}
+        return cuerpo, atributos
+    nuestros = {k: v for k, v in atributos.items() if k in propios}
+    if _tamano(cuerpo, nuestros) <= MAX_MENSAJE_BYTES:
+        return cuerpo, nuestros
+    original = cuerpo.encode("utf-8", "surrogatepass")
+    nuestros[dlq.ATRIBUTO_CUERPO_RECORTADO] = {"DataType": "String", "StringValue": str(len(original))}
+    cabe = MAX_MENSAJE_BYTES - _tamano("", nuestros)
+    return original[:cabe].decode("utf-8", "ignore"), nuestros  # "ignore": a character cut in two is dropped
 
 
 def recepciones(record: dict[str, Any]) -> int:
@@ -189,11 +188,8 @@ def send_to_dlq(
         dlq.ATRIBUTO_COLA_ORIGEN: cola.url,
         dlq.ATRIBUTO_FUNCION: funcion,
     }
-    envio: dict[str, Any] = {
-        "QueueUrl": cola.dlq_url,
-        "MessageBody": record["body"],
-        "MessageAttributes": _que_quepa(record["body"], con_atributos(record, propios), propios),
-    }
+    cuerpo, atributos = _que_quepa(record["body"], con_atributos(record, propios), propios)
+    envio: dict[str, Any] = {"QueueUrl": cola.dlq_url, "MessageBody": cuerpo, "MessageAttributes": atributos}
     if cola.dlq_url.endswith(".fifo"):
         envio["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "sin-grupo"
         envio["MessageDeduplicationId"] = record["messageId"]

@@ -17,7 +17,7 @@ with its :class:`~mercadofresco.dlq.Motivo`, which the batch glue turns into a d
 
 Presence is not validity: every field of :data:`VALORES` an event carries is checked for what
 it is (:mod:`mercadofresco.validation`: an amount is a positive whole number of cents, a
-currency ISO 4217, an e-mail an address, an id printable text), in every consumer, so an
+currency ISO 4217, an e-mail an address, an order, customer or sku id the store's format), in every consumer, so an
 amount of ``"48.20"`` or ``-100`` never reaches the ERP or a customer's e-mail. A bad value is
 ``dato-invalido``; its detail names the field and never repeats an e-mail address.
 """
@@ -157,20 +157,24 @@ def _lineas(valor: Any) -> list[Any]:
     for i, linea in enumerate(valor):
         if not isinstance(linea, dict):
             raise validation.ValorInvalido(f"lineas[{i}]", "must be an object with sku and cantidad")
-        validation.identificador(linea.get("sku"), f"lineas[{i}].sku")
+        validation.id_tienda(linea.get("sku"), f"lineas[{i}].sku")
         _cantidad(linea.get("cantidad"), f"lineas[{i}].cantidad")
     return valor
 
 
 # Field -> its check, applied to every event that carries the field (whatever its type or consumer).
 VALORES: dict[str, Callable[[Any], Any]] = {
-    "pedido_id": lambda v: validation.identificador(v, "pedido_id"),
-    "carrito_id": lambda v: validation.identificador(v, "carrito_id"),
-    "cliente_id": lambda v: validation.identificador(v, "cliente_id"),
-    "sku": lambda v: validation.identificador(v, "sku"),
+    "pedido_id": lambda v: validation.id_tienda(v, "pedido_id"),
+    "carrito_id": lambda v: validation.identificador(v, "carrito_id"),  # the carts table's, not the store's
+    "cliente_id": lambda v: validation.id_tienda(v, "cliente_id"),
+    "sku": lambda v: validation.id_tienda(v, "sku"),
     "cantidad": _cantidad,
     "importe_centimos": validation.importe_centimos,
     "moneda": validation.moneda,
     "email": validation.email,
     "lineas": _lineas,
+    # Optional text the projection stores (the outcome's reason, the event's id): a code or null, never an object.
+    "motivo": lambda v: v is None or validation.identificador(v, "motivo"),
+    "error": lambda v: v is None or validation.identificador(v, "error"),
+    "id": lambda v: v is None or validation.identificador(v, "id"),
 }

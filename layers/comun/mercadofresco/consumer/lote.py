@@ -8,6 +8,7 @@ outcome                       what happens                                      
 ============================  ==================================================  =================
 handled                       acknowledged                                        no
 bad input / permanent error   copied to the DLQ with ``mf-motivo``, acknowledged  no
+a value the store refuses     the same (:func:`error_de_datos`: never transient)  no
 a ``defer_on`` error          deferred (:mod:`.aplazamiento`), acknowledged       no
 too little invocation left    handed over (re-sent, not counted), acknowledged    no
 any other error (transient)   reported in ``batchItemFailures``; SQS redelivers   yes (safety net)
@@ -20,6 +21,7 @@ other groups go on.
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -139,17 +141,48 @@ class Consumer:
         except (InvalidMessageError, PermanentError) as exc:
             motivo = exc.motivo if isinstance(exc, InvalidMessageError) else Motivo.DATO_INVALIDO
             detalle = exc.detalle if isinstance(exc, InvalidMessageError) else f"{type(exc).__name__}: {exc}"
-            send_to_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.function_name)
-            metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
+            self._al_dlq(cola, crudo, motivo, detalle)
         except self.defer_on as exc:
             causa, minimo_s = f"{type(exc).__name__}: {exc}", getattr(exc, "retry_in_s", 0)
             defer(self.colas.sqs, cola, crudo, self.policy, self.function_name, causa, minimo_s=minimo_s)
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
+        except Exception as exc:
+            if (detalle := error_de_datos(exc)) is None:
+                raise  # transient (or unknown): batchItemFailures, SQS redelivers
+            self._al_dlq(cola, crudo, Motivo.DATO_INVALIDO, detalle)
+
+    def _al_dlq(self, cola: Cola, crudo: dict[str, Any], motivo: Motivo, detalle: str) -> None:
+        send_to_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.function_name)
+        metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
 
     def _manejar(self, evento: Event) -> None:
         with _correlacion(evento):
             logger.info("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
             self.routes[evento.tipo].manejar(evento)
+
+
+def error_de_datos(exc: BaseException) -> str | None:
+    """Why ``exc`` was caused by the record's own values (it fails the same way on every delivery), or ``None``.
+
+    A lone surrogate cannot be encoded for a driver or an SDK (``UnicodeError``). PostgreSQL refuses a
+    value it cannot store (SQLSTATE class 22, ``DataError``: a NUL, invalid text, out of range) or of the
+    wrong type (42804), and psycopg one it cannot send (a sqlstate-less ``ProgrammingError``: a dict where
+    a string belongs; the layer's queries are static, so the values are what varies). Checked without
+    importing the driver: a consumer that never loaded psycopg cannot have met its errors. The answer
+    never repeats the value (it may be personal, or huge): the class and SQLSTATE say enough to group.
+    """
+    if isinstance(exc, UnicodeError):
+        motivo = exc.reason if isinstance(exc, UnicodeEncodeError | UnicodeDecodeError) else "encoding"
+        return f"{type(exc).__name__}: a value holds characters that cannot be encoded ({motivo})"
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None or not isinstance(exc, psycopg.Error):
+        return None
+    if isinstance(exc, psycopg.DataError | psycopg.errors.DatatypeMismatch) or (
+        isinstance(exc, psycopg.ProgrammingError) and exc.sqlstate is None
+    ):
+        estado = exc.sqlstate or "none: refused by the driver"
+        return f"{type(exc).__name__} (SQLSTATE {estado}): a value cannot be stored"
+    return None
 
 
 def _es_registro_sqs(registro: Any) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from mercadofresco import validation
 from mercadofresco.errors import PermanentError
 from mercadofresco.outbox.exceptions import OutboxError, PedidoInvalido
 from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
+from mercadofresco.validation import eco, nuevo_pedido_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -45,11 +45,10 @@ __all__ = [
 MAX_LINEAS = 50
 MAX_CANTIDAD = 1_000
 MAX_PRECIO_CENTIMOS = 10_000_000  # 100,000.00 a unit: anything above is a client bug, not a sale
-MAX_TEXTO = 64
 MAX_CLAVE = 255
+MAX_CAMPOS_DESCONOCIDOS = 5  # named in an answer; the rest are counted (a body may carry thousands)
 CAMPOS_PEDIDO = frozenset({"cliente_id", "email", "lineas", "moneda"})
 CAMPOS_LINEA = frozenset({"sku", "cantidad", "precio_centimos"})
-_IDENTIFICADOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 _CLAVE = re.compile(r"^[\x21-\x7e]+$")  # visible ASCII: a UUID, a ULID, a hash all fit
 # Active ISO 4217 alphabetic codes (amounts are kept in the currency's minor unit).
 MONEDAS_ISO_4217 = frozenset(
@@ -79,7 +78,7 @@ class ClaveReutilizada(OutboxError, PermanentError):
 
     def __init__(self, clave: str, pedido_id: str) -> None:
         super().__init__(
-            f"Idempotency-Key {clave!r} was already used for order {pedido_id} with a different request body;"
+            f"Idempotency-Key {eco(clave)} was already used for order {pedido_id} with a different request body;"
             " send a new key for a new order, or the same body to get that order back"
         )
         self.clave = clave
@@ -98,21 +97,33 @@ def _es_entero(valor: Any) -> bool:
     return isinstance(valor, int) and not isinstance(valor, bool)
 
 
-def _texto(datos: Mapping[str, Any], campo: str, donde: str, errores: list[str]) -> str | None:
+def _id(datos: Mapping[str, Any], campo: str, donde: str, errores: list[str]) -> str | None:
+    """A customer or sku id in the store's format (:func:`mercadofresco.validation.id_tienda`)."""
     valor = datos.get(campo)
     if not isinstance(valor, str) or not valor.strip():
         errores.append(f"{donde}{campo}: required, a non-empty string")
         return None
-    if len(valor) > MAX_TEXTO or not _IDENTIFICADOR.fullmatch(valor):  # fullmatch: "$" lets a final "\n" in
-        errores.append(f"{donde}{campo}: at most {MAX_TEXTO} letters, digits, '.', '_', ':' or '-'")
+    try:
+        return validation.id_tienda(valor, campo)
+    except validation.ValorInvalido:
+        errores.append(f"{donde}{campo}: {validation.ID_TIENDA_FORMATO}")
         return None
-    return valor
+
+
+def _desconocidos(datos: Mapping[str, Any], conocidos: frozenset[str]) -> str | None:
+    """The unknown field names, each cut as the log policy cuts a value, the first few named and the rest counted."""
+    extra = sorted(set(datos) - conocidos)
+    if not extra:
+        return None
+    nombrados = ", ".join(eco(nombre) for nombre in extra[:MAX_CAMPOS_DESCONOCIDOS])
+    resto = len(extra) - MAX_CAMPOS_DESCONOCIDOS
+    return f"unknown field(s) {nombrados}" + (f" and {resto} more" if resto > 0 else "")
 
 
 def _entero_positivo(datos: Mapping[str, Any], campo: str, maximo: int, donde: str, errores: list[str]) -> int | None:
     valor = datos.get(campo)
     if not _es_entero(valor) or not 1 <= valor <= maximo:
-        errores.append(f"{donde}{campo}: required, an integer from 1 to {maximo} (got {valor!r})")
+        errores.append(f"{donde}{campo}: required, an integer from 1 to {maximo} (got {eco(valor)})")
         return None
     return valor
 
@@ -130,9 +141,9 @@ def _lineas(valor: Any, errores: list[str]) -> list[LineaPedido]:
         if not isinstance(linea, dict):
             errores.append(f"lineas[{i}]: must be an object with sku, cantidad and precio_centimos")
             continue
-        if extra := sorted(set(linea) - CAMPOS_LINEA):
-            errores.append(f"{donde}: unknown field(s) {', '.join(extra)}")
-        sku = _texto(linea, "sku", donde, errores)
+        if desconocidos := _desconocidos(linea, CAMPOS_LINEA):
+            errores.append(f"{donde}: {desconocidos}")
+        sku = _id(linea, "sku", donde, errores)
         cantidad = _entero_positivo(linea, "cantidad", MAX_CANTIDAD, donde, errores)
         precio = _entero_positivo(linea, "precio_centimos", MAX_PRECIO_CENTIMOS, donde, errores)
         if sku is not None and cantidad is not None and precio is not None:
@@ -154,9 +165,9 @@ def validar_solicitud(cuerpo: Any, pedido_id: str) -> Pedido:
     if not isinstance(cuerpo, dict):
         raise SolicitudInvalida(["the body must be a JSON object"])
     errores: list[str] = []
-    if extra := sorted(set(cuerpo) - CAMPOS_PEDIDO):
-        errores.append(f"unknown field(s) {', '.join(extra)} (accepted: {', '.join(sorted(CAMPOS_PEDIDO))})")
-    cliente_id = _texto(cuerpo, "cliente_id", "", errores)
+    if desconocidos := _desconocidos(cuerpo, CAMPOS_PEDIDO):
+        errores.append(f"{desconocidos} (accepted: {', '.join(sorted(CAMPOS_PEDIDO))})")
+    cliente_id = _id(cuerpo, "cliente_id", "", errores)
     email = cuerpo.get("email")
     try:
         validation.email(email)  # also refuses NUL/control characters PostgreSQL or a mail header cannot take
@@ -168,7 +179,12 @@ def validar_solicitud(cuerpo: Any, pedido_id: str) -> Pedido:
     lineas = _lineas(cuerpo.get("lineas"), errores)
     if errores:
         raise SolicitudInvalida(errores)
-    return Pedido(pedido_id, str(cliente_id), tuple(lineas), str(moneda), str(email))
+    pedido = Pedido(pedido_id, str(cliente_id), tuple(lineas), str(moneda), str(email))
+    try:  # what only the whole order can break (its total above the ceiling): refused here, not by the write
+        pedido.validar()
+    except PedidoInvalido as exc:
+        raise SolicitudInvalida([str(exc)]) from None
+    return pedido
 
 
 def validar_clave(clave: str | None) -> str:
@@ -186,10 +202,6 @@ def huella(cuerpo: Any) -> str:
     """SHA-256 of the body's canonical JSON: key order and whitespace do not make two bodies different."""
     canonico = json.dumps(cuerpo, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonico.encode("utf-8", "surrogatepass")).hexdigest()  # a lone "\ud800" hashes too
-
-
-def nuevo_pedido_id() -> str:
-    return f"PED-{uuid.uuid4().hex[:20].upper()}"
 
 
 def registrar_pedido(
@@ -244,7 +256,7 @@ def registrar_pedido(
             creado, pedido_id = False, fila[1]
         leido = consultar_pedido(conn, pedido_id)
     if leido is None:  # the key's order is gone (deleted by an operator): say so, never invent one
-        raise OutboxError(f"Idempotency-Key {clave!r} points to order {pedido_id}, which no longer exists")
+        raise OutboxError(f"Idempotency-Key {eco(clave)} points to order {pedido_id}, which no longer exists")
     return PedidoRegistrado(leido, creado)
 
 

@@ -72,18 +72,20 @@ class Pedido:
         if not self.pedido_id or not self.cliente_id:
             raise PedidoInvalido("pedido_id and cliente_id must not be empty")
         if not self.lineas:
-            raise PedidoInvalido(f"order {self.pedido_id} has no lines")
+            raise PedidoInvalido(f"order {validation.eco(self.pedido_id)} has no lines")
         if any(lin.cantidad < 1 or lin.precio_centimos < 0 or not lin.sku for lin in self.lineas):
-            raise PedidoInvalido(f"order {self.pedido_id} has a line with no sku, quantity < 1 or a negative price")
+            raise PedidoInvalido(
+                f"order {validation.eco(self.pedido_id)} has a line with no sku, quantity < 1 or a negative price"
+            )
         if len(self.moneda) != 3:
-            raise PedidoInvalido(f"currency {self.moneda!r} is not an ISO 4217 code")
+            raise PedidoInvalido(f"currency {validation.eco(self.moneda)} is not an ISO 4217 code")
         # The values every consumer and the charge will check again (mercadofresco.validation): an order
         # that would be refused downstream is refused here, before its row and its event exist.
         try:
-            validation.identificador(self.pedido_id, "pedido_id")
-            validation.identificador(self.cliente_id, "cliente_id")
+            validation.id_tienda(self.pedido_id, "pedido_id")
+            validation.id_tienda(self.cliente_id, "cliente_id")
             for linea in self.lineas:
-                validation.identificador(linea.sku, "sku")
+                validation.id_tienda(linea.sku, "sku")
                 claves.reserva(self.pedido_id, linea.sku)  # the keys the workflow will build from them
             claves.cobro(self.pedido_id)
             validation.importe_centimos(self.importe_centimos)
