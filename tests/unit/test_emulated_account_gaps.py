@@ -53,3 +53,10 @@ def test_a_dropped_resource_still_referenced_is_refused() -> None:
 def test_the_store_api_url_becomes_the_gateway_path_form() -> None:
     url = gaps.api_url_in_gateway("https://a1b2c3d4.execute-api.eu-south-2.amazonaws.com", GATEWAY)
     assert url == f"http://{GATEWAY}/_aws/execute-api/a1b2c3d4/$default"
+
+
+def test_generated_secrets_without_punctuation_say_which_characters(plantilla: dict) -> None:
+    """MiniStack honours only ExcludeCharacters: a '?' in the sandbox token cut its URL (every call 404)."""
+    secreto = gaps.adapt(plantilla, GATEWAY)["Resources"]["SimuladorSecret"]["Properties"]["GenerateSecretString"]
+    assert secreto["ExcludePunctuation"] is True
+    assert set("?#/%&=+") <= set(secreto["ExcludeCharacters"])

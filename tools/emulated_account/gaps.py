@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,19 @@ GAPS = (
         "resolves to the real AWS from the containers (no such function there, or no internet): every call to "
         "the sandbox providers failed, so no order was ever charged",
         "the same simulador-* functions, token and paths; only the scheme and host differ (no TLS on that hop)",
+    ),
+    Gap(
+        "a generated secret's ExcludePunctuation becomes the equivalent ExcludeCharacters",
+        "MiniStack's CloudFormation honours only ExcludeCharacters: the sandbox's URL token came out with "
+        "'?', '#' or '/', which cut the URL, and every provider call was answered 404",
+        "the same generated secret, with the same characters excluded",
+    ),
+    Gap(
+        "the sandbox providers are invoked once before the orders (a GET, answered 405, no effect)",
+        "a cold start in MiniStack is a container start plus the imports on 2 shared cores, 5-15 s, above the "
+        "providers' 8 s read timeout (Lambda's is about 1 s); a charge would start as 'answer lost'",
+        "nothing is skipped: the first order still meets cold consumers, and the timeout path is the local "
+        "run's and the chaos campaign's (warm_providers)",
     ),
     Gap(
         "a Pipe whose source is an SQS queue (pipe-mf-pedidos) is run by the local run's Pipe emulation",
@@ -95,6 +109,17 @@ def _dropped(recurso: dict[str, Any]) -> bool:
     return tipo == "AWS::CloudWatch::Alarm" and "Metrics" in recurso.get("Properties", {})
 
 
+def _without_punctuation(recurso: dict[str, Any]) -> dict[str, Any]:
+    generado = recurso.get("Properties", {}).get("GenerateSecretString")
+    if recurso.get("Type") != "AWS::SecretsManager::Secret" or not (generado or {}).get("ExcludePunctuation"):
+        return recurso
+    excluidos = "".join(dict.fromkeys(generado.get("ExcludeCharacters", "") + string.punctuation))
+    return {
+        **recurso,
+        "Properties": {**recurso["Properties"], "GenerateSecretString": {**generado, "ExcludeCharacters": excluidos}},
+    }
+
+
 def _url_in_gateway(gateway: str, recurso_url: str) -> dict[str, Any]:
     """``http://<gateway>/_aws/lambda-url/<id>/``, the id cut from the URL MiniStack returns."""
     host = {"Fn::Select": [2, {"Fn::Split": ["/", {"Fn::GetAtt": [recurso_url, "FunctionUrl"]}]}]}
@@ -139,6 +164,7 @@ def adapt(plantilla: dict[str, Any], gateway: str) -> dict[str, Any]:
     usados = _references({**plantilla, "Resources": restantes}, quitados)
     if usados:
         raise ValueError(f"resources dropped for the emulator are still referenced: {sorted(usados)}")
+    restantes = {n: _without_punctuation(r) for n, r in restantes.items()}
     return _rewrite_subs({**plantilla, "Resources": restantes}, gateway)
 
 
@@ -242,3 +268,17 @@ def sqs_pipes_running(plantilla: dict[str, Any], pila: str, cliente: Callable[[s
     finally:
         for mapeo in mapeos:
             mapeo.parar()
+
+
+def warm_providers(plantilla: dict[str, Any], pila: str, cliente: Callable[[str], Any]) -> list[str]:
+    """Invoke once every function behind a function URL (the sandbox providers) with a GET: 405, no effect."""
+    lam, fisicos = cliente("lambda"), _fisicos(cliente("cloudformation"), pila)
+    calentadas = []
+    for recurso in plantilla["Resources"].values():
+        if recurso.get("Type") != "AWS::Lambda::Url":
+            continue
+        funcion = fisicos[recurso["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]]
+        evento = {"version": "2.0", "rawPath": "/", "requestContext": {"http": {"method": "GET"}}, "headers": {}}
+        lam.invoke(FunctionName=funcion, Payload=json.dumps(evento).encode())
+        calentadas.append(funcion)
+    return calentadas

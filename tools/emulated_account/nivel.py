@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -260,6 +261,7 @@ def ejecutar(salida: Path) -> int:
             if obs["deploy"] == 0:
                 plantilla = nivel.plantilla()
                 obs["rutas_creadas"] = gaps.add_http_api_routes(plantilla, PILA, nivel.cliente)
+                obs["calentadas"] = gaps.warm_providers(plantilla, PILA, nivel.cliente)
                 with gaps.sqs_pipes_running(plantilla, PILA, nivel.cliente):
                     obs["smoke"] = {
                         "confirmados": nivel.smoke("confirmados", PEDIDOS_CONFIRMADOS),
@@ -292,6 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="run the level once and write its observations")
     run.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
+
+    def terminar(senal: int, _marco: object) -> None:
+        raise SystemExit(128 + senal)  # unwinds the level: every server and container it started is stopped
+
+    for senal in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(senal, terminar)
     return ejecutar(args.out)
 
 
