@@ -72,6 +72,8 @@ class Certificados:
             .not_valid_before(ahora)
             .not_valid_after(hasta)
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(clave_ca.public_key()), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(clave_ca.public_key()), critical=False)
             .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
             .sign(clave_ca, hashes.SHA256())
         )
@@ -84,6 +86,9 @@ class Certificados:
             .not_valid_before(ahora)
             .not_valid_after(hasta)
             .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip))]), critical=False)
+            # Python 3.13 verifies strictly (VERIFY_X509_STRICT): without the key identifiers the chain is refused.
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(clave.public_key()), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(clave_ca.public_key()), critical=False)
             .sign(clave_ca, hashes.SHA256())
         )
         certificados = cls(carpeta)
