@@ -35,12 +35,14 @@ $(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/*/r
 
 setup: $(VENV)/.installed
 
-# checkov in a venv of its own: its dependencies conflict with the project's pins.
-CHECKOV_VENV ?= .venv-checkov
-$(CHECKOV_VENV)/.installed: requirements/checkov.txt
-	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required for checkov's venv." >&2; exit 1; }
-	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON313) -m venv $(CHECKOV_VENV)
-	$(CHECKOV_VENV)/bin/python -m pip install -q -r requirements/checkov.txt
+# A tool whose dependencies conflict with the project's pins gets a venv of its own, .venv-<tool>, from
+# requirements/<tool>.txt: checkov, and MiniStack (the deploy level's emulated account; it pins an older botocore).
+CHECKOV_VENV := .venv-checkov
+MINISTACK_VENV := .venv-ministack
+.venv-%/.installed: requirements/%.txt
+	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required for $*'s venv." >&2; exit 1; }
+	@test -x .venv-$*/bin/python || $(PYTHON313) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -q -r $<
 	@touch $@
 
 services:
@@ -83,14 +85,7 @@ test-sam-local: setup services sam-local-setup
 	$(VENV)/bin/pytest tests/sam_local -m sam_local
 
 # The deploy level (tools/emulated_account/): the real template `sam deploy`ed into MiniStack, an
-# emulated empty account, in a venv of its own (it pins an older botocore than the project's).
-MINISTACK_VENV ?= .venv-ministack
-$(MINISTACK_VENV)/.installed: requirements/ministack.txt
-	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required for MiniStack's venv." >&2; exit 1; }
-	@test -x $(MINISTACK_VENV)/bin/python || $(PYTHON313) -m venv $(MINISTACK_VENV)
-	$(MINISTACK_VENV)/bin/python -m pip install -q -r requirements/ministack.txt
-	@touch $@
-
+# emulated empty account (README, Tests).
 test-deploy: setup services sam-local-setup $(MINISTACK_VENV)/.installed
 	$(VENV)/bin/pytest tests/deploy -m deploy
 
