@@ -62,7 +62,8 @@ build: setup
 test: setup services lint build
 	$(VENV)/bin/pytest -m "not sam_local and not deploy"
 	@if tools/sam_local/ensure-docker.sh; then \
-		$(MAKE) --no-print-directory test-sam-local && $(MAKE) --no-print-directory test-deploy; \
+		rc=0; $(MAKE) --no-print-directory test-sam-local && $(MAKE) --no-print-directory test-deploy || rc=$$?; \
+		tools/sam_local/stop-docker.sh; exit $$rc; \
 	elif [ -n "$$CI" ]; then exit 1; \
 	else echo "make test: tests/sam_local and tests/deploy SKIPPED (no Docker, see above); make test-sam-local and make test-deploy run them"; fi
 
