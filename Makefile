@@ -16,7 +16,7 @@ PYTHON313 := $(shell for p in python3.13 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/
 	$$p -c 'import sys; assert sys.version_info[:2] == (3, 13); print(sys.executable)' 2>/dev/null && break; done)
 
 .PHONY: rds-ca help setup services lint build test test-unit test-integration test-e2e demo caos bench clean \
-	sam-local-setup sam-local invoke test-sam-local
+	sam-local-setup sam-local invoke test-sam-local test-deploy
 
 help:
 	@echo "make demo   run the whole order flow locally (no AWS account, no Docker)"
@@ -35,12 +35,14 @@ $(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/*/r
 
 setup: $(VENV)/.installed
 
-# checkov in a venv of its own: its dependencies conflict with the project's pins.
-CHECKOV_VENV ?= .venv-checkov
-$(CHECKOV_VENV)/.installed: requirements/checkov.txt
-	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required for checkov's venv." >&2; exit 1; }
-	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON313) -m venv $(CHECKOV_VENV)
-	$(CHECKOV_VENV)/bin/python -m pip install -q -r requirements/checkov.txt
+# A tool whose dependencies conflict with the project's pins gets a venv of its own, .venv-<tool>, from
+# requirements/<tool>.txt: checkov, and MiniStack (the deploy level's emulated account; it pins an older botocore).
+CHECKOV_VENV := .venv-checkov
+MINISTACK_VENV := .venv-ministack
+.venv-%/.installed: requirements/%.txt
+	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required for $*'s venv." >&2; exit 1; }
+	@test -x .venv-$*/bin/python || $(PYTHON313) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -q -r $<
 	@touch $@
 
 services:
@@ -59,12 +61,14 @@ lint: setup $(CHECKOV_VENV)/.installed
 build: setup
 	$(SAM) build
 
-# The sam local invoke level runs when Docker can be set up (CI sets it up: a failure there fails).
+# The sam local invoke and deploy levels run when Docker can be set up (CI sets it up: a failure there fails).
 test: setup services lint build
-	$(VENV)/bin/pytest -m "not sam_local"
-	@if tools/sam_local/ensure-docker.sh; then $(MAKE) --no-print-directory test-sam-local; \
+	$(VENV)/bin/pytest -m "not sam_local and not deploy"
+	@if tools/sam_local/ensure-docker.sh; then \
+		rc=0; $(MAKE) --no-print-directory test-sam-local && $(MAKE) --no-print-directory test-deploy || rc=$$?; \
+		tools/sam_local/stop-docker.sh; exit $$rc; \
 	elif [ -n "$$CI" ]; then exit 1; \
-	else echo "make test: tests/sam_local SKIPPED (no Docker, see above); make test-sam-local runs them"; fi
+	else echo "make test: tests/sam_local and tests/deploy SKIPPED (no Docker, see above); make test-sam-local and make test-deploy run them"; fi
 
 test-unit: setup
 	$(VENV)/bin/pytest tests/unit
@@ -83,6 +87,11 @@ sam-local-setup: setup
 
 test-sam-local: setup services sam-local-setup
 	$(VENV)/bin/pytest tests/sam_local -m sam_local
+
+# The deploy level (tools/emulated_account/): the real template `sam deploy`ed into MiniStack, an
+# emulated empty account (README, Tests).
+test-deploy: setup services sam-local-setup $(MINISTACK_VENV)/.installed
+	$(VENV)/bin/pytest tests/deploy -m deploy
 
 invoke: setup services sam-local-setup
 	@test -n "$(FN)" && test -n "$(EVENT)" || { echo "usage: make invoke FN=CobroFunction EVENT=events/cobro-pedido.json" >&2; exit 2; }
@@ -123,4 +132,4 @@ rds-ca:
 	mv layers/comun/mercadofresco/certificados/rds-global-bundle.pem.tmp layers/comun/mercadofresco/certificados/rds-global-bundle.pem
 
 clean:
-	rm -rf .aws-sam .pytest_cache .ruff_cache
+	rm -rf .aws-sam .pytest_cache .ruff_cache build/deploy-level

@@ -107,9 +107,10 @@ class PostgresPrivado(ServidorPrivado):
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    def _lanzar(self) -> subprocess.Popen[bytes]:
-        assert self._bin is not None and self._dir is not None
-        opciones = {
+    def _opciones(self) -> dict[str, str]:
+        """The server's ``-c`` settings (a subclass may add to them)."""
+        assert self._dir is not None
+        return {
             "listen_addresses": "127.0.0.1",
             "port": str(self.puerto),
             "unix_socket_directories": str(self._dir),
@@ -118,7 +119,10 @@ class PostgresPrivado(ServidorPrivado):
             "full_page_writes": "off",
             "max_connections": "200",
         }
-        argumentos = [arg for clave, valor in opciones.items() for arg in ("-c", f"{clave}={valor}")]
+
+    def _lanzar(self) -> subprocess.Popen[bytes]:
+        assert self._bin is not None and self._dir is not None
+        argumentos = [arg for clave, valor in self._opciones().items() for arg in ("-c", f"{clave}={valor}")]
         return subprocess.Popen(
             [str(self._bin / "postgres"), "-D", str(self._dir / "datos"), *argumentos],
             stdout=subprocess.DEVNULL,

@@ -29,12 +29,16 @@ class RedisPrivado(ServidorPrivado):
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.puerto}/0"
 
+    def _argumentos(self) -> list[str]:
+        """redis-server's arguments (a subclass may add to them)."""
+        return ["--port", str(self.puerto), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+
     def _lanzar(self) -> subprocess.Popen[bytes]:
         binario = shutil.which("redis-server")
         if binario is None:
             raise OSError("redis-server is not on PATH: install it to run the chaos scenario")
         return subprocess.Popen(
-            [binario, "--port", str(self.puerto), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            [binario, *self._argumentos()],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -29,6 +29,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -153,11 +154,11 @@ class ClienteTienda:
         return self._pedir("GET", f"/pedidos/{pedido_id}", None)
 
 
-def pedido_de_prueba(numero: int, ejecucion: str) -> dict[str, Any]:
-    """A small, valid order; ``cliente_id`` marks it as the smoke test's."""
+def pedido_de_prueba(numero: int, ejecucion: str, cliente_id: str | None = None) -> dict[str, Any]:
+    """A small, valid order; ``cliente_id`` marks it as the smoke test's (or is the one given)."""
     sku, precio = CATALOGO[numero % len(CATALOGO)]
     return {
-        "cliente_id": f"SMOKE-{ejecucion}",
+        "cliente_id": cliente_id or f"SMOKE-{ejecucion}",
         "email": f"smoke+{ejecucion}-{numero}@example.com",
         "moneda": "EUR",
         "lineas": [{"sku": sku, "cantidad": 1 + numero % 3, "precio_centimos": precio}],
@@ -280,14 +281,14 @@ class Smoke:
     dormir: Callable[[float], None] = time.sleep
     seguimientos: list[Seguimiento] = field(default_factory=list)
 
-    def colocar(self, n: int) -> list[str]:
+    def colocar(self, n: int, cliente_id: str | None = None) -> list[str]:
         """POST n orders; return the errors (an order the store refused is reported, not followed)."""
         ejecucion = uuid.uuid4().hex[:8]
         errores = []
         for numero in range(1, n + 1):
             clave = f"mf-smoke-{ejecucion}-{numero}"
             inicio = self.reloj()
-            estado, cuerpo = self.tienda.crear(pedido_de_prueba(numero, ejecucion), clave)
+            estado, cuerpo = self.tienda.crear(pedido_de_prueba(numero, ejecucion, cliente_id), clave)
             if estado not in (200, 201):
                 errores.append(f"pedido {numero}: la tienda respondió {estado}: {cuerpo}")
                 continue
@@ -391,10 +392,15 @@ def analizar(argv: Sequence[str] | None = None) -> argparse.Namespace:
     destino.add_argument("--pila", help="nombre de la pila desplegada: la URL se lee de su salida TiendaApiUrl")
     p.add_argument("--pedidos", "-n", type=int, default=5, help="pedidos a colocar (5)")
     p.add_argument("--sufijo", default="", help="NameSuffix de la pila (vacío por defecto)")
+    p.add_argument(
+        "--cliente",
+        help="cliente_id de los pedidos (por defecto SMOKE-<ejecución>); p. ej. uno de SimuladorTarjetasRechazadas",
+    )
     p.add_argument("--endpoint-url", help="endpoint de AWS alternativo (el servidor de moto de la ejecución local)")
     p.add_argument("--region", help="región (por defecto la de la configuración de AWS)")
     p.add_argument("--espera-s", type=float, default=300, help="segundos máximos esperando estados finales (300)")
     p.add_argument("--intervalo-s", type=float, default=3, help="segundos entre observaciones (3)")
+    p.add_argument("--json", help="además, escribe en este fichero cada pedido y su resultado (JSON)")
     p.add_argument(
         "--firmar",
         choices=("auto", "si", "no"),
@@ -433,13 +439,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         ClienteTienda(args.url, firmar=firmar, region=args.region), Observador(sfn, ddb, sqs, Nombres(args.sufijo))
     )
     try:
-        errores = smoke.colocar(args.pedidos)
+        errores = smoke.colocar(args.pedidos, args.cliente)
     except urllib3.exceptions.HTTPError as exc:
         print(f"mf-smoke: no se pudo contactar con la tienda en {args.url}: {exc}", file=sys.stderr)
         return 1
     print(f"{len(smoke.seguimientos)} pedidos colocados; siguiéndolos hasta {args.espera_s:.0f} s", file=sys.stderr)
     smoke.seguir(args.espera_s, args.intervalo_s)
     print(tabla(smoke.seguimientos))
+    if args.json:
+        filas = [
+            {"pedido_id": s.pedido_id, "resultado": s.resultado(), "ejecucion": s.ejecucion} for s in smoke.seguimientos
+        ]
+        Path(args.json).write_text(json.dumps({"pedidos": filas, "errores": errores}, indent=1))
     texto, codigo = resumen(smoke.seguimientos, errores)
     print(texto)
     return codigo

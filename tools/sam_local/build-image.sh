@@ -2,8 +2,12 @@
 # Build, once, the Lambda Python 3.13 base image `sam local invoke` asks for, from Debian's
 # packages and PyPI only (no container registry is needed or reached): Debian 13's Python
 # 3.13, the runtime interface client (awslambdaric) and the runtime's own boto3 in
-# /var/runtime, /var/runtime/bootstrap as Lambda's runtimes have it, /var/task and /opt.
-# Tagged with the exact name SAM CLI looks for (public.ecr.aws/lambda/python:3.13-<arch>).
+# /var/runtime, /var/runtime/bootstrap as Lambda's runtimes have it, /var/task and /opt,
+# and, as AWS's image has them, /lambda-entrypoint.sh and the Runtime Interface Emulator
+# (SAM CLI's own copy) in /usr/local/bin/aws-lambda-rie: the emulated account of the deploy
+# level (MiniStack) starts the image with the handler as its argument and talks to the RIE.
+# Tagged with the exact names SAM CLI and MiniStack look for (public.ecr.aws/lambda/python:3.13-<arch>,
+# and public.ecr.aws/lambda/python:3.13).
 # Idempotent: an image built from this same recipe already present => nothing to do.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,10 +25,13 @@ case "$(uname -m)" in
   *) echo "unsupported machine $(uname -m): Lambda runs x86_64 and arm64 only" >&2; exit 1 ;;
 esac
 TAG=public.ecr.aws/lambda/python:3.13-$ARCH
-# The recipe's identity: this script and the pinned versions; a change rebuilds.
-RECETA=$( { cat "$0"; echo "$BOTO3"; } | sha256sum | cut -c1-16)
+TAG_SIN_ARCH=public.ecr.aws/lambda/python:3.13
+RIE=$("$PYTHON" -c 'import samcli, pathlib; print(pathlib.Path(samcli.__file__).parent / "local/rapid")')/aws-lambda-rie-$ARCH
+# The recipe's identity: this script, the pinned versions and the RIE; a change rebuilds.
+RECETA=$( { cat "$0"; echo "$BOTO3"; sha256sum <"$RIE"; } | sha256sum | cut -c1-16)
 
 if [ "$(docker image inspect -f '{{index .Config.Labels "mercadofresco.receta"}}' "$TAG" 2>/dev/null)" = "$RECETA" ]; then
+  docker tag "$TAG" "$TAG_SIN_ARCH"
   echo "image $TAG: up to date"; exit 0
 fi
 if ! command -v debootstrap >/dev/null 2>&1; then
@@ -57,11 +64,23 @@ export PYTHONPATH="/var/task:/opt/python/lib/python3.13/site-packages:/opt/pytho
 exec /usr/bin/python3.13 -m awslambdaric "${_HANDLER:-$AWS_LAMBDA_FUNCTION_HANDLER}"
 BOOT
 chmod 755 "$RAIZ/var/runtime/bootstrap"
+# AWS's entrypoint: the handler is its argument; without a Runtime API (outside Lambda) it starts the RIE.
+install -D -m 755 "$RIE" "$RAIZ/usr/local/bin/aws-lambda-rie"
+cat >"$RAIZ/lambda-entrypoint.sh" <<'ENTRADA'
+#!/bin/sh
+[ $# -ge 1 ] && export _HANDLER="$1"
+if [ -z "${AWS_LAMBDA_RUNTIME_API}" ]; then
+  exec /usr/local/bin/aws-lambda-rie /var/runtime/bootstrap
+fi
+exec /var/runtime/bootstrap
+ENTRADA
+chmod 755 "$RAIZ/lambda-entrypoint.sh"
 
 tar -C "$RAIZ" -c . | docker import \
   --change 'ENV LANG=C.UTF-8 TZ=:/etc/localtime LAMBDA_TASK_ROOT=/var/task LAMBDA_RUNTIME_DIR=/var/runtime PATH=/usr/local/bin:/usr/bin:/bin:/opt/bin' \
   --change 'WORKDIR /var/task' \
-  --change 'ENTRYPOINT ["/var/runtime/bootstrap"]' \
+  --change 'ENTRYPOINT ["/lambda-entrypoint.sh"]' \
   --change "LABEL mercadofresco.receta=$RECETA" \
   - "$TAG" >/dev/null
+docker tag "$TAG" "$TAG_SIN_ARCH"
 echo "image $TAG: built in $(( $(date +%s) - inicio )) s ($(docker image inspect -f '{{.Size}}' "$TAG" | awk '{printf "%d MB", $1/1e6}'))"

@@ -6,6 +6,8 @@
 set -euo pipefail
 
 LOG=${DOCKERD_LOG:-/var/log/mercadofresco-dockerd.log}
+# Written only when this script starts dockerd: tools/sam_local/stop-docker.sh stops that one and no other.
+PIDFILE=${DOCKERD_PIDFILE:-/run/mercadofresco-dockerd.pid}
 
 answers() { docker info >/dev/null 2>&1; }
 can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
@@ -26,6 +28,7 @@ if ! pgrep -x dockerd >/dev/null 2>&1; then
   echo "docker: starting dockerd (log: $LOG)"
   # setsid: the daemon outlives the make/pytest that started it, like the services do.
   setsid dockerd >"$LOG" 2>&1 </dev/null &
+  echo $! >"$PIDFILE"
 fi
 for _ in $(seq 1 120); do answers && { echo "docker: daemon reachable"; exit 0; }; sleep 0.5; done
 echo "dockerd did not answer within 60 s: see $LOG" >&2

@@ -1,0 +1,57 @@
+"""The deploy level: ``sam deploy`` of the real template into an emulated empty account (MiniStack).
+
+The session fixture runs the level once (``python -m emulated_account run``, see
+``tools/emulated_account/nivel.py``: the level's PostgreSQL and Valkey, MiniStack, ``sam build``,
+``sam deploy``, ``mf-smoke`` through the deployed store API, ``sam delete``, ``sam deploy`` again)
+and collects what the stack recorded; each test asserts one outcome.
+
+Without Docker, the Lambda base image or ``.venv-ministack`` these tests are skipped, with the
+command that sets them up: ``make test-deploy``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RAIZ = Path(__file__).resolve().parents[2]
+
+
+def _listo() -> str | None:
+    """Why the level cannot run here, or None."""
+    from emulated_account.emulador import MINISTACK
+
+    try:
+        subprocess.run(["docker", "info"], capture_output=True, check=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "no Docker daemon answers"
+    imagen = "public.ecr.aws/lambda/python:3.13"
+    if subprocess.run(["docker", "image", "inspect", imagen], capture_output=True, check=False).returncode != 0:
+        return f"the base image {imagen} is not built"
+    if not MINISTACK.exists():
+        return f"{MINISTACK} is not installed"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    del config
+    nivel = [i for i in items if i.get_closest_marker("deploy")]
+    if nivel and (motivo := _listo()) is not None:
+        salto = pytest.mark.skip(reason=f"deploy level skipped: {motivo} (make test-deploy sets it up)")
+        for item in nivel:
+            item.add_marker(salto)
+
+
+@pytest.fixture(scope="session")
+def nivel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The level's observations (see ``emulated_account.nivel.ejecutar``)."""
+    salida = tmp_path_factory.mktemp("deploy") / "observaciones.json"
+    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([str(RAIZ / "tools"), str(RAIZ / "layers" / "comun")])}
+    subprocess.run([sys.executable, "-m", "emulated_account", "run", "--out", str(salida)], cwd=RAIZ, env=entorno)
+    return json.loads(salida.read_text()) if salida.exists() else {}

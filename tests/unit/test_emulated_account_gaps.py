@@ -1,0 +1,62 @@
+"""The deploy level's one list of emulator gaps (tools/emulated_account/gaps.py), on the real template."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from emulated_account import gaps
+from samcli.yamlhelper import yaml_parse
+
+RAIZ = Path(__file__).resolve().parents[2]
+GATEWAY = "172.17.0.1:4599"
+
+
+@pytest.fixture(scope="module")
+def plantilla() -> dict:
+    return yaml_parse((RAIZ / "template.yaml").read_text())
+
+
+def test_only_the_archive_and_the_metric_math_alarms_are_dropped(plantilla: dict) -> None:
+    adaptada = gaps.adapt(plantilla, GATEWAY)
+    quitados = set(plantilla["Resources"]) - set(adaptada["Resources"])
+    esperados = {
+        n
+        for n, r in plantilla["Resources"].items()
+        if r["Type"] == "AWS::Events::Archive"
+        or (r["Type"] == "AWS::CloudWatch::Alarm" and "Metrics" in r.get("Properties", {}))
+    }
+    assert quitados == esperados
+    assert "ArchivoBusMercadoFresco" in quitados
+    # The single-metric alarms (each DLQ > 0) stay.
+    assert any(r["Type"] == "AWS::CloudWatch::Alarm" for r in adaptada["Resources"].values())
+
+
+def test_function_urls_given_to_the_functions_point_at_the_gateway(plantilla: dict) -> None:
+    texto = json.dumps(gaps.adapt(plantilla, GATEWAY)["Resources"])
+    assert ".FunctionUrl}" not in texto
+    assert texto.count(f"http://{GATEWAY}/_aws/lambda-url/") == 4  # gateway, ERP, primary and secondary e-mail
+
+
+def test_a_dropped_resource_still_referenced_is_refused() -> None:
+    plantilla = {
+        "Resources": {
+            "Archivo": {"Type": "AWS::Events::Archive", "Properties": {}},
+            "Cola": {"Type": "AWS::SQS::Queue", "DependsOn": "Archivo"},
+        }
+    }
+    with pytest.raises(ValueError, match="Archivo"):
+        gaps.adapt(plantilla, GATEWAY)
+
+
+def test_the_store_api_url_becomes_the_gateway_path_form() -> None:
+    url = gaps.api_url_in_gateway("https://a1b2c3d4.execute-api.eu-south-2.amazonaws.com", GATEWAY)
+    assert url == f"http://{GATEWAY}/_aws/execute-api/a1b2c3d4/$default"
+
+
+def test_generated_secrets_without_punctuation_say_which_characters(plantilla: dict) -> None:
+    """MiniStack honours only ExcludeCharacters: a '?' in the sandbox token cut its URL (every call 404)."""
+    secreto = gaps.adapt(plantilla, GATEWAY)["Resources"]["SimuladorSecret"]["Properties"]["GenerateSecretString"]
+    assert secreto["ExcludePunctuation"] is True
+    assert set("?#/%&=+") <= set(secreto["ExcludeCharacters"])

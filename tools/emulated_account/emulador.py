@@ -1,0 +1,115 @@
+"""MiniStack, the emulated AWS account: started on the Docker bridge, stopped with every container it made.
+
+``ministack`` (pinned in ``requirements/ministack.txt``) lives in ``.venv-ministack``: it pins
+botocore exactly, older than the project's. It listens on ``PUENTE:<free port>`` only, so the host
+and the Lambda containers reach it at the same address (custom resources' ``ResponseURL`` and the
+functions' ``AWS_ENDPOINT_URL`` included), and runs every function in Docker from the locally built
+``public.ecr.aws/lambda/python:3.13`` (``tools/sam_local/build-image.sh``), never pulling.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import urllib3
+from mercadofresco_local.servidor import puerto_libre
+
+from emulated_account.infraestructura import PUENTE
+
+if TYPE_CHECKING:
+    from emulated_account.infraestructura import Certificados
+
+RAIZ = Path(__file__).resolve().parents[2]
+MINISTACK = Path(os.environ.get("MINISTACK_BIN", RAIZ / ".venv-ministack" / "bin" / "ministack"))
+REGION = "eu-south-2"  # samconfig.toml's
+ARRANQUE_MAX_S = 120  # a hang guard: it is ready in ~5 s on a quiet machine
+CA_EN_CONTENEDOR = "/var/mf-ca"
+NOMBRE_INSTANCIA = "mf-deploy-level"  # MiniStack labels its containers with it: we remove exactly those
+
+
+@dataclass
+class MiniStack:
+    """``with MiniStack(carpeta, certificados) as ms: ms.endpoint`` — a fresh, empty account."""
+
+    carpeta: Path
+    certificados: Certificados
+    puerto: int = field(default_factory=puerto_libre)
+    _proceso: subprocess.Popen[bytes] | None = None
+
+    @property
+    def gateway(self) -> str:
+        return f"{PUENTE}:{self.puerto}"
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.gateway}"
+
+    @property
+    def log(self) -> Path:
+        return self.carpeta / "ministack.log"
+
+    def entorno(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "GATEWAY_PORT": str(self.puerto),
+            "BIND_HOST": PUENTE,
+            "MINISTACK_HOST": PUENTE,  # the host it names in the URLs it hands out (ResponseURL)
+            "MINISTACK_HOSTNAME": NOMBRE_INSTANCIA,
+            "MINISTACK_REGION": REGION,
+            "LAMBDA_EXECUTOR": "docker",  # Lambda's container, not an in-process worker
+            # The level's CA (its PostgreSQL and Valkey speak TLS), trusted inside every function.
+            "LAMBDA_DOCKER_FLAGS": (
+                f"-e SSL_CERT_FILE={CA_EN_CONTENEDOR}/ca.pem -v {self.certificados.carpeta}:{CA_EN_CONTENEDOR}:ro"
+            ),
+            "TMPDIR": str(self.carpeta),
+        }
+
+    def arrancar(self) -> MiniStack:
+        if not MINISTACK.exists():
+            raise OSError(f"{MINISTACK} is missing: make test-deploy installs it (requirements/ministack.txt)")
+        self.carpeta.mkdir(parents=True, exist_ok=True)
+        with self.log.open("ab") as log:
+            self._proceso = subprocess.Popen(
+                [str(MINISTACK)], env=self.entorno(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        http = urllib3.PoolManager(retries=False, timeout=2)
+        limite = time.monotonic() + ARRANQUE_MAX_S
+        while time.monotonic() < limite:
+            if self._proceso.poll() is not None:
+                raise OSError(f"ministack exited {self._proceso.returncode}: see {self.log}")
+            try:
+                if http.request("GET", f"{self.endpoint}/_ministack/health").status == 200:
+                    return self
+            except urllib3.exceptions.HTTPError:
+                pass
+            time.sleep(0.5)  # polling a process that announces nothing
+        self.parar()
+        raise OSError(f"ministack did not answer within {ARRANQUE_MAX_S} s: see {self.log}")
+
+    def parar(self) -> None:
+        """Stop it, then remove the Lambda containers it started (labelled with this instance only)."""
+        if self._proceso is not None:
+            proceso, self._proceso = self._proceso, None
+            proceso.terminate()
+            try:
+                proceso.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proceso.kill()
+                proceso.wait()
+        etiqueta = f"label=ministack.instance={NOMBRE_INSTANCIA}:{self.puerto}"
+        ids = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", etiqueta], capture_output=True, text=True, check=False
+        ).stdout.split()
+        if ids:
+            subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, check=False)
+
+    def __enter__(self) -> MiniStack:
+        return self.arrancar()
+
+    def __exit__(self, *exc: object) -> None:
+        self.parar()

@@ -1,0 +1,284 @@
+"""What the emulated account (MiniStack) lacks, each gap with its reason and what covers it instead.
+
+This is the ONE place the deploy level departs from what a user deploys: :func:`adapt` rewrites the
+``sam build`` output (``.aws-sam/deploy-<arch>/template.yaml``, never ``template.yaml``) before
+``sam deploy`` reads it, and :data:`GAPS` is the list the README's Tests section repeats. A gap that
+the emulator closes in a later version is removed here, and the level then deploys that resource.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import string
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    what: str
+    reason: str
+    covered_by: str
+
+
+GAPS = (
+    Gap(
+        "AWS::Events::Archive (ArchivoBusMercadoFresco) is dropped",
+        "MiniStack 1.5.33 rejects the change set: 'Unrecognized resource types: [AWS::Events::Archive]'",
+        "cfn-lint and checkov validate it; the local run (moto) archives and replays the bus's events",
+    ),
+    Gap(
+        "CloudWatch alarms with metric math (Metrics:) are dropped",
+        "MiniStack creates AWS::CloudWatch::Alarm only from a single MetricName",
+        "cfn-lint validates them; the single-metric alarms (every DLQ > 0, 5 min) are deployed",
+    ),
+    Gap(
+        "a Lambda function URL handed to the stack's own functions becomes MiniStack's path form "
+        "http://<gateway>/_aws/lambda-url/<id>/",
+        "MiniStack answers GetAtt FunctionUrl with AWS's name https://<id>.lambda-url.<region>.on.aws/, which "
+        "resolves to the real AWS from the containers (no such function there, or no internet): every call to "
+        "the sandbox providers failed, so no order was ever charged",
+        "the same simulador-* functions, token and paths; only the scheme and host differ (no TLS on that hop)",
+    ),
+    Gap(
+        "a generated secret's ExcludePunctuation becomes the equivalent ExcludeCharacters",
+        "MiniStack's CloudFormation honours only ExcludeCharacters: the sandbox's URL token came out with "
+        "'?', '#' or '/', which cut the URL, and every provider call was answered 404",
+        "the same generated secret, with the same characters excluded",
+    ),
+    Gap(
+        "the sandbox providers are invoked once before the orders (a GET, answered 405, no effect)",
+        "a cold start in MiniStack is a container start plus the imports on 2 shared cores, 5-15 s, above the "
+        "providers' 8 s read timeout (Lambda's is about 1 s); a charge would start as 'answer lost'",
+        "nothing is skipped: the first order still meets cold consumers, and the timeout path is the local "
+        "run's and the chaos campaign's (warm_providers)",
+    ),
+    Gap(
+        "a Pipe whose source is an SQS queue (pipe-mf-pedidos) is run by the local run's Pipe emulation",
+        "MiniStack's Pipes poll DynamoDB streams only: orders reached cola-mercadofresco-pedidos and no "
+        "execution ever started",
+        "mercadofresco_local.pipes (the local run's: BatchSize, FilterCriteria, InputTemplate, FIRE_AND_FORGET "
+        "start, the queue's own redrive) against the deployed queue and state machine (sqs_pipes_running)",
+    ),
+    Gap(
+        "pipe-mf-carritos (DynamoDB stream -> event bus) is deployed but not exercised",
+        "MiniStack's Pipes deliver to Step Functions and SNS only",
+        "the local run (make demo ESCENARIO=normal: expired carts get one reminder) and its tests",
+    ),
+    Gap(
+        "the HTTP API's routes are created after the deploy, through the API Gateway v2 API",
+        "MiniStack creates AWS::ApiGatewayV2::Api without importing the OpenAPI Body SAM translates the "
+        "functions' HttpApi events into: the API had no route and answered every request 404",
+        "the same routes (method and path from each HttpApi event), AWS_IAM auth, a payload 2.0 Lambda proxy "
+        "integration to the same function (add_http_api_routes)",
+    ),
+    Gap(
+        "mf-smoke calls the store API at MiniStack's path form http://<gateway>/_aws/execute-api/<id>/$default",
+        "the stack's TiendaApiUrl output is AWS's name https://<id>.execute-api.<region>.amazonaws.com, "
+        "which resolves to the real AWS",
+        "the same API id, routes and SigV4-signed requests (api_url_in_gateway; the template is not changed)",
+    ),
+    Gap(
+        "the functions trust the level's CA (SSL_CERT_FILE in every Lambda container)",
+        "the level's PostgreSQL and Valkey speak TLS like Aurora and ElastiCache, with a certificate of its own "
+        "CA; ElastiCache's chains to a public CA the runtime already trusts",
+        "TLS and passwords are still required and verified (emulated_account.infraestructura)",
+    ),
+    Gap(
+        "Tracing: Active has no effect",
+        "MiniStack's Docker executor runs AWS's Runtime Interface Emulator, which has no X-Ray",
+        "nothing here; the functions' X-Ray SDK use is exercised by the unit tests",
+    ),
+)
+
+# The built template's shapes these gaps match.
+_DROPPED_TYPES = frozenset({"AWS::Events::Archive"})
+_FUNCTION_URL = re.compile(r"\$\{([A-Za-z0-9]+)\.FunctionUrl\}")
+
+
+def _dropped(recurso: dict[str, Any]) -> bool:
+    tipo = recurso.get("Type")
+    if tipo in _DROPPED_TYPES:
+        return True
+    return tipo == "AWS::CloudWatch::Alarm" and "Metrics" in recurso.get("Properties", {})
+
+
+def _without_punctuation(recurso: dict[str, Any]) -> dict[str, Any]:
+    generado = recurso.get("Properties", {}).get("GenerateSecretString")
+    if recurso.get("Type") != "AWS::SecretsManager::Secret" or not (generado or {}).get("ExcludePunctuation"):
+        return recurso
+    excluidos = "".join(dict.fromkeys(generado.get("ExcludeCharacters", "") + string.punctuation))
+    return {
+        **recurso,
+        "Properties": {**recurso["Properties"], "GenerateSecretString": {**generado, "ExcludeCharacters": excluidos}},
+    }
+
+
+def _url_in_gateway(gateway: str, recurso_url: str) -> dict[str, Any]:
+    """``http://<gateway>/_aws/lambda-url/<id>/``, the id cut from the URL MiniStack returns."""
+    host = {"Fn::Select": [2, {"Fn::Split": ["/", {"Fn::GetAtt": [recurso_url, "FunctionUrl"]}]}]}
+    url_id = {"Fn::Select": [0, {"Fn::Split": [".", host]}]}
+    return {"Fn::Join": ["", [f"http://{gateway}/_aws/lambda-url/", url_id, "/"]]}
+
+
+def _rewrite_subs(nodo: Any, gateway: str) -> Any:
+    """Every ``Fn::Sub`` naming ``${X.FunctionUrl}`` gets that variable bound to the gateway's form."""
+    if isinstance(nodo, list):
+        return [_rewrite_subs(n, gateway) for n in nodo]
+    if not isinstance(nodo, dict):
+        return nodo
+    if set(nodo) == {"Fn::Sub"}:
+        cuerpo = nodo["Fn::Sub"]
+        texto, variables = (cuerpo, {}) if isinstance(cuerpo, str) else (cuerpo[0], dict(cuerpo[1]))
+        urls = _FUNCTION_URL.findall(texto)
+        if urls:
+            for recurso_url in urls:
+                variables[f"{recurso_url}EnEmulador"] = _url_in_gateway(gateway, recurso_url)
+            texto = _FUNCTION_URL.sub(lambda m: "${" + m[1] + "EnEmulador}", texto)
+            return {"Fn::Sub": [texto, {k: _rewrite_subs(v, gateway) for k, v in variables.items()}]}
+    return {k: _rewrite_subs(v, gateway) for k, v in nodo.items()}
+
+
+def _references(nodo: Any, nombres: frozenset[str]) -> set[str]:
+    """Which of ``nombres`` ``nodo`` still mentions (Ref, GetAtt, Sub, DependsOn)."""
+    if isinstance(nodo, list):
+        return set().union(*(_references(n, nombres) for n in nodo)) if nodo else set()
+    if isinstance(nodo, dict):
+        return set().union(*(_references(v, nombres) for v in nodo.values())) if nodo else set()
+    if isinstance(nodo, str):
+        return {n for n in nombres if n == nodo or nodo.startswith(n + ".") or "${" + n in nodo}
+    return set()
+
+
+def adapt(plantilla: dict[str, Any], gateway: str) -> dict[str, Any]:
+    """The built template as the emulator can deploy it; ``ValueError`` if a dropped resource is still used."""
+    recursos = plantilla["Resources"]
+    quitados = frozenset(n for n, r in recursos.items() if _dropped(r))
+    restantes = {n: r for n, r in recursos.items() if n not in quitados}
+    usados = _references({**plantilla, "Resources": restantes}, quitados)
+    if usados:
+        raise ValueError(f"resources dropped for the emulator are still referenced: {sorted(usados)}")
+    restantes = {n: _without_punctuation(r) for n, r in restantes.items()}
+    return _rewrite_subs({**plantilla, "Resources": restantes}, gateway)
+
+
+def adapt_file(ruta: Path, gateway: str, log: Callable[[str], None] = print) -> None:
+    """:func:`adapt` on a built template, in place (``sam deploy`` then reads it)."""
+    from samcli.yamlhelper import yaml_dump, yaml_parse
+
+    plantilla = yaml_parse(ruta.read_text())
+    adaptada = adapt(plantilla, gateway)
+    quitados = sorted(set(plantilla["Resources"]) - set(adaptada["Resources"]))
+    ruta.write_text(yaml_dump(adaptada))
+    log(f"emulator gaps: dropped {', '.join(quitados)}; function URLs via http://{gateway}/_aws/lambda-url/")
+
+
+def api_url_in_gateway(url_aws: str, gateway: str) -> str:
+    """``https://<id>.execute-api.<region>.amazonaws.com[/...]`` -> MiniStack's path form of the same API."""
+    from urllib.parse import urlsplit
+
+    partes = urlsplit(url_aws)
+    api_id = (partes.hostname or "").split(".", 1)[0]
+    return f"http://{gateway}/_aws/execute-api/{api_id}/$default{partes.path.rstrip('/')}"
+
+
+def http_api_routes(plantilla: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(api, function, "METHOD /path")`` for every function event of type ``HttpApi``, as the template says."""
+    rutas = []
+    for nombre, recurso in plantilla["Resources"].items():
+        if recurso.get("Type") != "AWS::Serverless::Function":
+            continue
+        for evento in recurso.get("Properties", {}).get("Events", {}).values():
+            if evento.get("Type") == "HttpApi":
+                propiedades = evento["Properties"]
+                rutas.append((propiedades["ApiId"]["Ref"], nombre, f"{propiedades['Method']} {propiedades['Path']}"))
+    return rutas
+
+
+def add_http_api_routes(plantilla: dict[str, Any], pila: str, cliente: Callable[[str], Any]) -> list[str]:
+    """Create in the deployed HTTP APIs the routes MiniStack left out; the route keys created."""
+    apigw, lam = cliente("apigatewayv2"), cliente("lambda")
+    fisicos = _fisicos(cliente("cloudformation"), pila)
+    integraciones: dict[tuple[str, str], str] = {}
+    creadas = []
+    for api, funcion, ruta in http_api_routes(plantilla):
+        api_id = fisicos[api]
+        if (api_id, funcion) not in integraciones:
+            arn = lam.get_function(FunctionName=fisicos[funcion])["Configuration"]["FunctionArn"]
+            integraciones[api_id, funcion] = apigw.create_integration(
+                ApiId=api_id, IntegrationType="AWS_PROXY", IntegrationUri=arn, PayloadFormatVersion="2.0"
+            )["IntegrationId"]
+        auth = plantilla["Resources"][api].get("Properties", {}).get("Auth", {}).get("DefaultAuthorizer")
+        apigw.create_route(
+            ApiId=api_id,
+            RouteKey=ruta,
+            AuthorizationType="AWS_IAM" if auth == "AWS_IAM" else "NONE",
+            Target=f"integrations/{integraciones[api_id, funcion]}",
+        )
+        creadas.append(ruta)
+    return creadas
+
+
+def _fisicos(cfn: Any, pila: str) -> dict[str, str]:
+    return {
+        r["LogicalResourceId"]: r["PhysicalResourceId"]
+        for r in cfn.describe_stack_resources(StackName=pila)["StackResources"]
+    }
+
+
+@contextlib.contextmanager
+def sqs_pipes_running(plantilla: dict[str, Any], pila: str, cliente: Callable[[str], Any]) -> Iterator[list[str]]:
+    """While the block lasts, every deployed Pipe with an SQS source runs in this process.
+
+    Source and target ARNs are the deployed pipe's (``DescribePipe``); batch size, filters and input
+    template the template's (MiniStack's ``DescribePipe`` leaves them out). The clients of
+    :mod:`mercadofresco_local.pipes` follow ``AWS_ENDPOINT_URL``: the caller points it at the emulator.
+    """
+    from mercadofresco_local.pipes import Destino, pipe_sqs
+
+    fisicos, pipes = _fisicos(cliente("cloudformation"), pila), cliente("pipes")
+    mapeos = []
+    for nombre, recurso in plantilla["Resources"].items():
+        if recurso.get("Type") != "AWS::Pipes::Pipe":
+            continue
+        desplegado = pipes.describe_pipe(Name=fisicos[nombre])
+        if not desplegado["Source"].startswith("arn:aws:sqs:"):
+            continue
+        propiedades = recurso["Properties"]
+        fuente, destino = propiedades.get("SourceParameters", {}), propiedades.get("TargetParameters", {})
+        filtros = [json.loads(f["Pattern"]) for f in fuente.get("FilterCriteria", {}).get("Filters", [])]
+        objetivo = Destino(
+            nombre_pipe=desplegado["Name"],
+            arn=desplegado["Target"],
+            parametros=destino,
+            plantilla_entrada=destino.get("InputTemplate"),
+            funciones=None,  # type: ignore[arg-type]  # a Lambda target is MiniStack's to call, not ours
+        )
+        mapeos.append(pipe_sqs(desplegado["Name"], desplegado["Source"], objetivo, fuente, filtros, 1.0))
+    for mapeo in mapeos:
+        mapeo.arrancar()
+    try:
+        yield [m.nombre for m in mapeos]
+    finally:
+        for mapeo in mapeos:
+            mapeo.parar()
+
+
+def warm_providers(plantilla: dict[str, Any], pila: str, cliente: Callable[[str], Any]) -> list[str]:
+    """Invoke once every function behind a function URL (the sandbox providers) with a GET: 405, no effect."""
+    lam, fisicos = cliente("lambda"), _fisicos(cliente("cloudformation"), pila)
+    calentadas = []
+    for recurso in plantilla["Resources"].values():
+        if recurso.get("Type") != "AWS::Lambda::Url":
+            continue
+        funcion = fisicos[recurso["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]]
+        evento = {"version": "2.0", "rawPath": "/", "requestContext": {"http": {"method": "GET"}}, "headers": {}}
+        lam.invoke(FunctionName=funcion, Payload=json.dumps(evento).encode())
+        calentadas.append(funcion)
+    return calentadas

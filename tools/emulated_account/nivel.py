@@ -1,0 +1,340 @@
+"""The deploy level: the real template into an empty emulated account, orders through its store API, then the records.
+
+One run (``python -m emulated_account run --out FILE``, what ``make test-deploy`` and ``tests/deploy``
+start):
+
+1. the level's own "existing infrastructure" (:mod:`infraestructura`: PostgreSQL and Valkey with TLS
+   and passwords on the Docker bridge) and an empty MiniStack (:mod:`emulador`);
+2. in that account, what a user brings to "Existing infrastructure stays the alternative" (README): a
+   VPC's subnets and security group, the admin and runtime database secrets, the Valkey token;
+3. ``sam build`` (``Architecture=x86_64``: the containers run this CPU) and ``sam deploy`` with those
+   parameters, ``ReservedConcurrency=disabled`` as the README says for a new account; the emulator's
+   gaps applied to the build output in between (:mod:`gaps`, the one place);
+4. ``mf-smoke`` through the deployed store API: orders that must end ``CONFIRMADO``, an order whose
+   card the sandbox gateway declines (``SimuladorTarjetasRechazadas``), and one placed while the
+   sandbox gateway answers 503 to everything (its function's fault setting changed in the account,
+   then restored);
+5. the records: each order's ``estado`` in PostgreSQL, its execution, the idempotency records of
+   the charge and of the e-mails, the sandbox gateway's charges, every DLQ's depth;
+6. ``sam delete``, then ``sam deploy`` again into the same account (retained tables, DLQs and key
+   still there), and whether it succeeded.
+
+Everything it starts is stopped at the end, whatever happened; the observations go to ``--out`` as
+JSON for ``tests/deploy`` to assert.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from emulated_account import gaps
+from emulated_account.emulador import REGION, MiniStack
+from emulated_account.infraestructura import PUENTE, AuroraDelNivel, Certificados, ValkeyDelNivel
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from botocore.client import BaseClient
+
+RAIZ = Path(__file__).resolve().parents[2]
+VENV_BIN = RAIZ / ".venv" / "bin"
+PILA = "mercadofresco-dev"  # samconfig.toml's
+ARQUITECTURA = "x86_64"
+BUILD_DIR = RAIZ / ".aws-sam" / f"deploy-{ARQUITECTURA}"
+CLIENTE_RECHAZADO = "SMOKE-TARJETA-RECHAZADA"
+PEDIDOS_CONFIRMADOS = int(os.environ.get("MF_DEPLOY_PEDIDOS", "2"))
+ESPERA_S = int(os.environ.get("MF_DEPLOY_ESPERA_S", "420"))  # a hang guard per mf-smoke run
+TODAS_LAS_DLQ = (
+    "mercadofresco-pedidos-fallidos",
+    "mercadofresco-proyeccion-fallidos",
+    "mercadofresco-erp-fallidos",
+    "mercadofresco-correo-fallidos",
+    "mercadofresco-carritos-fallidos",
+    "mercadofresco-stock-fallidos.fifo",
+)
+
+
+def _paso(texto: str) -> None:
+    print(f"[deploy level {time.strftime('%H:%M:%S')}] {texto}", flush=True)
+
+
+class Nivel:
+    def __init__(self, ms: MiniStack, aurora: AuroraDelNivel, valkey: ValkeyDelNivel, carpeta: Path) -> None:
+        self.ms, self.aurora, self.valkey, self.carpeta = ms, aurora, valkey, carpeta
+        self.entorno = {
+            **os.environ,
+            "AWS_ENDPOINT_URL": ms.endpoint,
+            "AWS_ACCESS_KEY_ID": "test",  # the emulator's; never a real account
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",  # a real python3.13 for sam build
+            "SAM_CLI_TELEMETRY": "0",
+        }
+        self.entorno.pop("AWS_PROFILE", None)
+
+    def cliente(self, servicio: str) -> BaseClient:
+        import boto3
+
+        return boto3.client(
+            servicio,
+            endpoint_url=self.ms.endpoint,
+            region_name=REGION,
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        )
+
+    def _sam(self, *argumentos: str, log: str) -> int:
+        comando = [str(VENV_BIN / "sam"), *argumentos]
+        _paso("$ " + shlex.join(comando))
+        with (self.carpeta / log).open("ab") as salida:
+            hecho = subprocess.run(
+                comando, cwd=RAIZ, env={**self.entorno, "ARCHITECTURE": ARQUITECTURA}, stdout=salida, stderr=salida
+            )
+        if hecho.returncode != 0:
+            print((self.carpeta / log).read_text(errors="replace")[-4000:], flush=True)
+        return hecho.returncode
+
+    # What a user brings: the network, the database's and Valkey's secrets.
+    def infraestructura_existente(self) -> dict[str, str]:
+        ec2, sm = self.cliente("ec2"), self.cliente("secretsmanager")
+        vpc = ec2.create_vpc(CidrBlock="10.42.0.0/16")["Vpc"]["VpcId"]
+        subredes = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.42.{n}.0/24")["Subnet"]["SubnetId"] for n in (1, 2)]
+        sg = ec2.create_security_group(GroupName="mf-funciones", Description="functions", VpcId=vpc)["GroupId"]
+        admin = sm.create_secret(Name="mf-aurora-admin", SecretString=json.dumps(self.aurora.secreto_admin()))
+        runtime = {**self.aurora.secreto_admin(), "username": "mercadofresco_app", "password": os.urandom(12).hex()}
+        app = sm.create_secret(Name="mf-aurora-app", SecretString=json.dumps(runtime))
+        valkey = sm.create_secret(Name="mf-valkey", SecretString=json.dumps({"token": self.valkey.token}))
+        return {
+            "SubnetIds": ",".join(subredes),
+            "SecurityGroupIds": sg,
+            "AuroraEndpoint": PUENTE,
+            "AuroraDatabase": self.aurora.database,
+            "AuroraAdminSecretArn": admin["ARN"],
+            "AuroraSecretArn": app["ARN"],
+            "ValkeyEndpoint": self.valkey.endpoint,
+            "ValkeySecretArn": valkey["ARN"],
+        }
+
+    def construir(self) -> int:
+        codigo = self._sam(
+            "build", "--build-dir", str(BUILD_DIR), "--cache-dir", str(BUILD_DIR) + "-cache", "--cached",
+            "--parameter-overrides", f"Architecture={ARQUITECTURA}", log="sam-build.log",
+        )  # fmt: skip
+        if codigo == 0:
+            gaps.adapt_file(BUILD_DIR / "template.yaml", self.ms.gateway, log=_paso)
+        return codigo
+
+    def desplegar(self, parametros: dict[str, str], log: str) -> int:
+        valores = {
+            "Stage": "dev",
+            "Architecture": ARQUITECTURA,
+            "ReservedConcurrency": "disabled",  # README: a new account's concurrency quota leaves none to reserve
+            "SimuladorTarjetasRechazadas": f"tok_rechazada,{CLIENTE_RECHAZADO}",
+            **parametros,
+        }
+        return self._sam(
+            "deploy", "--template-file", str(BUILD_DIR / "template.yaml"), "--stack-name", PILA,
+            "--region", REGION, "--resolve-s3", "--no-confirm-changeset", "--no-fail-on-empty-changeset",
+            "--capabilities", "CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND",
+            "--parameter-overrides", *(f"{k}={v}" for k, v in valores.items()),
+            log=log,
+        )  # fmt: skip
+
+    def plantilla(self) -> dict[str, Any]:
+        """The template as deployed (the build output, after :func:`gaps.adapt_file`)."""
+        from samcli.yamlhelper import yaml_parse
+
+        return yaml_parse((BUILD_DIR / "template.yaml").read_text())
+
+    def url_tienda(self) -> str:
+        salidas = self.cliente("cloudformation").describe_stacks(StackName=PILA)["Stacks"][0]["Outputs"]
+        return gaps.api_url_in_gateway(
+            next(o["OutputValue"] for o in salidas if o["OutputKey"] == "TiendaApiUrl"), self.ms.gateway
+        )
+
+    def smoke(self, nombre: str, n: int, cliente: str | None = None) -> dict[str, Any]:
+        """``mf-smoke`` through the deployed store API; its JSON (orders and results) and exit code."""
+        salida = self.carpeta / f"smoke-{nombre}.json"
+        comando = [
+            str(VENV_BIN / "mf-smoke"), "--url", self.url_tienda(), "--firmar", "si", "-n", str(n),
+            "--endpoint-url", self.ms.endpoint, "--region", REGION, "--espera-s", str(ESPERA_S),
+            "--json", str(salida), *(["--cliente", cliente] if cliente else []),
+        ]  # fmt: skip
+        _paso("$ " + shlex.join(comando))
+        hecho = subprocess.run(comando, cwd=RAIZ, env=self.entorno, capture_output=True, text=True)
+        print(hecho.stdout + hecho.stderr[-3000:], flush=True)
+        resultado = json.loads(salida.read_text()) if salida.exists() else {"pedidos": [], "errores": []}
+        return {**resultado, "codigo": hecho.returncode}
+
+    def circuito(self, orden: str) -> None:
+        """``mf-circuito <orden> pasarela`` against the level's Valkey, as the on-call runs it."""
+        comando = [str(VENV_BIN / "mf-circuito"), "--redis-url", self.valkey.url, orden, "pasarela"]
+        subprocess.run(comando, cwd=RAIZ, env=self.entorno, check=True, capture_output=True)
+
+    @contextlib.contextmanager
+    def pasarela_caida(self) -> Iterator[None]:
+        """The sandbox gateway answers 503 to every request (its fault setting), then recovers.
+
+        Its breaker is opened as ``runbooks/circuito-abierto.md`` does for a known outage
+        (``mf-circuito abrir``): an order then fails fast, never calling the gateway, and ends
+        "not confirmed". The automatic opening under 503s is the local run's (``viernes``): here an
+        order that met the gateway before the breaker opened has an unknown outcome and is consulted
+        until the gateway answers again, minutes the level does not need to spend.
+        """
+        self.circuito("abrir")
+        lam = self.cliente("lambda")
+        nombre = "simulador-pasarela"
+        variables = lam.get_function_configuration(FunctionName=nombre)["Environment"]["Variables"]
+        lam.update_function_configuration(
+            FunctionName=nombre, Environment={"Variables": {**variables, "SIMULADOR_PROPORCION_FALLOS": "1"}}
+        )
+        try:
+            yield
+        finally:
+            lam.update_function_configuration(FunctionName=nombre, Environment={"Variables": variables})
+            self.circuito("cerrar")
+
+    def registros(self, pedidos: list[str]) -> dict[str, Any]:
+        """What the stack itself recorded about each order, and every DLQ's depth."""
+        import psycopg
+
+        ddb, sqs = self.cliente("dynamodb"), self.cliente("sqs")
+        with psycopg.connect(self.aurora.url, dbname=self.aurora.database) as conn:
+            estados = dict(
+                conn.execute("SELECT pedido_id::text, estado FROM pedidos WHERE pedido_id::text = ANY(%s)", (pedidos,))
+            )
+
+        def registro(tabla: str, clave: str) -> str | None:
+            item = ddb.get_item(TableName=tabla, Key={"clave": {"S": clave}}, ConsistentRead=True).get("Item")
+            return None if item is None else item.get("estado", {}).get("S", "PRESENTE")
+
+        por_pedido = {}
+        for p in pedidos:
+            por_pedido[p] = {
+                "estado": estados.get(p),
+                **{
+                    k: registro("mercadofresco-idempotencia", f"{k}:{p}")
+                    for k in ("pedido", "cobro", "correo-confirmacion", "correo-no-confirmado", "aviso-erp")
+                },
+                "cobro_en_pasarela": registro("mercadofresco-simulador", f"cobro-pedido:{p}"),
+            }
+        dlqs = {}
+        for cola in TODAS_LAS_DLQ:
+            url = sqs.get_queue_url(QueueName=cola)["QueueUrl"]
+            atributos = sqs.get_queue_attributes(
+                QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+            )["Attributes"]
+            dlqs[cola] = sum(int(v) for v in atributos.values())
+        return {"pedidos": por_pedido, "dlqs": dlqs}
+
+    def registros_finales(self, smoke: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`registros` once each order's customer e-mail is recorded (mf-smoke stops at the state).
+
+        A final state is written by the projection, the e-mail by another consumer of the same event: it
+        may come a little later. Polled until it is there, or :data:`ESPERA_S` passed (then read as is).
+        """
+        correo = {"confirmados": "correo-confirmacion", "rechazado": "correo-no-confirmado"}
+        esperados = {
+            p["pedido_id"]: correo.get(escenario, "correo-no-confirmado")
+            for escenario, s in smoke.items()
+            for p in s["pedidos"]
+        }
+        limite = time.monotonic() + ESPERA_S
+        while True:
+            registros = self.registros(list(esperados))
+            hechos = all(registros["pedidos"][p][clave] == "COMPLETADO" for p, clave in esperados.items())
+            if hechos or time.monotonic() > limite:
+                return registros
+            time.sleep(3)  # polling records that announce nothing
+
+    def estado_pila(self) -> str:
+        try:
+            return self.cliente("cloudformation").describe_stacks(StackName=PILA)["Stacks"][0]["StackStatus"]
+        except Exception as exc:  # a deleted stack is an error here, and an answer
+            return f"ninguna ({type(exc).__name__})"
+
+
+def ejecutar(salida: Path) -> int:
+    inicio = time.monotonic()
+    obs: dict[str, Any] = {"gaps": [g.what for g in gaps.GAPS]}
+    with tempfile.TemporaryDirectory(prefix="mf-deploy-") as tmp, contextlib.ExitStack() as pila:
+        carpeta = Path(tmp)
+        certificados = Certificados.emitir(carpeta / "ca", PUENTE)
+        _paso("starting the level's PostgreSQL and Valkey (TLS, passwords) and MiniStack")
+        aurora = pila.enter_context(AuroraDelNivel(certificados=certificados))
+        valkey = pila.enter_context(ValkeyDelNivel(certificados=certificados))
+        ms = pila.enter_context(MiniStack(carpeta / "ministack", certificados))
+        # This process's own AWS clients (the Pipe emulation's, see gaps.sqs_pipes_running) go to the emulator.
+        os.environ.update(
+            AWS_ENDPOINT_URL=ms.endpoint,
+            AWS_ACCESS_KEY_ID="test",
+            AWS_SECRET_ACCESS_KEY="test",
+            AWS_DEFAULT_REGION=REGION,
+        )
+        os.environ.pop("AWS_PROFILE", None)
+        nivel = Nivel(ms, aurora, valkey, Path(os.environ.get("MF_DEPLOY_LOGS", RAIZ / "build" / "deploy-level")))
+        nivel.carpeta.mkdir(parents=True, exist_ok=True)
+        try:
+            parametros = nivel.infraestructura_existente()
+            obs["build"] = nivel.construir()
+            t0 = time.monotonic()
+            obs["deploy"] = obs["build"] or nivel.desplegar(parametros, "sam-deploy-1.log")
+            obs["deploy_s"] = round(time.monotonic() - t0)
+            obs["pila"] = nivel.estado_pila()
+            if obs["deploy"] == 0:
+                plantilla = nivel.plantilla()
+                obs["rutas_creadas"] = gaps.add_http_api_routes(plantilla, PILA, nivel.cliente)
+                obs["calentadas"] = gaps.warm_providers(plantilla, PILA, nivel.cliente)
+                with gaps.sqs_pipes_running(plantilla, PILA, nivel.cliente):
+                    obs["smoke"] = {
+                        "confirmados": nivel.smoke("confirmados", PEDIDOS_CONFIRMADOS),
+                        "rechazado": nivel.smoke("rechazado", 1, CLIENTE_RECHAZADO),
+                    }
+                    with nivel.pasarela_caida():
+                        obs["smoke"]["pasarela_caida"] = nivel.smoke("pasarela-caida", 1)
+                obs["registros"] = nivel.registros_finales(obs["smoke"])
+                obs["delete"] = nivel._sam("delete", "--stack-name", PILA, "--region", REGION, "--no-prompts",
+                                           log="sam-delete.log")  # fmt: skip
+                obs["pila_tras_delete"] = nivel.estado_pila()
+                obs["redeploy"] = nivel.desplegar(parametros, "sam-deploy-2.log")
+                obs["pila_tras_redeploy"] = nivel.estado_pila()
+        finally:
+            obs["segundos"] = round(time.monotonic() - inicio)
+            salida.write_text(json.dumps(obs, indent=1, default=str))
+            for log in (ms.log,):
+                if log.exists():
+                    (nivel.carpeta / log.name).write_bytes(log.read_bytes())
+            _paso(f"done in {obs['segundos']} s; observations in {salida}; logs in {nivel.carpeta}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m emulated_account", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="orden", required=True)
+    run = sub.add_parser("run", help="run the level once and write its observations")
+    run.add_argument("--out", type=Path, required=True)
+    args = p.parse_args(argv)
+
+    def terminar(senal: int, _marco: object) -> None:
+        raise SystemExit(128 + senal)  # unwinds the level: every server and container it started is stopped
+
+    for senal in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(senal, terminar)
+    return ejecutar(args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
