@@ -69,7 +69,7 @@ _perfiles_hypothesis()
 @pytest.fixture
 def lambda_context() -> Any:
     """The same context object the local run gives handlers (30 s counting down)."""
-    from mercadofresco_local.moto_lambda import ContextoLambda
+    from sam_emulator.moto_lambda import ContextoLambda
 
     return ContextoLambda("mercadofresco-test", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test")
 
@@ -87,7 +87,7 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     under a unique name so several functions' ``app`` modules coexist.
     """
 
-    from mercadofresco_local.moto_lambda import importar_handler  # the loader the local run uses too
+    from sam_emulator.moto_lambda import importar_handler  # the loader the local run uses too
 
     def _load(name: str, **env: str) -> Any:
         for key, value in env.items():
@@ -101,8 +101,8 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
 @pytest.fixture
 def aws() -> Iterator[None]:
     """moto's in-process AWS, with Step Functions really executing state machines."""
-    from mercadofresco_local.servidor import make_dynamodb_writes_atomic
     from moto import mock_aws
+    from sam_emulator.moto_server import make_dynamodb_writes_atomic
 
     make_dynamodb_writes_atomic()  # as the local run's moto server does
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}):
@@ -154,7 +154,7 @@ def plantilla_con_clave(endpoint_url: str | None = None) -> Any:
     or, with ``endpoint_url``, in a moto server that other processes reach.
     """
     from mercadofresco.aws import client
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.template import Plantilla
 
     p = Plantilla()
     kms = client("kms", endpoint_url=endpoint_url)
@@ -174,7 +174,7 @@ def plantilla(aws: None) -> Any:
 def tabla_idempotencia(plantilla: Any) -> str:
     """``mercadofresco-idempotencia`` created in moto from the template's own definition."""
     import boto3
-    from mercadofresco_local.plantilla import crear_tabla
+    from sam_emulator.template import crear_tabla
 
     return crear_tabla(boto3.client("dynamodb"), plantilla, "TablaIdempotencia")
 

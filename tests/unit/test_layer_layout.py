@@ -53,7 +53,7 @@ def test_postgres_driver_ships_only_in_its_own_layer(capa: Path) -> None:
 
 
 def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.template import Plantilla
 
     # GIVEN every function of the template and the layer modules its code imports
     for nombre, recurso in Plantilla().recursos.items():
@@ -67,7 +67,7 @@ def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
 
 
 def test_every_built_function_ships_its_modules_compiled(capa: Path) -> None:
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.template import Plantilla
 
     # GIVEN every function of the template, as `sam build` (functions/Makefile) produced it
     for nombre, recurso in Plantilla().recursos.items():

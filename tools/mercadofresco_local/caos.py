@@ -52,11 +52,12 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from sam_emulator import deaths as muerte
+from sam_emulator.background import BackgroundThread, stop_all
+from sam_emulator.platform_faults import LambdaCrashed, LambdaTimeout
 
-from mercadofresco_local import flujo, muerte
-from mercadofresco_local.hilos import BackgroundThread, stop_all
+from mercadofresco_local import flujo
 from mercadofresco_local.invariantes import Invariante
-from mercadofresco_local.plataforma import LambdaCrashed, LambdaTimeout
 from mercadofresco_local.proveedores import Fallo
 
 if TYPE_CHECKING:

@@ -23,16 +23,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from sam_emulator.event_sources import Mapeo
+from sam_emulator.template import RAIZ
 
 from mercadofresco_local import flujo
 from mercadofresco_local.escenarios import _check, cerrar, fase
-from mercadofresco_local.mapeos import Mapeo
-from mercadofresco_local.plantilla import RAIZ
 from mercadofresco_local.proveedores import Fallo
 
 if TYPE_CHECKING:
+    from sam_emulator.functions import Funcion
+
     from mercadofresco_local.escenarios import Avance
-    from mercadofresco_local.funciones import Funcion
     from mercadofresco_local.informe import Informe
     from mercadofresco_local.sesion import Sesion
 

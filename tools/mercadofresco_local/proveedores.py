@@ -61,9 +61,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Self
 
 from mercadofresco.sandbox.proveedores import RUTAS, Simulador, guardable, repetida
+from sam_emulator.background import LocalServer, stop_all
 
 from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
-from mercadofresco_local.hilos import LocalServer, stop_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable

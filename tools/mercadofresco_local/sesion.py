@@ -20,15 +20,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from mercadofresco_local import postgres_privado
-from mercadofresco_local.hilos import BackgroundThread
+from sam_emulator import private_postgres
+from sam_emulator.background import BackgroundThread
+from sam_emulator.log_capture import CapturaSalida
+from sam_emulator.private_postgres import PostgresPrivado
+from sam_emulator.private_redis import RedisPrivado
+from sam_emulator.runtime import RuntimeLocal
+from sam_emulator.template import RAIZ, Plantilla
+
 from mercadofresco_local.observador import Observador
-from mercadofresco_local.plantilla import RAIZ, Plantilla
-from mercadofresco_local.postgres_privado import PostgresPrivado
 from mercadofresco_local.proveedores import Proveedores
-from mercadofresco_local.redis_privado import RedisPrivado
-from mercadofresco_local.runtime import RuntimeLocal
-from mercadofresco_local.salida import CapturaSalida
 from mercadofresco_local.tienda import BaseDemo, Tienda
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ class Sesion:
         if self.caos:
             self.redis_privado = RedisPrivado().arrancar()
             self._pilas.append(self.redis_privado.parar)
-            if postgres_privado.disponible():
+            if private_postgres.disponible():
                 self.postgres_privado = PostgresPrivado().arrancar()
                 self._pilas.append(self.postgres_privado.parar)
                 url_postgres = self.postgres_privado.url
@@ -351,7 +352,7 @@ class BaseReintentada(BaseDemo):
     def consultar(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         import psycopg
 
-        limite = time.monotonic() + postgres_privado.ARRANQUE_MAX_S
+        limite = time.monotonic() + private_postgres.ARRANQUE_MAX_S
         while True:
             try:
                 return super().consultar(sql, *args)

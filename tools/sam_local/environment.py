@@ -136,9 +136,9 @@ class LocalEnvironment:
         self._stack.close()
 
     def _start(self) -> None:
-        from mercadofresco_local.aprovisionar import Aprovisionador
-        from mercadofresco_local.plantilla import Plantilla
-        from mercadofresco_local.servidor import ServidorMoto
+        from sam_emulator.moto_server import ServidorMoto
+        from sam_emulator.provisioning import Aprovisionador
+        from sam_emulator.template import Plantilla
 
         # One run at a time on this host: the addresses in the env-vars file are fixed.
         cerrojo = self._stack.enter_context(LOCK.with_name(f"{LOCK.stem}-{self.env_vars_path.stem}.lock").open("w"))

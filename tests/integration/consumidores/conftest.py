@@ -17,12 +17,12 @@ import pytest
 from mercadofresco.circuit_breaker import BreakerConfig
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
-from mercadofresco_local.aprovisionar import Aprovisionador
 from mercadofresco_local.fallos import ControlFallos
-from mercadofresco_local.mapeos import registro_sqs
-from mercadofresco_local.moto_lambda import ContextoLambda
-from mercadofresco_local.plantilla import Plantilla
 from mercadofresco_local.proveedores import Proveedores
+from sam_emulator.event_sources import registro_sqs
+from sam_emulator.moto_lambda import ContextoLambda
+from sam_emulator.provisioning import Aprovisionador
+from sam_emulator.template import Plantilla
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -72,8 +72,8 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
 @pytest.fixture
 def servidor_moto(moto_server: str) -> tuple[str, str]:
     """The idempotency table in a moto server, so another process sees the same DynamoDB."""
-    from mercadofresco_local.plantilla import crear_tabla
-    from mercadofresco_local.servidor import make_dynamodb_writes_atomic
+    from sam_emulator.moto_server import make_dynamodb_writes_atomic
+    from sam_emulator.template import crear_tabla
 
     make_dynamodb_writes_atomic()
     plantilla = plantilla_con_clave(endpoint_url=moto_server)

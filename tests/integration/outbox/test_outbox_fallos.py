@@ -17,9 +17,9 @@ from mercadofresco.aws import client
 from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.relay import OutboxRelay
 from mercadofresco.outbox.store import add_event
-from mercadofresco_local import postgres_privado
-from mercadofresco_local.postgres_privado import PostgresPrivado
 from psycopg_pool import ConnectionPool
+from sam_emulator import private_postgres
+from sam_emulator.private_postgres import PostgresPrivado
 
 from tests.integration.outbox.conftest import Consumidor, crear_bus_en_cola
 
@@ -91,7 +91,7 @@ def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
 @pytest.fixture
 def cluster() -> Iterator[PostgresPrivado]:
     """A private PostgreSQL server (the installed version) that can really be restarted, not the shared one."""
-    if not postgres_privado.disponible():
+    if not private_postgres.disponible():
         pytest.skip("needs PostgreSQL server binaries (initdb, postgres)")
     with PostgresPrivado() as servidor:
         yield servidor

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import urllib3
 from mercadofresco_local.fallos import ControlFallos
-from mercadofresco_local.plantilla import Plantilla
 from mercadofresco_local.proveedores import Fallo, Pasarela, Proveedores
+from sam_emulator.template import Plantilla
 
 from tests.conftest import HANG_GUARD_S, wait_until
 

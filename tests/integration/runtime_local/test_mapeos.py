@@ -13,7 +13,7 @@ from tests.conftest import wait_until
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from mercadofresco_local.servidor import ServidorMoto
+    from sam_emulator.moto_server import ServidorMoto
 
 pytestmark = pytest.mark.integration
 
@@ -48,8 +48,8 @@ def test_mapping_with_partial_failures_deletes_the_good_and_redrives_the_bad_aft
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
     from mercadofresco.aws import client
-    from mercadofresco_local.funciones import Funcion
-    from mercadofresco_local.mapeos import Mapeo
+    from sam_emulator.event_sources import Mapeo
+    from sam_emulator.functions import Funcion
 
     # GIVEN a queue (maxReceiveCount 3) with 20 good and 2 poison messages, and a handler that reports the poison ones
     (tmp_path / "app.py").write_text(HANDLER)
@@ -84,8 +84,8 @@ def test_mapping_without_report_batch_item_failures_deletes_nothing_when_the_han
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
     from mercadofresco.aws import client
-    from mercadofresco_local.funciones import Funcion
-    from mercadofresco_local.mapeos import Mapeo
+    from sam_emulator.event_sources import Mapeo
+    from sam_emulator.functions import Funcion
 
     # GIVEN a handler that raises on every batch
     (tmp_path / "app.py").write_text("def lambda_handler(event, context):\n    raise RuntimeError('caido')\n")
@@ -111,8 +111,8 @@ def test_mapping_never_holds_a_message_for_less_than_its_functions_timeout_howev
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
     from mercadofresco.aws import client
-    from mercadofresco_local.funciones import Funcion
-    from mercadofresco_local.mapeos import mapeo_sqs
+    from sam_emulator.event_sources import mapeo_sqs
+    from sam_emulator.functions import Funcion
 
     # GIVEN a queue whose 60 s visibility the run compresses x60 to 1 s, a consumer with a 30 s
     # Timeout (the run does not compress it) and one with a 0.5 s Timeout
@@ -133,7 +133,7 @@ def test_mapping_never_holds_a_message_for_less_than_its_functions_timeout_howev
 
 
 def test_ids_fallidos_answer_with_a_foreign_id_fails_the_whole_batch() -> None:
-    from mercadofresco_local.mapeos import ids_fallidos
+    from sam_emulator.event_sources import ids_fallidos
 
     # GIVEN a batch of two records and a response naming a record that is not in it
     ids = {"a", "b"}

@@ -11,13 +11,13 @@ import pytest
 from tests.conftest import wait_until
 
 if TYPE_CHECKING:
-    from mercadofresco_local.servidor import ServidorMoto
+    from sam_emulator.moto_server import ServidorMoto
 
 pytestmark = pytest.mark.integration
 
 
 def test_aplicar_plantilla_inserts_json_outside_quotes_and_text_inside() -> None:
-    from mercadofresco_local.pipes import aplicar_plantilla
+    from sam_emulator.pipes import aplicar_plantilla
 
     # GIVEN an SQS record whose body is JSON
     evento = {"messageId": "m-1", "body": json.dumps({"pedido_id": "PED-1", "lineas": [{"sku": "A"}]})}
@@ -33,8 +33,8 @@ def test_aplicar_plantilla_inserts_json_outside_quotes_and_text_inside() -> None
 
 def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_it(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
-    from mercadofresco_local.funciones import Funciones
-    from mercadofresco_local.pipes import Destino, pipe_sqs
+    from sam_emulator.functions import Funciones
+    from sam_emulator.pipes import Destino, pipe_sqs
 
     # GIVEN a queue with 5 messages and a pipe (batch size 1) to a state machine
     sqs, sfn = client("sqs"), client("stepfunctions")
@@ -71,9 +71,9 @@ def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_
 
 def test_pipe_stream_with_ttl_publishes_only_the_expirations(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
-    from mercadofresco_local.funciones import Funciones
-    from mercadofresco_local.pipes import Destino, PipeStream
-    from mercadofresco_local.ttl import BarredorTtl
+    from sam_emulator.functions import Funciones
+    from sam_emulator.pipes import Destino, PipeStream
+    from sam_emulator.ttl import BarredorTtl
 
     # GIVEN a carts table with a stream and TTL, a bus whose rule feeds a queue, one expired and one live cart
     ddb, events, sqs = client("dynamodb"), client("events"), client("sqs")

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_periodo_s_rate_in_seconds_and_cron_without_period() -> None:
-    from mercadofresco_local.programador import periodo_s
+    from sam_emulator.scheduler import periodo_s
 
     # GIVEN / WHEN / THEN rate expressions become seconds; cron is not run locally
     assert periodo_s("rate(1 minute)") == 60
@@ -25,8 +25,8 @@ def test_periodo_s_rate_in_seconds_and_cron_without_period() -> None:
 
 
 def test_schedule_invokes_its_function_again_and_again_with_its_input(tmp_path: Path) -> None:
-    from mercadofresco_local.funciones import Funcion
-    from mercadofresco_local.programador import Programa
+    from sam_emulator.functions import Funcion
+    from sam_emulator.scheduler import Programa
 
     # GIVEN a function that records its inputs, scheduled every minute compressed x300 (0.2 s)
     (tmp_path / "app.py").write_text(

@@ -14,8 +14,8 @@ import pytest
 import urllib3
 from mercadofresco.sandbox import Simulador
 from mercadofresco.sandbox.dynamodb import AlmacenDynamoDB, Fallos, Sandbox
-from mercadofresco_local.plantilla import crear_tabla
 from mercadofresco_local.proveedores import Proveedores
+from sam_emulator.template import crear_tabla
 
 from tests.conftest import load_event
 

@@ -14,7 +14,7 @@ import pytest
 from cfn_lint_mensajeria import asl as asl_reglas
 from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO
 from mercadofresco_local.asl import errores_de_dominio, marcadores, problemas
-from mercadofresco_local.plantilla import RAIZ, Plantilla
+from sam_emulator.template import RAIZ, Plantilla
 
 RUTA = RAIZ / "statemachines" / "procesar_pedido.asl.json"
 LIBERADOS = {"PasarelaNoDisponible", "PresupuestoReintentosAgotado"}  # the function released the key: ask again now

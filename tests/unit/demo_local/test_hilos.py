@@ -10,7 +10,7 @@ import socketserver
 import threading
 
 import pytest
-from mercadofresco_local.hilos import (
+from sam_emulator.background import (
     BackgroundPart,
     BackgroundThread,
     BackgroundThreadError,

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 
-from mercadofresco_local.hilos import BackgroundPart, BackgroundThread
-from mercadofresco_local.mapeos import Mapeo, cola_de
+from sam_emulator.background import BackgroundPart, BackgroundThread
+from sam_emulator.event_sources import Mapeo, cola_de
 
 if TYPE_CHECKING:
-    from mercadofresco_local.funciones import Funciones
-    from mercadofresco_local.plantilla import Plantilla
-    from mercadofresco_local.ttl import BarredorTtl
+    from sam_emulator.functions import Funciones
+    from sam_emulator.template import Plantilla
+    from sam_emulator.ttl import BarredorTtl
 
 _MARCADOR = re.compile(r"<(\$(?:\.[^<>]*)?|aws\.pipes\.[a-z.\-]+)>")
 ESPERA_STREAM_S = 0.2

@@ -29,21 +29,21 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 
-from mercadofresco_local import muerte
-from mercadofresco_local.aprovisionar import Aprovisionador
-from mercadofresco_local.funciones import entorno_comun, entornos_nuevos, restaurar_entorno
-from mercadofresco_local.hilos import stop_all
-from mercadofresco_local.mapeos import Mapeo, mapeos_de_plantilla
-from mercadofresco_local.pipes import PipeStream, pipes_de_plantilla
-from mercadofresco_local.plantilla import Plantilla
-from mercadofresco_local.programador import Programa, programas_de_plantilla
-from mercadofresco_local.servidor import ServidorMoto
-from mercadofresco_local.ttl import BarredorTtl
+from sam_emulator import deaths
+from sam_emulator.background import stop_all
+from sam_emulator.event_sources import Mapeo, mapeos_de_plantilla
+from sam_emulator.functions import entorno_comun, entornos_nuevos, restaurar_entorno
+from sam_emulator.moto_server import ServidorMoto
+from sam_emulator.pipes import PipeStream, pipes_de_plantilla
+from sam_emulator.provisioning import Aprovisionador
+from sam_emulator.scheduler import Programa, programas_de_plantilla
+from sam_emulator.template import Plantilla
+from sam_emulator.ttl import BarredorTtl
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mercadofresco_local.funciones import Funcion, Funciones
+    from sam_emulator.functions import Funcion, Funciones
 
 
 _PROFUNDIDAD = (
@@ -70,7 +70,7 @@ def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
     lease, so every ``*_TIMEOUT_S`` HTTP timeout is divided too. The function's own ``Timeout``
     (and ``FUNCTION_TIMEOUT_S``) stays real: the layer keeps fixed margins before it (the relay's
     5 s, the consumers' "too little time left"), and a timeout at a chosen point is what the
-    chaos plan injects anyway (:mod:`mercadofresco_local.muerte`).
+    chaos plan injects anyway (:mod:`sam_emulator.deaths`).
     """
     from mercadofresco.idempotency.config import ENV_LEASE_S, lease_for_timeout
 
@@ -116,9 +116,9 @@ class RuntimeLocal:
         # so a second run in the same process (the e2e suite) starts from the process's own environment.
         self._deshacer.append(restaurar_entorno)
         # Platform faults: boundary hooks before any handler builds a client; a clean plan per run.
-        muerte.CONTROL.reiniciar()
-        muerte.instalar()
-        self._deshacer.append(muerte.CONTROL.reiniciar)
+        deaths.CONTROL.reiniciar()
+        deaths.instalar()
+        self._deshacer.append(deaths.CONTROL.reiniciar)
         self.servidor = ServidorMoto(
             region=self.plantilla.region, compresion=self.compresion, comprimir_esperas=self.plazos_comprimidos
         ).arrancar()
@@ -144,7 +144,7 @@ class RuntimeLocal:
 
     def _enganchar_lambda(self) -> None:
         """Route moto's Lambda invoke (Step Functions tasks) to the in-process handlers."""
-        from mercadofresco_local.moto_lambda import en_proceso
+        from sam_emulator.moto_lambda import en_proceso
 
         activo = en_proceso(self.funciones.handlers())
         self.registro_lambda = activo.__enter__()

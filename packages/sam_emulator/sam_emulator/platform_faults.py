@@ -22,7 +22,7 @@ exactly as on AWS:
 
 :class:`ProcessKilled` is different: it is raised *inside* the handler's thread, at the
 invocation's next I/O boundary, to emulate a runtime process that is gone (see
-:mod:`mercadofresco_local.muerte`). It derives from ``BaseException`` so that handler code,
+:mod:`sam_emulator.deaths`). It derives from ``BaseException`` so that handler code,
 which catches ``Exception``, cannot swallow it; the local run converts it to the
 caller-visible :class:`LambdaCrashed` or :class:`LambdaTimeout`.
 """

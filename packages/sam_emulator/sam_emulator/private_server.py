@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Self
 
-from mercadofresco_local.servidor import puerto_libre
+from sam_emulator.moto_server import puerto_libre
 
 if TYPE_CHECKING:
     from collections.abc import Callable

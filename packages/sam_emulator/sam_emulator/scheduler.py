@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco_local.hilos import BackgroundPart, BackgroundThread
+from sam_emulator.background import BackgroundPart, BackgroundThread
 
 if TYPE_CHECKING:
-    from mercadofresco_local.funciones import Funcion, Funciones
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.functions import Funcion, Funciones
+    from sam_emulator.template import Plantilla
 
 _RATE = re.compile(r"rate\((\d+)\s+(second|minute|hour|day)s?\)")
 _SEGUNDOS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}

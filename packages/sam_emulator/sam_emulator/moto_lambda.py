@@ -10,7 +10,7 @@ registered handler here instead, with Lambda's contract:
 - an exception becomes an *errored* result ``{"errorType": <class name>, "errorMessage": ...}``
   (what the Python runtime sends), which Step Functions turns into the error named by
   ``errorType``: the ASL's ``Retry``/``Catch`` match it exactly as on AWS. An exception with an
-  ``error_type`` attribute (the platform faults of :mod:`mercadofresco_local.plataforma`:
+  ``error_type`` attribute (the platform faults of :mod:`sam_emulator.platform_faults`:
   ``Sandbox.Timedout``, ``Lambda.Unknown``, ``Lambda.TooManyRequestsException``) reports that name.
 
 What is patched (moto 5.2.5, pinned in requirements/constraints.txt):
@@ -124,7 +124,7 @@ class Registro:
         except Exception as exc:
             with self._lock:
                 self.errores[nombre] += 1
-            # Platform faults (mercadofresco_local.plataforma) carry AWS's own error name.
+            # Platform faults (sam_emulator.platform_faults) carry AWS's own error name.
             tipo = getattr(exc, "error_type", None) or type(exc).__name__
             error = {
                 "errorType": tipo,

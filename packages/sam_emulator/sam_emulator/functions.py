@@ -18,9 +18,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco_local import muerte
-from mercadofresco_local.moto_lambda import ContextoLambda, importar_handler
-from mercadofresco_local.plantilla import RAIZ
+from sam_emulator import deaths
+from sam_emulator.moto_lambda import ContextoLambda, importar_handler
+from sam_emulator.template import RAIZ
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -100,9 +100,9 @@ class Funcion:
     def invocar(self, evento: Any, contexto: Any = None) -> Any:
         """Call the handler as Lambda would; exceptions propagate (Lambda reports them as errors).
 
-        Platform faults surface as :mod:`mercadofresco_local.plataforma` exceptions: throttled
+        Platform faults surface as :mod:`sam_emulator.platform_faults` exceptions: throttled
         beyond ``concurrencia_reservada``, ``Sandbox.Timedout`` past ``timeout_s``, ``Lambda.Unknown``
-        for a planned crash (:data:`mercadofresco_local.muerte.CONTROL`).
+        for a planned crash (:data:`sam_emulator.deaths.CONTROL`).
         """
         contexto = contexto or ContextoLambda(
             function_name=self.nombre,
@@ -124,8 +124,8 @@ class Funcion:
 
     def _invocar(self, evento: Any, contexto: Any) -> Any:
         try:
-            # The platform's own faults (throttling, Timeout, a planned crash): see mercadofresco_local.muerte.
-            with muerte.CONTROL.invocacion(self.nombre, evento, self.timeout_s, self.concurrencia_reservada):
+            # The platform's own faults (throttling, Timeout, a planned crash): see sam_emulator.deaths.
+            with deaths.CONTROL.invocacion(self.nombre, evento, self.timeout_s, self.concurrencia_reservada):
                 return self.manejador(evento, contexto)
         except Exception:
             with self._contador:

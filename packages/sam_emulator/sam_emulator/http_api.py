@@ -23,11 +23,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from mercadofresco_local.hilos import LocalServer
+from sam_emulator.background import LocalServer
 
 if TYPE_CHECKING:
-    from mercadofresco_local.funciones import Funcion, Funciones
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.functions import Funcion, Funciones
+    from sam_emulator.template import Plantilla
 
 LLAMANTE_LOCAL = "arn:aws:iam::123456789012:user/mercadofresco-local"
 

@@ -5,7 +5,7 @@ stream record of that deletion carries ``userIdentity`` ``{type: Service, princi
 dynamodb.amazonaws.com}`` — which is what the carts pipe filters on to tell an abandoned
 cart from one the customer emptied. moto neither expires items nor marks deletions, so
 this sweeper deletes expired items of the tables that have both a TTL and a stream, and
-remembers their keys so the stream reader (:mod:`mercadofresco_local.pipes`) can mark
+remembers their keys so the stream reader (:mod:`sam_emulator.pipes`) can mark
 those REMOVE records as the service's. Tables without a stream are left alone: nothing
 could observe the difference.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from mercadofresco.aws import client
 
-from mercadofresco_local.hilos import BackgroundPart, BackgroundThread
+from sam_emulator.background import BackgroundPart, BackgroundThread
 
 INTERVALO_S = 1.0
 

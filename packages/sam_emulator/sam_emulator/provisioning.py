@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 
-from mercadofresco_local.funciones import Funcion, Funciones, ruta_codigo
-from mercadofresco_local.plantilla import RAIZ, Plantilla, PlantillaError, crear_tabla
+from sam_emulator.functions import Funcion, Funciones, ruta_codigo
+from sam_emulator.template import RAIZ, Plantilla, PlantillaError, crear_tabla
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -2,7 +2,7 @@
 
 A thread cannot be killed, but a dead process is, from outside, simply one that does no more
 I/O. So an invocation is *marked* dead (a planned crash, its ``Timeout`` passed) and the next
-time it reaches an I/O boundary a :class:`~mercadofresco_local.plataforma.ProcessKilled`
+time it reaches an I/O boundary a :class:`~sam_emulator.platform_faults.ProcessKilled`
 (a ``BaseException``: handler code catching ``Exception`` cannot swallow it) is raised in its
 thread. From that point nothing of that invocation reaches DynamoDB, SQS, SNS, EventBridge or a
 provider; its caller gets the platform's error instead of a result.
@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from mercadofresco_local.plataforma import LambdaThrottled, LambdaTimeout, PlatformFault, ProcessKilled
+from sam_emulator.platform_faults import LambdaThrottled, LambdaTimeout, PlatformFault, ProcessKilled
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -9,7 +9,7 @@ The local run's changes to moto are made here, in one place:
 
 - ``stepfunctions.execute_state_machine``: moto's ASL interpreter really runs executions;
   its Lambda tasks call back into this server (``MOTO_PORT``), where the handler runs in
-  process (``mercadofresco_local.moto_lambda``).
+  process (``sam_emulator.moto_lambda``).
 - the interpreter's ``time.sleep`` (Retry intervals) is divided by the run's
   time-compression factor, so a ``Retry`` written for production (``IntervalSeconds: 2``,
   ``MaxDelaySeconds: 20``) keeps its shape and ratios but lasts ``1/compresion`` of it.

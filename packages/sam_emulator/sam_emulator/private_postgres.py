@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mercadofresco_local.servidor_privado import ServidorPrivado
+from sam_emulator.private_server import ServidorPrivado
 
 ARRANQUE_MAX_S = 60  # a loaded 2-core machine can take a while to initdb and start a server
 

@@ -14,7 +14,7 @@ import signal
 import subprocess
 from dataclasses import dataclass
 
-from mercadofresco_local.servidor_privado import ServidorPrivado
+from sam_emulator.private_server import ServidorPrivado
 
 
 @dataclass

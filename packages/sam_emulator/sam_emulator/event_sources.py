@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 
-from mercadofresco_local.hilos import BackgroundThread, stop_all
+from sam_emulator.background import BackgroundThread, stop_all
 
 if TYPE_CHECKING:
-    from mercadofresco_local.funciones import Funcion, Funciones
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.functions import Funcion, Funciones
+    from sam_emulator.template import Plantilla
 
 CONCURRENCIA_POR_DEFECTO = 2  # Lambda scales far higher; a laptop does not
 ESPERA_SONDEO_S = 1  # long-poll wait, so stop() is answered within a second

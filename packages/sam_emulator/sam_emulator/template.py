@@ -16,7 +16,7 @@ from typing import Any
 
 from cfnlint.decode import decode
 
-RAIZ = Path(__file__).resolve().parents[2]
+RAIZ = Path(__file__).resolve().parents[3]
 PLANTILLA = RAIZ / "template.yaml"
 
 _SUB_VAR = re.compile(r"\$\{([^}!]+)\}")
