@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from sam_emulator.template import RAIZ
 
-from mercadofresco_local import caos, ejercicios, escenarios, latencias
+from mercadofresco_local import RAIZ, caos, ejercicios, escenarios, latencias
 from mercadofresco_local.escenarios import Escenario
 from mercadofresco_local.informe import Informe
 

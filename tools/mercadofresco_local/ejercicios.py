@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 from sam_emulator.event_sources import Mapeo
-from sam_emulator.template import RAIZ
 
-from mercadofresco_local import flujo
+from mercadofresco_local import RAIZ, flujo
 from mercadofresco_local.escenarios import _check, cerrar, fase
 from mercadofresco_local.proveedores import Fallo
 

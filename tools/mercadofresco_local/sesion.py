@@ -26,8 +26,9 @@ from sam_emulator.log_capture import CapturaSalida
 from sam_emulator.private_postgres import PostgresPrivado
 from sam_emulator.private_redis import RedisPrivado
 from sam_emulator.runtime import RuntimeLocal
-from sam_emulator.template import RAIZ, Plantilla
+from sam_emulator.template import Plantilla
 
+from mercadofresco_local import RAIZ, plazos
 from mercadofresco_local.observador import Observador
 from mercadofresco_local.proveedores import Proveedores
 from mercadofresco_local.tienda import BaseDemo, Tienda
@@ -186,9 +187,11 @@ class Sesion:
         self.runtime = RuntimeLocal(
             entorno_local=self._entorno(),
             compresion=self.compresion,
-            plantilla=Plantilla(parametros=self._parametros()),
+            plantilla=Plantilla(ruta=RAIZ / "template.yaml", parametros=self._parametros()),
             tope_concurrencia=self.tope_concurrencia,
             plazos_comprimidos=self.caos,
+            comprimir_funcion=plazos.comprimir_plazos,
+            entornos_nuevos=plazos.entornos_nuevos,
         ).arrancar()
         self._pilas.append(self.runtime.parar)
         if self.caos:

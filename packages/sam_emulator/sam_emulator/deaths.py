@@ -11,9 +11,9 @@ I/O boundaries (each has a name, e.g. ``antes:dynamodb.PutItem``, ``despues:http
 
 - botocore: a ``before-send`` hook (``antes:<service>.<Operation>``, every HTTP attempt) and an
   ``after-call`` hook (``despues:...``, the answer parsed, before the caller sees it), both
-  registered on boto3's *default session* — every client the layer builds
-  (``mercadofresco.aws.client``) comes from it. botocore copies a session's hooks into a client
-  when the client is created, so :func:`instalar` runs before the handlers' cold starts.
+  registered on boto3's *default session* — every client a handler builds comes from it (and
+  :func:`sam_emulator.aws.client`'s). botocore copies a session's hooks into a client when the
+  client is created, so :func:`instalar` runs before the handlers' cold starts.
 - the HTTP client's urllib3: ``urllib3.PoolManager.urlopen`` (``antes:http <METHOD> <path>``
   before the request leaves, ``despues:http ...`` once the answer arrived: the provider has
   processed it, the handler never sees the answer). botocore sends through connection pools,
@@ -177,8 +177,8 @@ def frontera(nombre: str) -> None:
 
 
 # ---------------------------------------------------------------- the hooks
-_ID_ANTES = "mercadofresco-local-muerte-antes"
-_ID_DESPUES = "mercadofresco-local-muerte-despues"
+_ID_ANTES = "sam-emulator-death-antes"
+_ID_DESPUES = "sam-emulator-death-despues"
 _instalado: dict[str, Any] = {}
 
 

@@ -32,8 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.aws import client
-
+from sam_emulator.aws import client
 from sam_emulator.background import BackgroundThread, stop_all
 
 if TYPE_CHECKING:

@@ -16,15 +16,14 @@ import os
 import threading
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sam_emulator import deaths
 from sam_emulator.moto_lambda import ContextoLambda, importar_handler
-from sam_emulator.template import RAIZ
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
     from types import ModuleType
 
 _IMPORTAR = threading.RLock()  # re-entered by a first invocation (which loads the module)
@@ -161,17 +160,6 @@ def _manejador_diferido(funcion: Funcion) -> Callable[[Any, Any], Any]:
     return manejar
 
 
-def ruta_codigo(code_uri: str) -> Path:
-    return (RAIZ / code_uri).resolve()
-
-
-def entornos_nuevos() -> None:
-    """Forget the layer's per-execution-environment caches, as new Lambda containers would.
-
-    A second local run in the same process (the e2e suite) has another moto port and another
-    database schema: the layer's one public reset forgets its clients, secret provider,
-    configuration and pools (closed first).
-    """
-    from mercadofresco.process_cache import reset_environment
-
-    reset_environment()
+def ruta_codigo(code_uri: str, carpeta: Path | None = None) -> Path:
+    """A CodeUri resolved against the template's folder (the current directory by default)."""
+    return ((carpeta or Path.cwd()) / code_uri).resolve()

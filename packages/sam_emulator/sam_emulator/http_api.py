@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from sam_emulator.functions import Funcion, Funciones
     from sam_emulator.template import Plantilla
 
-LLAMANTE_LOCAL = "arn:aws:iam::123456789012:user/mercadofresco-local"
+LLAMANTE_LOCAL = "arn:aws:iam::123456789012:user/sam-emulator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ def evento_http(
         "requestContext": {
             "accountId": "123456789012",
             "apiId": "local",
-            "authorizer": {"iam": {"userArn": LLAMANTE_LOCAL, "callerId": "mercadofresco-local"}},
+            "authorizer": {"iam": {"userArn": LLAMANTE_LOCAL, "callerId": "sam-emulator"}},
             "domainName": "127.0.0.1",
             "http": {"method": metodo, "path": camino, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
             "requestId": str(uuid.uuid4()),

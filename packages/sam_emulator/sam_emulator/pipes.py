@@ -25,8 +25,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.aws import client
-
+from sam_emulator.aws import client
 from sam_emulator.background import BackgroundPart, BackgroundThread
 from sam_emulator.event_sources import Mapeo, cola_de
 

@@ -13,15 +13,15 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.aws import client
-
+from sam_emulator.aws import client
 from sam_emulator.functions import Funcion, Funciones, ruta_codigo
-from sam_emulator.template import RAIZ, Plantilla, PlantillaError, crear_tabla
+from sam_emulator.template import Plantilla, PlantillaError, crear_tabla
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
-ROL_LOCAL = "mercadofresco-local"
+ROL_LOCAL = "sam-emulator"
 
 # Properties of AWS::SQS::Queue that are queue attributes, as the API spells them.
 _ATRIBUTOS_COLA = (
@@ -105,7 +105,7 @@ class Aprovisionador:
 
     def _secreto(self, lid: str, props: dict[str, Any]) -> None:
         valor = props.get("SecretString") or _generar_secreto(props.get("GenerateSecretString", {}))
-        nombre = props.get("Name", f"mercadofresco-local/{lid}")
+        nombre = props.get("Name", f"sam-emulator/{lid}")
         arn = client("secretsmanager").create_secret(Name=nombre, SecretString=valor)["ARN"]
         self.plantilla.fisicos[lid] = {"Ref": arn, "Id": arn}
 
@@ -197,7 +197,7 @@ class Aprovisionador:
         }
 
     def _maquina(self, lid: str, props: dict[str, Any]) -> None:
-        texto = definicion_asl(props)
+        texto = definicion_asl(props, self.plantilla.carpeta)
         nombre = props.get("Name") or props.get("StateMachineName") or lid
         arn = client("stepfunctions").create_state_machine(
             name=nombre, definition=texto, roleArn=self._rol(), type=props.get("Type", "STANDARD")
@@ -209,7 +209,7 @@ class Aprovisionador:
     def _funcion(self, lid: str, props: dict[str, Any]) -> None:
         globales = self.plantilla.resolver(self.plantilla.doc.get("Globals", {}).get("Function", {}))
         config = {**globales, **props}
-        nombre = props.get("FunctionName", f"mercadofresco-local-{lid}")
+        nombre = props.get("FunctionName", f"sam-emulator-{lid}")
         declarado = {
             **globales.get("Environment", {}).get("Variables", {}),
             **props.get("Environment", {}).get("Variables", {}),
@@ -220,7 +220,7 @@ class Aprovisionador:
         funcion = Funcion(
             logical_id=lid,
             nombre=nombre,
-            codigo=ruta_codigo(config["CodeUri"]),
+            codigo=ruta_codigo(config["CodeUri"], self.plantilla.carpeta),
             handler=config.get("Handler", "app.lambda_handler"),
             entorno={k: str(v) for k, v in entorno.items()},
             timeout_s=float(config.get("Timeout", 3)),
@@ -249,14 +249,17 @@ class Aprovisionador:
         self.plantilla.fisicos[lid] = {"Ref": url, "FunctionUrl": url, "FunctionArn": props["TargetFunctionArn"]}
 
 
-def definicion_asl(props: dict[str, Any]) -> str:
-    """The ASL text exactly as the template gives it, with DefinitionSubstitutions applied."""
+def definicion_asl(props: dict[str, Any], carpeta: Path) -> str:
+    """The ASL text exactly as the template gives it, with DefinitionSubstitutions applied.
+
+    ``carpeta``: the template's folder, which a ``DefinitionUri`` is relative to.
+    """
     if "Definition" in props:
         texto = json.dumps(props["Definition"])
     elif "DefinitionString" in props:
         texto = props["DefinitionString"]
     else:
-        texto = (RAIZ / props["DefinitionUri"]).read_text()
+        texto = (carpeta / props["DefinitionUri"]).read_text()
     for clave, valor in props.get("DefinitionSubstitutions", {}).items():
         texto = texto.replace(f"${{{clave}}}", str(valor))
     return texto

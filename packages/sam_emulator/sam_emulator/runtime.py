@@ -2,7 +2,7 @@
 
 ``RuntimeLocal`` is the one object a scenario holds::
 
-    with RuntimeLocal(entorno_local={"PASARELA_URL": p.pasarela.url}, compresion=30) as rt:
+    with RuntimeLocal(entorno_local={"PROVIDER_URL": stand_in.url}, compresion=30) as rt:
         rt.arrancar_consumo()          # mappings, pipes, schedules, TTL sweeper
         ...                            # put orders in, wait for rt.en_reposo()
         rt.parar_consumo()
@@ -22,17 +22,16 @@ function's (uncompressed) ``Timeout``, as AWS requires of an SQS trigger (:mod:`
 
 from __future__ import annotations
 
-import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.aws import client
-
 from sam_emulator import deaths
+from sam_emulator.aws import client
 from sam_emulator.background import stop_all
 from sam_emulator.event_sources import Mapeo, mapeos_de_plantilla
-from sam_emulator.functions import entorno_comun, entornos_nuevos, restaurar_entorno
+from sam_emulator.functions import entorno_comun, restaurar_entorno
 from sam_emulator.moto_server import ServidorMoto
 from sam_emulator.pipes import PipeStream, pipes_de_plantilla
 from sam_emulator.provisioning import Aprovisionador
@@ -59,31 +58,6 @@ def mensajes_en_cola(url: str) -> int:
     return sum(int(atributos.get(n, 0)) for n in _PROFUNDIDAD)
 
 
-def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
-    """Divide the bounds a compressed ``Wait`` must keep its ratio to: idempotency leases and HTTP timeouts.
-
-    The workflow waits past a lease (``EsperarFinBloqueoCobro``) and runs under ``TimeoutSeconds``;
-    both are compressed (:class:`ServidorMoto` ``comprimir_esperas``), so the leases they outlast
-    are too: ``IDEMPOTENCY_LEASE_S`` (when the template derives it from the timeout,
-    :func:`mercadofresco.idempotency.config.lease_for_timeout` of the *original* timeout) becomes
-    ``ceil(lease / compresion)``. A live invocation must still end well inside its compressed
-    lease, so every ``*_TIMEOUT_S`` HTTP timeout is divided too. The function's own ``Timeout``
-    (and ``FUNCTION_TIMEOUT_S``) stays real: the layer keeps fixed margins before it (the relay's
-    5 s, the consumers' "too little time left"), and a timeout at a chosen point is what the
-    chaos plan injects anyway (:mod:`sam_emulator.deaths`).
-    """
-    from mercadofresco.idempotency.config import ENV_LEASE_S, lease_for_timeout
-
-    entorno = funcion.entorno
-    lease_s = float(
-        entorno.get(ENV_LEASE_S) or lease_for_timeout(int(entorno.get("FUNCTION_TIMEOUT_S", funcion.timeout_s)))
-    )
-    entorno[ENV_LEASE_S] = str(max(1, math.ceil(lease_s / compresion)))
-    for clave, valor in list(entorno.items()):
-        if clave.endswith("_TIMEOUT_S") and clave != "FUNCTION_TIMEOUT_S":
-            entorno[clave] = f"{float(valor) / compresion:.3f}"
-
-
 @dataclass
 class RuntimeLocal:
     """``template.yaml`` provisioned in a loopback moto, with its event plumbing runnable."""
@@ -99,8 +73,13 @@ class RuntimeLocal:
     programas: list[Programa] = field(default_factory=list)
     barredor: BarredorTtl | None = None
     # Compress the bounds a compressed Wait must keep its ratio to (the chaos scenario): the
-    # workflow's Wait states, the idempotency leases, the HTTP timeouts (see comprimir_plazos).
+    # workflow's Wait states here, and whatever the application derives from them (leases, HTTP
+    # timeouts) by ``comprimir_funcion``, called on each function before its cold start.
     plazos_comprimidos: bool = False
+    comprimir_funcion: Callable[[Funcion, float], None] | None = None
+    # Called at start and at stop, as new execution environments would begin: the application
+    # forgets its per-environment caches (clients, pools) bound to the previous run's endpoints.
+    entornos_nuevos: Callable[[], None] = lambda: None
     registro_lambda: Any = None  # moto_lambda's Registro: Lambda-task invocations and errors
     _deshacer: list[Callable[[], None]] = field(default_factory=list)
 
@@ -110,8 +89,8 @@ class RuntimeLocal:
         return self.aprovisionador.funciones
 
     def arrancar(self) -> RuntimeLocal:
-        entornos_nuevos()
-        self._deshacer.append(entornos_nuevos)
+        self.entornos_nuevos()
+        self._deshacer.append(self.entornos_nuevos)
         # Last to undo: the functions' variables (REDIS_URL of a private Redis...) leave with the run,
         # so a second run in the same process (the e2e suite) starts from the process's own environment.
         self._deshacer.append(restaurar_entorno)
@@ -124,9 +103,9 @@ class RuntimeLocal:
         ).arrancar()
         self._deshacer.append(self.servidor.parar)
         self.aprovisionador = Aprovisionador(self.plantilla, entorno_local=dict(self.entorno_local)).aprovisionar()
-        if self.plazos_comprimidos:
+        if self.plazos_comprimidos and self.comprimir_funcion is not None:
             for funcion in self.funciones.por_id.values():
-                comprimir_plazos(funcion, self.compresion)
+                self.comprimir_funcion(funcion, self.compresion)
         self._enganchar_lambda()
         # Cold starts, one at a time, before any poller runs: importing handlers from several
         # threads at once trips over circular imports inside Powertools.

@@ -16,9 +16,6 @@ from typing import Any
 
 from cfnlint.decode import decode
 
-RAIZ = Path(__file__).resolve().parents[3]
-PLANTILLA = RAIZ / "template.yaml"
-
 _SUB_VAR = re.compile(r"\$\{([^}!]+)\}")
 
 
@@ -42,10 +39,12 @@ class PlantillaError(Exception):
 class Plantilla:
     """A decoded template plus what resolving it locally needs."""
 
-    ruta: Path = PLANTILLA
+    # As ``sam`` reads it: template.yaml in the current directory unless told otherwise.
+    ruta: Path = field(default_factory=lambda: Path("template.yaml"))
     parametros: dict[str, str] = field(default_factory=dict)
     region: str = "eu-south-2"
     cuenta: str = "123456789012"
+    pila: str = "sam-emulator"  # AWS::StackName
     # logical id -> physical value for Ref / GetAtt, filled by whoever creates resources
     fisicos: dict[str, Any] = field(default_factory=dict)
 
@@ -55,6 +54,11 @@ class Plantilla:
         if errores or plantilla is None:
             raise PlantillaError(f"{self.ruta}: {errores}")
         return plantilla
+
+    @property
+    def carpeta(self) -> Path:
+        """Where CodeUri and DefinitionUri are relative to, as SAM resolves them."""
+        return self.ruta.resolve().parent
 
     @property
     def recursos(self) -> dict[str, dict[str, Any]]:
@@ -96,7 +100,7 @@ class Plantilla:
             "AWS::AccountId": self.cuenta,
             "AWS::Partition": "aws",
             "AWS::URLSuffix": "amazonaws.com",
-            "AWS::StackName": "mercadofresco-local",
+            "AWS::StackName": self.pila,
             "AWS::NoValue": _NO_VALUE,
         }
         return pseudos[nombre]

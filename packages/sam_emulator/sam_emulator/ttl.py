@@ -18,8 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from mercadofresco.aws import client
-
+from sam_emulator.aws import client
 from sam_emulator.background import BackgroundPart, BackgroundThread
 
 INTERVALO_S = 1.0

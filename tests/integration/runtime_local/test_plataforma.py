@@ -27,6 +27,7 @@ TERMINALES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
 @pytest.fixture(scope="module")
 def mundo() -> Iterator[Any]:
+    from mercadofresco_local import plazos
     from mercadofresco_local.proveedores import Proveedores
     from sam_emulator.private_redis import RedisPrivado
     from sam_emulator.runtime import RuntimeLocal
@@ -42,7 +43,12 @@ def mundo() -> Iterator[Any]:
         entorno = {**proveedores.entorno(), "REDIS_URL": redis.url}
         # plazos_comprimidos: the workflow's waits past a lease last seconds, with the leases compressed alike
         rt_local = RuntimeLocal(
-            entorno_local=entorno, compresion=20, plantilla=Plantilla(parametros=parametros), plazos_comprimidos=True
+            entorno_local=entorno,
+            compresion=20,
+            plantilla=Plantilla(parametros=parametros),
+            plazos_comprimidos=True,
+            comprimir_funcion=plazos.comprimir_plazos,
+            entornos_nuevos=plazos.entornos_nuevos,
         )
         with rt_local as rt:
             rt.proveedores = proveedores

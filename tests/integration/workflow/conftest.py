@@ -236,7 +236,8 @@ def _sustituir_definicion(plantilla: Any, arn: str, ruta: str) -> None:
 
     props = {**plantilla.recursos["ProcesarPedido"]["Properties"], "DefinitionUri": ruta}
     props = plantilla.resolver(props)
-    boto3.client("stepfunctions").update_state_machine(stateMachineArn=arn, definition=definicion_asl(props))
+    definicion = definicion_asl(props, plantilla.carpeta)
+    boto3.client("stepfunctions").update_state_machine(stateMachineArn=arn, definition=definicion)
 
 
 def _observar_bus(fisicos: dict[str, Any]) -> str:

@@ -14,7 +14,9 @@ import pytest
 from cfn_lint_mensajeria import asl as asl_reglas
 from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO
 from mercadofresco_local.asl import errores_de_dominio, marcadores, problemas
-from sam_emulator.template import RAIZ, Plantilla
+from sam_emulator.template import Plantilla
+
+from tests.conftest import RAIZ
 
 RUTA = RAIZ / "statemachines" / "procesar_pedido.asl.json"
 LIBERADOS = {"PasarelaNoDisponible", "PresupuestoReintentosAgotado"}  # the function released the key: ask again now
