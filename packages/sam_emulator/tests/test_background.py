@@ -18,8 +18,7 @@ from sam_emulator.background import (
     ThreadedServer,
     stop_all,
 )
-
-from tests.conftest import HANG_GUARD_S  # only stops a hung run; the tests meet on events, counts and gates
+from sam_emulator.testing import HANG_GUARD_S  # only stops a hung run; the tests meet on events, counts and gates
 
 
 def test_background_thread_when_started_runs_its_loop_in_a_named_daemon_thread_until_stopped() -> None:

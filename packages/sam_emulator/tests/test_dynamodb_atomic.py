@@ -3,7 +3,7 @@
 moto checks a write's ``ConditionExpression`` and then writes, with nothing in between: the
 local run's threads (pollers, workflow tasks) all reach one in-process DynamoDB through moto's
 threaded server. ``ServidorMoto`` makes each write atomic
-(:func:`sam_emulator.moto_server.make_dynamodb_writes_atomic`).
+(:func:`sam_emulator.moto_patches.atomic_dynamodb_writes`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
-from tests.conftest import HANG_GUARD_S  # only stops a hung run; the tests meet on events, counts and gates
+from sam_emulator.testing import HANG_GUARD_S  # only stops a hung run; the tests meet on events, counts and gates
 
 if TYPE_CHECKING:
     from sam_emulator.moto_server import ServidorMoto

@@ -7,8 +7,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
-
-from tests.conftest import wait_until
+from sam_emulator.testing import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,7 +46,7 @@ def _colas(sqs, max_receive_count: int) -> tuple[str, str, str]:
 def test_mapping_with_partial_failures_deletes_the_good_and_redrives_the_bad_after_max_receive_count(
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
-    from mercadofresco.aws import client
+    from sam_emulator.aws import client
     from sam_emulator.event_sources import Mapeo
     from sam_emulator.functions import Funcion
 
@@ -83,7 +82,7 @@ def test_mapping_with_partial_failures_deletes_the_good_and_redrives_the_bad_aft
 def test_mapping_without_report_batch_item_failures_deletes_nothing_when_the_handler_fails(
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
-    from mercadofresco.aws import client
+    from sam_emulator.aws import client
     from sam_emulator.event_sources import Mapeo
     from sam_emulator.functions import Funcion
 
@@ -110,7 +109,7 @@ def test_mapping_without_report_batch_item_failures_deletes_nothing_when_the_han
 def test_mapping_never_holds_a_message_for_less_than_its_functions_timeout_however_compressed(
     servidor_moto: ServidorMoto, tmp_path: Path
 ) -> None:
-    from mercadofresco.aws import client
+    from sam_emulator.aws import client
     from sam_emulator.event_sources import mapeo_sqs
     from sam_emulator.functions import Funcion
 

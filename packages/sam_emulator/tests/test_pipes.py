@@ -7,8 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-
-from tests.conftest import wait_until
+from sam_emulator.testing import wait_until
 
 if TYPE_CHECKING:
     from sam_emulator.moto_server import ServidorMoto
@@ -32,7 +31,7 @@ def test_aplicar_plantilla_inserts_json_outside_quotes_and_text_inside() -> None
 
 
 def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_it(servidor_moto: ServidorMoto) -> None:
-    from mercadofresco.aws import client
+    from sam_emulator.aws import client
     from sam_emulator.functions import Funciones
     from sam_emulator.pipes import Destino, pipe_sqs
 
@@ -70,7 +69,7 @@ def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_
 
 
 def test_pipe_stream_with_ttl_publishes_only_the_expirations(servidor_moto: ServidorMoto) -> None:
-    from mercadofresco.aws import client
+    from sam_emulator.aws import client
     from sam_emulator.functions import Funciones
     from sam_emulator.pipes import Destino, PipeStream
     from sam_emulator.ttl import BarredorTtl

@@ -6,8 +6,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
-
-from tests.conftest import wait_until
+from sam_emulator.testing import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path

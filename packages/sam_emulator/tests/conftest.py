@@ -1,0 +1,32 @@
+"""The emulator's own tests: fake AWS credentials, and a loopback moto server per test."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sam_emulator.moto_server import ServidorMoto
+
+# Never reach a real account: fake credentials and a fixed region, before boto3 loads.
+os.environ.update(
+    AWS_ACCESS_KEY_ID="testing",
+    AWS_SECRET_ACCESS_KEY="testing",
+    AWS_SECURITY_TOKEN="testing",
+    AWS_SESSION_TOKEN="testing",
+    AWS_DEFAULT_REGION="eu-south-2",
+    AWS_REGION="eu-south-2",
+)
+
+
+@pytest.fixture
+def servidor_moto() -> Iterator[ServidorMoto]:
+    from sam_emulator.moto_server import ServidorMoto
+
+    # compresion 60: a queue's 60 s visibility lasts 1 s here
+    with ServidorMoto(compresion=60) as servidor:
+        yield servidor
