@@ -102,10 +102,13 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
 def aws() -> Iterator[None]:
     """moto's in-process AWS, with Step Functions really executing state machines."""
     from moto import mock_aws
-    from sam_emulator.moto_server import make_dynamodb_writes_atomic
+    from sam_emulator.moto_patches import atomic_dynamodb_writes
 
-    make_dynamodb_writes_atomic()  # as the local run's moto server does
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}):
+    # atomic writes as the local run's moto server has them
+    with (
+        atomic_dynamodb_writes(),
+        mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}),
+    ):
         yield
 
 
@@ -236,23 +239,8 @@ class RelojPrueba:
         self.t += segundos
 
 
-# A hang guard: only stops a hung run (below pytest-timeout's 300 s, so the failure says what hung).
-HANG_GUARD_S = 240.0
-
-
-def wait_until(condition: Callable[[], Any], what: str, hang_guard_s: float = HANG_GUARD_S) -> Any:
-    """Poll ``condition`` until it returns something truthy, and return that.
-
-    For what no event can announce (another process, moto's or a server's own threads): the wait
-    ends when the condition holds, however busy the machine. ``hang_guard_s`` is never the thing
-    asserted; past it the test fails naming ``what`` it was waiting for.
-    """
-    deadline = time.monotonic() + hang_guard_s
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"hang guard: still waiting after {hang_guard_s:g} s for {what}")
-        time.sleep(0.02)
-    return value
+# Re-exported: the tests import them from here.
+from sam_emulator.testing import HANG_GUARD_S, wait_until  # noqa: E402, F401  (tests import them from here)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The ONE place that makes moto's Lambda run the project's real handlers, in this process.
+"""moto's Lambda running an application's real handlers, in this process.
 
 Why it exists: moto's Step Functions interpreter runs Lambda tasks through moto's Lambda,
 which wants Docker; with ``{"lambda": {"use_docker": False}}`` it only echoes the payload.
@@ -13,7 +13,7 @@ registered handler here instead, with Lambda's contract:
   ``error_type`` attribute (the platform faults of :mod:`sam_emulator.platform_faults`:
   ``Sandbox.Timedout``, ``Lambda.Unknown``, ``Lambda.TooManyRequestsException``) reports that name.
 
-What is patched (moto 5.2.5, pinned in requirements/constraints.txt):
+What is patched (moto 5.2.5, pinned; applied by :func:`sam_emulator.moto_patches.lambda_invoke_patches`):
 
 - ``moto.awslambda.models.LambdaFunction._invoke_lambda(self, event=None)``: returns
   ``(result_json, errored, logs)``; registered functions run in process, others keep moto's code.
@@ -23,8 +23,8 @@ What is patched (moto 5.2.5, pinned in requirements/constraints.txt):
 Functions not registered behave exactly as moto makes them. Usable with ``mock_aws`` and with
 ``ThreadedMotoServer`` (both run the backend in this process). Example::
 
-    with en_proceso({"mercadofresco-cobro": app.lambda_handler}) as registro:
-        ...  # start executions; registro.invocaciones["mercadofresco-cobro"] counts calls
+    with en_proceso({"my-function": app.lambda_handler}) as registro:
+        ...  # start executions; registro.invocaciones["my-function"] counts calls
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from sam_emulator.moto_patches import lambda_invoke_patches
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -61,7 +63,7 @@ def importar_handler(archivo: Path, nombre: str) -> ModuleType:
     modulo = importlib.util.module_from_spec(spec)
     sys.modules[nombre] = modulo
     if str(archivo.parent) not in sys.path:
-        sys.path.insert(0, str(archivo.parent))  # the function's own modules (functions/cobro/operaciones.py)
+        sys.path.insert(0, str(archivo.parent))  # the function's own modules (functions/<name>/*.py)
     spec.loader.exec_module(modulo)
     return modulo
 
@@ -148,8 +150,7 @@ def en_proceso(manejadores: Mapping[str, Manejador] | None = None) -> Iterator[R
     two local runs in one process cannot silently share handlers.
     """
     global _ACTIVO
-    from moto.awslambda.models import LambdaBackend, LambdaFunction
-    from moto.awslambda_simple.models import LambdaSimpleBackend
+    from moto.awslambda.models import LambdaBackend
 
     registro = Registro()
     for nombre, manejador in (manejadores or {}).items():
@@ -158,26 +159,21 @@ def en_proceso(manejadores: Mapping[str, Manejador] | None = None) -> Iterator[R
         if _ACTIVO is not None:
             raise RuntimeError("moto_lambda.en_proceso is already active in this process")
         _ACTIVO = registro
-    invoke_lambda_original = LambdaFunction._invoke_lambda
-    invoke_simple_original = LambdaSimpleBackend.invoke
 
-    def _invoke_lambda(self: Any, event: Any = None) -> tuple[str, bool, str]:
-        if registro.manejador(self.function_name) is None:
-            return invoke_lambda_original(self, event)
-        return registro.invocar(self, event)
-
-    def invoke_simple(self: Any, function_name: str, qualifier: str | None, *args: Any) -> Any:
-        funcion = self.get_function(function_name, qualifier)
+    def invoke_lambda(original: Any, funcion: Any, event: Any) -> tuple[str, bool, str]:
         if registro.manejador(funcion.function_name) is None:
-            return invoke_simple_original(self, function_name, qualifier, *args)
-        return LambdaBackend.invoke(self, function_name, qualifier, *args)
+            return original(funcion, event)
+        return registro.invocar(funcion, event)
 
-    LambdaFunction._invoke_lambda = _invoke_lambda  # type: ignore[method-assign]
-    LambdaSimpleBackend.invoke = invoke_simple  # type: ignore[method-assign]
+    def invoke_simple(original: Any, backend: Any, function_name: str, qualifier: str | None, *args: Any) -> Any:
+        funcion = backend.get_function(function_name, qualifier)
+        if registro.manejador(funcion.function_name) is None:
+            return original(backend, function_name, qualifier, *args)
+        return LambdaBackend.invoke(backend, function_name, qualifier, *args)
+
     try:
-        yield registro
+        with lambda_invoke_patches(invoke_lambda, invoke_simple):
+            yield registro
     finally:
-        LambdaFunction._invoke_lambda = invoke_lambda_original  # type: ignore[method-assign]
-        LambdaSimpleBackend.invoke = invoke_simple_original  # type: ignore[method-assign]
         with _LOCK:
             _ACTIVO = None
