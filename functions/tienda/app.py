@@ -1,6 +1,6 @@
 """HTTP API api-mercadofresco-tienda -> POST /pedidos (order + PedidoCreado in one transaction) and GET /pedidos/{id}.
 
-Parse, call the layer (``mercadofresco.outbox.solicitudes``), map its errors to HTTP:
+Parse, call the layer (``mercadofresco.dominio.solicitudes``), map its errors to HTTP:
 
 =============================  ====  ===================================================
 outcome                        code  what the client should do
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.db import pool_compartido
-from mercadofresco.outbox.solicitudes import (
+from mercadofresco.dominio.solicitudes import (
     ClaveIdempotenciaInvalida,
     ClaveReutilizada,
     SolicitudInvalida,

@@ -22,18 +22,6 @@ RAIZ = Path(__file__).resolve().parents[2]
 CAPA = RAIZ / "layers" / "comun" / "mercadofresco"
 # The mechanism packages (docs/conventions.md, "The naming rule").
 MECANISMOS = ("circuit_breaker", "retry", "http", "idempotency", "consumer", "outbox")
-# The outbox package also holds the store's own code about orders (store.py, solicitudes.py): that is
-# domain code, named in Spanish like the orders it handles.
-DOMINIO = frozenset(
-    {
-        "outbox:crear_pedido",
-        "outbox:registrar_pedido",
-        "outbox:consultar_pedido",
-        "outbox:validar_solicitud",
-        "outbox:validar_clave",
-        "outbox:validar",
-    }
-)
 # Spanish verbs that used to name mechanism methods; a public function or method of a mechanism may not use them.
 VERBOS_ESPANOLES = re.compile(
     r"^(adquirir|forzar|registrar|permitir|ejecutar|obtener|guardar|leer|liberar|reclamar|completar|marcar"
@@ -119,9 +107,8 @@ def test_mechanism_packages_public_names_use_no_spanish_verbs() -> None:
         for nombre in _nombres_publicos(paquete)
         if VERBOS_ESPANOLES.match(nombre)
     }
-    # THEN there is none but the store's domain functions (and each of those still exists)
-    assert encontrados - DOMINIO == set()
-    assert DOMINIO - encontrados == set()
+    # THEN there is none (the store's functions about orders live in mercadofresco.dominio)
+    assert encontrados == set()
 
 
 def test_test_function_names_are_ascii_snake_case_english_phrases() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +62,7 @@ def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
             continue
         props = recurso["Properties"]
         fuentes = " ".join(p.read_text() for p in (RAIZ / props["CodeUri"]).glob("*.py"))
-        usa_bd = "mercadofresco.db" in fuentes or "mercadofresco.outbox" in fuentes
+        usa_bd = bool(re.search(r"mercadofresco\.(db|outbox|dominio\.(pedidos|solicitudes|proyeccion))\b", fuentes))
         # THEN the driver's layer is added exactly where the database is used (ComunLayer comes from Globals)
         assert ({"Ref": "PostgresLayer"} in props.get("Layers", [])) == usa_bd, nombre
 

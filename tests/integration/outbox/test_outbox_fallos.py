@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 from mercadofresco.aws import client
+from mercadofresco.dominio.pedidos import add_event
 from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.relay import OutboxRelay
-from mercadofresco.outbox.store import add_event
 from psycopg_pool import ConnectionPool
 from sam_emulator import private_postgres
 from sam_emulator.private_postgres import PostgresPrivado

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 from mercadofresco import db
+from mercadofresco.dominio.pedidos import Pedido, crear_pedido
 from mercadofresco.outbox import entorno
-from mercadofresco.outbox.store import Pedido, crear_pedido
 
 from tests.conftest import load_event
 

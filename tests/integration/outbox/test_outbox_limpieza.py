@@ -6,10 +6,10 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
+from mercadofresco.dominio.pedidos import add_event
 from mercadofresco.outbox.config import OutboxConfig
 from mercadofresco.outbox.limpieza import purge_published
 from mercadofresco.outbox.relay import OutboxRelay
-from mercadofresco.outbox.store import add_event
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool

@@ -11,9 +11,9 @@ import psycopg
 import pytest
 from botocore.stub import Stubber
 from mercadofresco.aws import client
+from mercadofresco.dominio.pedidos import add_event
 from mercadofresco.outbox.config import OutboxConfig
 from mercadofresco.outbox.relay import CONFIG_CLIENTE_EVENTOS, OutboxRelay, Resultado
-from mercadofresco.outbox.store import add_event
 from psycopg_pool import ConnectionPool
 
 from tests.integration.outbox.conftest import Consumidor

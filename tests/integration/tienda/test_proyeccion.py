@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import psycopg
 import pytest
+from mercadofresco.dominio.pedidos import LineaPedido, Pedido, crear_pedido
+from mercadofresco.dominio.proyeccion import PedidoDesconocido, Resultado, proyectar
 from mercadofresco.outbox.migraciones import apply_migrations
-from mercadofresco.outbox.proyeccion import PedidoDesconocido, Resultado, proyectar
-from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
 from sam_emulator.provisioning import Aprovisionador
 from sam_emulator.template import Plantilla
 

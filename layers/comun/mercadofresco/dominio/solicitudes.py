@@ -4,7 +4,7 @@
 A client that times out does not know whether its order exists; it retries with the same
 ``Idempotency-Key`` and must get the *same* order, not a second one (the lesson's duplicate
 charge, one layer earlier). So the key is claimed in the same PostgreSQL transaction as the
-order and its ``PedidoCreado`` outbox row (:func:`mercadofresco.outbox.store.crear_pedido`):
+order and its ``PedidoCreado`` outbox row (:func:`mercadofresco.dominio.pedidos.crear_pedido`):
 either the key, the order and the event all exist, or none does. A concurrent retry with the
 same key waits on the claim's row lock and then reads the order the first request wrote.
 The same key with another body is a client bug, refused with :class:`ClaveReutilizada`.
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco import validation
+from mercadofresco.dominio.pedidos import LineaPedido, Pedido, crear_pedido
 from mercadofresco.errors import PermanentError
 from mercadofresco.outbox.exceptions import OutboxError, PedidoInvalido
-from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
