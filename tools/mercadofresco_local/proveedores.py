@@ -3,7 +3,7 @@
 Real HTTP on 127.0.0.1 (a ``ThreadingHTTPServer`` on port 0 each; ``.url`` says where), so
 the layer's HTTP client, timeouts, retries and circuit breaker run exactly as they would
 against the real providers. Nothing here fakes an AWS service or a database. What each route
-answers is :class:`mercadofresco.sandbox.Simulador`, the same logic the deployed
+answers is :class:`simulador.Simulador`, the same logic the deployed
 ``simulador-*`` function URLs run (state in memory here, in DynamoDB there).
 
 Providers and routes (JSON in, JSON out):
@@ -60,8 +60,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Self
 
-from mercadofresco.sandbox.proveedores import RUTAS, Simulador, guardable, repetida
 from sam_emulator.background import LocalServer, stop_all
+from simulador.proveedores import RUTAS, Simulador, guardable, repetida
 
 from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
 
@@ -156,7 +156,7 @@ class Pasarela(ProveedorHttp):
         with self._lock:
             return sum(1 for r in self.reembolsos.values() if r["pedido_id"] == pedido_id)
 
-    # -- mercadofresco.sandbox.Almacen, in memory (called under the provider's lock) -----------
+    # -- simulador.Almacen, in memory (called under the provider's lock) -----------
     def nueva_referencia(self, prefijo: str) -> str:
         hechos = self.cobros if prefijo == "ch" else self.reembolsos
         return f"{prefijo}_{len(hechos) + 1:06d}"

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.sandbox.proveedores import Respuesta, Simulador, guardable, repetida
+from simulador.proveedores import Respuesta, Simulador, guardable, repetida
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -61,7 +61,7 @@ class Fallos:
 
 
 class AlmacenDynamoDB:
-    """:class:`mercadofresco.sandbox.Almacen` on the sandbox table."""
+    """:class:`simulador.Almacen` on the sandbox table."""
 
     def __init__(self, tabla: str, ddb: BaseClient, ahora_s: Callable[[], float] = time.time) -> None:
         self.tabla = tabla

@@ -9,6 +9,6 @@ same answers a sandbox deploy gives.
 
 from __future__ import annotations
 
-from mercadofresco.sandbox.proveedores import RUTAS, Almacen, Respuesta, Simulador
+from simulador.proveedores import RUTAS, Almacen, Respuesta, Simulador
 
 __all__ = ["RUTAS", "Almacen", "Respuesta", "Simulador"]
