@@ -57,7 +57,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
 
     env = entorno()
     relay = OutboxRelay(env.pool, cliente_eventos(), env.config)
-    hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s, env.config.drenaje_s)
+    hasta = plazo(context.get_remaining_time_in_millis(), env.config.margin_s, env.config.drain_s)
     resultado = relay.drain(hasta)
     for campo, nombre in CONTADORES.items():
         metrics.add_metric(name=nombre, unit=MetricUnit.Count, value=getattr(resultado, campo))

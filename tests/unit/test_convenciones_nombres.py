@@ -200,3 +200,46 @@ def test_handlers_stack_powertools_decorators_in_one_order() -> None:
                     fuera.append(f"{handler.relative_to(RAIZ)}: {nombres}")
     # THEN each stacks them metrics, logger, tracer (top to bottom)
     assert fuera == []
+
+
+# The words a mechanism's configuration field or error parameter may be made of (an allow-list:
+# a new Spanish name fails until it is English, instead of passing because no list named it).
+PALABRAS_DE_MECANISMO = frozenset(
+    (
+        "429", "after", "attempts", "backoff", "base", "batch", "bucket", "buckets", "bus", "by", "bytes",
+        "cache", "call", "calls", "completion", "consecutive", "days", "deferrals", "delay", "dependency",
+        "drain", "entries", "error", "errors", "expires", "failure", "failures", "for", "in", "interval",
+        "items", "last", "lease", "local", "lock", "margin", "max", "message", "min", "name", "open", "outcome",
+        "per", "permanent", "poll", "probe", "purge", "rate", "resend", "resends", "reservation", "retention",
+        "retry", "rng", "s", "shared", "source", "wait", "window",
+    )
+)
+
+
+def _campos_y_parametros() -> set[str]:
+    """``Class.field`` of every mechanism ``*Config``/``*Policy`` dataclass, and the mechanism errors' parameters."""
+    ficheros = [f for paquete in MECANISMOS for f in (CAPA / paquete).glob("*.py")] + [CAPA / "errors.py"]
+    nombres = set()
+    for fichero in ficheros:
+        for nodo in ast.walk(ast.parse(fichero.read_text())):
+            if not isinstance(nodo, ast.ClassDef):
+                continue
+            if nodo.name.endswith(("Config", "Policy")):
+                nombres |= {
+                    f"{nodo.name}.{campo.target.id}"
+                    for campo in nodo.body
+                    if isinstance(campo, ast.AnnAssign) and isinstance(campo.target, ast.Name)
+                }
+            if nodo.name == "DependencyUnavailableError":
+                init = next(m for m in nodo.body if isinstance(m, ast.FunctionDef) and m.name == "__init__")
+                nombres |= {f"{nodo.name}.{a.arg}" for a in [*init.args.args[1:], *init.args.kwonlyargs]}
+    return nombres
+
+
+def test_mechanism_config_fields_and_error_parameters_are_made_of_english_words() -> None:
+    # GIVEN every configuration field of the mechanisms and the dependency error's parameters
+    nombres = _campos_y_parametros()
+    assert "BreakerConfig.consecutive_failures" in nombres  # the scan sees what it must
+    # WHEN each is split into words  THEN every word is on the allow-list
+    ajenos = {n for n in nombres if set(n.split(".", 1)[1].split("_")) - PALABRAS_DE_MECANISMO}
+    assert ajenos == set()

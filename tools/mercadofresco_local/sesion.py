@@ -239,7 +239,7 @@ class Sesion:
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_DEV": "false",
             # the relay drains for most of its scheduled minute: compressed like the schedule
-            "OUTBOX_DRENAJE_S": f"{max(0.5, 50 / self.compresion):.2f}",
+            "OUTBOX_DRAIN_S": f"{max(0.5, 50 / self.compresion):.2f}",
         }
         # The same URLs for handlers that read them straight from the environment.
         entorno.update(self.proveedores.entorno())
@@ -379,7 +379,7 @@ class RelayDeRespaldo:
         from psycopg_pool import ConnectionPool
 
         self._pool = ConnectionPool(database_url, min_size=1, max_size=2, open=True)
-        self._relay = OutboxRelay(self._pool, client("events"), OutboxConfig(bus_name=bus, sondeo_s=0.2))
+        self._relay = OutboxRelay(self._pool, client("events"), OutboxConfig(bus_name=bus, poll_s=0.2))
         self._hilo = BackgroundThread("relay-respaldo", self._bucle)
 
     def arrancar(self) -> None:

@@ -73,7 +73,7 @@ class Mapeo:
     cola_url: str
     cola_arn: str
     tamano_lote: int = 10
-    ventana_s: float = 0.0
+    window_s: float = 0.0
     concurrencia: int = CONCURRENCIA_POR_DEFECTO
     reporta_fallos: bool = False
     visibilidad_s: int = 30
@@ -120,7 +120,7 @@ class Mapeo:
                 MessageAttributeNames=["All"],
             ).get("Messages", [])
             mensajes.extend(respuesta)
-            if not respuesta or self.ventana_s <= 0:
+            if not respuesta or self.window_s <= 0:
                 break
         if not mensajes and self.cola_url.endswith(".fifo"):
             self._parar.wait(ESPERA_FIFO_S)
@@ -243,7 +243,7 @@ def mapeo_sqs(nombre: str, funcion: Funcion, props: dict[str, Any], compresion: 
         cola_url=url,
         cola_arn=cola_arn,
         tamano_lote=int(props.get("BatchSize", 10)),
-        ventana_s=float(props.get("MaximumBatchingWindowInSeconds", 0)) / compresion,
+        window_s=float(props.get("MaximumBatchingWindowInSeconds", 0)) / compresion,
         concurrencia=int(props.get("ScalingConfig", {}).get("MaximumConcurrency", CONCURRENCIA_POR_DEFECTO)),
         reporta_fallos="ReportBatchItemFailures" in props.get("FunctionResponseTypes", []),
         visibilidad_s=visibilidad_s,

@@ -46,8 +46,8 @@ RECURSOS = (
     "ReglaCarritoAbandonado",
 )
 # A breaker that trips after 3 consecutive failures (the default 20 needs more messages than a test sends).
-BREAKER_PRUEBA = BreakerConfig(fallos_seguidos=3, minimo_llamadas=3, apertura_base_s=30, apertura_max_s=300)
-BREAKER_QUE_NO_ABRE = BreakerConfig(fallos_seguidos=10_000, minimo_llamadas=10_000)
+BREAKER_PRUEBA = BreakerConfig(consecutive_failures=3, min_calls=3, open_base_s=30, open_max_s=300)
+BREAKER_QUE_NO_ABRE = BreakerConfig(consecutive_failures=10_000, min_calls=10_000)
 
 
 @pytest.fixture

@@ -145,6 +145,6 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
     entregados = consumidor.terminar()
     # THEN the relay saw the outage, carried on, and every event was delivered (a duplicate at most per row)
     assert {e["detail"]["id"] for e in entregados} == ids
-    assert len(entregados) - len(ids) <= config.lote_max
+    assert len(entregados) - len(ids) <= config.batch_max
     pool.close()
     assert resultado and resultado[0].errores_bd >= 1

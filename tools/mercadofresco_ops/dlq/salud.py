@@ -113,14 +113,14 @@ def _alarmas(clientes: Clientes, origen: Cola) -> Comprobacion:
 
 
 def _serie(
-    cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime, ventana_s: int = VENTANA_S
+    cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime, window_s: int = VENTANA_S
 ) -> list[float]:
-    """The metric's per-minute maxima over the last ``ventana_s``, oldest first (only minutes with data)."""
+    """The metric's per-minute maxima over the last ``window_s``, oldest first (only minutes with data)."""
     datos = cloudwatch.get_metric_statistics(
         Namespace="AWS/SQS",
         MetricName=metrica,
         Dimensions=[{"Name": "QueueName", "Value": cola.nombre}],
-        StartTime=ahora - timedelta(seconds=ventana_s),
+        StartTime=ahora - timedelta(seconds=window_s),
         EndTime=ahora + timedelta(seconds=PERIODO_S),  # include the current, still-open period
         Period=PERIODO_S,
         Statistics=["Maximum"],

@@ -91,7 +91,7 @@ def mark_published(conn: Connection, ids: list[uuid.UUID]) -> None:
         )
 
 
-def record_failures(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], intentos_max: int) -> list[uuid.UUID]:
+def record_failures(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], max_attempts: int) -> list[uuid.UUID]:
     """Add each row's rejections to ``intentos`` and keep its last error; park the ones at the limit.
 
     Call after :func:`mark_published`: a row accepted on a re-send keeps its count but is
@@ -106,7 +106,7 @@ def record_failures(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], 
             "ids": ids,
             "rechazos": [fallos[i][0] for i in ids],
             "errores": [fallos[i][1][:1000] for i in ids],
-            "max": intentos_max,
+            "max": max_attempts,
         },
     ).fetchall()
     return [id_ for id_, aparcada in filas if aparcada]
@@ -131,12 +131,12 @@ def status(conn: Connection) -> OutboxStatus:
     return OutboxStatus(int(pendientes), float(antiguedad), int(aparcadas))
 
 
-def delete_published(conn: Connection, retencion_dias: int, lote: int) -> int:
-    """Delete up to ``lote`` rows published more than ``retencion_dias`` ago; return how many."""
+def delete_published(conn: Connection, retention_days: int, lote: int) -> int:
+    """Delete up to ``lote`` rows published more than ``retention_days`` ago; return how many."""
     cursor = conn.execute(
         "DELETE FROM outbox WHERE id IN ("
         " SELECT id FROM outbox WHERE publicado AND publicado_en < clock_timestamp() - make_interval(days => %s)"
         " ORDER BY publicado_en LIMIT %s FOR UPDATE SKIP LOCKED)",
-        (retencion_dias, lote),
+        (retention_days, lote),
     )
     return cursor.rowcount
