@@ -120,7 +120,8 @@ class Tienda:
 
     def crear_con_outbox(self, datos: dict[str, Any], version: int = 1) -> None:
         """Order and event in one transaction; ``version=2`` writes the new producer's contract."""
-        from mercadofresco.dominio.pedidos import Pedido, add_event, crear_pedido
+        from mercadofresco.dominio.pedidos import Pedido, crear_pedido
+        from mercadofresco.outbox.postgres import add_event
 
         pedido = Pedido.desde_dict(datos)
         if version == 1:

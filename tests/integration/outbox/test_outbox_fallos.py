@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 from mercadofresco.aws import client
-from mercadofresco.dominio.pedidos import add_event
 from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.postgres import add_event
 from mercadofresco.outbox.relay import OutboxRelay
 from psycopg_pool import ConnectionPool
 from sam_emulator import private_postgres

@@ -6,9 +6,9 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-from mercadofresco.dominio.pedidos import add_event
 from mercadofresco.outbox.config import OutboxConfig
 from mercadofresco.outbox.limpieza import purge_published
+from mercadofresco.outbox.postgres import add_event
 from mercadofresco.outbox.relay import OutboxRelay
 
 if TYPE_CHECKING:

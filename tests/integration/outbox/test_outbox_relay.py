@@ -11,8 +11,8 @@ import psycopg
 import pytest
 from botocore.stub import Stubber
 from mercadofresco.aws import client
-from mercadofresco.dominio.pedidos import add_event
 from mercadofresco.outbox.config import OutboxConfig
+from mercadofresco.outbox.postgres import add_event
 from mercadofresco.outbox.relay import CONFIG_CLIENTE_EVENTOS, OutboxRelay, Resultado
 from psycopg_pool import ConnectionPool
 

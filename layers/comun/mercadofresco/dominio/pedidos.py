@@ -3,12 +3,11 @@
 Never ``INSERT`` then publish: a process that dies between the two loses the event (one order
 in nine hundred, in the lesson). Here the event is a row of ``outbox`` written by the same
 transaction as the order: both exist or neither does, and the relay publishes it later.
-:func:`add_event` is the only way anything in the project enqueues an event.
+:func:`mercadofresco.outbox.postgres.add_event` is the only way anything in the project enqueues an event.
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +15,10 @@ from mercadofresco import validation
 from mercadofresco.idempotency import claves
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 from mercadofresco.outbox.exceptions import PedidoDuplicado, PedidoInvalido
+from mercadofresco.outbox.postgres import add_event
 
 if TYPE_CHECKING:
+    import uuid
     from collections.abc import Mapping
 
     from psycopg import Connection
@@ -107,27 +108,6 @@ class Pedido:
         return payload
 
 
-def add_event(
-    conn: Connection,
-    tipo_agregado: str,
-    agregado_id: str,
-    tipo_evento: str,
-    payload: Mapping[str, Any],
-    version: int = 1,
-) -> uuid.UUID:
-    """Insert one outbox row in the caller's transaction; return its id (the event's ``id``)."""
-    # The driver is imported by the first write, not by importing the module (the store API's init phase).
-    from psycopg.types.json import Jsonb
-
-    outbox_id = uuid.uuid4()
-    conn.execute(
-        "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
-        " VALUES (%s, %s, %s, %s, %s, %s)",
-        (outbox_id, tipo_agregado, agregado_id, tipo_evento, version, Jsonb(dict(payload))),
-    )
-    return outbox_id
-
-
 def crear_pedido(conn: Connection, pedido: Pedido) -> uuid.UUID:
     """Write the order and its ``PedidoCreado`` outbox row atomically; return the outbox id.
 
@@ -141,7 +121,7 @@ def crear_pedido(conn: Connection, pedido: Pedido) -> uuid.UUID:
     PedidoDuplicado
         ``pedido_id`` already exists (nothing written).
     """
-    import psycopg  # by the first order, not at import (see add_event)
+    import psycopg  # by the first order, not at import (the store API's init phase)
     from psycopg.types.json import Jsonb
 
     pedido.validar()

@@ -12,13 +12,14 @@ again: published twice, with the same ``id`` (at least once, never lost).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mercadofresco.outbox.eventos import FilaOutbox
 
 if TYPE_CHECKING:
-    import uuid
+    from collections.abc import Mapping
 
     from psycopg import Connection
 
@@ -140,3 +141,24 @@ def delete_published(conn: Connection, retention_days: int, lote: int) -> int:
         (retention_days, lote),
     )
     return cursor.rowcount
+
+
+def add_event(
+    conn: Connection,
+    tipo_agregado: str,
+    agregado_id: str,
+    tipo_evento: str,
+    payload: Mapping[str, Any],
+    version: int = 1,
+) -> uuid.UUID:
+    """Insert one outbox row in the caller's transaction; return its id (the event's ``id``)."""
+    # The driver is imported by the first write, not by importing the module (the store API's init phase).
+    from psycopg.types.json import Jsonb
+
+    outbox_id = uuid.uuid4()
+    conn.execute(
+        "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (outbox_id, tipo_agregado, agregado_id, tipo_evento, version, Jsonb(dict(payload))),
+    )
+    return outbox_id
