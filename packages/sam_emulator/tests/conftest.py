@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 import pytest
+from sam_emulator.moto_server import CREDENCIALES_LOCALES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -13,14 +14,7 @@ if TYPE_CHECKING:
     from sam_emulator.moto_server import ServidorMoto
 
 # Never reach a real account: fake credentials and a fixed region, before boto3 loads.
-os.environ.update(
-    AWS_ACCESS_KEY_ID="testing",
-    AWS_SECRET_ACCESS_KEY="testing",
-    AWS_SECURITY_TOKEN="testing",
-    AWS_SESSION_TOKEN="testing",
-    AWS_DEFAULT_REGION="eu-south-2",
-    AWS_REGION="eu-south-2",
-)
+os.environ.update(CREDENCIALES_LOCALES, AWS_DEFAULT_REGION="eu-south-2", AWS_REGION="eu-south-2")
 
 
 @pytest.fixture
