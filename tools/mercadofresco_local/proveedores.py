@@ -110,9 +110,9 @@ class ProveedorHttp(LocalServer):
     def crear_servidor(self) -> _Servidor:
         return _Servidor(("127.0.0.1", 0), _manejador(self))
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         self._parado.set()  # wakes requests sleeping in a latency/timeout fault
-        super().parar()
+        super().stop()
 
     def dormir(self, segundos: float) -> None:
         self._parado.wait(segundos)
@@ -224,12 +224,12 @@ class Proveedores:
 
     def __enter__(self) -> Self:
         for proveedor in self.todos:
-            proveedor.iniciar()
+            proveedor.start()
         self.fallos.reiniciar_reloj()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        stop_all(proveedor.parar for proveedor in self.todos)
+        stop_all(proveedor.stop for proveedor in self.todos)
 
 
 class _Servidor(ThreadingHTTPServer):

@@ -166,11 +166,11 @@ class Sesion:
         self._pilas.append(alargar_lectura_sdk())  # before any client: provisioning is the longest wait
         url_postgres = os.environ.get("DATABASE_URL", DATABASE_URL)
         if self.caos:
-            self.redis_privado = RedisPrivado().arrancar()
-            self._pilas.append(self.redis_privado.parar)
+            self.redis_privado = RedisPrivado().start()
+            self._pilas.append(self.redis_privado.stop)
             if private_postgres.disponible():
-                self.postgres_privado = PostgresPrivado().arrancar()
-                self._pilas.append(self.postgres_privado.parar)
+                self.postgres_privado = PostgresPrivado().start()
+                self._pilas.append(self.postgres_privado.stop)
                 url_postgres = self.postgres_privado.url
             else:
                 self.notas.append(
@@ -192,8 +192,8 @@ class Sesion:
             plazos_comprimidos=self.caos,
             comprimir_funcion=plazos.comprimir_plazos,
             entornos_nuevos=plazos.entornos_nuevos,
-        ).arrancar()
-        self._pilas.append(self.runtime.parar)
+        ).start()
+        self._pilas.append(self.runtime.stop)
         if self.caos:
             self.grifo_url = self._grifo()
             self.grifo_avisos_url = self._grifo_avisos()
@@ -204,7 +204,7 @@ class Sesion:
             relay.arrancar()
             self._pilas.append(relay.parar)
             self.notas.append("la plantilla no programa el relay del outbox: se ejecuta OutboxRelay directamente")
-        self.runtime.arrancar_consumo()
+        self.runtime.start_consuming()
         self.observador = Observador(self.runtime, self.redis_url).arrancar()
         self._pilas.append(self.observador.parar)
         self.proveedores.fallos.reiniciar_reloj()

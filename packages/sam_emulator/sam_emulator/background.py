@@ -16,7 +16,7 @@ thread:
 :class:`ThreadedServer` is a ``socketserver`` server served from a :class:`BackgroundThread`, and
 :class:`LocalServer` the base of an object the run serves that way (a stand-in, the HTTP API);
 :class:`BackgroundPart` gives a part of the run whose work is one such thread the run's
-``arrancar``/``parar``/``comprobar``; :func:`stop_all` stops several even when one fails.
+``start``/``stop``/``comprobar``; :func:`stop_all` stops several even when one fails.
 """
 
 from __future__ import annotations
@@ -171,16 +171,16 @@ class BackgroundThread:
 class BackgroundPart:
     """A part of the local run whose work is one :class:`BackgroundThread`, built into ``self._hilo``.
 
-    ``arrancar``, ``parar`` and ``comprobar`` are the names the run starts, stops and checks each
+    ``start``, ``stop`` and ``comprobar`` are the names the run starts, stops and checks each
     of its parts by (``RuntimeLocal``: pollers, pipes, schedules, the TTL sweeper).
     """
 
     _hilo: BackgroundThread
 
-    def arrancar(self) -> None:
+    def start(self) -> None:
         self._hilo.start()
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         self._hilo.stop()
 
     def comprobar(self) -> None:
@@ -233,7 +233,7 @@ class LocalServer:
     """An object the local run serves on loopback while started: ``with obj: obj.url``.
 
     A subclass builds its server in :meth:`crear_servidor` and names its thread ``nombre_hilo``;
-    ``iniciar`` serves it from a :class:`ThreadedServer` and ``parar`` stops it.
+    ``start`` serves it from a :class:`ThreadedServer` and ``stop`` stops it.
     """
 
     nombre_hilo: str
@@ -248,20 +248,20 @@ class LocalServer:
             raise RuntimeError(f"{self.nombre_hilo} is not started")
         return self._servidor.url
 
-    def iniciar(self) -> Self:
+    def start(self) -> Self:
         self._servidor = ThreadedServer(self.crear_servidor(), self.nombre_hilo).start()
         return self
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         servidor, self._servidor = self._servidor, None
         if servidor is not None:
             servidor.stop()
 
     def __enter__(self) -> Self:
-        return self.iniciar()
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.parar()
+        self.stop()
 
 
 def stop_all(stops: Iterable[Callable[[], object]]) -> None:

@@ -82,14 +82,14 @@ class Mapeo:
     _parar: threading.Event = field(default_factory=threading.Event, repr=False)  # shared by the pollers
     _hilos: list[BackgroundThread] = field(default_factory=list, repr=False)
 
-    def arrancar(self) -> None:
+    def start(self) -> None:
         self._parar.clear()
         self._hilos = [
             BackgroundThread(f"esm-{self.nombre}-{i}", self._sondear, stopping=self._parar).start()
             for i in range(self.concurrencia)
         ]
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         hilos, self._hilos = self._hilos, []
         stop_all(hilo.stop for hilo in hilos)
 

@@ -8,7 +8,7 @@ same queues as the handlers. Everything in this process reaches it through
 Its changes to moto (Step Functions really executing, ``Retry`` sleeps, ``TimeoutSeconds`` and,
 with ``comprimir_esperas``, ``Wait`` states divided by ``compresion``; atomic DynamoDB writes; a
 cached host -> backend routing) are :func:`sam_emulator.moto_patches.moto_server_patches`,
-applied at :meth:`ServidorMoto.arrancar` and undone at :meth:`ServidorMoto.parar`.
+applied at :meth:`ServidorMoto.start` and undone at :meth:`ServidorMoto.stop`.
 
 - ``stepfunctions.execute_state_machine``: moto's ASL interpreter really runs executions;
   its Lambda tasks call back into this server (``MOTO_PORT``), where the handler runs in
@@ -65,7 +65,7 @@ class ServidorMoto:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.puerto}"
 
-    def arrancar(self) -> ServidorMoto:
+    def start(self) -> ServidorMoto:
         import logging
 
         from moto.server import ThreadedMotoServer
@@ -90,7 +90,7 @@ class ServidorMoto:
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST"), timeout=10)
         return self
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         if self._servidor is not None:
             self._servidor.stop()
             self._servidor = None
@@ -108,7 +108,7 @@ class ServidorMoto:
             os.environ[clave] = valor
 
     def __enter__(self) -> ServidorMoto:
-        return self.arrancar()
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.parar()
+        self.stop()

@@ -184,10 +184,10 @@ class PipeStream(BackgroundPart):
     def __post_init__(self) -> None:
         self._hilo = BackgroundThread(f"pipe-{self.nombre}", self._leer)
 
-    def _leer(self, parar: threading.Event) -> None:
+    def _leer(self, stop: threading.Event) -> None:
         streams = client("dynamodbstreams")
         iteradores: dict[str, str] = {}
-        while not parar.is_set():
+        while not stop.is_set():
             try:
                 iteradores = iteradores or self._iteradores(streams)
                 for shard, iterador in list(iteradores.items()):
@@ -197,7 +197,7 @@ class PipeStream(BackgroundPart):
                         self._entregar([self._completar(r) for r in respuesta["Records"]])
             except Exception as exc:  # Pipes keeps polling after an API error; the same iterator reads again
                 self.errores.append(f"{type(exc).__name__}: {exc}")
-            parar.wait(ESPERA_STREAM_S)
+            stop.wait(ESPERA_STREAM_S)
 
     def _iteradores(self, streams: Any) -> dict[str, str]:
         return {

@@ -78,7 +78,7 @@ class PostgresPrivado(ServidorPrivado):
     def url(self) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.puerto}/postgres"
 
-    def arrancar(self) -> PostgresPrivado:
+    def start(self) -> PostgresPrivado:
         self._bin = directorio_binarios()
         if self._bin is None:
             raise OSError("no PostgreSQL server binaries (initdb, postgres) found")
@@ -92,7 +92,7 @@ class PostgresPrivado(ServidorPrivado):
             capture_output=True,
             **self._identidad(),
         )
-        return super().arrancar()
+        return super().start()
 
     def reiniciar(self, caido_s: float = 0.0) -> None:
         """A real restart: fast shutdown, ``caido_s`` down, then the same server on the same port and data."""
@@ -101,8 +101,8 @@ class PostgresPrivado(ServidorPrivado):
         self._iniciar()
         self.reinicios += 1
 
-    def parar(self) -> None:
-        super().parar()
+    def stop(self) -> None:
+        super().stop()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

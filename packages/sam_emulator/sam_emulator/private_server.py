@@ -42,7 +42,7 @@ class ServidorPrivado:
         """Whether the server answers now (False while it is still starting)."""
         raise NotImplementedError
 
-    def arrancar(self) -> Self:
+    def start(self) -> Self:
         """Start it and wait until it answers; on a port someone else took, try another."""
         for intento in range(INTENTOS_PUERTO):
             try:
@@ -54,7 +54,7 @@ class ServidorPrivado:
                 self.puerto = puerto_libre()
         return self
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         self._detener()
 
     def matar(self) -> None:
@@ -90,7 +90,7 @@ class ServidorPrivado:
         self._proceso = None
 
     def __enter__(self) -> Self:
-        return self.arrancar()
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.parar()
+        self.stop()

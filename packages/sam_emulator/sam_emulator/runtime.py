@@ -3,9 +3,9 @@
 ``RuntimeLocal`` is the one object a scenario holds::
 
     with RuntimeLocal(entorno_local={"PROVIDER_URL": stand_in.url}, compresion=30) as rt:
-        rt.arrancar_consumo()          # mappings, pipes, schedules, TTL sweeper
+        rt.start_consuming()          # mappings, pipes, schedules, TTL sweeper
         ...                            # put orders in, wait for rt.en_reposo()
-        rt.parar_consumo()
+        rt.stop_consuming()
 
 Order of start-up: moto's server (:mod:`servidor`), every resource of ``template.yaml``
 (:mod:`aprovisionar`), moto's Lambda invoke hooked to the in-process handlers (engineer
@@ -85,10 +85,10 @@ class RuntimeLocal:
 
     @property
     def funciones(self) -> Funciones:
-        assert self.aprovisionador is not None, "call arrancar() first"
+        assert self.aprovisionador is not None, "call start() first"
         return self.aprovisionador.funciones
 
-    def arrancar(self) -> RuntimeLocal:
+    def start(self) -> RuntimeLocal:
         self.entornos_nuevos()
         self._deshacer.append(self.entornos_nuevos)
         # Last to undo: the functions' variables (REDIS_URL of a private Redis...) leave with the run,
@@ -100,8 +100,8 @@ class RuntimeLocal:
         self._deshacer.append(deaths.CONTROL.reiniciar)
         self.servidor = ServidorMoto(
             region=self.plantilla.region, compresion=self.compresion, comprimir_esperas=self.plazos_comprimidos
-        ).arrancar()
-        self._deshacer.append(self.servidor.parar)
+        ).start()
+        self._deshacer.append(self.servidor.stop)
         self.aprovisionador = Aprovisionador(self.plantilla, entorno_local=dict(self.entorno_local)).aprovisionar()
         if self.plazos_comprimidos and self.comprimir_funcion is not None:
             for funcion in self.funciones.por_id.values():
@@ -129,13 +129,13 @@ class RuntimeLocal:
         self.registro_lambda = activo.__enter__()
         self._deshacer.append(lambda: activo.__exit__(None, None, None))
 
-    def arrancar_consumo(self) -> None:
+    def start_consuming(self) -> None:
         """Start every poller, pipe, schedule and the TTL sweeper."""
         for parte in self._partes():
-            parte.arrancar()
+            parte.start()
 
-    def parar_consumo(self) -> None:
-        stop_all(parte.parar for parte in reversed(self._partes()))
+    def stop_consuming(self) -> None:
+        stop_all(parte.stop for parte in reversed(self._partes()))
 
     def comprobar_consumo(self) -> None:
         """Raise if a poller, pipe, schedule or the TTL sweeper has died (its loop's error is the cause)."""
@@ -146,15 +146,15 @@ class RuntimeLocal:
         barredor = [self.barredor] if self.barredor and self.barredor.tablas else []
         return [*self.mapeos, *self.pipes, *self.programas, *barredor]
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         deshacer, self._deshacer = self._deshacer, []
-        stop_all([self.parar_consumo, *reversed(deshacer)])
+        stop_all([self.stop_consuming, *reversed(deshacer)])
 
     def __enter__(self) -> RuntimeLocal:
-        return self.arrancar()
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.parar()
+        self.stop()
 
     # ------------------------------------------------------------------ observation
     def url_cola(self, logical_id: str) -> str:

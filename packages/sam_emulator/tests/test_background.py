@@ -311,14 +311,14 @@ def test_background_part_when_its_loop_dies_comprobar_raises_and_parar_reports_i
             raise KeyError("tabla")
 
     parte = Barredor()
-    parte.arrancar()
+    parte.start()
     assert parte._hilo.done.wait(HANG_GUARD_S), "the loop never ended"
 
     # WHEN the run checks it and then stops it, THEN both raise the loop's error
     with pytest.raises(BackgroundThreadError, match="mf-parte crashed: KeyError"):
         parte.comprobar()
     with pytest.raises(BackgroundThreadError, match="mf-parte crashed: KeyError"):
-        parte.parar()
+        parte.stop()
 
 
 def test_local_server_serves_while_started_and_has_no_url_before_or_after() -> None:

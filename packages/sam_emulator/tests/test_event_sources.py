@@ -65,11 +65,11 @@ def test_mapping_with_partial_failures_deletes_the_good_and_redrives_the_bad_aft
     )  # fmt: skip
 
     # WHEN the mapping runs until both poison messages are in the DLQ
-    mapeo.arrancar()
+    mapeo.start()
     try:
         wait_until(lambda: _visibles(sqs, dlq) == 2, "both poison messages in the DLQ")
     finally:
-        mapeo.parar()
+        mapeo.stop()
 
     # THEN every good message was processed once and deleted; each poison one was tried exactly 3 times
     vistos = funcion.cargar().vistos
@@ -95,11 +95,11 @@ def test_mapping_without_report_batch_item_failures_deletes_nothing_when_the_han
     mapeo = Mapeo(nombre="caida", funcion=funcion, cola_url=url, cola_arn=arn, concurrencia=1, visibilidad_s=1)
 
     # WHEN the mapping runs
-    mapeo.arrancar()
+    mapeo.start()
     try:
         wait_until(lambda: _visibles(sqs, dlq) == 1, "the message in the DLQ")
     finally:
-        mapeo.parar()
+        mapeo.stop()
 
     # THEN the message was never deleted: SQS redrove it after 2 failed receives
     assert funcion.errores == 2

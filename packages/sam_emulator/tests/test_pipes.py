@@ -48,11 +48,11 @@ def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_
     pipe = pipe_sqs("pipe-mf-prueba", arn_cola, destino, {"SqsQueueParameters": {"BatchSize": 1}}, [], 30)
 
     # WHEN the pipe runs
-    pipe.arrancar()
+    pipe.start()
     try:
         wait_until(lambda: len(sfn.list_executions(stateMachineArn=arn_sm)["executions"]) == 5, "five executions")
     finally:
-        pipe.parar()
+        pipe.stop()
 
     # THEN each message started one execution with the templated input (a batch array) and was deleted
     entradas = [
@@ -104,12 +104,12 @@ def test_pipe_stream_with_ttl_publishes_only_the_expirations(servidor_moto: Serv
 
     # WHEN TTL sweeps and the pipe reads the stream
     assert barredor.barrer() == 1
-    pipe.arrancar()
+    pipe.start()
     try:
         # every stream record read (two puts, the customer's delete, TTL's) and what passed the filter sent
         wait_until(lambda: pipe.leidos == 4 and pipe.enviados >= 1, "the pipe to read the whole stream")
     finally:
-        pipe.parar()
+        pipe.stop()
 
     # THEN only the expired cart became a CarritoAbandonado event on the bus
     mensajes = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]

@@ -41,11 +41,11 @@ def test_schedule_invokes_its_function_again_and_again_with_its_input(tmp_path: 
     programa = Programa("RelaySchedule", funcion, periodo_s=60 / 300, entrada={"origen": "horario"})
 
     # WHEN it runs until the function has been called three times
-    programa.arrancar()
+    programa.start()
     try:
         entradas = wait_until(lambda: len(funcion.cargar().entradas) >= 3 and funcion.cargar().entradas, "three runs")
     finally:
-        programa.parar()
+        programa.stop()
 
     # THEN every run got the schedule's input, and the schedule counted its runs without errors
     assert all(e == {"origen": "horario"} for e in entradas)

@@ -76,7 +76,7 @@ def test_runtime_carts_pipe_publishes_only_carts_expired_by_ttl(tmp_path: Path) 
         assert sembrados is not None
 
         # WHEN the runtime runs the TTL and the pipe
-        rt.arrancar_consumo()
+        rt.start_consuming()
         sqs = client("sqs")
         url = rt.url_cola("Recordatorios")
         # (the pipe has read all 8 stream records: 4 puts, the customer's delete, TTL's 3 deletes)
