@@ -8,7 +8,12 @@ A new consumer is its handler, its template resources, its events and its tests:
 - a DLQ's source queues are the queues whose ``RedrivePolicy`` points at it;
 - a source queue's consumer is the function with an ``SQS`` event on it (its log group: its
   ``LoggingConfig.LogGroup``, else ``/aws/lambda/<FunctionName>``), or the pipe reading it and
-  the state machine that pipe starts (its logging destination's log group).
+  the state machine that pipe starts (its logging destination's log group, and the functions
+  its ``DefinitionSubstitutions`` name);
+- the dependency whose breaker stands behind a source queue is the one provider its consumer's
+  functions call (their ``<DEPENDENCY>_URL`` variable, ``PASARELA_URL`` -> ``pasarela``); a
+  consumer with a second provider (the e-mail's secondary) falls back instead of waiting, so
+  no single breaker stands behind its queue.
 
 Physical names are the template's ``!Sub`` strings with the stack's ``NameSuffix``.
 """
@@ -19,9 +24,12 @@ import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sam_emulator.template import Plantilla
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 PLANTILLA = Path(__file__).resolve().parents[2] / "template.yaml"
 SUFIJO = "NameSuffix"
@@ -104,6 +112,34 @@ class Topologia:
                 return self._registros_de_maquina(_id_logico(props.get("Target")))
         return None
 
+    def _funciones_consumidoras(self, cola: str) -> list[str]:
+        """The functions that run for ``cola``'s messages: its SQS consumers, or its pipe's state machine's tasks."""
+        funciones = []
+        for lid, r in self._recursos.items():
+            props = r.get("Properties", {})
+            if r["Type"] == "AWS::Serverless::Function" and any(
+                e.get("Type") == "SQS" and _id_logico(e.get("Properties", {}).get("Queue")) == cola
+                for e in props.get("Events", {}).values()
+            ):
+                funciones.append(lid)
+            if r["Type"] == "AWS::Pipes::Pipe" and _id_logico(props.get("Source")) == cola:
+                maquina = self._recursos.get(_id_logico(props.get("Target")) or "", {}).get("Properties", {})
+                for valor in maquina.get("DefinitionSubstitutions", {}).values():
+                    objetivo = _id_logico(valor)
+                    if self._recursos.get(objetivo or "", {}).get("Type") == "AWS::Serverless::Function":
+                        funciones.append(objetivo)
+        return funciones
+
+    def dependencia_de_cola(self, cola: str) -> str | None:
+        """The breaker name behind ``cola`` (a logical id), or None (no provider, or a fallback one)."""
+        urls = {
+            variable
+            for funcion in self._funciones_consumidoras(cola)
+            for variable in self._recursos[funcion]["Properties"].get("Environment", {}).get("Variables", {})
+            if variable.endswith("_URL")
+        }
+        return urls.pop().removesuffix("_URL").lower().replace("_", "-") if len(urls) == 1 else None
+
     def _registros_de_funcion(self, lid: str) -> str:
         grupo = _id_logico(self._recursos[lid]["Properties"].get("LoggingConfig", {}).get("LogGroup"))
         if grupo:
@@ -134,13 +170,30 @@ def de_plantilla(sufijo: str = "") -> Topologia:
     return Topologia(sufijo=sufijo)
 
 
+def _cola_de(nombre: str, candidatas: Iterable[str]) -> tuple[str, str] | None:
+    """(logical id, suffix) of the queue named ``nombre``; the shortest suffix wins, so
+    ``mercadofresco-erp-fallidos`` is the ERP's DLQ, not the ERP queue with a ``-fallidos`` stage."""
+    base = de_plantilla()
+    encontradas = [
+        (lid, encontrado.group("sufijo"))
+        for lid in candidatas
+        if (encontrado := base.patron(lid, "QueueName").fullmatch(nombre))
+    ]
+    return min(encontradas, key=lambda par: len(par[1]), default=None)
+
+
 def registros_de_dlq(cola: str) -> str | None:
     """The log group whose errors explain the dead letters of ``cola`` (a physical name, any suffix)."""
+    encontrada = _cola_de(cola, de_plantilla().dlqs)
+    if encontrada is None:
+        return None
+    dlq, sufijo = encontrada
+    topologia = de_plantilla(sufijo)
+    return next(filter(None, map(topologia.registros_del_consumidor, topologia.origenes(dlq))), None)
+
+
+def dependencia_de_origen(cola: str) -> str | None:
+    """The breaker behind the source queue ``cola`` (a physical name, any suffix), or None."""
     base = de_plantilla()
-    for dlq in base.dlqs:
-        if encontrado := base.patron(dlq, "QueueName").fullmatch(cola):
-            topologia = de_plantilla(encontrado.group("sufijo"))
-            for origen in topologia.origenes(dlq):
-                if grupo := topologia.registros_del_consumidor(origen):
-                    return grupo
-    return None
+    encontrada = _cola_de(cola, [lid for lid, r in base._recursos.items() if r["Type"] == "AWS::SQS::Queue"])
+    return None if encontrada is None else base.dependencia_de_cola(encontrada[0])

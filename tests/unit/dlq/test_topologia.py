@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from mercadofresco_ops.dlq.grupos import registros_del_consumidor
 from mercadofresco_ops.smoke import Nombres
-from mercadofresco_ops.topologia import Topologia
+from mercadofresco_ops.topologia import Topologia, dependencia_de_origen
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,6 +37,9 @@ PLANTILLA = textwrap.dedent(
         Properties:
           FunctionName: !Sub mf-avisos${NameSuffix}
           CodeUri: functions/avisos/
+          Environment:
+            Variables:
+              CORREO_PRINCIPAL_URL: https://correo.example
           Handler: app.lambda_handler
           Runtime: python3.13
           Events:
@@ -61,6 +64,18 @@ def test_topologia_new_consumer_in_the_template_gives_its_dlq_and_log_group(tmp_
     assert topologia.origenes("ColaAvisosFallidos") == ["ColaAvisos"]
     assert topologia.registros_del_consumidor("ColaAvisos") == "/aws/lambda/mf-avisos-pre"
     assert topologia.patron("ColaAvisosFallidos", "QueueName").fullmatch("mf-avisos-fallidos-dev")["sufijo"] == "-dev"
+    # AND the breaker behind its queue is the one provider its consumer calls
+    assert topologia.dependencia_de_cola("ColaAvisos") == "correo-principal"
+
+
+def test_dependencia_de_origen_per_source_queue_of_the_project_template() -> None:
+    # GIVEN the project's source queues, with and without a stage suffix  WHEN each is asked for its breaker
+    # THEN the consumer's one provider names it; the e-mail's consumer has a fallback provider, so none
+    assert dependencia_de_origen("cola-mercadofresco-pedidos") == "pasarela"  # through the pipe's state machine
+    assert dependencia_de_origen("mercadofresco-erp-pre") == "erp"
+    assert dependencia_de_origen("cola-mercadofresco-stock.fifo") == "erp"
+    assert dependencia_de_origen("mercadofresco-correo") is None
+    assert dependencia_de_origen("mercadofresco-erp-fallidos") is None  # a DLQ, not the ERP queue of a stage
 
 
 def test_registros_del_consumidor_per_dlq_of_the_project_template_with_and_without_suffix() -> None:
@@ -73,6 +88,7 @@ def test_registros_del_consumidor_per_dlq_of_the_project_template_with_and_witho
         "/aws/vendedlogs/states/mercadofresco-procesar-pedido"
     )
     assert registros_del_consumidor("otra-cola").startswith("los registros del consumidor")
+    assert registros_del_consumidor("mercadofresco-erp-fallidos-dev") == "/aws/lambda/mercadofresco-erp-dev"
 
 
 def test_smoke_names_every_dlq_of_the_template() -> None:
