@@ -25,12 +25,12 @@ help:
 	@echo "make invoke FN=CobroFunction EVENT=events/cobro-pedido.json   one event through sam local invoke (Docker)"
 
 $(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/*/requirements.txt pyproject.toml \
-		rules/pyproject.toml
+		rules/pyproject.toml packages/sam_emulator/pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required: install it (e.g. pyenv install 3.13) and put python3.13 on PATH." >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON313) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements/dev.txt -c requirements/constraints.txt
-	$(PY) -m pip install -q --no-deps -e . -e rules
+	$(PY) -m pip install -q --no-deps -e . -e rules -e packages/sam_emulator
 	@touch $@
 
 setup: $(VENV)/.installed
@@ -95,10 +95,10 @@ test-deploy: setup services sam-local-setup $(MINISTACK_VENV)/.installed
 
 invoke: setup services sam-local-setup
 	@test -n "$(FN)" && test -n "$(EVENT)" || { echo "usage: make invoke FN=CobroFunction EVENT=events/cobro-pedido.json" >&2; exit 2; }
-	@PYTHONPATH=tools:layers/comun $(PY) -m sam_local invoke $(FN) $(EVENT)
+	@PYTHONPATH=tools:packages/sam_emulator:layers/comun $(PY) -m sam_local invoke $(FN) $(EVENT)
 
 sam-local: setup services sam-local-setup
-	@PYTHONPATH=tools:layers/comun $(PY) -m sam_local serve
+	@PYTHONPATH=tools:packages/sam_emulator:layers/comun $(PY) -m sam_local serve
 
 demo: setup services
 	$(VENV)/bin/mf-demo --escenario $(or $(ESCENARIO),viernes) $(if $(PEDIDOS),--pedidos $(PEDIDOS))

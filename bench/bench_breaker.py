@@ -89,7 +89,7 @@ def un_viaje(fn: Any) -> int:
 
 
 def nuestro(r: redis.Redis, prefijo: str, **config: Any) -> CircuitBreaker:
-    cfg = {"apertura_base_s": 1.0, "reserva_sonda_s": 5.0, **config}
+    cfg = {"open_base_s": 1.0, "probe_reservation_s": 5.0, **config}
     return CircuitBreaker("pasarela", r, config=BreakerConfig(**cfg), prefijo=prefijo, metrics=SinMetricas())
 
 
@@ -104,9 +104,9 @@ def estados_nuestro(r: redis.Redis, n: int) -> dict[str, tuple[float, float | No
     b = nuestro(r, p + "a:")
     medir(lambda: b.call(ok), 10)  # warm-up: loads the script once (NOSCRIPT path)
     res["closed-success"] = medir_rondas(lambda: b.call(ok), n)
-    b = nuestro(r, p + "b:", fallos_seguidos=10**9, minimo_llamadas=10**9)
+    b = nuestro(r, p + "b:", consecutive_failures=10**9, min_calls=10**9)
     res["closed-failure"] = medir_rondas(lambda: b.call(falla), n)
-    b = nuestro(r, p + "c:", fallos_seguidos=FALLOS_PARA_ABRIR)
+    b = nuestro(r, p + "c:", consecutive_failures=FALLOS_PARA_ABRIR)
     for _ in range(FALLOS_PARA_ABRIR):
         medir(lambda: b.call(falla), 1)
     res["tripping"] = (un_viaje(lambda: b.call(ok)), None)
@@ -154,7 +154,7 @@ def trabajador(url: str, cual: str, prefijo: str) -> None:
 def sondas_con_8_procesos(url: str, cual: str) -> int:
     r = redis.Redis.from_url(url)
     prefijo = f"bench:{uuid.uuid4().hex[:8]}:"
-    b = nuestro(r, prefijo, fallos_seguidos=FALLOS_PARA_ABRIR) if cual == "nuestro" else suyo(r, prefijo)
+    b = nuestro(r, prefijo, consecutive_failures=FALLOS_PARA_ABRIR) if cual == "nuestro" else suyo(r, prefijo)
     for _ in range(FALLOS_PARA_ABRIR + 1):
         with contextlib.suppress(RuntimeError, CircuitoAbierto, pybreaker.CircuitBreakerError):
             b.call(falla)
@@ -216,10 +216,10 @@ def velocidad_con_latencia(url: str, latencia_ms: float, n: int) -> dict[str, tu
     nb, sb = nuestro(r, p + "a:"), suyo(r, p + "b:")
     medir(lambda: nb.call(ok), 5)
     res["closed-success"] = (mejor(lambda: nb.call(ok), n), mejor(lambda: sb.call(ok), n))
-    nb = nuestro(r, p + "c:", fallos_seguidos=10**9, minimo_llamadas=10**9)
+    nb = nuestro(r, p + "c:", consecutive_failures=10**9, min_calls=10**9)
     sb = suyo(r, p + "d:", fail_max=10**9)
     res["closed-failure"] = (mejor(lambda: nb.call(falla), n), mejor(lambda: sb.call(falla), n))
-    nb, sb = nuestro(r, p + "e:", fallos_seguidos=1), suyo(r, p + "f:", fail_max=1)
+    nb, sb = nuestro(r, p + "e:", consecutive_failures=1), suyo(r, p + "f:", fail_max=1)
     medir(lambda: nb.call(falla), 2)
     medir(lambda: sb.call(falla), 2)
     res["open-rejected"] = (mejor(lambda: nb.call(ok), n), mejor(lambda: sb.call(ok), n))

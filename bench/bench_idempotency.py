@@ -117,7 +117,7 @@ def powertools(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Me
         idempotent_function,
     )
     from mercadofresco import aws
-    from mercadofresco_local.moto_lambda import ContextoLambda
+    from sam_emulator.moto_lambda import ContextoLambda
 
     cliente = aws.client("dynamodb")
     # Same table (its keys are "<function>#<hash>", ours "cobro:...": no collision); one layer per config.
@@ -144,7 +144,7 @@ def powertools(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Me
 
 def tabla_de_la_plantilla() -> str:
     import boto3
-    from mercadofresco_local.plantilla import Plantilla, crear_tabla
+    from sam_emulator.template import Plantilla, crear_tabla
 
     plantilla = Plantilla()
     clave = boto3.client("kms").create_key(Description="alias/mercadofresco-datos (bench)")["KeyMetadata"]

@@ -69,7 +69,7 @@ _perfiles_hypothesis()
 @pytest.fixture
 def lambda_context() -> Any:
     """The same context object the local run gives handlers (30 s counting down)."""
-    from mercadofresco_local.moto_lambda import ContextoLambda
+    from sam_emulator.moto_lambda import ContextoLambda
 
     return ContextoLambda("mercadofresco-test", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test")
 
@@ -87,7 +87,7 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     under a unique name so several functions' ``app`` modules coexist.
     """
 
-    from mercadofresco_local.moto_lambda import importar_handler  # the loader the local run uses too
+    from sam_emulator.moto_lambda import importar_handler  # the loader the local run uses too
 
     def _load(name: str, **env: str) -> Any:
         for key, value in env.items():
@@ -101,11 +101,14 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
 @pytest.fixture
 def aws() -> Iterator[None]:
     """moto's in-process AWS, with Step Functions really executing state machines."""
-    from mercadofresco_local.servidor import make_dynamodb_writes_atomic
     from moto import mock_aws
+    from sam_emulator.moto_patches import atomic_dynamodb_writes
 
-    make_dynamodb_writes_atomic()  # as the local run's moto server does
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}):
+    # atomic writes as the local run's moto server has them
+    with (
+        atomic_dynamodb_writes(),
+        mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}),
+    ):
         yield
 
 
@@ -154,7 +157,7 @@ def plantilla_con_clave(endpoint_url: str | None = None) -> Any:
     or, with ``endpoint_url``, in a moto server that other processes reach.
     """
     from mercadofresco.aws import client
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.template import Plantilla
 
     p = Plantilla()
     kms = client("kms", endpoint_url=endpoint_url)
@@ -174,7 +177,7 @@ def plantilla(aws: None) -> Any:
 def tabla_idempotencia(plantilla: Any) -> str:
     """``mercadofresco-idempotencia`` created in moto from the template's own definition."""
     import boto3
-    from mercadofresco_local.plantilla import crear_tabla
+    from sam_emulator.template import crear_tabla
 
     return crear_tabla(boto3.client("dynamodb"), plantilla, "TablaIdempotencia")
 
@@ -236,23 +239,8 @@ class RelojPrueba:
         self.t += segundos
 
 
-# A hang guard: only stops a hung run (below pytest-timeout's 300 s, so the failure says what hung).
-HANG_GUARD_S = 240.0
-
-
-def wait_until(condition: Callable[[], Any], what: str, hang_guard_s: float = HANG_GUARD_S) -> Any:
-    """Poll ``condition`` until it returns something truthy, and return that.
-
-    For what no event can announce (another process, moto's or a server's own threads): the wait
-    ends when the condition holds, however busy the machine. ``hang_guard_s`` is never the thing
-    asserted; past it the test fails naming ``what`` it was waiting for.
-    """
-    deadline = time.monotonic() + hang_guard_s
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"hang guard: still waiting after {hang_guard_s:g} s for {what}")
-        time.sleep(0.02)
-    return value
+# Re-exported: the tests import them from here.
+from sam_emulator.testing import HANG_GUARD_S, wait_until  # noqa: E402, F401  (tests import them from here)
 
 
 @pytest.fixture

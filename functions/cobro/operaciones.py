@@ -4,7 +4,7 @@ Two nets, as the lesson asks: the idempotency record (``cobro:{pedido_id}`` /
 ``reembolso:{pedido_id}`` in ``mercadofresco-idempotencia``) returns the stored
 ``referencia_cobro`` to a duplicate without calling the gateway, and the same key travels as
 ``Idempotency-Key`` so the gateway itself answers a repeat (the gap between "charged" and
-"recorded") with the same charge. Because of that key the HTTP call is ``idempotente``: a
+"recorded") with the same charge. Because of that key the HTTP call is ``idempotent``: a
 read timeout may be retried.
 
 Gateway answers: 2xx done; 402 -> :class:`CobroRechazado` (business answer, recorded
@@ -64,7 +64,7 @@ class Operaciones:
 
         def cobrar() -> dict[str, Any]:
             status, cuerpo = self.pasarela().post(
-                "/cobros", json={**peticion, **solicitud.medio_de_pago}, idempotency_key=clave, idempotente=True
+                "/cobros", json={**peticion, **solicitud.medio_de_pago}, idempotency_key=clave, idempotent=True
             )
             if status == RECHAZO_TARJETA:
                 raise CobroRechazado(f"the gateway declined the card for order {solicitud.pedido_id}")
@@ -89,7 +89,7 @@ class Operaciones:
         def reembolsar() -> dict[str, Any]:
             cuerpo_peticion = {k: v for k, v in peticion.items() if v is not None}
             status, cuerpo = self.pasarela().post(
-                "/reembolsos", json=cuerpo_peticion, idempotency_key=clave, idempotente=True
+                "/reembolsos", json=cuerpo_peticion, idempotency_key=clave, idempotent=True
             )
             if status in REEMBOLSO_IMPOSIBLE:
                 raise ReembolsoRechazado(f"the gateway refused the refund of order {solicitud.pedido_id}: {status}")

@@ -4,7 +4,7 @@ Exactly one e-mail per operation: the idempotency key (``correo-confirmacion:{pe
 ``recordatorio-carrito:{carrito_id}``, ``correo-no-confirmado:{pedido_id}`` for the one outcome of an
 order that was not confirmed: declined, not confirmed or cancelled) wraps the *choice* of provider too, so a fallback
 never adds a second e-mail; the key also goes to the provider as ``Idempotency-Key``, so
-a read timeout may be retried (``idempotente=True``). The fallback happens only on ``CircuitoAbierto`` (the primary
+a read timeout may be retried (``idempotent=True``). The fallback happens only on ``CircuitoAbierto`` (the primary
 was not called); a failed call to the primary is retried by the queue, not re-sent
 elsewhere, because it may have been delivered. With both circuits open the message is
 deferred, as the lesson allows ("o simplemente retrasarse").
@@ -48,7 +48,7 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
 
     def enviar(clave: claves.Clave, correo: dict[str, Any]) -> None:
         def por(cliente: ClienteProveedor) -> dict[str, Any]:
-            respuesta = cliente.post("/correos", json=correo, idempotency_key=clave, idempotente=True)
+            respuesta = cliente.post("/correos", json=correo, idempotency_key=clave, idempotent=True)
             return aceptado(respuesta, cliente.dependencia)
 
         def operacion() -> dict[str, Any]:

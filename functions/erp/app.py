@@ -46,7 +46,7 @@ def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumer
 
     def enviar(ruta: str, clave: claves.Clave, cuerpo: dict[str, Any], identidad: dict[str, Any]) -> dict[str, Any]:
         def operacion() -> dict[str, Any]:
-            respuesta = erp.post(ruta, json=cuerpo, idempotency_key=clave, idempotente=True)
+            respuesta = erp.post(ruta, json=cuerpo, idempotency_key=clave, idempotent=True)
             return aceptado(respuesta, "erp")
 
         return store.run(clave, operacion, payload=identidad)

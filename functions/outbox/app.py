@@ -84,7 +84,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
         return {"publicadas": 0, "sin_trabajo": 1}
     env = entorno()
     relay = OutboxRelay(env.pool, cliente_eventos(), env.config)
-    hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s, env.config.drenaje_s)
+    hasta = plazo(context.get_remaining_time_in_millis(), env.config.margin_s, env.config.drain_s)
     resultado = relay.drain(hasta)
     for campo, nombre in CONTADORES.items():
         metrics.add_metric(name=nombre, unit=MetricUnit.Count, value=getattr(resultado, campo))

@@ -24,8 +24,8 @@ tracer = LazyTracer(patch_modules=(*TRACED_MODULES, "psycopg"))  # X-Ray SDK on 
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     env = entorno()
     # The run may use the function's whole time less the margin; the next day's run continues.
-    hasta = plazo(context.get_remaining_time_in_millis(), env.config.margen_s)
+    hasta = plazo(context.get_remaining_time_in_millis(), env.config.margin_s)
     borradas = purge_published(env.pool, env.config, hasta)
     metrics.add_metric(name="OutboxFilasBorradas", unit=MetricUnit.Count, value=borradas)
-    logger.info("outbox cleaned", borradas=borradas, retencion_dias=env.config.retencion_dias)
+    logger.info("outbox cleaned", borradas=borradas, retention_days=env.config.retention_days)
     return {"borradas": borradas}

@@ -3,7 +3,7 @@
 ``PedidoConfirmado`` arrives from the confirmation topic (raw delivery), ``PedidoRechazado``,
 ``PedidoCancelado`` and ``PedidoNoConfirmado`` from the bus (an EventBridge envelope); the
 shared consumer reads both shapes. The write is conditional on the state's rank
-(``mercadofresco.outbox.proyeccion``): duplicates and late, older events change nothing, so
+(``mercadofresco.dominio.proyeccion``): duplicates and late, older events change nothing, so
 this consumer needs no idempotency record and no FIFO queue. An event for an order the
 database does not have, or whose values the database cannot store (a reason that is an object,
 a NUL, a lone surrogate), goes to the DLQ with its reason; a database outage fails the record
@@ -18,7 +18,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.consumer import Consumer, Route
 from mercadofresco.db import pool_compartido
-from mercadofresco.outbox.proyeccion import ESTADO_POR_EVENTO, Resultado, proyectar
+from mercadofresco.dominio.proyeccion import ESTADO_POR_EVENTO, Resultado, proyectar
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:

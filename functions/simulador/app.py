@@ -1,7 +1,7 @@
 """Lambda function URL (simulador-pasarela, -erp, -correo) -> the sandbox provider's answer, once per Idempotency-Key.
 
 Deployed only when the matching provider URL parameter is empty. ``SIMULADOR_PROVEEDOR`` says
-which provider this copy plays; the answers are the local stand-ins' (``mercadofresco.sandbox``).
+which provider this copy plays; the answers are the local stand-ins' (``simulador``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from mercadofresco.aws import cached_client
 from mercadofresco.http.factory import ENV_SECRETO_SANDBOX, token_sandbox
-from mercadofresco.sandbox import Simulador
-from mercadofresco.sandbox.dynamodb import AlmacenDynamoDB, Fallos, Sandbox, ruta_y_proveedor
+from simulador import Simulador
+from simulador.dynamodb import AlmacenDynamoDB, Fallos, Sandbox, ruta_y_proveedor
 
 logger = Logger()
 

@@ -1,6 +1,6 @@
 """HTTP API api-mercadofresco-tienda -> POST /pedidos (order + PedidoCreado in one transaction) and GET /pedidos/{id}.
 
-Parse, call the layer (``mercadofresco.outbox.solicitudes``), map its errors to HTTP:
+Parse, call the layer (``mercadofresco.dominio.solicitudes``), map its errors to HTTP:
 
 =============================  ====  ===================================================
 outcome                        code  what the client should do
@@ -26,14 +26,14 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco import validation
 from mercadofresco.db import pool_compartido
-from mercadofresco.outbox.pending import pending_signal_from_env
-from mercadofresco.outbox.solicitudes import (
+from mercadofresco.dominio.solicitudes import (
     ClaveIdempotenciaInvalida,
     ClaveReutilizada,
     SolicitudInvalida,
     consultar_pedido,
     registrar_pedido,
 )
+from mercadofresco.outbox.pending import pending_signal_from_env
 from mercadofresco.process_cache import per_environment
 from mercadofresco.tracing import LazyTracer
 

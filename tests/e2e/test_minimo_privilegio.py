@@ -30,8 +30,8 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
     from mercadofresco_iam.local import comprobar_ejecucion, destino, registro_local
     from mercadofresco_local.demo import ESCENARIOS
     from mercadofresco_local.informe import Informe
-    from mercadofresco_local.plantilla import Plantilla
     from mercadofresco_local.sesion import Sesion
+    from sam_emulator.template import Plantilla
 
     # GIVEN the recorder installed before the run builds any client
     esc = ESCENARIOS["normal"]

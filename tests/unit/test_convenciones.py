@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from mercadofresco_local.plantilla import Plantilla
+from sam_emulator.template import Plantilla
 
 RAIZ = Path(__file__).resolve().parents[2]
 FUNCIONES = sorted(p.name for p in (RAIZ / "functions").iterdir() if p.is_dir() and not p.name.startswith("_"))

@@ -22,18 +22,6 @@ RAIZ = Path(__file__).resolve().parents[2]
 CAPA = RAIZ / "layers" / "comun" / "mercadofresco"
 # The mechanism packages (docs/conventions.md, "The naming rule").
 MECANISMOS = ("circuit_breaker", "retry", "http", "idempotency", "consumer", "outbox")
-# The outbox package also holds the store's own code about orders (store.py, solicitudes.py): that is
-# domain code, named in Spanish like the orders it handles.
-DOMINIO = frozenset(
-    {
-        "outbox:crear_pedido",
-        "outbox:registrar_pedido",
-        "outbox:consultar_pedido",
-        "outbox:validar_solicitud",
-        "outbox:validar_clave",
-        "outbox:validar",
-    }
-)
 # Spanish verbs that used to name mechanism methods; a public function or method of a mechanism may not use them.
 VERBOS_ESPANOLES = re.compile(
     r"^(adquirir|forzar|registrar|permitir|ejecutar|obtener|guardar|leer|liberar|reclamar|completar|marcar"
@@ -119,9 +107,8 @@ def test_mechanism_packages_public_names_use_no_spanish_verbs() -> None:
         for nombre in _nombres_publicos(paquete)
         if VERBOS_ESPANOLES.match(nombre)
     }
-    # THEN there is none but the store's domain functions (and each of those still exists)
-    assert encontrados - DOMINIO == set()
-    assert DOMINIO - encontrados == set()
+    # THEN there is none (the store's functions about orders live in mercadofresco.dominio)
+    assert encontrados == set()
 
 
 def test_test_function_names_are_ascii_snake_case_english_phrases() -> None:
@@ -213,3 +200,46 @@ def test_handlers_stack_powertools_decorators_in_one_order() -> None:
                     fuera.append(f"{handler.relative_to(RAIZ)}: {nombres}")
     # THEN each stacks them metrics, logger, tracer (top to bottom)
     assert fuera == []
+
+
+# The words a mechanism's configuration field or error parameter may be made of (an allow-list:
+# a new Spanish name fails until it is English, instead of passing because no list named it).
+PALABRAS_DE_MECANISMO = frozenset(
+    (
+        "429", "after", "attempts", "backoff", "base", "batch", "bucket", "buckets", "bus", "by", "bytes",
+        "cache", "call", "calls", "completion", "consecutive", "days", "deferrals", "delay", "dependency",
+        "drain", "entries", "error", "errors", "expires", "failure", "failures", "for", "in", "interval",
+        "items", "last", "lease", "local", "lock", "margin", "max", "message", "min", "name", "open", "outcome",
+        "per", "permanent", "poll", "probe", "purge", "rate", "resend", "resends", "reservation", "retention",
+        "retry", "rng", "s", "shared", "source", "wait", "window",
+    )
+)
+
+
+def _campos_y_parametros() -> set[str]:
+    """``Class.field`` of every mechanism ``*Config``/``*Policy`` dataclass, and the mechanism errors' parameters."""
+    ficheros = [f for paquete in MECANISMOS for f in (CAPA / paquete).glob("*.py")] + [CAPA / "errors.py"]
+    nombres = set()
+    for fichero in ficheros:
+        for nodo in ast.walk(ast.parse(fichero.read_text())):
+            if not isinstance(nodo, ast.ClassDef):
+                continue
+            if nodo.name.endswith(("Config", "Policy")):
+                nombres |= {
+                    f"{nodo.name}.{campo.target.id}"
+                    for campo in nodo.body
+                    if isinstance(campo, ast.AnnAssign) and isinstance(campo.target, ast.Name)
+                }
+            if nodo.name == "DependencyUnavailableError":
+                init = next(m for m in nodo.body if isinstance(m, ast.FunctionDef) and m.name == "__init__")
+                nombres |= {f"{nodo.name}.{a.arg}" for a in [*init.args.args[1:], *init.args.kwonlyargs]}
+    return nombres
+
+
+def test_mechanism_config_fields_and_error_parameters_are_made_of_english_words() -> None:
+    # GIVEN every configuration field of the mechanisms and the dependency error's parameters
+    nombres = _campos_y_parametros()
+    assert "BreakerConfig.consecutive_failures" in nombres  # the scan sees what it must
+    # WHEN each is split into words  THEN every word is on the allow-list
+    ajenos = {n for n in nombres if set(n.split(".", 1)[1].split("_")) - PALABRAS_DE_MECANISMO}
+    assert ajenos == set()

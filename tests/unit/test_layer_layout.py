@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,7 @@ def test_postgres_driver_ships_only_in_its_own_layer(capa: Path) -> None:
 
 
 def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.template import Plantilla
 
     # GIVEN every function of the template and the layer modules its code imports
     for nombre, recurso in Plantilla().recursos.items():
@@ -61,13 +62,30 @@ def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
             continue
         props = recurso["Properties"]
         fuentes = " ".join(p.read_text() for p in (RAIZ / props["CodeUri"]).glob("*.py"))
-        usa_bd = "mercadofresco.db" in fuentes or "mercadofresco.outbox" in fuentes
+        usa_bd = bool(re.search(r"mercadofresco\.(db|outbox|dominio\.(pedidos|solicitudes|proyeccion))\b", fuentes))
         # THEN the driver's layer is added exactly where the database is used (ComunLayer comes from Globals)
         assert ({"Ref": "PostgresLayer"} in props.get("Layers", [])) == usa_bd, nombre
 
 
+def test_simulator_layer_only_on_the_simulador_functions(capa: Path) -> None:
+    from sam_emulator.template import Plantilla
+
+    # GIVEN every function of the template and whether its code imports the simulators
+    for nombre, recurso in Plantilla().recursos.items():
+        if recurso["Type"] != "AWS::Serverless::Function":
+            continue
+        props = recurso["Properties"]
+        fuentes = " ".join(p.read_text() for p in (RAIZ / props["CodeUri"]).glob("*.py"))
+        usa_simulador = bool(re.search(r"^(from|import) simulador\b", fuentes, re.MULTILINE))
+        # THEN the simulators' layer is attached exactly there
+        assert ({"Ref": "SimuladorLayer"} in props.get("Layers", [])) == usa_simulador, nombre
+    # AND the shared layer does not carry them, their own layer does
+    assert not (capa / "mercadofresco" / "sandbox").exists()
+    assert (capa.parents[1] / "SimuladorLayer" / "python" / "simulador" / "__init__.py").is_file()
+
+
 def test_every_built_function_ships_its_modules_compiled(capa: Path) -> None:
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.template import Plantilla
 
     # GIVEN every function of the template, as `sam build` (functions/Makefile) produced it
     for nombre, recurso in Plantilla().recursos.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from mercadofresco_local.plantilla import Plantilla, PlantillaError, crear_tabla
+from sam_emulator.template import Plantilla, PlantillaError, crear_tabla
 
 
 def test_parameters_default_to_the_lessons_names() -> None:

@@ -11,7 +11,8 @@ import pytest
 from mercadofresco.idempotency import claves
 from mercadofresco_iam.evaluador import Decision, Solicitud, decidir
 from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
-from mercadofresco_local.plantilla import RAIZ, Plantilla
+from mercadofresco_local import RAIZ
+from sam_emulator.template import Plantilla
 
 _VALKEY_MAX = 40  # ElastiCache's limit on ServerlessCacheName
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mercadofresco_local.plantilla import Plantilla
+from sam_emulator.template import Plantilla
 
 EXISTENTE = {
     "SubnetIds": "subnet-1,subnet-2",

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from cfn_lint_mensajeria.recursos import dead_letter_queues, ref_id, sam_events
-from mercadofresco_local.plantilla import Plantilla
+from sam_emulator.template import Plantilla
 
 _NOMBRES = (
     "AliasName",

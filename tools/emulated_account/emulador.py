@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import urllib3
-from mercadofresco_local.servidor import puerto_libre
+from sam_emulator.moto_server import puerto_libre
 
 from emulated_account.infraestructura import PUENTE
 
@@ -69,7 +69,7 @@ class MiniStack:
             "TMPDIR": str(self.carpeta),
         }
 
-    def arrancar(self) -> MiniStack:
+    def start(self) -> MiniStack:
         if not MINISTACK.exists():
             raise OSError(f"{MINISTACK} is missing: make test-deploy installs it (requirements/ministack.txt)")
         self.carpeta.mkdir(parents=True, exist_ok=True)
@@ -88,10 +88,10 @@ class MiniStack:
             except urllib3.exceptions.HTTPError:
                 pass
             time.sleep(0.5)  # polling a process that announces nothing
-        self.parar()
+        self.stop()
         raise OSError(f"ministack did not answer within {ARRANQUE_MAX_S} s: see {self.log}")
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         """Stop it, then remove the Lambda containers it started (labelled with this instance only)."""
         if self._proceso is not None:
             proceso, self._proceso = self._proceso, None
@@ -109,7 +109,7 @@ class MiniStack:
             subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, check=False)
 
     def __enter__(self) -> MiniStack:
-        return self.arrancar()
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.parar()
+        self.stop()

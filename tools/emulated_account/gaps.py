@@ -240,7 +240,7 @@ def sqs_pipes_running(plantilla: dict[str, Any], pila: str, cliente: Callable[[s
     template the template's (MiniStack's ``DescribePipe`` leaves them out). The clients of
     :mod:`mercadofresco_local.pipes` follow ``AWS_ENDPOINT_URL``: the caller points it at the emulator.
     """
-    from mercadofresco_local.pipes import Destino, pipe_sqs
+    from sam_emulator.pipes import Destino, pipe_sqs
 
     fisicos, pipes = _fisicos(cliente("cloudformation"), pila), cliente("pipes")
     mapeos = []
@@ -262,12 +262,12 @@ def sqs_pipes_running(plantilla: dict[str, Any], pila: str, cliente: Callable[[s
         )
         mapeos.append(pipe_sqs(desplegado["Name"], desplegado["Source"], objetivo, fuente, filtros, 1.0))
     for mapeo in mapeos:
-        mapeo.arrancar()
+        mapeo.start()
     try:
         yield [m.nombre for m in mapeos]
     finally:
         for mapeo in mapeos:
-            mapeo.parar()
+            mapeo.stop()
 
 
 def warm_providers(plantilla: dict[str, Any], pila: str, cliente: Callable[[str], Any]) -> list[str]:

@@ -26,9 +26,9 @@ import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mercadofresco_local.postgres_privado import PostgresPrivado
-from mercadofresco_local.redis_privado import RedisPrivado
-from mercadofresco_local.servidor import puerto_libre
+from sam_emulator.moto_server import puerto_libre
+from sam_emulator.private_postgres import PostgresPrivado
+from sam_emulator.private_redis import RedisPrivado
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -131,8 +131,8 @@ class AuroraDelNivel(PostgresPrivado):
             "password_encryption": "scram-sha-256",
         }
 
-    def arrancar(self) -> AuroraDelNivel:
-        super().arrancar()
+    def start(self) -> AuroraDelNivel:
+        super().start()
         assert self._dir is not None
         with (self._dir / "datos" / "pg_hba.conf").open("a") as hba:
             hba.write("hostssl all all 0.0.0.0/0 scram-sha-256\n")  # the containers: TLS and a password only

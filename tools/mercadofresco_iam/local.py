@@ -1,7 +1,7 @@
 """The recorder and the roles wired to ``mf-demo``'s local run (moto, in-process handlers).
 
 Functions identify themselves (``Funcion._invocar`` wraps each invocation in
-:func:`~mercadofresco_iam.registro.como`). The state machine's service integrations run
+:func:`~sam_emulator.principal.acting_as`). The state machine's service integrations run
 inside moto's Step Functions engine, whose clients sign with the fixed access key below
 (``moto.stepfunctions.parser.asl.utils.boto_client``): calls signed with it are the state
 machine's, and the template has one.
@@ -17,7 +17,7 @@ from mercadofresco_iam.registro import Registro
 from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
 
 if TYPE_CHECKING:
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.template import Plantilla
 
     from mercadofresco_iam.comprobacion import Informe
 

@@ -4,8 +4,8 @@ A botocore event hook on boto3's default session (every client of the layer come
 :func:`mercadofresco.aws.client`) sees each API call once, before it is signed and sent
 (retries are not new calls). The principal is whoever the current thread works for:
 
-- a function: the runtime wraps each invocation in :func:`como` (``mercadofresco_local``'s
-  ``Funcion._invocar``, the one line that ties the recorder to the local run);
+- a function: the emulator runs each invocation, and each event source's poller, under
+  :func:`sam_emulator.principal.acting_as` with the function's logical id;
 - a caller that identifies itself by its access key (the state machine's service
   integrations in moto run with their own fixed credentials): ``por_clave_acceso``.
 
@@ -19,40 +19,22 @@ calls, that list is what :func:`mercadofresco_iam.comprobacion.comprobar` evalua
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import boto3
+from sam_emulator.principal import current_principal
 
 from mercadofresco_iam.acciones import solicitudes_de
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
 
     from mercadofresco_iam.acciones import Destino
     from mercadofresco_iam.evaluador import Solicitud
 
-__all__ = ["Llamada", "Registro", "como", "principal_actual"]
+__all__ = ["Llamada", "Registro"]
 
-_HILO = threading.local()
 _CLAVE_CONTEXTO = "mercadofresco_iam.parametros"
-
-
-@contextmanager
-def como(principal: str | None) -> Iterator[None]:
-    """Calls made by this thread inside the block are ``principal``'s (``None``: nobody's; nesting restores)."""
-    anterior = getattr(_HILO, "principal", None)
-    _HILO.principal = principal
-    try:
-        yield
-    finally:
-        _HILO.principal = anterior
-
-
-def principal_actual() -> str | None:
-    return getattr(_HILO, "principal", None)
-
 
 @dataclass(frozen=True, slots=True)
 class Llamada:
@@ -119,7 +101,7 @@ class Registro:
         context[_CLAVE_CONTEXTO] = dict(params)
 
     def _llamada(self, model: Any, context: dict[str, Any], request_signer: Any = None, **_: Any) -> None:
-        principal = principal_actual()
+        principal = current_principal()
         if principal is None and request_signer is not None:
             credenciales = getattr(request_signer, "_credentials", None)
             principal = self.por_clave_acceso.get(getattr(credenciales, "access_key", None) or "")

@@ -4,7 +4,7 @@ SAM's own translator (``samtranslator``, installed with SAM CLI) turns ``templat
 the CloudFormation that is deployed: a function's ``Policies`` become its generated role's
 inline policies, SAM adds managed policies (basic execution, VPC access, X-Ray), and a
 function that names its ``Role`` keeps it. The intrinsics are then resolved against a
-:class:`~mercadofresco_local.plantilla.Plantilla` whose physical ids are the run's (the local
+:class:`~sam_emulator.template.Plantilla` whose physical ids are the run's (the local
 run's moto ARNs; an emulated deploy's stack resources): a reference to something the run did
 not create resolves to an ARN that matches nothing, so a statement on it grants nothing here.
 
@@ -20,7 +20,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from cfnlint.decode import decode
-from mercadofresco_local.plantilla import Plantilla, PlantillaError
+from sam_emulator.template import Plantilla, PlantillaError
 
 if TYPE_CHECKING:
     from pathlib import Path

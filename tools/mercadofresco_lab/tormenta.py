@@ -182,8 +182,8 @@ class _Tormenta:
         politica = FullJitterBackoff if defensas.jitter else ExponentialBackoff
         self.backoff_http, self.backoff_flujo = politica(*esc.backoff_http), politica(*esc.backoff_flujo)
         self.presupuesto = RetryBudget("pasarela", None) if defensas.presupuesto else None
-        self.breaker = BreakerLocal(BreakerConfig(fallos_seguidos_local=20, apertura_base_s=5.0,
-                                                  apertura_max_s=60.0, reserva_sonda_s=5.0),
+        self.breaker = BreakerLocal(BreakerConfig(local_consecutive_failures=20, open_base_s=5.0,
+                                                  open_max_s=60.0, probe_reservation_s=5.0),
                                     self.sim.reloj) if defensas.breaker else None
 
     def ejecutar(self) -> Resultado:

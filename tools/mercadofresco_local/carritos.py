@@ -3,7 +3,7 @@
 The carts table is found, not named: the template's DynamoDB table that has both a stream
 and a TTL (``mercadofresco-carritos``). Its items get the key attributes its ``KeySchema``
 declares, the customer's e-mail and skus, and a TTL already in the past, so the TTL
-emulation (:mod:`mercadofresco_local.ttl`) deletes them as DynamoDB would, the carts pipe
+emulation (:mod:`sam_emulator.ttl`) deletes them as DynamoDB would, the carts pipe
 turns those deletions into ``CarritoAbandonado`` and the e-mail consumer sends the reminder.
 One more cart is emptied by its customer (a plain delete): it must not produce a reminder.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 
 if TYPE_CHECKING:
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.template import Plantilla
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from mercadofresco_local import caos, ejercicios, escenarios, latencias
+from mercadofresco_local import RAIZ, caos, ejercicios, escenarios, latencias
 from mercadofresco_local.escenarios import Escenario
 from mercadofresco_local.informe import Informe
-from mercadofresco_local.plantilla import RAIZ
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

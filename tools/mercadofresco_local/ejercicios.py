@@ -23,16 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from sam_emulator.event_sources import Mapeo
 
-from mercadofresco_local import flujo
+from mercadofresco_local import RAIZ, flujo
 from mercadofresco_local.escenarios import _check, cerrar, fase
-from mercadofresco_local.mapeos import Mapeo
-from mercadofresco_local.plantilla import RAIZ
 from mercadofresco_local.proveedores import Fallo
 
 if TYPE_CHECKING:
+    from sam_emulator.functions import Funcion
+
     from mercadofresco_local.escenarios import Avance
-    from mercadofresco_local.funciones import Funcion
     from mercadofresco_local.informe import Informe
     from mercadofresco_local.sesion import Sesion
 
@@ -91,7 +91,7 @@ def cobro_duplicado(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
     assert sesion.tienda is not None and sesion.runtime is not None
     sesion.proveedores.fallos.programar(Fallo.latencia(LATENCIA_EJERCICIO_1_S, proveedor="pasarela", ruta="/cobros"))
     mapeo, consumidor = _montar_ejercicio_1(sesion)
-    mapeo.arrancar()
+    mapeo.start()
     try:
         crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
         # The workflow's Cobrar meets the naive consumer's live claim (OperacionEnCurso) on some orders and
@@ -102,7 +102,7 @@ def cobro_duplicado(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
         _, drenaje = fase(sesion, n, ritmo, crear, "visibilidad 1 s < latencia 1,5 s", avance, timeout_s=limite_s)
         flujo.esperar_cola_vacia(mapeo.cola_url, timeout_s=60)
     finally:
-        mapeo.parar()
+        mapeo.stop()
     res = cerrar(sesion, sesion.tienda.prefijo, informe, drenaje)
     efectos = sesion.proveedores.pasarela.efectos_por_clave
     dobles = [clave for clave, k in efectos.items() if clave.startswith("cobro:") and k > 1]

@@ -140,7 +140,7 @@ def viernes(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avan
     t_vuelta = t_caida + CAIDA_S
     # Orders must keep arriving after the breaker's open period (the layer's own figure): it only
     # closes when a call probes it half-open, after the gateway is back.
-    duracion_s = max(n / ritmo, t_caida + BreakerConfig().apertura_base_s + 10)
+    duracion_s = max(n / ritmo, t_caida + BreakerConfig().open_base_s + 10)
     sesion.proveedores.fallos.programar(
         Fallo.latencia(LATENCIA_NORMAL_S, proveedor="pasarela", hasta_s=t_lenta),
         Fallo.latencia(LATENCIA_DEGRADADA_S, proveedor="pasarela", desde_s=t_lenta, hasta_s=t_caida),

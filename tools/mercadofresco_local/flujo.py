@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from sam_emulator.background import BackgroundThread
+from sam_emulator.runtime import mensajes_en_cola
 
 from mercadofresco_local import invariantes as inv
-from mercadofresco_local.hilos import BackgroundThread
 from mercadofresco_local.observador import CORTADAS, ejecuciones, resultados_por_pedido
-from mercadofresco_local.runtime import mensajes_en_cola
 from mercadofresco_local.tienda import CaidaSimulada
 
 if TYPE_CHECKING:

@@ -90,8 +90,7 @@ class RegistroInvocaciones:
 
     def __enter__(self) -> RegistroInvocaciones:
         import boto3
-
-        from mercadofresco_local.funciones import Funcion
+        from sam_emulator.functions import Funcion
 
         self._original = original = Funcion.invocar
         registro = self
@@ -115,7 +114,7 @@ class RegistroInvocaciones:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from mercadofresco_local.funciones import Funcion
+        from sam_emulator.functions import Funcion
 
         Funcion.invocar = self._original  # type: ignore[method-assign]
         self._sesion_boto.events.unregister("before-call", self._contar_llamada)
@@ -249,7 +248,7 @@ def resumir(marcas: Iterable[Marcas], *, esperas_comprimidas: bool = True) -> li
 
     Then, over the orders that waited in a ``Wait`` state, how long they waited there: a part of
     their stages that the run compresses only when it compresses the leases too (the chaos
-    scenario, :class:`mercadofresco_local.servidor.ServidorMoto`); elsewhere those are real seconds.
+    scenario, :class:`sam_emulator.moto_server.ServidorMoto`); elsewhere those are real seconds.
     """
     lista = list(marcas)
     filas = []

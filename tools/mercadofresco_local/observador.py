@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
-
-from mercadofresco_local.hilos import BackgroundThread
+from sam_emulator.background import BackgroundThread
 
 if TYPE_CHECKING:
-    from mercadofresco_local.runtime import RuntimeLocal
+    from sam_emulator.runtime import RuntimeLocal
 
 DEPENDENCIAS = ("pasarela", "erp", "correo-principal")
 INTERVALO_S = 1.0  # each sample is a dozen calls to moto, which shares the CPU with everything else

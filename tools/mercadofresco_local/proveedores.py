@@ -3,7 +3,7 @@
 Real HTTP on 127.0.0.1 (a ``ThreadingHTTPServer`` on port 0 each; ``.url`` says where), so
 the layer's HTTP client, timeouts, retries and circuit breaker run exactly as they would
 against the real providers. Nothing here fakes an AWS service or a database. What each route
-answers is :class:`mercadofresco.sandbox.Simulador`, the same logic the deployed
+answers is :class:`simulador.Simulador`, the same logic the deployed
 ``simulador-*`` function URLs run (state in memory here, in DynamoDB there).
 
 Providers and routes (JSON in, JSON out):
@@ -60,10 +60,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Self
 
-from mercadofresco.sandbox.proveedores import RUTAS, Simulador, guardable, repetida
+from sam_emulator.background import LocalServer, stop_all
+from simulador.proveedores import RUTAS, Simulador, guardable, repetida
 
 from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
-from mercadofresco_local.hilos import LocalServer, stop_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -110,9 +110,9 @@ class ProveedorHttp(LocalServer):
     def crear_servidor(self) -> _Servidor:
         return _Servidor(("127.0.0.1", 0), _manejador(self))
 
-    def parar(self) -> None:
+    def stop(self) -> None:
         self._parado.set()  # wakes requests sleeping in a latency/timeout fault
-        super().parar()
+        super().stop()
 
     def dormir(self, segundos: float) -> None:
         self._parado.wait(segundos)
@@ -156,7 +156,7 @@ class Pasarela(ProveedorHttp):
         with self._lock:
             return sum(1 for r in self.reembolsos.values() if r["pedido_id"] == pedido_id)
 
-    # -- mercadofresco.sandbox.Almacen, in memory (called under the provider's lock) -----------
+    # -- simulador.Almacen, in memory (called under the provider's lock) -----------
     def nueva_referencia(self, prefijo: str) -> str:
         hechos = self.cobros if prefijo == "ch" else self.reembolsos
         return f"{prefijo}_{len(hechos) + 1:06d}"
@@ -224,12 +224,12 @@ class Proveedores:
 
     def __enter__(self) -> Self:
         for proveedor in self.todos:
-            proveedor.iniciar()
+            proveedor.start()
         self.fallos.reiniciar_reloj()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        stop_all(proveedor.parar for proveedor in self.todos)
+        stop_all(proveedor.stop for proveedor in self.todos)
 
 
 class _Servidor(ThreadingHTTPServer):

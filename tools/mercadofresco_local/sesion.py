@@ -20,15 +20,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from mercadofresco_local import postgres_privado
-from mercadofresco_local.hilos import BackgroundThread
+from sam_emulator import private_postgres
+from sam_emulator.background import BackgroundThread
+from sam_emulator.log_capture import CapturaSalida
+from sam_emulator.private_postgres import PostgresPrivado
+from sam_emulator.private_redis import RedisPrivado
+from sam_emulator.runtime import RuntimeLocal
+from sam_emulator.template import Plantilla
+
+from mercadofresco_local import RAIZ, plazos
 from mercadofresco_local.observador import Observador
-from mercadofresco_local.plantilla import RAIZ, Plantilla
-from mercadofresco_local.postgres_privado import PostgresPrivado
 from mercadofresco_local.proveedores import Proveedores
-from mercadofresco_local.redis_privado import RedisPrivado
-from mercadofresco_local.runtime import RuntimeLocal
-from mercadofresco_local.salida import CapturaSalida
 from mercadofresco_local.tienda import BaseDemo, Tienda
 
 if TYPE_CHECKING:
@@ -164,11 +166,11 @@ class Sesion:
         self._pilas.append(alargar_lectura_sdk())  # before any client: provisioning is the longest wait
         url_postgres = os.environ.get("DATABASE_URL", DATABASE_URL)
         if self.caos:
-            self.redis_privado = RedisPrivado().arrancar()
-            self._pilas.append(self.redis_privado.parar)
-            if postgres_privado.disponible():
-                self.postgres_privado = PostgresPrivado().arrancar()
-                self._pilas.append(self.postgres_privado.parar)
+            self.redis_privado = RedisPrivado().start()
+            self._pilas.append(self.redis_privado.stop)
+            if private_postgres.disponible():
+                self.postgres_privado = PostgresPrivado().start()
+                self._pilas.append(self.postgres_privado.stop)
                 url_postgres = self.postgres_privado.url
             else:
                 self.notas.append(
@@ -185,11 +187,13 @@ class Sesion:
         self.runtime = RuntimeLocal(
             entorno_local=self._entorno(),
             compresion=self.compresion,
-            plantilla=Plantilla(parametros=self._parametros()),
+            plantilla=Plantilla(ruta=RAIZ / "template.yaml", parametros=self._parametros()),
             tope_concurrencia=self.tope_concurrencia,
             plazos_comprimidos=self.caos,
-        ).arrancar()
-        self._pilas.append(self.runtime.parar)
+            comprimir_funcion=plazos.comprimir_plazos,
+            entornos_nuevos=plazos.entornos_nuevos,
+        ).start()
+        self._pilas.append(self.runtime.stop)
         if self.caos:
             self.grifo_url = self._grifo()
             self.grifo_avisos_url = self._grifo_avisos()
@@ -200,7 +204,7 @@ class Sesion:
             relay.arrancar()
             self._pilas.append(relay.parar)
             self.notas.append("la plantilla no programa el relay del outbox: se ejecuta OutboxRelay directamente")
-        self.runtime.arrancar_consumo()
+        self.runtime.start_consuming()
         self.observador = Observador(self.runtime, self.redis_url).arrancar()
         self._pilas.append(self.observador.parar)
         self.proveedores.fallos.reiniciar_reloj()
@@ -235,7 +239,7 @@ class Sesion:
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_DEV": "false",
             # the relay drains for most of its scheduled minute: compressed like the schedule
-            "OUTBOX_DRENAJE_S": f"{max(0.5, 50 / self.compresion):.2f}",
+            "OUTBOX_DRAIN_S": f"{max(0.5, 50 / self.compresion):.2f}",
         }
         # The same URLs for handlers that read them straight from the environment.
         entorno.update(self.proveedores.entorno())
@@ -351,7 +355,7 @@ class BaseReintentada(BaseDemo):
     def consultar(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         import psycopg
 
-        limite = time.monotonic() + postgres_privado.ARRANQUE_MAX_S
+        limite = time.monotonic() + private_postgres.ARRANQUE_MAX_S
         while True:
             try:
                 return super().consultar(sql, *args)
@@ -375,7 +379,7 @@ class RelayDeRespaldo:
         from psycopg_pool import ConnectionPool
 
         self._pool = ConnectionPool(database_url, min_size=1, max_size=2, open=True)
-        self._relay = OutboxRelay(self._pool, client("events"), OutboxConfig(bus_name=bus, sondeo_s=0.2))
+        self._relay = OutboxRelay(self._pool, client("events"), OutboxConfig(bus_name=bus, poll_s=0.2))
         self._hilo = BackgroundThread("relay-respaldo", self._bucle)
 
     def arrancar(self) -> None:

@@ -6,7 +6,7 @@ applies the outbox package's migrations there, and hands out a ``DATABASE_URL`` 
 anyone else's tables. :class:`Tienda` writes orders the two ways exercise 3 compares:
 
 - :meth:`Tienda.crear_con_outbox`: order + ``PedidoCreado`` in one transaction
-  (``mercadofresco.outbox.store.crear_pedido``); the relay publishes later;
+  (``mercadofresco.dominio.pedidos.crear_pedido``); the relay publishes later;
 - :meth:`Tienda.crear_ingenuo`: ``INSERT`` + ``COMMIT``, then ``PutEvents`` — the dual write,
   with an injectable crash between the two.
 """
@@ -120,7 +120,8 @@ class Tienda:
 
     def crear_con_outbox(self, datos: dict[str, Any], version: int = 1) -> None:
         """Order and event in one transaction; ``version=2`` writes the new producer's contract."""
-        from mercadofresco.outbox.store import Pedido, add_event, crear_pedido
+        from mercadofresco.dominio.pedidos import Pedido, crear_pedido
+        from mercadofresco.outbox.postgres import add_event
 
         pedido = Pedido.desde_dict(datos)
         if version == 1:
@@ -144,7 +145,7 @@ class Tienda:
 
     def crear_ingenuo(self, datos: dict[str, Any], caer: bool) -> None:
         """``INSERT`` and ``COMMIT``, then ``PutEvents``: ``caer`` kills the 'process' in between."""
-        from mercadofresco.outbox.store import Pedido
+        from mercadofresco.dominio.pedidos import Pedido
 
         pedido = Pedido.desde_dict(datos)
         self._conn.execute(

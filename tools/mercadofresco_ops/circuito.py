@@ -54,7 +54,7 @@ def describir(dependencia: str, d: Decision) -> str:
     if d.abierto_hasta_ms:
         linea += f" (abierto hasta {_hora(d.abierto_hasta_ms)}, aperturas {d.aperturas})"
     ventana = f"ventana {d.exitos_ventana} éxitos / {d.fallos_ventana} fallos"
-    return f"{linea}; {ventana}; fallos seguidos {d.fallos_seguidos}"
+    return f"{linea}; {ventana}; fallos seguidos {d.consecutive_failures}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

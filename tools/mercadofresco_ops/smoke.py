@@ -35,36 +35,39 @@ from urllib.parse import urlsplit
 
 import urllib3
 
+from mercadofresco_ops.topologia import Topologia, de_plantilla
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from botocore.client import BaseClient
 
 ESTADOS_FINALES = frozenset({"CONFIRMADO", "RECHAZADO", "REEMBOLSADO", "NO_CONFIRMADO"})
-COLAS_FALLIDOS = ("pedidos", "proyeccion", "erp", "correo")  # + "stock" (FIFO), see Nombres
 CATALOGO = (("FRU-MAN-001", 249), ("VER-TOM-014", 189), ("LAC-LEC-003", 115), ("PAN-BAR-002", 95))
 
 
 @dataclass(frozen=True, slots=True)
 class Nombres:
-    """The deployed names this command reads (DESIGN.md's, with the stack's suffix)."""
+    """The deployed names this command reads, from template.yaml with the stack's suffix."""
 
     sufijo: str = ""
 
     @property
+    def _topologia(self) -> Topologia:
+        return de_plantilla(self.sufijo)
+
+    @property
     def maquina(self) -> str:
-        return f"mercadofresco-procesar-pedido{self.sufijo}"
+        return self._topologia.nombre("ProcesarPedido", "Name")
 
     @property
     def tabla_idempotencia(self) -> str:
-        return f"mercadofresco-idempotencia{self.sufijo}"
+        return self._topologia.nombre("TablaIdempotencia", "TableName")
 
     @property
     def colas_fallidos(self) -> tuple[str, ...]:
-        return (
-            *(f"mercadofresco-{c}-fallidos{self.sufijo}" for c in COLAS_FALLIDOS),
-            f"mercadofresco-stock-fallidos{self.sufijo}.fifo",
-        )
+        """Every DLQ of the template (:attr:`Topologia.dlqs`)."""
+        return self._topologia.nombres_dlq()
 
 
 @dataclass

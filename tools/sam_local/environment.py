@@ -139,15 +139,15 @@ class LocalEnvironment:
         self._stack.close()
 
     def _start(self) -> None:
-        from mercadofresco_local.aprovisionar import Aprovisionador
-        from mercadofresco_local.plantilla import Plantilla
-        from mercadofresco_local.servidor import ServidorMoto
+        from sam_emulator.moto_server import ServidorMoto
+        from sam_emulator.provisioning import Aprovisionador
+        from sam_emulator.template import Plantilla
 
         # One run at a time on this host: the addresses in the env-vars file are fixed.
         cerrojo = self._stack.enter_context(LOCK.with_name(f"{LOCK.stem}-{self.env_vars_path.stem}.lock").open("w"))
         fcntl.flock(cerrojo, fcntl.LOCK_EX)
-        self._moto = ServidorMoto(region=REGION).arrancar()
-        self._stack.callback(self._moto.parar)
+        self._moto = ServidorMoto(region=REGION).start()
+        self._stack.callback(self._moto.stop)
         # This process only provisions and observes: moto parsing the state machine's ASL takes
         # seconds on a busy machine, past the functions' 5 s SDK read timeout (kept for them).
         from botocore.config import Config

@@ -14,7 +14,7 @@ import socketserver
 import threading
 from typing import Any
 
-from mercadofresco_local.hilos import ThreadedServer
+from sam_emulator.background import ThreadedServer
 
 BUFFER_BYTES = 64 * 1024
 

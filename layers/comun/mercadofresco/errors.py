@@ -50,9 +50,9 @@ class DependencyUnavailableError(TransientError):
 
     Parameters
     ----------
-    mensaje:
+    message:
         What happened, in English.
-    dependencia:
+    dependency:
         The dependency's breaker/budget name (``pasarela``, ``erp``...), as metrics show it.
     attempts:
         HTTP attempts made before giving up (0: none, e.g. an open circuit).
@@ -64,15 +64,15 @@ class DependencyUnavailableError(TransientError):
 
     def __init__(
         self,
-        mensaje: str,
+        message: str,
         *,
-        dependencia: str = "",
+        dependency: str = "",
         attempts: int = 0,
         last_outcome: str = "",
         retry_in_s: float = 0.0,
     ) -> None:
-        super().__init__(mensaje)
-        self.dependencia = dependencia
+        super().__init__(message)
+        self.dependency = dependency
         self.attempts = attempts
         self.last_outcome = last_outcome
         self.retry_in_s = retry_in_s

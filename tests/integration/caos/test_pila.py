@@ -12,11 +12,11 @@ import time
 
 import boto3
 import pytest
-from mercadofresco.sandbox.dynamodb import AlmacenDynamoDB, Sandbox
-from mercadofresco.sandbox.proveedores import Simulador
 from mercadofresco_local.caos.juicio import juzgar
 from mercadofresco_local.caos.pila import Pila, registros_de_pila
-from mercadofresco_local.plantilla import crear_tabla
+from sam_emulator.template import crear_tabla
+from simulador.dynamodb import AlmacenDynamoDB, Sandbox
+from simulador.proveedores import Simulador
 
 from tests.conftest import wait_until
 

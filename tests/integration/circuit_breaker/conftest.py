@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
-from mercadofresco_local.redis_privado import RedisPrivado
+from sam_emulator.private_redis import RedisPrivado
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -55,7 +55,7 @@ def test_breaker_19_consecutive_failures_stays_closed_20th_opens(cliente, redis_
     # WHEN the 20th fails
     _llamar(breaker, dep.falla)
     estado = breaker.state()
-    # THEN it is open for apertura_base_s, and call 21 does not reach the dependency
+    # THEN it is open for open_base_s, and call 21 does not reach the dependency
     assert estado.estado is Estado.ABIERTO
     assert estado.abierto_hasta_ms - estado.ahora_ms == 30_000
     assert _llamar(breaker, dep.responde) == "rechazada"
@@ -64,7 +64,7 @@ def test_breaker_19_consecutive_failures_stays_closed_20th_opens(cliente, redis_
 
 def test_breaker_failure_rate_below_minimum_calls_does_not_open(cliente, redis_prefix, reloj):
     # GIVEN a rate rule (50 % over >= 20 calls) and a consecutive rule out of reach
-    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=1000), Dependencia()
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, consecutive_failures=1000), Dependencia()
     # WHEN 19 calls alternate, 10 failures and 9 successes (53 %)
     for i in range(19):
         _llamar(breaker, dep.falla if i % 2 == 0 else dep.responde)
@@ -90,7 +90,7 @@ def test_breaker_failure_rate_under_threshold_stays_closed(cliente, redis_prefix
 
 def test_breaker_failures_older_than_window_are_forgotten(cliente, redis_prefix, reloj):
     # GIVEN 15 failures, then the 30 s window passes
-    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=1000), Dependencia()
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, consecutive_failures=1000), Dependencia()
     for _ in range(15):
         _llamar(breaker, dep.falla)
     breaker.flush()
@@ -99,14 +99,14 @@ def test_breaker_failures_older_than_window_are_forgotten(cliente, redis_prefix,
     for _ in range(15):
         _llamar(breaker, dep.falla)
     estado = breaker.state()
-    # THEN the rate rule sees 15 < minimo_llamadas and it stays closed
+    # THEN the rate rule sees 15 < min_calls and it stays closed
     assert estado.estado is Estado.CERRADO
     assert estado.fallos_ventana == 15
 
 
 def test_breaker_open_rejects_fast_without_calling_dependency(cliente, redis_prefix, reloj):
     # GIVEN an open breaker
-    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=3), Dependencia()
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, consecutive_failures=3), Dependencia()
     for _ in range(3):
         _llamar(breaker, dep.falla)
     # WHEN 100 more calls are made during the open period
@@ -116,13 +116,13 @@ def test_breaker_open_rejects_fast_without_calling_dependency(cliente, redis_pre
     assert dep.llamadas == 3
     with pytest.raises(CircuitoAbierto) as info:
         breaker.call(dep.responde)
-    assert info.value.dependencia == "pasarela"
+    assert info.value.dependency == "pasarela"
     assert 0 < info.value.retry_in_s <= 30
 
 
 def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_prefix, reloj):
     # GIVEN a breaker opened once (30 s)
-    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=3), Dependencia()
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, consecutive_failures=3), Dependencia()
     for _ in range(3):
         _llamar(breaker, dep.falla)
     assert _llamar(breaker, dep.responde) == "rechazada"
@@ -148,7 +148,7 @@ def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_
 
 def test_breaker_open_duration_is_capped(cliente, redis_prefix, reloj):
     # GIVEN base 30 s and cap 300 s
-    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=1), Dependencia()
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, consecutive_failures=1), Dependencia()
     _llamar(breaker, dep.falla)
     duraciones = []
     # WHEN 6 probes in a row fail
@@ -208,7 +208,7 @@ def test_breaker_business_refusal_counts_as_success(cliente, redis_prefix, reloj
 
 
 def test_breaker_forced_open_rejects_and_forced_closed_admits(cliente, redis_prefix, reloj):
-    breaker, dep = _breaker(cliente, redis_prefix, reloj, fallos_seguidos=3), Dependencia()
+    breaker, dep = _breaker(cliente, redis_prefix, reloj, consecutive_failures=3), Dependencia()
     # GIVEN an operator forcing it open with no failures at all
     breaker.force("abierto")
     # THEN calls are refused
@@ -223,5 +223,5 @@ def test_breaker_forced_open_rejects_and_forced_closed_admits(cliente, redis_pre
     breaker.force("")
     # THEN it starts closed with clean counters
     estado = breaker.state()
-    assert (estado.estado, estado.fallos_seguidos) == (Estado.CERRADO, 0)
+    assert (estado.estado, estado.consecutive_failures) == (Estado.CERRADO, 0)
     assert dep.llamadas == 10

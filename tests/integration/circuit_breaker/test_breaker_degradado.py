@@ -10,7 +10,7 @@ from mercadofresco.valkey import cliente_valkey
 
 pytestmark = pytest.mark.integration
 
-CONFIG = BreakerConfig(fallos_seguidos_local=5, reintento_compartido_s=0.3)
+CONFIG = BreakerConfig(local_consecutive_failures=5, shared_retry_s=0.3)
 
 
 class _Metricas:
@@ -49,7 +49,7 @@ def test_breaker_closed_port_degrades_to_local_after_one_attempt(redis_privado, 
     # WHEN calls are made
     resultados = [breaker.call(lambda: "ok") for _ in range(20)]
     # THEN they all went through, Valkey was tried once (not once per call: a dead Valkey costs one
-    # timeout per reintento_compartido_s), and the metric says the shared state is unavailable
+    # timeout per shared_retry_s), and the metric says the shared state is unavailable
     assert resultados == ["ok"] * 20
     assert viajes == [1]
     assert metricas.eventos == ["EstadoCompartidoNoDisponible"]
@@ -81,8 +81,8 @@ def test_breaker_frozen_valkey_degrades_and_recovers_shared_state(redis_privado,
     assert primera == "ok" and siguientes == ["ok"] * 10
     assert viajes == [1]
     assert metricas.eventos == ["EstadoCompartidoNoDisponible"]
-    # WHEN Valkey answers again and reintento_compartido_s has passed
-    reloj.avanzar(CONFIG.reintento_compartido_s)
+    # WHEN Valkey answers again and shared_retry_s has passed
+    reloj.avanzar(CONFIG.shared_retry_s)
     for _ in range(3):
         breaker.call(lambda: "ok")
     # THEN the outcomes land in the shared state again

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 TRABAJADOR = Path(__file__).with_name("trabajador_sonda.py")
 PROCESOS = 8
-CONFIG = {"fallos_seguidos": 3, "apertura_base_s": 30.0, "apertura_max_s": 300.0, "reserva_sonda_s": 15.0}
+CONFIG = {"consecutive_failures": 3, "open_base_s": 30.0, "open_max_s": 300.0, "probe_reservation_s": 15.0}
 INICIO_S = 1_800_000_000.0
 
 
@@ -53,7 +53,7 @@ def _breaker(cliente: redis.Redis, prefijo: str, reloj: _RelojCompartido) -> Cir
 
 
 def _abrir(breaker: CircuitBreaker) -> None:
-    for _ in range(CONFIG["fallos_seguidos"]):
+    for _ in range(CONFIG["consecutive_failures"]):
         with pytest.raises(RuntimeError):
             breaker.call(_falla)
     with pytest.raises(CircuitoAbierto):
@@ -90,7 +90,7 @@ def test_half_open_with_8_processes_admits_exactly_one_probe(cliente: redis.Redi
     breaker = _breaker(cliente, redis_prefix, reloj)
     _abrir(breaker)
     procesos = _lanzar(redis_url, redis_prefix, "exito", "puerta", PROCESOS)
-    reloj.avanzar(CONFIG["apertura_base_s"])
+    reloj.avanzar(CONFIG["open_base_s"])
     # WHEN 8 processes ask leave at the same instant
     _soltar(cliente, redis_prefix, "puerta", PROCESOS)
     resultados = _resultados(cliente, redis_prefix, "puerta", procesos)
@@ -109,7 +109,7 @@ def test_probe_killed_releases_reservation_after_it_expires(cliente: redis.Redis
     _abrir(breaker)
     [colgado] = _lanzar(redis_url, redis_prefix, "colgar", "puerta-colgado", 1)
     otros = _lanzar(redis_url, redis_prefix, "fallo", "puerta-otros", PROCESOS)
-    reloj.avanzar(CONFIG["apertura_base_s"])
+    reloj.avanzar(CONFIG["open_base_s"])
     _soltar(cliente, redis_prefix, "puerta-colgado", 1)
     assert colgado.stdout.readline().strip() == "RESULTADO sonda"
     colgado.kill()
@@ -118,7 +118,7 @@ def test_probe_killed_releases_reservation_after_it_expires(cliente: redis.Redis
     with pytest.raises(CircuitoAbierto, match="semiabierto"):
         breaker.acquire()
     # AND again after the reservation has expired, 8 processes at once
-    reloj.avanzar(CONFIG["reserva_sonda_s"] + 0.1)
+    reloj.avanzar(CONFIG["probe_reservation_s"] + 0.1)
     _soltar(cliente, redis_prefix, "puerta-otros", PROCESOS)
     resultados = _resultados(cliente, redis_prefix, "puerta-otros", otros)
     # THEN exactly one new probe ran (2 calls in all), and its failure re-opened the breaker (second trip;

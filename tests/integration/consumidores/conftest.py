@@ -20,12 +20,12 @@ from mercadofresco.circuit_breaker import BreakerConfig
 from mercadofresco.consumer import Consumer
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
-from mercadofresco_local.aprovisionar import Aprovisionador
 from mercadofresco_local.fallos import ControlFallos
-from mercadofresco_local.mapeos import registro_sqs
-from mercadofresco_local.moto_lambda import ContextoLambda
-from mercadofresco_local.plantilla import Plantilla
 from mercadofresco_local.proveedores import Proveedores
+from sam_emulator.event_sources import registro_sqs
+from sam_emulator.moto_lambda import ContextoLambda
+from sam_emulator.provisioning import Aprovisionador
+from sam_emulator.template import Plantilla
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -49,8 +49,8 @@ RECURSOS = (
     "ReglaCarritoAbandonado",
 )
 # A breaker that trips after 3 consecutive failures (the default 20 needs more messages than a test sends).
-BREAKER_PRUEBA = BreakerConfig(fallos_seguidos=3, minimo_llamadas=3, apertura_base_s=30, apertura_max_s=300)
-BREAKER_QUE_NO_ABRE = BreakerConfig(fallos_seguidos=10_000, minimo_llamadas=10_000)
+BREAKER_PRUEBA = BreakerConfig(consecutive_failures=3, min_calls=3, open_base_s=30, open_max_s=300)
+BREAKER_QUE_NO_ABRE = BreakerConfig(consecutive_failures=10_000, min_calls=10_000)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ evento_cualquiera = st.one_of(st.sampled_from(list(EVENTOS_AWS.values())), valor
 @pytest.fixture
 def handlers(aws, pg_dsn: str, app_module, fresh_environment: None) -> tuple[Any, Any]:
     """Both handlers on a private schema (migrated by their first invocation), pool closed afterwards."""
-    env = {"DATABASE_URL": pg_dsn, "EVENT_BUS_NAME": "bus-mercadofresco", "OUTBOX_DRENAJE_S": "0.05"}
+    env = {"DATABASE_URL": pg_dsn, "EVENT_BUS_NAME": "bus-mercadofresco", "OUTBOX_DRAIN_S": "0.05"}
     return app_module("outbox", **env), app_module("outbox_limpieza", **env)
 
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.validation import ECO_MAX_CHARS
-from mercadofresco_local.moto_lambda import ContextoLambda
+from sam_emulator.moto_lambda import ContextoLambda
 
 from tests.integration.consumidores.conftest import Cola, mensajes, motivo
 from tests.integration.tienda import test_proyeccion as casos

@@ -55,7 +55,7 @@ def test_post_success_sends_idempotency_key_once(proveedor):
     esperas: list[float] = []
     # WHEN the client posts with the operation's key
     status, cuerpo = _cliente(proveedor.url, esperas).post(
-        "/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1", idempotente=True
+        "/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1", idempotent=True
     )
     # THEN one request carried the key and the JSON body, and the answer came back
     assert (status, cuerpo) == (201, {"referencia_cobro": "ch_1"})
@@ -81,7 +81,7 @@ def test_post_503_then_200_retried_once_with_jitter_and_counted(proveedor):
     proveedor.responder(200, {"ok": True})
     esperas: list[float] = []
     metricas = Metricas()
-    respuesta = _cliente(proveedor.url, esperas, metrics=metricas).post("/cobros", json={}, idempotente=True)
+    respuesta = _cliente(proveedor.url, esperas, metrics=metricas).post("/cobros", json={}, idempotent=True)
     # THEN the second attempt succeeded after a full-jitter wait in [0, base]
     assert respuesta == (200, {"ok": True})
     assert len(proveedor.peticiones) == 2
@@ -98,7 +98,7 @@ def test_post_503_every_time_raises_after_max_attempts(proveedor):
         proveedor.responder(503)
     esperas: list[float] = []
     with pytest.raises(PasarelaNoDisponible) as info:
-        _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=True)
+        _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotent=True)
     # THEN exactly MAX_ATTEMPTS_HTTP requests were made, and the error says so
     assert len(proveedor.peticiones) == MAX_ATTEMPTS_HTTP == 2
     assert info.value.attempts == 2
@@ -112,12 +112,12 @@ def test_post_429_honours_retry_after_or_gives_up_when_too_long(proveedor, retry
     cliente = _cliente(proveedor.url, esperas)
     if retry_after == "3":
         # THEN a short Retry-After is waited exactly, then the retry succeeds
-        assert cliente.post("/cobros", json={}, idempotente=True).status == 200
+        assert cliente.post("/cobros", json={}, idempotent=True).status == 200
         assert esperas == [3.0]
     else:
         # THEN a Retry-After beyond the bound is not slept inside the Lambda: fail now
         with pytest.raises(PasarelaNoDisponible, match="Retry-After above the limit"):
-            cliente.post("/cobros", json={}, idempotente=True)
+            cliente.post("/cobros", json={}, idempotent=True)
         assert esperas == []
         assert len(proveedor.peticiones) == 1
 
@@ -128,7 +128,7 @@ def test_post_read_timeout_non_idempotent_is_unknown_outcome_not_retried(proveed
     esperas: list[float] = []
     # WHEN a non-idempotent POST times out reading
     with pytest.raises(ResultadoDesconocido, match="reconcile"):
-        _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=False)
+        _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotent=False)
     # THEN it was not sent again
     assert len(proveedor.peticiones) == 1
     assert esperas == []
@@ -137,7 +137,7 @@ def test_post_read_timeout_non_idempotent_is_unknown_outcome_not_retried(proveed
 def test_post_read_timeout_idempotent_is_retried(proveedor):
     proveedor.retener()
     esperas: list[float] = []
-    respuesta = _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotency_key="k", idempotente=True)
+    respuesta = _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotency_key="k", idempotent=True)
     assert respuesta.status == 200
     assert len(proveedor.peticiones) == 2
     assert proveedor.peticiones[1]["cabeceras"]["Idempotency-Key"] == "k"
@@ -146,7 +146,7 @@ def test_post_read_timeout_idempotent_is_retried(proveedor):
 def test_post_connection_reset_is_retried(proveedor):
     proveedor.cortar()
     esperas: list[float] = []
-    assert _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=True).status == 200
+    assert _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotent=True).status == 200
     assert len(proveedor.peticiones) == 2
     assert len(esperas) == 1
 
@@ -157,7 +157,7 @@ def test_post_connection_refused_raises_pasarela_no_disponible():
         puerto = s.getsockname()[1]  # closed as soon as the block ends: nobody listens
     esperas: list[float] = []
     with pytest.raises(PasarelaNoDisponible, match="2 attempt"):
-        _cliente(f"http://127.0.0.1:{puerto}", esperas).post("/cobros", json={}, idempotente=True)
+        _cliente(f"http://127.0.0.1:{puerto}", esperas).post("/cobros", json={}, idempotent=True)
     assert len(esperas) == 1
 
 
@@ -174,7 +174,7 @@ def test_post_budget_spent_fails_fast_without_retry(proveedor, redis_url, redis_
     esperas: list[float] = []
     # WHEN the call fails transiently
     with pytest.raises(PresupuestoReintentosAgotado, match="retry budget exhausted"):
-        _cliente(proveedor.url, esperas, budget=budget).post("/cobros", json={}, idempotente=True)
+        _cliente(proveedor.url, esperas, budget=budget).post("/cobros", json={}, idempotent=True)
     # THEN no retry was made and nothing was slept
     assert len(proveedor.peticiones) == 1
     assert esperas == []
@@ -185,7 +185,7 @@ def test_post_breaker_opens_on_5xx_then_no_request_reaches_provider(proveedor, r
     breaker = CircuitBreaker(
         "pasarela",
         redis.Redis.from_url(redis_url),
-        config=BreakerConfig(fallos_seguidos=4),
+        config=BreakerConfig(consecutive_failures=4),
         prefijo=redis_prefix,
         metrics=Metricas(),
     )
@@ -195,17 +195,17 @@ def test_post_breaker_opens_on_5xx_then_no_request_reaches_provider(proveedor, r
     # WHEN two calls fail (2 attempts each = 4 failures)
     for _ in range(2):
         with pytest.raises(PasarelaNoDisponible):
-            cliente.post("/cobros", json={}, idempotente=True)
+            cliente.post("/cobros", json={}, idempotent=True)
     # THEN the third call is refused by the breaker with no request sent
     with pytest.raises(CircuitoAbierto):
-        cliente.post("/cobros", json={}, idempotente=True)
+        cliente.post("/cobros", json={}, idempotent=True)
     assert len(proveedor.peticiones) == 4
     assert breaker.state().estado is Estado.ABIERTO
 
 
 def test_post_402_counts_as_success_for_breaker(proveedor, redis_url, redis_prefix):
     breaker = CircuitBreaker(
-        "pasarela", redis.Redis.from_url(redis_url), config=BreakerConfig(fallos_seguidos=2), prefijo=redis_prefix
+        "pasarela", redis.Redis.from_url(redis_url), config=BreakerConfig(consecutive_failures=2), prefijo=redis_prefix
     )
     for _ in range(5):
         proveedor.responder(402, {"motivo": "fondos insuficientes"})
@@ -220,7 +220,7 @@ def test_post_503_with_retry_after_http_date_waits_until_then(proveedor):
     proveedor.responder(503, retry_after=format_datetime(cuando, usegmt=True))
     esperas: list[float] = []
     # WHEN the client retries
-    assert _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotente=True).status == 200
+    assert _cliente(proveedor.url, esperas).post("/cobros", json={}, idempotent=True).status == 200
     # THEN it waited until that date (whole seconds in the header), not its own short backoff
     [espera] = esperas
     assert 0.9 <= espera <= 2.0
@@ -234,18 +234,22 @@ def test_calls_and_retries_the_open_circuit_refuses_neither_feed_the_budget_nor_
     budget = RetryBudget("pasarela", cliente_redis, prefijo=redis_prefix, capacidad=1)
     assert budget.allow_retry()
     breaker = CircuitBreaker(
-        "pasarela", cliente_redis, config=BreakerConfig(fallos_seguidos=1), prefijo=redis_prefix, metrics=Metricas()
+        "pasarela",
+        cliente_redis,
+        config=BreakerConfig(consecutive_failures=1),
+        prefijo=redis_prefix,
+        metrics=Metricas(),
     )
     proveedor.responder(503)
     metricas = Metricas()
     cliente = _cliente(proveedor.url, [], breaker=breaker, budget=budget, metrics=metricas)
     with pytest.raises(PresupuestoReintentosAgotado):
-        cliente.post("/cobros", json={}, idempotente=True)
+        cliente.post("/cobros", json={}, idempotent=True)
     assert breaker.state().estado is Estado.ABIERTO
     # WHEN 20 more calls meet the open circuit
     for _ in range(20):
         with pytest.raises(CircuitoAbierto):
-            cliente.post("/cobros", json={}, idempotente=True)
+            cliente.post("/cobros", json={}, idempotent=True)
     # THEN only the one call the gateway saw deposited (0.1 token), and no retry was counted
     assert len(proveedor.peticiones) == 1
     assert budget.tokens() == pytest.approx(0.1)
@@ -256,7 +260,11 @@ def test_a_retry_the_open_circuit_refuses_is_not_counted_as_a_retry(proveedor, r
     # GIVEN a breaker that opens on the first failure and a budget with tokens to spare
     cliente_redis = redis.Redis.from_url(redis_url)
     breaker = CircuitBreaker(
-        "pasarela", cliente_redis, config=BreakerConfig(fallos_seguidos=1), prefijo=redis_prefix, metrics=Metricas()
+        "pasarela",
+        cliente_redis,
+        config=BreakerConfig(consecutive_failures=1),
+        prefijo=redis_prefix,
+        metrics=Metricas(),
     )
     budget = RetryBudget("pasarela", cliente_redis, prefijo=redis_prefix)
     proveedor.responder(503)
@@ -265,7 +273,7 @@ def test_a_retry_the_open_circuit_refuses_is_not_counted_as_a_retry(proveedor, r
     # WHEN the first attempt fails (the circuit opens) and the retry meets the open circuit
     with pytest.raises(CircuitoAbierto):
         _cliente(proveedor.url, esperas, breaker=breaker, budget=budget, metrics=metricas).post(
-            "/cobros", json={}, idempotente=True
+            "/cobros", json={}, idempotent=True
         )
     # THEN one request reached the gateway, and the retry that never left is not in the metric
     assert len(proveedor.peticiones) == 1

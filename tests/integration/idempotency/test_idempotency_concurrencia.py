@@ -6,7 +6,7 @@ import multiprocessing
 import os
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from mercadofresco import aws
@@ -15,6 +15,9 @@ from mercadofresco.idempotency import IdempotencyStore, claves
 
 from tests.conftest import HANG_GUARD_S, plantilla_con_clave
 from tests.integration.idempotency.apoyo_idempotencia import consumidor_que_muere
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 pytestmark = pytest.mark.integration
 
@@ -70,14 +73,14 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
 
 
 @pytest.fixture
-def servidor_moto(moto_server: str) -> tuple[str, str]:
+def servidor_moto(moto_server: str) -> Iterator[tuple[str, str]]:
     """The idempotency table in a moto server, so another process sees the same DynamoDB."""
-    from mercadofresco_local.plantilla import crear_tabla
-    from mercadofresco_local.servidor import make_dynamodb_writes_atomic
+    from sam_emulator.moto_patches import atomic_dynamodb_writes
+    from sam_emulator.template import crear_tabla
 
-    make_dynamodb_writes_atomic()
-    plantilla = plantilla_con_clave(endpoint_url=moto_server)
-    return moto_server, crear_tabla(aws.client("dynamodb", endpoint_url=moto_server), plantilla, "TablaIdempotencia")
+    with atomic_dynamodb_writes():
+        plantilla = plantilla_con_clave(endpoint_url=moto_server)
+        yield moto_server, crear_tabla(aws.client("dynamodb", endpoint_url=moto_server), plantilla, "TablaIdempotencia")
 
 
 def test_process_killed_after_claim_next_consumer_runs_once_after_lease(servidor_moto: tuple[str, str]) -> None:

@@ -49,7 +49,7 @@ def pool(outbox_dsn: str) -> Iterator[ConnectionPool]:
 
 @pytest.fixture
 def config() -> OutboxConfig:
-    return OutboxConfig(bus_name=BUS, sondeo_s=0.01, espera_tras_error_s=0.05, espera_reenvio_s=0.0)
+    return OutboxConfig(bus_name=BUS, poll_s=0.01, error_wait_s=0.05, resend_wait_s=0.0)
 
 
 @dataclass

@@ -15,11 +15,11 @@ import psycopg
 import pytest
 from mercadofresco.aws import client
 from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.postgres import add_event
 from mercadofresco.outbox.relay import OutboxRelay
-from mercadofresco.outbox.store import add_event
-from mercadofresco_local import postgres_privado
-from mercadofresco_local.postgres_privado import PostgresPrivado
 from psycopg_pool import ConnectionPool
+from sam_emulator import private_postgres
+from sam_emulator.private_postgres import PostgresPrivado
 
 from tests.integration.outbox.conftest import Consumidor, crear_bus_en_cola
 
@@ -91,7 +91,7 @@ def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
 @pytest.fixture
 def cluster() -> Iterator[PostgresPrivado]:
     """A private PostgreSQL server (the installed version) that can really be restarted, not the shared one."""
-    if not postgres_privado.disponible():
+    if not private_postgres.disponible():
         pytest.skip("needs PostgreSQL server binaries (initdb, postgres)")
     with PostgresPrivado() as servidor:
         yield servidor
@@ -145,6 +145,6 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
     entregados = consumidor.terminar()
     # THEN the relay saw the outage, carried on, and every event was delivered (a duplicate at most per row)
     assert {e["detail"]["id"] for e in entregados} == ids
-    assert len(entregados) - len(ids) <= config.lote_max
+    assert len(entregados) - len(ids) <= config.batch_max
     pool.close()
     assert resultado and resultado[0].errores_bd >= 1

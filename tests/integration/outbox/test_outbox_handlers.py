@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 from mercadofresco import db
+from mercadofresco.dominio.pedidos import Pedido, crear_pedido
 from mercadofresco.outbox import entorno
-from mercadofresco.outbox.store import Pedido, crear_pedido
 
 from tests.conftest import load_event
 from tests.integration.outbox.conftest import metricas_emf
@@ -41,7 +41,7 @@ def test_relay_handler_on_fresh_database_migrates_publishes_and_reports_backlog(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # GIVEN a database nobody has migrated, and a relay that drains for a fraction of a second
-    app = app_module("outbox", DATABASE_URL=pg_dsn, EVENT_BUS_NAME="bus-mercadofresco", OUTBOX_DRENAJE_S="0.3")
+    app = app_module("outbox", DATABASE_URL=pg_dsn, EVENT_BUS_NAME="bus-mercadofresco", OUTBOX_DRAIN_S="0.3")
     # WHEN the scheduler invokes it on the empty database
     primera = app.lambda_handler(load_event("outbox-relay.json"), lambda_context)
     # THEN it migrated the schema (the same step as the tests and the local run) and found nothing

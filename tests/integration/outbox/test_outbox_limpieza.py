@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 from mercadofresco.outbox.config import OutboxConfig
 from mercadofresco.outbox.limpieza import purge_published
+from mercadofresco.outbox.postgres import add_event
 from mercadofresco.outbox.relay import OutboxRelay
-from mercadofresco.outbox.store import add_event
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -43,7 +43,7 @@ def test_limpiar_publicadas_deletes_only_published_rows_older_than_7_days(pool: 
     with pool.connection() as conn:
         conn.execute("UPDATE outbox SET aparcado_en = now(), motivo_aparcado = 'x' WHERE agregado_id = 'aparcado'")
     # WHEN the clean-up runs in batches of one row
-    config = OutboxConfig(bus_name="bus-mercadofresco", lote_limpieza=1)
+    config = OutboxConfig(bus_name="bus-mercadofresco", purge_batch=1)
     borradas = purge_published(pool, config, time.monotonic() + 30)
     # THEN only the two old published rows are gone
     assert borradas == 2

@@ -106,7 +106,7 @@ def test_an_order_placed_through_the_store_marks_the_signal_and_the_relay_publis
         DATABASE_URL=pg_dsn,
         EVENT_BUS_NAME="bus-mercadofresco",
         OUTBOX_PENDING_SIGNAL="valkey",
-        OUTBOX_DRENAJE_S="0.3",
+        OUTBOX_DRAIN_S="0.3",
     )
     relay._senal = lambda: senal
     # THEN the next schedule drains it onto the bus

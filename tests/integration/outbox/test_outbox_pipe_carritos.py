@@ -17,8 +17,8 @@ from typing import Any
 
 import boto3
 import pytest
-from mercadofresco_local.plantilla import Plantilla, crear_tabla
 from moto.events.models import EventPattern
+from sam_emulator.template import Plantilla, crear_tabla
 
 pytestmark = pytest.mark.integration
 

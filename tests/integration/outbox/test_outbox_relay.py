@@ -12,8 +12,8 @@ import pytest
 from botocore.stub import Stubber
 from mercadofresco.aws import client
 from mercadofresco.outbox.config import OutboxConfig
+from mercadofresco.outbox.postgres import add_event
 from mercadofresco.outbox.relay import CONFIG_CLIENTE_EVENTOS, OutboxRelay, Resultado
-from mercadofresco.outbox.store import add_event
 from psycopg_pool import ConnectionPool
 
 from tests.integration.outbox.conftest import Consumidor
@@ -174,7 +174,7 @@ def test_relay_when_entry_keeps_failing_never_marks_it_and_holds_its_aggregate(
 
 def test_relay_when_entry_reaches_attempt_limit_parks_it_and_unblocks_rest(pool: ConnectionPool) -> None:
     # GIVEN an event rejected on every send, a later event of the same order, and a limit of 3 attempts
-    config = OutboxConfig(bus_name="bus-mercadofresco", intentos_max=3, reenvios_por_lote=2, espera_reenvio_s=0)
+    config = OutboxConfig(bus_name="bus-mercadofresco", max_attempts=3, resends_per_batch=2, resend_wait_s=0)
     with pool.connection() as conn:
         malo = str(add_event(conn, "pedido", "p0", "PedidoCreado", {"pedido_id": "p0"}))
         siguiente = str(add_event(conn, "pedido", "p0", "PedidoCancelado", {"pedido_id": "p0"}))
@@ -272,7 +272,7 @@ def test_relay_when_earlier_event_is_held_by_another_relay_waits_for_it(
         p1 = str(add_event(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1"}))
         p2 = str(add_event(conn, "pedido", "p2", "PedidoCreado", {"pedido_id": "p2"}))
         p1b = str(add_event(conn, "pedido", "p1", "PedidoCancelado", {"pedido_id": "p1"}))
-    config = OutboxConfig(bus_name="bus-mercadofresco", lote_max=2)
+    config = OutboxConfig(bus_name="bus-mercadofresco", batch_max=2)
     relay = OutboxRelay(pool, client("events"), config)
     otro = psycopg.connect(outbox_dsn)
     otro.execute("SELECT id FROM outbox WHERE id = %s FOR UPDATE", (p1,))

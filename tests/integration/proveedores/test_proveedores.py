@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import urllib3
 from mercadofresco_local.fallos import ControlFallos
-from mercadofresco_local.plantilla import Plantilla
 from mercadofresco_local.proveedores import Fallo, Pasarela, Proveedores
+from sam_emulator.template import Plantilla
 
 from tests.conftest import HANG_GUARD_S, wait_until
 
@@ -303,7 +303,7 @@ def test_invalid_json_and_unknown_route_give_a_clear_error(proveedores, http):
 
 def test_stop_does_not_wait_for_held_requests(http):
     # GIVEN a request held by a 600 s timeout fault (were stop() to wait for it, the test would see its answer)
-    pasarela = Pasarela().iniciar()
+    pasarela = Pasarela().start()
     pasarela.fallos.programar(Fallo.tiempo_agotado(600))
     errores: list[BaseException] = []
 
@@ -317,7 +317,7 @@ def test_stop_does_not_wait_for_held_requests(http):
     hilo.start()
     wait_until(lambda: pasarela.llamadas["/cobros"], "the server to hold the request")
     # WHEN the server is stopped
-    pasarela.parar()
+    pasarela.stop()
     # THEN the held client sees its connection closed, not an answer, long before the hold would end
     hilo.join(HANG_GUARD_S)
     assert not hilo.is_alive()

@@ -9,12 +9,12 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from mercadofresco_local.servidor import ServidorMoto
+    from sam_emulator.moto_server import ServidorMoto
 
 
 @pytest.fixture
 def servidor_moto() -> Iterator[ServidorMoto]:
-    from mercadofresco_local.servidor import ServidorMoto
+    from sam_emulator.moto_server import ServidorMoto
 
     # compresion 60: a queue's 60 s visibility lasts 1 s here
     with ServidorMoto(compresion=60) as servidor:

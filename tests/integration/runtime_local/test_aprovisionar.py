@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from mercadofresco_local.servidor import ServidorMoto
+    from sam_emulator.moto_server import ServidorMoto
 
 pytestmark = pytest.mark.integration
 
 
 def test_aprovisionar_template_creates_each_resource_with_its_name_and_settings(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
-    from mercadofresco_local.aprovisionar import Aprovisionador
-    from mercadofresco_local.plantilla import Plantilla
+    from sam_emulator.provisioning import Aprovisionador
+    from sam_emulator.template import Plantilla
 
     # GIVEN the template as committed
     plantilla = Plantilla()
@@ -42,8 +42,8 @@ def test_aprovisionar_template_creates_each_resource_with_its_name_and_settings(
 
 
 def test_aprovisionar_resource_with_an_impossible_reference_is_named_in_the_error(servidor_moto: ServidorMoto) -> None:
-    from mercadofresco_local.aprovisionar import Aprovisionador
-    from mercadofresco_local.plantilla import Plantilla, PlantillaError
+    from sam_emulator.provisioning import Aprovisionador
+    from sam_emulator.template import Plantilla, PlantillaError
 
     # GIVEN a template whose queue refers to a resource that does not exist
     plantilla = Plantilla()

@@ -63,7 +63,7 @@ def test_programa_fanout_and_restart_faults_are_part_of_the_seed(semilla):
 
 def test_plan_lambda_counts_attempts_per_function_and_order():
     from mercadofresco_local.caos import FalloLambda, PlanLambda, ProgramaCaos
-    from mercadofresco_local.muerte import Corte, Estrangular, Invocacion
+    from sam_emulator.deaths import Corte, Estrangular, Invocacion
 
     # GIVEN a schedule: order 3's second charge attempt crashes, order 4's first charge is throttled
     prog = ProgramaCaos(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from mercadofresco_local.servidor import ServidorMoto
+    from sam_emulator.moto_server import ServidorMoto
 
 pytestmark = pytest.mark.integration
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 def test_pedidos_en_reads_every_message_of_a_dlq_once_and_leaves_them_all_there(servidor_moto: ServidorMoto) -> None:
     from mercadofresco.aws import client
     from mercadofresco_local.flujo import pedidos_en
-    from mercadofresco_local.runtime import mensajes_en_cola
+    from sam_emulator.runtime import mensajes_en_cola
 
     # GIVEN a DLQ with more messages than one receive returns, in the three body shapes the flows
     # dead-letter (raw JSON, an EventBridge envelope, an SNS envelope) and a cart reminder without order

@@ -1,4 +1,4 @@
-"""The local runtime's emulation of Lambda's own faults (``mercadofresco_local.muerte``).
+"""The local runtime's emulation of Lambda's own faults (``sam_emulator.deaths``).
 
 The whole template runs in a loopback moto (``RuntimeLocal``), with the real ``cobro`` handler,
 the loopback gateway that deduplicates on ``Idempotency-Key`` and a private redis-server. Each
@@ -27,10 +27,11 @@ TERMINALES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
 @pytest.fixture(scope="module")
 def mundo() -> Iterator[Any]:
-    from mercadofresco_local.plantilla import Plantilla
+    from mercadofresco_local import plazos
     from mercadofresco_local.proveedores import Proveedores
-    from mercadofresco_local.redis_privado import RedisPrivado
-    from mercadofresco_local.runtime import RuntimeLocal
+    from sam_emulator.private_redis import RedisPrivado
+    from sam_emulator.runtime import RuntimeLocal
+    from sam_emulator.template import Plantilla
 
     with RedisPrivado() as redis, Proveedores() as proveedores:
         parametros = {
@@ -42,7 +43,12 @@ def mundo() -> Iterator[Any]:
         entorno = {**proveedores.entorno(), "REDIS_URL": redis.url}
         # plazos_comprimidos: the workflow's waits past a lease last seconds, with the leases compressed alike
         rt_local = RuntimeLocal(
-            entorno_local=entorno, compresion=20, plantilla=Plantilla(parametros=parametros), plazos_comprimidos=True
+            entorno_local=entorno,
+            compresion=20,
+            plantilla=Plantilla(parametros=parametros),
+            plazos_comprimidos=True,
+            comprimir_funcion=plazos.comprimir_plazos,
+            entornos_nuevos=plazos.entornos_nuevos,
         )
         with rt_local as rt:
             rt.proveedores = proveedores
@@ -51,11 +57,11 @@ def mundo() -> Iterator[Any]:
 
 @pytest.fixture
 def control(mundo: Any) -> Iterator[Any]:
-    from mercadofresco_local import muerte
+    from sam_emulator import deaths
 
-    muerte.CONTROL.planificar(None)
-    yield muerte.CONTROL
-    muerte.CONTROL.planificar(None)
+    deaths.CONTROL.planificar(None)
+    yield deaths.CONTROL
+    deaths.CONTROL.planificar(None)
 
 
 def _cobro(pedido_id: str) -> dict[str, Any]:
@@ -90,7 +96,7 @@ def test_schedule_template_settings_reserved_concurrency_and_timeout_are_read(mu
 
     from cfn_lint_mensajeria.tiempos import tiempos
     from cfnlint.decode import decode
-    from mercadofresco_local.plantilla import RAIZ
+    from mercadofresco_local import RAIZ
 
     plantilla, _ = decode(str(RAIZ / "template.yaml"))
     declarados = tiempos(plantilla, RAIZ)
@@ -101,8 +107,8 @@ def test_schedule_template_settings_reserved_concurrency_and_timeout_are_read(mu
 
 
 def test_crash_after_gateway_charged_then_retry_leaves_exactly_one_charge(mundo, control):
-    from mercadofresco_local.muerte import Corte
-    from mercadofresco_local.plataforma import LambdaCrashed
+    from sam_emulator.deaths import Corte
+    from sam_emulator.platform_faults import LambdaCrashed
 
     # GIVEN the charge invocation dies once the gateway has answered (the answer is lost)
     cobro = mundo.funciones.por_id["CobroFunction"]
@@ -122,8 +128,8 @@ def test_crash_after_gateway_charged_then_retry_leaves_exactly_one_charge(mundo,
 
 
 def test_timeout_after_gateway_answered_surfaces_timeout_and_record_never_completed(mundo, control):
-    from mercadofresco_local.muerte import Corte
-    from mercadofresco_local.plataforma import LambdaTimeout
+    from sam_emulator.deaths import Corte
+    from sam_emulator.platform_faults import LambdaTimeout
 
     # GIVEN the charge invocation runs out of time right after the gateway answered
     cobro = mundo.funciones.por_id["CobroFunction"]
@@ -138,8 +144,8 @@ def test_timeout_after_gateway_answered_surfaces_timeout_and_record_never_comple
 
 
 def test_handler_catching_exception_cannot_swallow_the_death(mundo, control):
-    from mercadofresco_local.muerte import Corte
-    from mercadofresco_local.plataforma import LambdaCrashed
+    from sam_emulator.deaths import Corte
+    from sam_emulator.platform_faults import LambdaCrashed
 
     # GIVEN a crash planned at the very first boundary (the claim's PutItem)
     cobro = mundo.funciones.por_id["CobroFunction"]
@@ -157,7 +163,7 @@ def test_handler_catching_exception_cannot_swallow_the_death(mundo, control):
 
 
 def test_reserved_concurrency_exhausted_throttles_before_the_handler_runs(mundo, control):
-    from mercadofresco_local.plataforma import LambdaThrottled
+    from sam_emulator.platform_faults import LambdaThrottled
 
     # GIVEN every reserved slot of the charge function is taken by invocations in flight
     cobro = mundo.funciones.por_id["CobroFunction"]
@@ -177,8 +183,8 @@ def test_reserved_concurrency_exhausted_throttles_before_the_handler_runs(mundo,
 
 
 def test_moto_lambda_reports_the_platform_error_name_to_step_functions(mundo, control):
-    from mercadofresco_local.muerte import Corte
-    from mercadofresco_local.plataforma import LambdaTimeout
+    from sam_emulator.deaths import Corte
+    from sam_emulator.platform_faults import LambdaTimeout
 
     # GIVEN a timed-out charge invocation reached through moto's Lambda (the workflow's lambda:invoke path)
     control.planificar(_solo_la_primera(Corte(LambdaTimeout, donde="despues:http POST /cobros")))
@@ -194,8 +200,8 @@ def test_moto_lambda_reports_the_platform_error_name_to_step_functions(mundo, co
 
 def test_workflow_charge_timeout_is_seen_as_sandbox_timedout_in_the_history(mundo, control):
     from mercadofresco.aws import client
-    from mercadofresco_local.muerte import Corte
-    from mercadofresco_local.plataforma import LambdaTimeout
+    from sam_emulator.deaths import Corte
+    from sam_emulator.platform_faults import LambdaTimeout
 
     # GIVEN the workflow's first charge attempt times out after the gateway charged
     control.planificar(_solo_la_primera(Corte(LambdaTimeout, donde="despues:http POST /cobros")))
@@ -216,7 +222,7 @@ def test_workflow_charge_timeout_is_seen_as_sandbox_timedout_in_the_history(mund
 
 def test_throttled_sqs_batch_is_not_deleted_and_returns_to_the_queue(mundo, control):
     from mercadofresco.aws import client
-    from mercadofresco_local.muerte import Estrangular
+    from sam_emulator.deaths import Estrangular
 
     # GIVEN the ERP consumer's mapping and a message in its queue, and the function throttled
     mapeo = next(m for m in mundo.mapeos if m.funcion.logical_id == "ErpFunction" and "Stock" not in m.cola_url)

@@ -63,9 +63,9 @@ PLANTILLA = textwrap.dedent(
 def test_runtime_carts_pipe_publishes_only_carts_expired_by_ttl(tmp_path: Path) -> None:
     from mercadofresco.aws import client
     from mercadofresco_local import carritos
-    from mercadofresco_local.pipes import PipeStream
-    from mercadofresco_local.plantilla import Plantilla
-    from mercadofresco_local.runtime import RuntimeLocal
+    from sam_emulator.pipes import PipeStream
+    from sam_emulator.runtime import RuntimeLocal
+    from sam_emulator.template import Plantilla
 
     # GIVEN a template with a carts table (stream + TTL), a pipe to a bus, and a rule to a queue
     ruta = tmp_path / "template.yaml"
@@ -76,7 +76,7 @@ def test_runtime_carts_pipe_publishes_only_carts_expired_by_ttl(tmp_path: Path) 
         assert sembrados is not None
 
         # WHEN the runtime runs the TTL and the pipe
-        rt.arrancar_consumo()
+        rt.start_consuming()
         sqs = client("sqs")
         url = rt.url_cola("Recordatorios")
         # (the pipe has read all 8 stream records: 4 puts, the customer's delete, TTL's 3 deletes)

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 import urllib3
-from mercadofresco.sandbox import Simulador
-from mercadofresco.sandbox.dynamodb import AlmacenDynamoDB, Fallos, Sandbox
-from mercadofresco_local.plantilla import crear_tabla
 from mercadofresco_local.proveedores import Proveedores
+from sam_emulator.template import crear_tabla
+from simulador import Simulador
+from simulador.dynamodb import AlmacenDynamoDB, Fallos, Sandbox
 
 from tests.conftest import load_event
 

@@ -15,13 +15,13 @@ import boto3
 import psycopg
 import pytest
 from mercadofresco import db
+from mercadofresco.dominio.proyeccion import proyectar
 from mercadofresco.outbox.migraciones import apply_migrations
-from mercadofresco.outbox.proyeccion import proyectar
-from mercadofresco_local.api_http import ApiHttpLocal, rutas_de_plantilla
-from mercadofresco_local.funciones import Funcion, Funciones, entorno_comun, ruta_codigo
-from mercadofresco_local.plantilla import Plantilla, crear_tabla
-from mercadofresco_local.servidor import ServidorMoto
 from mercadofresco_ops import smoke
+from sam_emulator.functions import Funcion, Funciones, entorno_comun, ruta_codigo
+from sam_emulator.http_api import ApiHttpLocal, rutas_de_plantilla
+from sam_emulator.moto_server import ServidorMoto
+from sam_emulator.template import Plantilla, crear_tabla
 
 from tests.conftest import plantilla_con_clave
 
@@ -58,7 +58,7 @@ def cuenta(moto: ServidorMoto) -> dict[str, Any]:
 
 @pytest.fixture
 def tienda_url(pg_dsn: str) -> Iterator[str]:
-    """The template's api-mercadofresco-tienda on loopback (mercadofresco_local.api_http), on this schema."""
+    """The template's api-mercadofresco-tienda on loopback (sam_emulator.http_api), on this schema."""
     with psycopg.connect(pg_dsn) as conn:
         apply_migrations(conn)
     db.pool_compartido.cache_clear()

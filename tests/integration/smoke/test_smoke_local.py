@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.aws import client
-from mercadofresco_local.api_http import ApiHttpLocal, rutas_de_plantilla
 from mercadofresco_local.sesion import Sesion
 from mercadofresco_ops import smoke
+from sam_emulator.http_api import ApiHttpLocal, rutas_de_plantilla
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import psycopg
 import pytest
+from mercadofresco.dominio.pedidos import LineaPedido, Pedido, crear_pedido
+from mercadofresco.dominio.proyeccion import PedidoDesconocido, Resultado, proyectar
 from mercadofresco.outbox.migraciones import apply_migrations
-from mercadofresco.outbox.proyeccion import PedidoDesconocido, Resultado, proyectar
-from mercadofresco.outbox.store import LineaPedido, Pedido, crear_pedido
-from mercadofresco_local.aprovisionar import Aprovisionador
-from mercadofresco_local.plantilla import Plantilla
+from sam_emulator.provisioning import Aprovisionador
+from sam_emulator.template import Plantilla
 
 from tests.conftest import load_event
 from tests.integration.consumidores.conftest import Cola, Sondeo, mensajes, motivo

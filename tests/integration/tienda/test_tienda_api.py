@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
+from mercadofresco.dominio.solicitudes import registrar_pedido
 from mercadofresco.outbox.migraciones import apply_migrations
-from mercadofresco.outbox.solicitudes import registrar_pedido
 from mercadofresco.validation import ECO_MAX_CHARS
 
 from tests.conftest import HANG_GUARD_S, load_event, wait_until

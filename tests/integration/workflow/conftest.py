@@ -1,9 +1,9 @@
 """The order workflow on moto: the template provisioned, the real charge handler, a loopback gateway.
 
 ``flujo`` provisions every resource of ``template.yaml`` in moto from its own definitions
-(``mercadofresco_local.aprovisionar``), creates ``mercadofresco-procesar-pedido`` through the
+(``sam_emulator.provisioning``), creates ``mercadofresco-procesar-pedido`` through the
 Step Functions API from the ASL file with the template's substitutions, and routes its Lambda
-tasks to ``functions/cobro/app.py`` in this process (``mercadofresco_local.moto_lambda``). The
+tasks to ``functions/cobro/app.py`` in this process (``sam_emulator.moto_lambda``). The
 gateway is the loopback stand-in; the breaker and retry budget live in a PRIVATE Redis (a test
 that opens the ``pasarela`` circuit must not open anybody else's). Step Functions' Retry waits
 are recorded instead of slept (``esperas``), and so are ``Wait`` states (``pausas``); both move the
@@ -41,7 +41,7 @@ def tiempos_plantilla() -> Any:
     """template.yaml's time bounds (leases, Waits, TimeoutSeconds), read where they are declared: no copies."""
     from cfn_lint_mensajeria.tiempos import tiempos
     from cfnlint.decode import decode
-    from mercadofresco_local.plantilla import RAIZ
+    from mercadofresco_local import RAIZ
 
     plantilla, _ = decode(str(RAIZ / "template.yaml"))
     return tiempos(plantilla, RAIZ)
@@ -50,7 +50,7 @@ def tiempos_plantilla() -> Any:
 @pytest.fixture(scope="session")
 def redis_privado() -> Iterator[str]:
     """A redis-server of these tests only (flushed per test), on a free loopback port (the local run's own)."""
-    from mercadofresco_local.redis_privado import RedisPrivado
+    from sam_emulator.private_redis import RedisPrivado
 
     with RedisPrivado() as servidor:
         yield servidor.url
@@ -128,7 +128,7 @@ class Flujo:
     registro: Any  # moto_lambda.Registro
     fisicos: dict[str, Any]
     observador_bus: str  # queue receiving PedidoRechazado / PedidoCancelado / PedidoNoConfirmado
-    funciones: Any = None  # mercadofresco_local.funciones.Funciones
+    funciones: Any = None  # sam_emulator.functions.Funciones
     _n: int = field(default=0)
 
     def modulo(self, logical_id: str) -> Any:
@@ -202,10 +202,10 @@ def flujo(
     aws: None, redis_privado: str, valkey: Any, esperas: list[float], pausas: list[int], reloj: Reloj
 ) -> Iterator[Flujo]:
     import boto3
-    from mercadofresco_local.aprovisionar import Aprovisionador
-    from mercadofresco_local.moto_lambda import en_proceso
-    from mercadofresco_local.plantilla import Plantilla
     from mercadofresco_local.proveedores import Proveedores
+    from sam_emulator.moto_lambda import en_proceso
+    from sam_emulator.provisioning import Aprovisionador
+    from sam_emulator.template import Plantilla
 
     plantilla = Plantilla()
     with Proveedores() as proveedores:
@@ -242,11 +242,12 @@ def _inyectar_reloj(funciones: Any, reloj: Reloj) -> None:
 
 def _sustituir_definicion(plantilla: Any, arn: str, ruta: str) -> None:
     import boto3
-    from mercadofresco_local.aprovisionar import definicion_asl
+    from sam_emulator.provisioning import definicion_asl
 
     props = {**plantilla.recursos["ProcesarPedido"]["Properties"], "DefinitionUri": ruta}
     props = plantilla.resolver(props)
-    boto3.client("stepfunctions").update_state_machine(stateMachineArn=arn, definition=definicion_asl(props))
+    definicion = definicion_asl(props, plantilla.carpeta)
+    boto3.client("stepfunctions").update_state_machine(stateMachineArn=arn, definition=definicion)
 
 
 def _observar_bus(fisicos: dict[str, Any]) -> str:

@@ -14,7 +14,9 @@ import pytest
 from cfn_lint_mensajeria import asl as asl_reglas
 from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO
 from mercadofresco_local.asl import errores_de_dominio, marcadores, problemas
-from mercadofresco_local.plantilla import RAIZ, Plantilla
+from sam_emulator.template import Plantilla
+
+from tests.conftest import RAIZ
 
 RUTA = RAIZ / "statemachines" / "procesar_pedido.asl.json"
 LIBERADOS = {"PasarelaNoDisponible", "PresupuestoReintentosAgotado"}  # the function released the key: ask again now
@@ -138,7 +140,7 @@ def test_asl_every_stored_outcome_has_one_schema(definicion):
         if e.body.get("ResultPath") == "$.desenlace"
     ]
     # THEN each stores the same two fields, estado named as pedidos.estado names it
-    from mercadofresco.outbox.proyeccion import ESTADO_POR_EVENTO
+    from mercadofresco.dominio.proyeccion import ESTADO_POR_EVENTO
 
     assert len(desenlaces) >= 6
     for carga in desenlaces:

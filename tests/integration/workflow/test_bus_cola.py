@@ -11,7 +11,7 @@ from typing import Any
 
 import boto3
 import pytest
-from mercadofresco_local.mapeos import registro_sqs
+from sam_emulator.event_sources import registro_sqs
 
 from tests.conftest import load_event
 

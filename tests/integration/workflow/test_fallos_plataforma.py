@@ -4,7 +4,7 @@ Each test is a regression test of one defect of the previous workflow (run them 
 ``MF_ASL_FLUJO``, see conftest.py): the real ASL on moto's interpreter, the real ``cobro`` and
 ``reclamo`` handlers, the loopback gateway that deduplicates on ``Idempotency-Key``. A platform fault
 is a wrapper around the real handler that raises the exception Lambda's caller would see
-(``mercadofresco_local.plataforma``: ``Sandbox.Timedout``, ``Lambda.Unknown``,
+(``sam_emulator.platform_faults``: ``Sandbox.Timedout``, ``Lambda.Unknown``,
 ``Lambda.TooManyRequestsException``). Waits are recorded, not slept, and move the handlers' clock:
 a Wait that outlasts a lease really lets it lapse.
 """
@@ -17,8 +17,8 @@ from typing import Any
 import boto3
 import pytest
 from mercadofresco.idempotency import IdempotencyPersistenceError
-from mercadofresco_local.moto_lambda import ContextoLambda
-from mercadofresco_local.plataforma import LambdaCrashed, LambdaThrottled, LambdaTimeout
+from sam_emulator.moto_lambda import ContextoLambda
+from sam_emulator.platform_faults import LambdaCrashed, LambdaThrottled, LambdaTimeout
 
 from tests.conftest import load_event
 from tests.integration.workflow.conftest import tiempos_plantilla

@@ -1,4 +1,4 @@
-"""mercadofresco_local.moto_lambda: moto's Lambda runs registered handlers in process, Lambda's way."""
+"""sam_emulator.moto_lambda: moto's Lambda runs registered handlers in process, Lambda's way."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import zipfile
 import boto3
 import pytest
 from mercadofresco.errors import CobroRechazado
-from mercadofresco_local.moto_lambda import en_proceso
+from sam_emulator.moto_lambda import en_proceso
 
 pytestmark = pytest.mark.integration
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.metrics import LATENCIA_PROVEEDOR
-from mercadofresco_local.plantilla import Plantilla
+from sam_emulator.template import Plantilla
 
 
 @pytest.fixture(scope="module")

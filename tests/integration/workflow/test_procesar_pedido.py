@@ -162,7 +162,7 @@ def test_workflow_long_gateway_outage_opens_the_circuit_and_later_orders_fail_fa
     # and the customer is told; the shared breaker opened, so the next orders fail fast without any call
     assert errores[0] == "ReembolsoNoCompletado" and 0 < llamadas[0] <= 24
     assert errores[1:] == ["CircuitoAbierto"] * 3 and llamadas[1:] == [0, 0, 0]
-    assert sum(llamadas) <= BreakerConfig().fallos_seguidos  # no call after the breaker opened
+    assert sum(llamadas) <= BreakerConfig().consecutive_failures  # no call after the breaker opened
     assert flujo.pasarela.cobros == {}
     motivos = [e["detail"]["motivo"] for e in flujo.eventos_bus() if e["detail-type"] == "PedidoNoConfirmado"]
     assert sorted(motivos) == ["pasarela-no-disponible"] * 3 + ["reembolso-pendiente"]

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import pytest
 from cfn_lint_mensajeria import RULES_DIR
 from cfnlint.api import lint_file
+from mercadofresco_local import RAIZ
 from mercadofresco_local.caos import especificacion, fis
-from mercadofresco_local.plantilla import PLANTILLA, RAIZ, Plantilla
+from sam_emulator.template import Plantilla
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -102,7 +103,7 @@ def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recu
 def test_template_with_chaos_enabled_lints_clean(tmp_path: Path, reglas: list[str]) -> None:
     # GIVEN template.yaml with Chaos defaulting to enabled (next to it: its CodeUri paths resolve)
     copia = RAIZ / f".template-con-caos-{tmp_path.name}.yaml"
-    copia.write_text(fis.con_caos(PLANTILLA.read_text()))
+    copia.write_text(fis.con_caos((RAIZ / "template.yaml").read_text()))
     try:
         # WHEN cfn-lint reads it with the project's rules (and AWS's serverless rules)
         errores = lint_file(

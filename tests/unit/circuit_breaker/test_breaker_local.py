@@ -37,7 +37,7 @@ def _abrir(breaker: CircuitBreaker, n: int = 5) -> None:
 
 
 def test_local_breaker_opens_after_local_threshold_and_emits_metric() -> None:
-    # GIVEN a breaker without Valkey (threshold fallos_seguidos_local = 5)
+    # GIVEN a breaker without Valkey (threshold local_consecutive_failures = 5)
     metricas, reloj = Metricas(), Reloj()
     breaker = CircuitBreaker("erp", None, metrics=metricas, clock=reloj)
     # WHEN 5 calls fail
@@ -69,7 +69,7 @@ def test_local_breaker_half_open_single_probe_then_closes() -> None:
 
 def test_local_breaker_failed_probe_doubles_open_time() -> None:
     reloj = Reloj()
-    breaker = CircuitBreaker("erp", None, config=BreakerConfig(apertura_base_s=10), metrics=Metricas(), clock=reloj)
+    breaker = CircuitBreaker("erp", None, config=BreakerConfig(open_base_s=10), metrics=Metricas(), clock=reloj)
     _abrir(breaker)
     reloj.ahora += 10
     with pytest.raises(ConnectionResetError):
@@ -88,10 +88,10 @@ def test_force_without_valkey_is_a_clear_error() -> None:
 
 
 def test_config_rejects_nonsense() -> None:
-    with pytest.raises(ValueError, match="tasa_fallos"):
-        BreakerConfig(tasa_fallos=1.5)
-    with pytest.raises(ValueError, match="apertura"):
-        BreakerConfig(apertura_base_s=600, apertura_max_s=300)
+    with pytest.raises(ValueError, match="failure_rate"):
+        BreakerConfig(failure_rate=1.5)
+    with pytest.raises(ValueError, match="open_base_s"):
+        BreakerConfig(open_base_s=600, open_max_s=300)
 
 
 def test_importing_the_packages_does_not_import_redis() -> None:

@@ -39,10 +39,10 @@ def test_politica_delays_double_within_equal_jitter_and_cap() -> None:
 def test_politica_default_bound_covers_a_thirty_minute_outage() -> None:
     # The shortest outage that could exhaust the deferrals is longer than 30 minutes.
     assert DeferralPolicy().espera_minima_total_s() >= TREINTA_MINUTOS_S
-    assert DeferralPolicy(max_aplazamientos=3).espera_minima_total_s() < TREINTA_MINUTOS_S
+    assert DeferralPolicy(max_deferrals=3).espera_minima_total_s() < TREINTA_MINUTOS_S
 
 
-@pytest.mark.parametrize("kwargs", [{"base_delay_s": 0}, {"max_delay_s": 901}, {"max_aplazamientos": 0}])
+@pytest.mark.parametrize("kwargs", [{"base_delay_s": 0}, {"max_delay_s": 901}, {"max_deferrals": 0}])
 def test_politica_invalid_settings_raise(kwargs: dict) -> None:
     with pytest.raises(ValueError):
         DeferralPolicy(**kwargs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from botocore.stub import ANY
 from mercadofresco.consumer import Consumer, Route
-from mercadofresco_local.moto_lambda import ContextoLambda
+from sam_emulator.moto_lambda import ContextoLambda
 
 from tests.conftest import load_event
 from tests.unit.consumer.stub_sqs import URL, espera_cola

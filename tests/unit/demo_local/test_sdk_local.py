@@ -35,7 +35,8 @@ def test_the_local_run_lengthens_the_sdk_read_timeout_for_its_clients_and_undoes
 
 def test_the_template_never_sets_the_sdk_read_timeout() -> None:
     from mercadofresco import aws
-    from mercadofresco_local.plantilla import RAIZ
+
+    from tests.conftest import RAIZ
 
     # GIVEN / WHEN the template every deployment is made from / THEN Lambda keeps the layer's 5 s
     assert aws.ENV_SDK_READ_TIMEOUT_S not in (RAIZ / "template.yaml").read_text()

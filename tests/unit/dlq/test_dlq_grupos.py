@@ -8,7 +8,7 @@ import jmespath
 from dlq_generadores import datos_de_algunos_clientes, dlq_mixta, goteo_de_validos
 from mercadofresco_ops.dlq.argumentos import construir_parser
 from mercadofresco_ops.dlq.clasificador import DE_DATOS, ENVENENADO, TRANSITORIO
-from mercadofresco_ops.dlq.grupos import MIXTO, clasificar_grupos, registros_del_consumidor
+from mercadofresco_ops.dlq.grupos import MIXTO, clasificar_grupos
 from mercadofresco_ops.dlq.reproceso import Plan, preparar
 
 DLQ = "mercadofresco-erp-fallidos"
@@ -104,14 +104,6 @@ def test_clasificar_grupos_data_problem_names_the_customers_and_pedidos_it_touch
     assert sorted(datos.clientes) == ["cli-3", "cli-8"] and datos.total_clientes == 2
     assert datos.total_pedidos == 16 and len(datos.pedidos) == 10  # listed up to 10, counted in full
     assert por_tipo[TRANSITORIO].total_clientes == 20
-
-
-def test_registros_del_consumidor_per_dlq_with_and_without_suffix() -> None:
-    # GIVEN / WHEN / THEN each DLQ points at the consumer whose errors explain it
-    assert registros_del_consumidor("mercadofresco-erp-fallidos") == "/aws/lambda/mercadofresco-erp"
-    assert registros_del_consumidor("mercadofresco-stock-fallidos-pre.fifo") == "/aws/lambda/mercadofresco-erp-pre"
-    assert registros_del_consumidor("mercadofresco-correo-fallidos") == "/aws/lambda/mercadofresco-correo"
-    assert registros_del_consumidor("mercadofresco-pedidos-fallidos").startswith("/aws/vendedlogs/states/")
 
 
 def test_report_on_a_30_column_terminal_prints_each_command_on_one_line(monkeypatch) -> None:

@@ -75,7 +75,7 @@ def test_esperar_polls_until_complete_and_reports_progress(sqs) -> None:
     avance, esperas = [], []
 
     # WHEN waited for with an injected sleep
-    final = nativo.esperar(cliente, DLQ, lambda m, t: avance.append((m, t)), dormir=esperas.append, sondeo_s=2)
+    final = nativo.esperar(cliente, DLQ, lambda m, t: avance.append((m, t)), dormir=esperas.append, poll_s=2)
 
     # THEN three polls, two sleeps between them, progress reported each time
     assert final["Status"] == "COMPLETED"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from mercadofresco_iam.registro import Registro, como
+from mercadofresco_iam.registro import Registro
+from sam_emulator.principal import acting_as
 
 
 @pytest.fixture
@@ -12,13 +13,15 @@ def sesion_limpia(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)  # the hook goes on a session of this test's own
 
 
-def test_calls_in_a_principal_block_are_recorded_as_that_principal_others_are_not(aws: None, sesion_limpia: None) -> None:
+def test_calls_in_a_principal_block_are_recorded_as_that_principal_others_are_not(
+    aws: None, sesion_limpia: None
+) -> None:
     with Registro() as registro:
         sqs = boto3.client("sqs", region_name="eu-south-2")
         url = sqs.create_queue(QueueName="q")["QueueUrl"]  # the harness: nobody's
-        with como("ErpFunction"):
+        with acting_as("ErpFunction"):
             sqs.send_message(QueueUrl=url, MessageBody="x")
-            with como("CorreoFunction"):
+            with acting_as("CorreoFunction"):
                 sqs.get_queue_attributes(QueueUrl=url)
             sqs.delete_queue(QueueUrl=url)
     sqs.list_queues()  # uninstalled: not recorded

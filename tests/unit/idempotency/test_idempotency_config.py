@@ -64,7 +64,7 @@ def test_from_env_derives_lease_from_function_timeout(monkeypatch: pytest.Monkey
 def test_from_env_explicit_lease_and_overrides_win(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN an explicit lease and record life in the environment
     monkeypatch.setenv("IDEMPOTENCY_LEASE_S", "600")
-    monkeypatch.setenv("IDEMPOTENCIA_EXPIRA_S", "7200")
+    monkeypatch.setenv("IDEMPOTENCY_EXPIRES_AFTER_S", "7200")
     monkeypatch.setenv("FUNCTION_TIMEOUT_S", "30")
     # WHEN read, with one keyword override
     config = IdempotencyConfig.from_env(local_cache=True)

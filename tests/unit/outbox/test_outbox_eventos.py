@@ -82,10 +82,10 @@ def test_trocear_puts_two_events_of_one_order_in_consecutive_calls() -> None:
     ("cambios", "mensaje"),
     [
         ({"bus_name": ""}, "EVENT_BUS_NAME"),
-        ({"entradas_por_llamada": 11}, "entradas_por_llamada"),
-        ({"bytes_por_llamada": 300_000}, "bytes_por_llamada"),
-        ({"lote_max": 0}, "lote_max"),
-        ({"retencion_dias": 0}, "retencion_dias"),
+        ({"entries_per_call": 11}, "entries_per_call"),
+        ({"bytes_per_call": 300_000}, "bytes_per_call"),
+        ({"batch_max": 0}, "batch_max"),
+        ({"retention_days": 0}, "retention_days"),
     ],
 )
 def test_outbox_config_when_out_of_limits_raises_clear_error(cambios: dict, mensaje: str) -> None:
@@ -97,10 +97,10 @@ def test_outbox_config_when_out_of_limits_raises_clear_error(cambios: dict, mens
 def test_outbox_config_from_env_reads_bus_and_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN the Lambda's environment
     monkeypatch.setenv("EVENT_BUS_NAME", "bus-mercadofresco-dev")
-    monkeypatch.setenv("OUTBOX_DRENAJE_S", "40")
+    monkeypatch.setenv("OUTBOX_DRAIN_S", "40")
     # WHEN / THEN the config follows it and keeps the lesson's defaults elsewhere
     config = OutboxConfig.from_env()
-    assert (config.bus_name, config.drenaje_s, config.lote_max, config.retencion_dias) == (
+    assert (config.bus_name, config.drain_s, config.batch_max, config.retention_days) == (
         "bus-mercadofresco-dev",
         40.0,
         100,

@@ -39,7 +39,7 @@ def _cliente_error(codigo: str, status: int) -> bc.ClientError:
 
 
 @pytest.mark.parametrize(
-    ("error", "idempotente", "esperado"),
+    ("error", "idempotent", "esperado"),
     [
         (u3.NewConnectionError(None, "refused"), False, C.TRANSITORIO),
         (ConnectionRefusedError(), False, C.TRANSITORIO),
@@ -62,8 +62,8 @@ def _cliente_error(codigo: str, status: int) -> bc.ClientError:
         (ValueError("bug"), False, C.PERMANENTE),
     ],
 )
-def test_clasificar_exception(error: BaseException, idempotente: bool, esperado: Clasificacion) -> None:
-    assert clasificar(error, idempotente=idempotente) is esperado
+def test_clasificar_exception(error: BaseException, idempotent: bool, esperado: Clasificacion) -> None:
+    assert clasificar(error, idempotent=idempotent) is esperado
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ def test_policy_retry_after_honoured_within_bound() -> None:
 
 def test_policy_429_without_retry_after_waits_longer_but_still_jittered() -> None:
     # GIVEN the same rng state for a 503 and a 429
-    politica = RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0), espera_429_min_s=1.0)
+    politica = RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0), min_429_wait_s=1.0)
     esperas_503 = [politica.espera_s(0, Clasificacion.TRANSITORIO, None, random.Random(s)) for s in range(200)]
     esperas_429 = [
         politica.espera_s(0, Clasificacion.TRANSITORIO_ESPERA_LARGA, None, random.Random(s)) for s in range(200)

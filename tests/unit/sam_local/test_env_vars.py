@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from mercadofresco_local.plantilla import Plantilla
+from sam_emulator.template import Plantilla
 from sam_local.environment import lane_env_vars
 
 RAIZ = Path(__file__).resolve().parents[3]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mercadofresco_local.plantilla import Plantilla
+from sam_emulator.template import Plantilla
 
 URLS_REALES = {
     "PasarelaUrl": "https://pasarela.example/api",

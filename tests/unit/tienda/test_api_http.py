@@ -1,9 +1,9 @@
-"""The local HTTP API's route matching and event shape (mercadofresco_local.api_http)."""
+"""The local HTTP API's route matching and event shape (sam_emulator.http_api)."""
 
 from __future__ import annotations
 
-from mercadofresco_local.api_http import Ruta, evento_http
-from mercadofresco_local.funciones import Funcion, ruta_codigo
+from sam_emulator.functions import Funcion, ruta_codigo
+from sam_emulator.http_api import Ruta, evento_http
 
 TIENDA = Funcion("TiendaFunction", "mercadofresco-tienda", ruta_codigo("functions/tienda/"))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mercadofresco.outbox.solicitudes import (
+from mercadofresco.dominio.solicitudes import (
     ClaveIdempotenciaInvalida,
     SolicitudInvalida,
     huella,

@@ -13,10 +13,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mercadofresco_local import muerte
+from sam_emulator import deaths as muerte
+from sam_emulator.platform_faults import LambdaCrashed, LambdaTimeout
+
 from mercadofresco_local.caos.calendario import FalloLambda
 from mercadofresco_local.caos.registro import TipoFallo, entre, registrar
-from mercadofresco_local.plataforma import LambdaCrashed, LambdaTimeout
 
 if TYPE_CHECKING:
     import random

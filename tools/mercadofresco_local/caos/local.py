@@ -9,8 +9,9 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from sam_emulator import deaths as muerte
 
-from mercadofresco_local import flujo, muerte
+from mercadofresco_local import flujo
 from mercadofresco_local.caos.calendario import programa
 from mercadofresco_local.caos.informe import ResultadoSemilla, anotar
 from mercadofresco_local.caos.juicio import Registros, juzgar, plantillas_por_pedido, repeticiones

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from sam_emulator.background import BackgroundThread, stop_all
 
 from mercadofresco_local.caos.lambdas import ID_PEDIDO
-from mercadofresco_local.hilos import BackgroundThread, stop_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from sam_emulator.runtime import mensajes_en_cola
 
 from mercadofresco_local import invariantes as inv
 from mercadofresco_local.caos import especificacion, fis
 from mercadofresco_local.caos.juicio import Registros, plantillas_por_pedido, repeticiones
 from mercadofresco_local.caos.local import en_curso
 from mercadofresco_local.observador import ejecuciones, resultados_por_pedido
-from mercadofresco_local.runtime import mensajes_en_cola
 
 if TYPE_CHECKING:
     from collections.abc import Callable

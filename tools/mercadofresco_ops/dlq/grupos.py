@@ -12,7 +12,6 @@ customers it touches, and the one-line ``mf-dlq reprocesar`` command that moves 
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from collections import defaultdict
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco_ops.dlq.clasificador import DE_DATOS, ENVENENADO, TRANSITORIO, Diagnostico, clasificar
 from mercadofresco_ops.dlq.mensajes import recortar
 from mercadofresco_ops.dlq.reproceso import SIN_MOTIVO
+from mercadofresco_ops.topologia import registros_de_dlq
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,14 +37,6 @@ CAMPOS_CLIENTE = ("cliente_id", "carrito_id")  # never the e-mail address: the l
 PRIMERO_CORREGIR = {
     DE_DATOS: "solo después de corregir el dato (paso 4): sin corrección volverían a la DLQ; ",
     ENVENENADO: "solo con el consumidor corregido o con --transformar (paso 4); ",
-}
-# The consumer whose errors explain a DLQ, by the DLQ's name (with or without the stage suffix).
-_CONSUMIDORES = re.compile(r"mercadofresco-(pedidos|erp|correo|stock)-fallidos(?P<sufijo>.*?)(\.fifo)?")
-_REGISTROS = {
-    "pedidos": "/aws/vendedlogs/states/mercadofresco-procesar-pedido{sufijo}",
-    "erp": "/aws/lambda/mercadofresco-erp{sufijo}",
-    "stock": "/aws/lambda/mercadofresco-erp{sufijo}",
-    "correo": "/aws/lambda/mercadofresco-correo{sufijo}",
 }
 
 
@@ -92,10 +84,11 @@ class Informe:
 
 
 def registros_del_consumidor(cola: str) -> str:
-    """The log group whose errors explain ``cola``'s dead letters (``runbooks/dlq.md``, step 3)."""
-    if encontrado := _CONSUMIDORES.fullmatch(cola):
-        return _REGISTROS[encontrado.group(1)].format(sufijo=encontrado.group("sufijo"))
-    return f"los registros del consumidor de la cola de origen de {cola}"
+    """The log group whose errors explain ``cola``'s dead letters (``runbooks/dlq.md``, step 3).
+
+    Read from the template's wiring (:mod:`mercadofresco_ops.topologia`), whatever the stage suffix.
+    """
+    return registros_de_dlq(cola) or f"los registros del consumidor de la cola de origen de {cola}"
 
 
 def _normal(valor: Any) -> Any:

@@ -45,7 +45,7 @@ def esperar(
     dlq: Cola,
     al_avanzar: Callable[[int, int], None] = lambda _movidos, _total: None,
     dormir: Callable[[float], None] = time.sleep,
-    sondeo_s: float = SONDEO_S,
+    poll_s: float = SONDEO_S,
 ) -> dict[str, Any]:
     """Poll the newest task until it ends; reports (moved, to move) after every poll; returns its last status."""
     while True:
@@ -56,7 +56,7 @@ def esperar(
         al_avanzar(tarea.get("ApproximateNumberOfMessagesMoved", 0), tarea.get("ApproximateNumberOfMessagesToMove", 0))
         if tarea["Status"] in TERMINADOS:
             return tarea
-        dormir(sondeo_s)
+        dormir(poll_s)
 
 
 def cancelar(sqs: BaseClient, tarea: str) -> int:

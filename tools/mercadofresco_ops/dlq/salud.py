@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from mercadofresco_ops.dlq.conexion import errores_de_aws
+from mercadofresco_ops.topologia import dependencia_de_origen
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -33,13 +34,6 @@ VENTANA_S = 15 * 60
 PERIODO_S = 60
 CRECIMIENTO_S = 5 * 60  # "still growing" = the DLQ rose over its last five one-minute datapoints
 EDAD_MAX_S = 300  # the source's oldest message older than 5 min: its consumer is not consuming
-# The dependency whose breaker stands behind each source queue (names as mf-circuito uses them).
-# The e-mail queue is absent on purpose: with its circuit open it falls back to the secondary provider.
-DEPENDENCIA_DE_COLA = {
-    "cola-mercadofresco-pedidos": "pasarela",
-    "mercadofresco-erp": "erp",
-    "cola-mercadofresco-stock": "erp",
-}
 ALARMA_CIRCUITO = "mercadofresco-circuito-abierto-"
 
 
@@ -93,7 +87,8 @@ def dimensiones_del_consumidor(clientes: Clientes, origen: Cola) -> list[dict[st
 
 def _alarmas(clientes: Clientes, origen: Cola) -> Comprobacion:
     dimensiones = dimensiones_del_consumidor(clientes, origen)
-    dependencia = DEPENDENCIA_DE_COLA.get(origen.nombre.removesuffix(".fifo"))
+    # The breaker behind the queue, from the template (none for the e-mail's: it falls back instead).
+    dependencia = dependencia_de_origen(origen.nombre)
     paginas = clientes.cloudwatch.get_paginator("describe_alarms").paginate(
         StateValue="ALARM", AlarmTypes=["MetricAlarm"]
     )
@@ -113,14 +108,14 @@ def _alarmas(clientes: Clientes, origen: Cola) -> Comprobacion:
 
 
 def _serie(
-    cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime, ventana_s: int = VENTANA_S
+    cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime, window_s: int = VENTANA_S
 ) -> list[float]:
-    """The metric's per-minute maxima over the last ``ventana_s``, oldest first (only minutes with data)."""
+    """The metric's per-minute maxima over the last ``window_s``, oldest first (only minutes with data)."""
     datos = cloudwatch.get_metric_statistics(
         Namespace="AWS/SQS",
         MetricName=metrica,
         Dimensions=[{"Name": "QueueName", "Value": cola.nombre}],
-        StartTime=ahora - timedelta(seconds=ventana_s),
+        StartTime=ahora - timedelta(seconds=window_s),
         EndTime=ahora + timedelta(seconds=PERIODO_S),  # include the current, still-open period
         Period=PERIODO_S,
         Statistics=["Maximum"],

@@ -13,7 +13,7 @@
 -- ARGV[3]  pending outcomes of this process, oldest first: 'E' success, 'F' failure
 -- ARGV[4]  acquire: a fresh token for a probe | sonda: the probe's token | forzar: '', 'abierto', 'cerrado'
 -- ARGV[5]  sonda: 'E' or 'F'
--- ARGV[6]  the config, one string: "cubeta_ms cubetas minimo_llamadas tasa_fallos fallos_seguidos base_ms max_ms
+-- ARGV[6]  the config, one string: "bucket_ms buckets min_calls failure_rate consecutive_failures base_ms max_ms
 --          reserva_ms" (one argument and one reply string keep the client's encode/parse cost per call low)
 --
 -- Returns one string "admitido|estado|abierto_hasta|aperturas|es_sonda|motivo_apertura|now|ok|ko|seguidos":
@@ -36,7 +36,7 @@ else
 end
 local cfg = {}
 for v in string.gmatch(ARGV[6], '%S+') do cfg[#cfg + 1] = tonumber(v) end
-local cubeta_ms, ncub, minimo, tasa = cfg[1], cfg[2], cfg[3], cfg[4]
+local bucket_ms, ncub, minimo, tasa = cfg[1], cfg[2], cfg[3], cfg[4]
 local seguidos_max, base_ms, max_ms, reserva_ms = cfg[5], cfg[6], cfg[7], cfg[8]
 
 -- One HMGET reads the state and every bucket: the hot path makes no other read.
@@ -46,7 +46,7 @@ local h = redis.call('HMGET', clave, unpack(campos))
 local abierto_hasta, aperturas = tonumber(h[1]) or 0, tonumber(h[2]) or 0
 local seguidos, forzado = tonumber(h[3]) or 0, h[4] or ''
 local sonda, sonda_hasta = h[5] or '', tonumber(h[6]) or 0
-local epoca = math.floor(ahora / cubeta_ms)
+local epoca = math.floor(ahora / bucket_ms)
 local motivo = ''
 
 local function leer_cubeta(i)

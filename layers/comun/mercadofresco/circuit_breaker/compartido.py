@@ -35,14 +35,14 @@ class EstadoCompartido:
         self._config = " ".join(
             str(v)
             for v in (
-                config.cubeta_ms,
-                config.cubetas,
-                config.minimo_llamadas,
-                config.tasa_fallos,
-                config.fallos_seguidos,
-                int(config.apertura_base_s * 1000),
-                int(config.apertura_max_s * 1000),
-                int(config.reserva_sonda_s * 1000),
+                config.bucket_ms,
+                config.buckets,
+                config.min_calls,
+                config.failure_rate,
+                config.consecutive_failures,
+                int(config.open_base_s * 1000),
+                int(config.open_max_s * 1000),
+                int(config.probe_reservation_s * 1000),
             )
         )
 
@@ -66,7 +66,7 @@ class EstadoCompartido:
             ahora_ms=int(ahora),
             exitos_ventana=int(ok),
             fallos_ventana=int(ko),
-            fallos_seguidos=int(seguidos),
+            consecutive_failures=int(seguidos),
         )
 
 

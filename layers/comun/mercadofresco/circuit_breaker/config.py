@@ -11,51 +11,51 @@ class BreakerConfig:
 
     Parameters
     ----------
-    fallos_seguidos:
+    consecutive_failures:
         Consecutive failures that open it, whatever the rate: the lesson's 20 ("if the gateway
         has failed 20 times in a row, call 21 will fail too"). Catches a slow trickle of failures
         too sparse for the rate window.
-    tasa_fallos:
+    failure_rate:
         Failure ratio over the window that opens it (0.5: most calls fail, the provider is sick).
-    minimo_llamadas:
+    min_calls:
         Calls the window must hold before the rate counts: 3 failures out of 4 calls is noise.
-    ventana_s / cubetas:
-        The rate's sliding window, kept as ``cubetas`` time buckets (30 s in 10 buckets of 3 s:
+    window_s / buckets:
+        The rate's sliding window, kept as ``buckets`` time buckets (30 s in 10 buckets of 3 s:
         old failures fall out within 3 s; one hash field per bucket).
-    apertura_base_s / apertura_max_s:
+    open_base_s / open_max_s:
         Open for ``base * 2**(trips-1)`` seconds, capped. 30 s is the lesson's typical outage; the
         5 min cap matches the ERP consumer's 300 s deferral, so a long outage is probed every 5 min.
-    reserva_sonda_s:
+    probe_reservation_s:
         How long the half-open probe reservation lives. Must exceed the guarded call's worst case
         (connect 2 s + read 10 s); when the probing process dies, another may probe after it.
-    fallos_seguidos_local / reintento_compartido_s:
+    local_consecutive_failures / shared_retry_s:
         Degraded mode, when Valkey is unreachable: a process-local breaker opens after this many
         consecutive failures (one process sees few calls, so a lower bar), and Valkey is tried
-        again only every ``reintento_compartido_s`` so a dead Valkey costs one timeout per period.
+        again only every ``shared_retry_s`` so a dead Valkey costs one timeout per period.
     """
 
-    fallos_seguidos: int = 20
-    tasa_fallos: float = 0.5
-    minimo_llamadas: int = 20
-    ventana_s: float = 30.0
-    cubetas: int = 10
-    apertura_base_s: float = 30.0
-    apertura_max_s: float = 300.0
-    reserva_sonda_s: float = 15.0
-    fallos_seguidos_local: int = 5
-    reintento_compartido_s: float = 5.0
+    consecutive_failures: int = 20
+    failure_rate: float = 0.5
+    min_calls: int = 20
+    window_s: float = 30.0
+    buckets: int = 10
+    open_base_s: float = 30.0
+    open_max_s: float = 300.0
+    probe_reservation_s: float = 15.0
+    local_consecutive_failures: int = 5
+    shared_retry_s: float = 5.0
 
     def __post_init__(self) -> None:
-        if self.fallos_seguidos < 1 or self.minimo_llamadas < 1 or self.cubetas < 1:
-            raise ValueError("fallos_seguidos, minimo_llamadas and cubetas must be >= 1")
-        if not 0 < self.tasa_fallos <= 1:
-            raise ValueError(f"tasa_fallos must be in (0, 1], got {self.tasa_fallos}")
-        if not 0 < self.apertura_base_s <= self.apertura_max_s:
-            raise ValueError("need 0 < apertura_base_s <= apertura_max_s")
-        if self.ventana_s <= 0 or self.reserva_sonda_s <= 0:
-            raise ValueError("ventana_s and reserva_sonda_s must be > 0")
+        if self.consecutive_failures < 1 or self.min_calls < 1 or self.buckets < 1:
+            raise ValueError("consecutive_failures, min_calls and buckets must be >= 1")
+        if not 0 < self.failure_rate <= 1:
+            raise ValueError(f"failure_rate must be in (0, 1], got {self.failure_rate}")
+        if not 0 < self.open_base_s <= self.open_max_s:
+            raise ValueError("need 0 < open_base_s <= open_max_s")
+        if self.window_s <= 0 or self.probe_reservation_s <= 0:
+            raise ValueError("window_s and probe_reservation_s must be > 0")
 
     @property
-    def cubeta_ms(self) -> int:
+    def bucket_ms(self) -> int:
         """Width of one rate bucket in milliseconds."""
-        return max(1, int(self.ventana_s * 1000 / self.cubetas))
+        return max(1, int(self.window_s * 1000 / self.buckets))

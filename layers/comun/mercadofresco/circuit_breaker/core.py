@@ -15,7 +15,7 @@ One Valkey round trip per guarded call, in every state but one. How:
 Degraded mode: if Valkey errors or exceeds the client's socket timeout (tens of ms, see
 ``mercadofresco.valkey``), the call goes on under :class:`BreakerLocal`, the metric
 ``EstadoCompartidoNoDisponible`` is emitted, and Valkey is tried again after
-``reintento_compartido_s``.
+``shared_retry_s``.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ class CircuitBreaker:
             espera_s = max(0.0, (decision.abierto_hasta_ms - decision.ahora_ms) / 1000)
             raise CircuitoAbierto(
                 f"circuit '{self.dependencia}' is {decision.estado.value}: not calling; retry in {espera_s:.0f} s",
-                dependencia=self.dependencia,
+                dependency=self.dependencia,
                 retry_in_s=espera_s,
             )
         return Permiso(self, es_sonda=decision.es_sonda, token=token, local=local)
@@ -247,13 +247,13 @@ class CircuitBreaker:
         return self._degradado_hasta is None or self._reloj_local() >= self._degradado_hasta
 
     def _degradar(self, exc: Exception) -> None:
-        self._degradado_hasta = self._reloj_local() + self.config.reintento_compartido_s
+        self._degradado_hasta = self._reloj_local() + self.config.shared_retry_s
         logger.warning(
             "circuit breaker shared state unavailable: process-local breaker in use",
             extra={
                 "dependencia": self.dependencia,
                 "error": str(exc),
-                "reintento_s": self.config.reintento_compartido_s,
+                "reintento_s": self.config.shared_retry_s,
             },
         )
         self._metricas.contar(ESTADO_COMPARTIDO_NO_DISPONIBLE, self.dependencia)

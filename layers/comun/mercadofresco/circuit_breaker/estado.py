@@ -31,7 +31,7 @@ class Decision:
     ahora_ms: int
     exitos_ventana: int = 0
     fallos_ventana: int = 0
-    fallos_seguidos: int = 0
+    consecutive_failures: int = 0
 
 
 class SharedStateUnavailableError(MercadoFrescoError):

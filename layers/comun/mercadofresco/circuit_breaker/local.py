@@ -1,7 +1,7 @@
 """The degraded mode: a breaker in process memory, used while Valkey is unreachable.
 
 Deliberately simpler than the shared one: only consecutive failures open it (one process sees
-too few calls for a meaningful rate), with a lower bar (``fallos_seguidos_local``); the open
+too few calls for a meaningful rate), with a lower bar (``local_consecutive_failures``); the open
 time still grows exponentially, and half-open admits one probe in this process. Twenty Lambdas
 in degraded mode are twenty small breakers: worse than one shared breaker, far better than none.
 """
@@ -38,7 +38,7 @@ class BreakerLocal:
             if ahora < self._abierto_hasta or ahora < self._sonda_hasta:
                 estado = Estado.ABIERTO if ahora < self._abierto_hasta else Estado.SEMIABIERTO
                 return self._decision(False, estado, ahora)
-            self._sonda_hasta = ahora + self._config.reserva_sonda_s
+            self._sonda_hasta = ahora + self._config.probe_reservation_s
             return self._decision(True, Estado.SEMIABIERTO, ahora, es_sonda=True)
 
     def instantanea(self) -> Decision:
@@ -61,12 +61,12 @@ class BreakerLocal:
                     return ""
                 return self._abrir("sonda_fallida")
             self._seguidos = 0 if exito else self._seguidos + 1
-            if self._abierto_hasta == 0 and self._seguidos >= self._config.fallos_seguidos_local:
+            if self._abierto_hasta == 0 and self._seguidos >= self._config.local_consecutive_failures:
                 return self._abrir("fallos_seguidos")
             return ""
 
     def _abrir(self, motivo: str) -> str:
-        duracion = min(self._config.apertura_max_s, self._config.apertura_base_s * 2**self._aperturas)
+        duracion = min(self._config.open_max_s, self._config.open_base_s * 2**self._aperturas)
         self._abierto_hasta = self._reloj() + duracion
         self._aperturas += 1
         self._seguidos = 0
@@ -81,5 +81,5 @@ class BreakerLocal:
             es_sonda=es_sonda,
             motivo_apertura="",
             ahora_ms=int(ahora * 1000),
-            fallos_seguidos=self._seguidos,
+            consecutive_failures=self._seguidos,
         )

@@ -4,7 +4,7 @@ The lesson's ``ChangeMessageVisibility(300)`` waits, but the redelivery still co
 receive: four of them and a 30-minute ERP outage has sent every notice to the DLQ. So a
 standard queue's message is *re-sent* to the same queue with ``DelaySeconds`` and an
 incremented ``mf-aplazamientos`` attribute, and the original is acknowledged: the copy
-starts again at receive count 0. After ``max_aplazamientos`` deferrals the message goes
+starts again at receive count 0. After ``max_deferrals`` deferrals the message goes
 to the DLQ with ``Motivo.APLAZAMIENTOS_AGOTADOS`` — an outage that long needs a person.
 
 A FIFO queue takes no per-message ``DelaySeconds``, and a re-send with the same dedup id
@@ -73,14 +73,14 @@ class DeferralPolicy:
 
     base_delay_s: int = 60
     max_delay_s: int = SQS_MAX_DELAY_S
-    max_aplazamientos: int = 12
+    max_deferrals: int = 12
     rng: random.Random = field(default_factory=random.Random, compare=False)
 
     def __post_init__(self) -> None:
         if not 0 < self.base_delay_s <= self.max_delay_s <= SQS_MAX_DELAY_S:
             raise ValueError(f"need 0 < base_delay_s <= max_delay_s <= {SQS_MAX_DELAY_S}")
-        if self.max_aplazamientos < 1:
-            raise ValueError("max_aplazamientos must be >= 1")
+        if self.max_deferrals < 1:
+            raise ValueError("max_deferrals must be >= 1")
 
     @property
     def backoff(self) -> EqualJitterBackoff:
@@ -91,7 +91,7 @@ class DeferralPolicy:
 
     def espera_minima_total_s(self) -> int:
         """The shortest outage that can exhaust the deferrals: any shorter one loses nothing."""
-        return sum(math.floor(self.backoff.compute(n, _SIN_AZAR)) for n in range(self.max_aplazamientos))
+        return sum(math.floor(self.backoff.compute(n, _SIN_AZAR)) for n in range(self.max_deferrals))
 
 
 class _SinAzar(random.Random):
@@ -135,11 +135,11 @@ def defer(
     ``minimo_s``: wait at least this long (capped at 900 s), e.g. the time the breaker says it
     stays open: a copy that comes back before the circuit can close only costs an invocation.
     ``cuenta=False``: a deferral that is nobody's outage (the invocation ran out of time before
-    starting the record): it does not count toward ``max_aplazamientos`` and the copy is due
+    starting the record): it does not count toward ``max_deferrals`` and the copy is due
     again within :data:`RELEVO_MAX_S`, so a slow provider cannot push messages to the DLQ.
     """
     n = aplazamientos(record)
-    if cuenta and n >= politica.max_aplazamientos:
+    if cuenta and n >= politica.max_deferrals:
         detalle = f"{n} deferrals while {causa}"
         send_to_dlq(sqs, cola, record, dlq.Motivo.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
         return

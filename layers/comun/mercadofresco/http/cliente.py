@@ -12,9 +12,9 @@ Outcomes
 --------
 - 2xx/3xx and 4xx other than 429: returned as :class:`Respuesta` (``status``, ``cuerpo``). A 4xx is
   the provider's business answer (402 ``{"motivo": "fondos insuficientes"}``): the caller maps it.
-- 5xx, 429, refused, reset, connect timeout, or a read timeout with ``idempotente=True``:
+- 5xx, 429, refused, reset, connect timeout, or a read timeout with ``idempotent=True``:
   retried; when attempts, budget or ``Retry-After`` bound run out, ``error_no_disponible``.
-- Read timeout with ``idempotente=False``: :class:`~mercadofresco.errors.ResultadoDesconocido`,
+- Read timeout with ``idempotent=False``: :class:`~mercadofresco.errors.ResultadoDesconocido`,
   never retried (the provider may have acted).
 """
 
@@ -94,7 +94,7 @@ class ClienteProveedor:
     --------
     >>> cliente = ClienteProveedor(dependencia="pasarela", base_url="https://pasarela.example")
     >>> status, cuerpo = cliente.post("/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1",
-    ...                               idempotente=True)  # doctest: +SKIP
+    ...                               idempotent=True)  # doctest: +SKIP
     """
 
     def __init__(
@@ -129,14 +129,14 @@ class ClienteProveedor:
         self._pool = urllib3.PoolManager(retries=False, timeout=self._timeout)
 
     def post(
-        self, ruta: str, *, json: Any = None, idempotency_key: str | None = None, idempotente: bool = False
+        self, ruta: str, *, json: Any = None, idempotency_key: str | None = None, idempotent: bool = False
     ) -> Respuesta:
-        """POST ``json`` to ``ruta``; ``idempotente`` says whether a read timeout may be retried."""
-        return self.solicitar("POST", ruta, json=json, idempotency_key=idempotency_key, idempotente=idempotente)
+        """POST ``json`` to ``ruta``; ``idempotent`` says whether a read timeout may be retried."""
+        return self.solicitar("POST", ruta, json=json, idempotency_key=idempotency_key, idempotent=idempotent)
 
     def get(self, ruta: str) -> Respuesta:
         """GET ``ruta`` (a read: always idempotent)."""
-        return self.solicitar("GET", ruta, idempotente=True)
+        return self.solicitar("GET", ruta, idempotent=True)
 
     def solicitar(
         self,
@@ -145,7 +145,7 @@ class ClienteProveedor:
         *,
         json: Any = None,
         idempotency_key: str | None = None,
-        idempotente: bool = False,
+        idempotent: bool = False,
     ) -> Respuesta:
         """Send with retries as the module docstring describes."""
         cuerpo = None if json is None else _json_bytes(json)
@@ -156,7 +156,7 @@ class ClienteProveedor:
         # Only what reaches the provider counts: a call or a retry the open circuit refuses
         # (CircuitoAbierto propagates from _intentar) neither feeds the budget nor counts as a
         # retry, or an outage would fill the budget exactly while the provider is down.
-        intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
+        intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotent)
         if self.budget is not None:
             self.budget.record_call()
         numero, motivo = 0, ""
@@ -166,7 +166,7 @@ class ClienteProveedor:
                 break
             self._sleep(espera)
             numero += 1
-            intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotente)
+            intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotent)
             self._metricas.contar(REINTENTOS, self.dependencia)
         return self._resultado(intento, numero + 1, motivo)
 
@@ -186,7 +186,7 @@ class ClienteProveedor:
         return espera, motivo
 
     def _intentar(
-        self, metodo: str, ruta: str, cuerpo: bytes | None, cabeceras: dict[str, str], idempotente: bool
+        self, metodo: str, ruta: str, cuerpo: bytes | None, cabeceras: dict[str, str], idempotent: bool
     ) -> _Intento:
         """One attempt under the breaker (``CircuitoAbierto`` propagates: nothing was sent)."""
         permiso = self.breaker.acquire() if self.breaker is not None else None
@@ -195,7 +195,7 @@ class ClienteProveedor:
             resp = self._pool.request(metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras, redirect=False)
         except Exception as exc:
             self._medir(inicio)
-            clasificacion = clasificar(exc, idempotente=idempotente)
+            clasificacion = clasificar(exc, idempotent=idempotent)
             _anotar(permiso, fallo=clasificacion is not Clasificacion.PERMANENTE)
             if clasificacion is Clasificacion.PERMANENTE:
                 raise  # not a provider failure (a bad URL, our bug): surface it as it is
@@ -223,7 +223,7 @@ class ClienteProveedor:
         tipo = PresupuestoReintentosAgotado if motivo == MOTIVO_PRESUPUESTO else self.error_no_disponible
         error = tipo(
             f"{self.dependencia} unavailable after {intentos} attempt(s) ({motivo}); last: {intento.detalle}",
-            dependencia=self.dependencia,
+            dependency=self.dependencia,
             attempts=intentos,
             last_outcome=intento.detalle,
         )

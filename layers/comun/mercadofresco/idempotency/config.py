@@ -19,7 +19,7 @@ POLL_INTERVAL_S = 0.25
 
 # Environment variables read by :meth:`IdempotencyConfig.from_env` (all optional).
 ENV_LEASE_S = "IDEMPOTENCY_LEASE_S"
-ENV_EXPIRES_AFTER_S = "IDEMPOTENCIA_EXPIRA_S"
+ENV_EXPIRES_AFTER_S = "IDEMPOTENCY_EXPIRES_AFTER_S"
 ENV_FUNCTION_TIMEOUT_S = ("FUNCTION_TIMEOUT_S", "AWS_LAMBDA_FUNCTION_TIMEOUT")  # ours first; SAM local sets the 2nd
 
 
@@ -77,7 +77,7 @@ class IdempotencyConfig:
 
         ``IDEMPOTENCY_LEASE_S`` sets the lease outright; otherwise it is derived from
         ``FUNCTION_TIMEOUT_S`` (or ``AWS_LAMBDA_FUNCTION_TIMEOUT``) with :func:`lease_for_timeout`.
-        ``IDEMPOTENCIA_EXPIRA_S`` overrides the 24 h record life.
+        ``IDEMPOTENCY_EXPIRES_AFTER_S`` overrides the 24 h record life.
         """
         valores: dict[str, Any] = {}
         if ENV_EXPIRES_AFTER_S in os.environ:

@@ -1,7 +1,7 @@
 """The transactional outbox on PostgreSQL and its relay to EventBridge (lesson 07-05, section 13).
 
 An order and its ``PedidoCreado`` event are written in one transaction
-(:func:`mercadofresco.outbox.store.crear_pedido`); :class:`mercadofresco.outbox.relay.OutboxRelay`
+(:func:`mercadofresco.dominio.pedidos.crear_pedido`); :class:`mercadofresco.outbox.relay.OutboxRelay`
 publishes the pending rows to ``bus-mercadofresco`` and marks only what EventBridge accepted.
 Delivery is at least once: a relay that dies between ``PutEvents`` and its commit publishes the
 rows again, with the same event ``id`` (the outbox row id), so consumers drop the duplicate.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-PUT_EVENTS_MAX_ENTRADAS = 10  # EventBridge PutEvents hard limit per call
+PUT_EVENTS_MAX_ENTRIES = 10  # EventBridge PutEvents hard limit per call
 PUT_EVENTS_MAX_BYTES = 256 * 1024  # PutEvents hard limit per call (and so per entry)
 
 
@@ -13,44 +13,44 @@ PUT_EVENTS_MAX_BYTES = 256 * 1024  # PutEvents hard limit per call (and so per e
 class OutboxConfig:
     """How the relay claims, sends and gives up, and how the clean-up deletes.
 
-    ``drenaje_s`` is how long one invocation keeps draining (most of the scheduled
-    minute); ``sondeo_s`` the pause when there is nothing to send. A row rejected
-    ``intentos_max`` times in total is parked with its reason instead of blocking the rest.
+    ``drain_s`` is how long one invocation keeps draining (most of the scheduled
+    minute); ``poll_s`` the pause when there is nothing to send. A row rejected
+    ``max_attempts`` times in total is parked with its reason instead of blocking the rest.
     """
 
     bus_name: str
     source: str = "mercadofresco.tienda"
-    lote_max: int = 100
-    entradas_por_llamada: int = PUT_EVENTS_MAX_ENTRADAS
-    bytes_por_llamada: int = PUT_EVENTS_MAX_BYTES
-    reenvios_por_lote: int = 2
-    intentos_max: int = 8
-    drenaje_s: float = 50.0
-    margen_s: float = 5.0
-    sondeo_s: float = 1.0
-    espera_bloqueo_s: float = 0.02
-    espera_reenvio_s: float = 0.05
-    espera_tras_error_s: float = 1.0
-    retencion_dias: int = 7
-    lote_limpieza: int = 1000
+    batch_max: int = 100
+    entries_per_call: int = PUT_EVENTS_MAX_ENTRIES
+    bytes_per_call: int = PUT_EVENTS_MAX_BYTES
+    resends_per_batch: int = 2
+    max_attempts: int = 8
+    drain_s: float = 50.0
+    margin_s: float = 5.0
+    poll_s: float = 1.0
+    lock_wait_s: float = 0.02
+    resend_wait_s: float = 0.05
+    error_wait_s: float = 1.0
+    retention_days: int = 7
+    purge_batch: int = 1000
 
     def __post_init__(self) -> None:
         if not self.bus_name:
             raise ValueError("bus_name is required (EVENT_BUS_NAME)")
-        if not 1 <= self.entradas_por_llamada <= PUT_EVENTS_MAX_ENTRADAS:
-            raise ValueError(f"entradas_por_llamada must be 1..{PUT_EVENTS_MAX_ENTRADAS}")
-        if not 1 <= self.bytes_por_llamada <= PUT_EVENTS_MAX_BYTES:
-            raise ValueError(f"bytes_por_llamada must be 1..{PUT_EVENTS_MAX_BYTES}")
-        if self.lote_max < 1 or self.lote_limpieza < 1 or self.intentos_max < 1 or self.reenvios_por_lote < 0:
-            raise ValueError("lote_max, lote_limpieza and intentos_max must be >= 1, reenvios_por_lote >= 0")
-        if self.retencion_dias < 1:
-            raise ValueError("retencion_dias must be >= 1")
+        if not 1 <= self.entries_per_call <= PUT_EVENTS_MAX_ENTRIES:
+            raise ValueError(f"entries_per_call must be 1..{PUT_EVENTS_MAX_ENTRIES}")
+        if not 1 <= self.bytes_per_call <= PUT_EVENTS_MAX_BYTES:
+            raise ValueError(f"bytes_per_call must be 1..{PUT_EVENTS_MAX_BYTES}")
+        if self.batch_max < 1 or self.purge_batch < 1 or self.max_attempts < 1 or self.resends_per_batch < 0:
+            raise ValueError("batch_max, purge_batch and max_attempts must be >= 1, resends_per_batch >= 0")
+        if self.retention_days < 1:
+            raise ValueError("retention_days must be >= 1")
 
     @classmethod
     def from_env(cls) -> OutboxConfig:
         """Read ``EVENT_BUS_NAME`` (required) and the optional ``OUTBOX_*`` overrides."""
         extra: dict[str, float | int] = {}
-        for campo, tipo in (("drenaje_s", float), ("lote_max", int), ("intentos_max", int), ("retencion_dias", int)):
+        for campo, tipo in (("drain_s", float), ("batch_max", int), ("max_attempts", int), ("retention_days", int)):
             valor = os.environ.get(f"OUTBOX_{campo.upper()}")
             if valor:
                 extra[campo] = tipo(valor)

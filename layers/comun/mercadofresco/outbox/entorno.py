@@ -44,6 +44,6 @@ def entorno() -> EntornoOutbox:
     return EntornoOutbox(pool, OutboxConfig.from_env())
 
 
-def plazo(restante_ms: int, margen_s: float, max_s: float = float("inf")) -> float:
-    """Monotonic deadline: at most ``max_s`` from now, and ``margen_s`` before the Lambda times out."""
-    return time.monotonic() + max(0.0, min(max_s, restante_ms / 1000 - margen_s))
+def plazo(restante_ms: int, margin_s: float, max_s: float = float("inf")) -> float:
+    """Monotonic deadline: at most ``max_s`` from now, and ``margin_s`` before the Lambda times out."""
+    return time.monotonic() + max(0.0, min(max_s, restante_ms / 1000 - margin_s))

@@ -72,7 +72,7 @@ def trocear(
     agregados: set[tuple[str, str]] = set()
     for item in pendientes:
         fila, _, tamano = item
-        lleno = len(actual) >= config.entradas_por_llamada or bytes_actual + tamano > config.bytes_por_llamada
+        lleno = len(actual) >= config.entries_per_call or bytes_actual + tamano > config.bytes_per_call
         if actual and (lleno or fila.agregado in agregados):
             yield actual
             actual, bytes_actual, agregados = [], 0, set()

@@ -1,4 +1,4 @@
-"""The outbox's daily clean-up: delete rows published more than ``retencion_dias`` ago.
+"""The outbox's daily clean-up: delete rows published more than ``retention_days`` ago.
 
 Without it the table grows forever (the lesson's "zombie carts"). Deletes go in bounded
 batches, one short transaction each, so the relay's claims never wait behind a huge DELETE,
@@ -30,12 +30,12 @@ def purge_published(
     *,
     reloj: Callable[[], float] = time.monotonic,
 ) -> int:
-    """Delete old published rows in batches of ``lote_limpieza`` until none is left or ``hasta``; return the count."""
+    """Delete old published rows in batches of ``purge_batch`` until none is left or ``hasta``; return the count."""
     borradas = 0
     while reloj() < hasta:
         with pool.connection() as conn, conn.transaction():
-            n = postgres.delete_published(conn, config.retencion_dias, config.lote_limpieza)
+            n = postgres.delete_published(conn, config.retention_days, config.purge_batch)
         borradas += n
-        if n < config.lote_limpieza:
+        if n < config.purge_batch:
             break
     return borradas

@@ -12,13 +12,14 @@ again: published twice, with the same ``id`` (at least once, never lost).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mercadofresco.outbox.eventos import FilaOutbox
 
 if TYPE_CHECKING:
-    import uuid
+    from collections.abc import Mapping
 
     from psycopg import Connection
 
@@ -91,7 +92,7 @@ def mark_published(conn: Connection, ids: list[uuid.UUID]) -> None:
         )
 
 
-def record_failures(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], intentos_max: int) -> list[uuid.UUID]:
+def record_failures(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], max_attempts: int) -> list[uuid.UUID]:
     """Add each row's rejections to ``intentos`` and keep its last error; park the ones at the limit.
 
     Call after :func:`mark_published`: a row accepted on a re-send keeps its count but is
@@ -106,7 +107,7 @@ def record_failures(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], 
             "ids": ids,
             "rechazos": [fallos[i][0] for i in ids],
             "errores": [fallos[i][1][:1000] for i in ids],
-            "max": intentos_max,
+            "max": max_attempts,
         },
     ).fetchall()
     return [id_ for id_, aparcada in filas if aparcada]
@@ -131,12 +132,33 @@ def status(conn: Connection) -> OutboxStatus:
     return OutboxStatus(int(pendientes), float(antiguedad), int(aparcadas))
 
 
-def delete_published(conn: Connection, retencion_dias: int, lote: int) -> int:
-    """Delete up to ``lote`` rows published more than ``retencion_dias`` ago; return how many."""
+def delete_published(conn: Connection, retention_days: int, lote: int) -> int:
+    """Delete up to ``lote`` rows published more than ``retention_days`` ago; return how many."""
     cursor = conn.execute(
         "DELETE FROM outbox WHERE id IN ("
         " SELECT id FROM outbox WHERE publicado AND publicado_en < clock_timestamp() - make_interval(days => %s)"
         " ORDER BY publicado_en LIMIT %s FOR UPDATE SKIP LOCKED)",
-        (retencion_dias, lote),
+        (retention_days, lote),
     )
     return cursor.rowcount
+
+
+def add_event(
+    conn: Connection,
+    tipo_agregado: str,
+    agregado_id: str,
+    tipo_evento: str,
+    payload: Mapping[str, Any],
+    version: int = 1,
+) -> uuid.UUID:
+    """Insert one outbox row in the caller's transaction; return its id (the event's ``id``)."""
+    # The driver is imported by the first write, not by importing the module (the store API's init phase).
+    from psycopg.types.json import Jsonb
+
+    outbox_id = uuid.uuid4()
+    conn.execute(
+        "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (outbox_id, tipo_agregado, agregado_id, tipo_evento, version, Jsonb(dict(payload))),
+    )
+    return outbox_id

@@ -1,6 +1,6 @@
 """``OutboxRelay``: publish pending outbox rows to EventBridge, mark only what was accepted.
 
-One batch = one transaction: claim ≤ ``lote_max`` rows (``FOR UPDATE SKIP LOCKED``, oldest
+One batch = one transaction: claim ≤ ``batch_max`` rows (``FOR UPDATE SKIP LOCKED``, oldest
 first), send them with ``PutEvents`` in calls of ≤ 10 entries and ≤ 256 KB, re-send only the
 entries EventBridge rejected (``FailedEntryCount`` / per-entry ``ErrorCode``), then mark the
 accepted rows and count the rejections, and commit. Order per aggregate is kept: a row whose
@@ -122,14 +122,14 @@ class OutboxRelay:
         """Claim, publish, mark and commit one batch; return its counters."""
         res = Resultado(lotes=1)
         with self._pool.connection() as conn, conn.transaction():
-            filas = postgres.claim(conn, self._config.lote_max)
+            filas = postgres.claim(conn, self._config.batch_max)
             res.reclamadas = len(filas)
             if not filas:
                 return res
             enviables = self._planificar(conn, filas, res)
             aceptadas, fallos = self._publicar(enviables, res)
             postgres.mark_published(conn, aceptadas)
-            aparcadas = postgres.record_failures(conn, fallos, self._config.intentos_max)
+            aparcadas = postgres.record_failures(conn, fallos, self._config.max_attempts)
             for id_ in aparcadas:
                 logger.error("outbox row parked", extra={"outbox_id": str(id_), "motivo": fallos[id_][1]})
             res.publicadas = len(aceptadas)
@@ -137,7 +137,7 @@ class OutboxRelay:
         return res
 
     def drain(self, hasta: float) -> Resultado:
-        """Process batches until the clock reaches ``hasta``; poll every ``sondeo_s`` when idle.
+        """Process batches until the clock reaches ``hasta``; poll every ``poll_s`` when idle.
 
         A database outage (restart, failover) or an unavailable EventBridge pauses and retries
         instead of ending the drain: nothing is lost, the rows wait in the table.
@@ -149,7 +149,7 @@ class OutboxRelay:
             except ERRORES_BD as exc:
                 total.errores_bd += 1
                 logger.warning("outbox database unavailable, retrying", extra={"error": str(exc)})
-                self._dormir(min(self._config.espera_tras_error_s, max(hasta - ahora, 0)))
+                self._dormir(min(self._config.error_wait_s, max(hasta - ahora, 0)))
                 continue
             total.sumar(lote)
             self._dormir(min(self._pausa(lote), max(hasta - self._reloj(), 0)))
@@ -162,11 +162,11 @@ class OutboxRelay:
 
     def _pausa(self, lote: Resultado) -> float:
         if lote.errores_servicio:
-            return self._config.espera_tras_error_s
+            return self._config.error_wait_s
         if lote.reclamadas == 0:
-            return self._config.sondeo_s
+            return self._config.poll_s
         if lote.publicadas == 0 and lote.rechazos == 0:
-            return self._config.espera_bloqueo_s  # everything waits on another relay's commit
+            return self._config.lock_wait_s  # everything waits on another relay's commit
         return 0.0
 
     def _planificar(self, conn: Any, filas: list[FilaOutbox], res: Resultado) -> list[tuple[FilaOutbox, dict, int]]:
@@ -180,8 +180,8 @@ class OutboxRelay:
                 continue
             ent = entrada(fila, self._config)
             tamano = tamano_entrada(ent)
-            if tamano > self._config.bytes_por_llamada:
-                motivo = f"entry of {tamano} bytes exceeds PutEvents' {self._config.bytes_por_llamada}-byte limit"
+            if tamano > self._config.bytes_per_call:
+                motivo = f"entry of {tamano} bytes exceeds PutEvents' {self._config.bytes_per_call}-byte limit"
                 postgres.park(conn, fila.id, motivo)
                 logger.error("outbox row parked", extra={"outbox_id": str(fila.id), "motivo": motivo})
                 res.aparcadas += 1
@@ -196,9 +196,9 @@ class OutboxRelay:
         aceptadas: list[uuid.UUID] = []
         fallos: dict[uuid.UUID, tuple[int, str]] = {}
         pendientes = enviables
-        for ronda in range(1 + self._config.reenvios_por_lote):
+        for ronda in range(1 + self._config.resends_per_batch):
             if ronda:
-                self._dormir(self._config.espera_reenvio_s * ronda)  # rejections are often throttling
+                self._dormir(self._config.resend_wait_s * ronda)  # rejections are often throttling
             rechazadas: list[tuple[FilaOutbox, dict, int]] = []
             detenidos: set[tuple[str, str]] = set()
             for llamada in trocear(pendientes, self._config):

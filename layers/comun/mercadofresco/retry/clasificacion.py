@@ -62,14 +62,14 @@ class Clasificacion(Enum):
         return self in (Clasificacion.TRANSITORIO, Clasificacion.TRANSITORIO_ESPERA_LARGA)
 
 
-def clasificar(resultado: int | BaseException, *, idempotente: bool = False) -> Clasificacion:
+def clasificar(resultado: int | BaseException, *, idempotent: bool = False) -> Clasificacion:
     """Classify an HTTP status or an exception raised by urllib3, botocore or the socket layer.
 
     Parameters
     ----------
     resultado:
         An HTTP status code, or the exception the call raised.
-    idempotente:
+    idempotent:
         Whether repeating the operation is harmless (it carries an ``Idempotency-Key`` the
         provider honours, or it only reads). Decides what a read timeout means.
 
@@ -81,8 +81,8 @@ def clasificar(resultado: int | BaseException, *, idempotente: bool = False) -> 
     if isinstance(resultado, int):
         return _por_status(resultado)
     if type(resultado).__module__.startswith("botocore"):
-        return _botocore(resultado, idempotente=idempotente)
-    return _red(resultado, idempotente=idempotente)
+        return _botocore(resultado, idempotent=idempotent)
+    return _red(resultado, idempotent=idempotent)
 
 
 def _por_status(status: int) -> Clasificacion:
@@ -95,23 +95,23 @@ def _por_status(status: int) -> Clasificacion:
     return Clasificacion.EXITO
 
 
-def _lectura_agotada(idempotente: bool) -> Clasificacion:
-    return Clasificacion.TRANSITORIO if idempotente else Clasificacion.RESULTADO_DESCONOCIDO
+def _lectura_agotada(idempotent: bool) -> Clasificacion:
+    return Clasificacion.TRANSITORIO if idempotent else Clasificacion.RESULTADO_DESCONOCIDO
 
 
-def _red(exc: BaseException, *, idempotente: bool) -> Clasificacion:
+def _red(exc: BaseException, *, idempotent: bool) -> Clasificacion:
     # Order matters: urllib3's NewConnectionError subclasses ConnectTimeoutError, and both are
     # TimeoutError subclasses like ReadTimeoutError; the connect side is checked first.
     if isinstance(exc, u3.ConnectTimeoutError | u3.NewConnectionError | ConnectionRefusedError):
         return Clasificacion.TRANSITORIO
     if isinstance(exc, u3.ReadTimeoutError | socket.timeout | TimeoutError):
-        return _lectura_agotada(idempotente)
+        return _lectura_agotada(idempotent)
     if isinstance(exc, u3.ProtocolError | u3.SSLError | u3.ProxyError | ConnectionError):
         return Clasificacion.TRANSITORIO  # reset/aborted: the lesson and DESIGN treat a broken link as transient
     return Clasificacion.PERMANENTE
 
 
-def _botocore(exc: BaseException, *, idempotente: bool) -> Clasificacion:
+def _botocore(exc: BaseException, *, idempotent: bool) -> Clasificacion:
     from botocore import exceptions as bc  # botocore only when the error came from it
 
     if isinstance(exc, bc.ClientError):
@@ -123,7 +123,7 @@ def _botocore(exc: BaseException, *, idempotente: bool) -> Clasificacion:
             return Clasificacion.TRANSITORIO_ESPERA_LARGA
         return _por_status(int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)))
     if isinstance(exc, bc.ReadTimeoutError):
-        return _lectura_agotada(idempotente)
+        return _lectura_agotada(idempotent)
     if isinstance(exc, bc.ConnectTimeoutError | bc.EndpointConnectionError | bc.ConnectionClosedError):
         return Clasificacion.TRANSITORIO
     return Clasificacion.PERMANENTE

@@ -36,7 +36,7 @@ class RetryPolicy:
     retry_after_max_s:
         Upper bound on a provider's ``Retry-After`` (a provider asking for 10 minutes gets the
         error instead: the queue or workflow waits, not a billed Lambda).
-    espera_429_min_s:
+    min_429_wait_s:
         Added to the jittered backoff after a 429 without ``Retry-After`` (added, not max'ed,
         so the waits of many callers stay spread out).
     """
@@ -44,7 +44,7 @@ class RetryPolicy:
     max_attempts: int = MAX_ATTEMPTS_HTTP
     backoff: Backoff = field(default_factory=FullJitterBackoff)
     retry_after_max_s: float = RETRY_AFTER_MAX_S
-    espera_429_min_s: float = ESPERA_429_MIN_S
+    min_429_wait_s: float = ESPERA_429_MIN_S
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -79,5 +79,5 @@ class RetryPolicy:
             return retry_after if retry_after <= self.retry_after_max_s else None
         espera = self.backoff.compute(reintento, rng)
         if clasificacion is Clasificacion.TRANSITORIO_ESPERA_LARGA:
-            espera += self.espera_429_min_s
+            espera += self.min_429_wait_s
         return espera

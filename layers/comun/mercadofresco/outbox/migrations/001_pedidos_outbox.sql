@@ -1,5 +1,5 @@
 -- Orders and their transactional outbox (lesson 07-05, section 13).
--- The order row and its event row are written in ONE transaction (outbox/store.py);
+-- The order row and its event row are written in ONE transaction (dominio/pedidos.py);
 -- the relay publishes the event rows and marks them; a daily clean-up deletes them.
 -- Unqualified names on purpose: the tables live in the connection's search_path
 -- (a private schema per test, the default schema on Aurora).

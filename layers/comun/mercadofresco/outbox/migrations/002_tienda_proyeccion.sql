@@ -3,7 +3,7 @@
 -- even on a database where someone applied it by hand before schema_migrations knew.
 
 -- POST /pedidos: the client's Idempotency-Key, claimed in the same transaction as the
--- order and its PedidoCreado (outbox/solicitudes.py). huella is the SHA-256 of the
+-- order and its PedidoCreado (dominio/solicitudes.py). huella is the SHA-256 of the
 -- canonical request body: the same key with another body is refused, never answered
 -- with another order. The key row is inserted first (it is the claim a concurrent retry
 -- waits on), so the foreign key is checked at commit.
@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS solicitudes_pedido (
         REFERENCES pedidos (pedido_id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED
 );
 
--- The projection (functions/proyeccion, outbox/proyeccion.py) keeps pedidos.estado from
+-- The projection (functions/proyeccion, dominio/proyeccion.py) keeps pedidos.estado from
 -- the workflow's outcome events. 001 created estado; estado_rango orders the states so a
 -- late, older event never overwrites a later one (the lesson's "if version > version_actual").
 ALTER TABLE pedidos ADD COLUMN IF NOT EXISTS estado text NOT NULL DEFAULT 'CREADO';

@@ -1,0 +1,174 @@
+"""Every change the emulator makes to moto, in one place, each undone when its context ends.
+
+moto is pinned (``pyproject.toml``) because what is patched here are its internals: a new
+release may move them. :data:`TARGETS` names each one, and ``tests/test_moto_patches.py`` checks
+that every target still exists, so an upgrade fails there, by name, instead of deep inside a run.
+
+- :func:`atomic_dynamodb_writes`: DynamoDB's conditional writes are atomic; moto 5.2.5 checks a
+  ``ConditionExpression`` and then writes with no lock between, so two threads of this process
+  could both "win" an ``attribute_not_exists`` claim. One lock around each write closes it.
+- :func:`moto_server_patches`: what :class:`~sam_emulator.moto_server.ServidorMoto` needs for the
+  run: Step Functions really executing (its Lambda tasks calling back into the server), the
+  interpreter's ``Retry`` sleeps and the execution's ``TimeoutSeconds`` divided by the run's
+  compression factor, optionally ``Wait`` states too, and moto's host -> backend routing cached.
+- :func:`lambda_invoke_patches`: moto's Lambda invoke routed to in-process handlers
+  (:mod:`sam_emulator.moto_lambda`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import ExitStack, contextmanager
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+from unittest import mock
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+__all__ = [
+    "TARGETS",
+    "atomic_dynamodb_writes",
+    "lambda_invoke_patches",
+    "moto_server_patches",
+]
+
+_DYNAMODB = "moto.dynamodb.models.DynamoDBBackend"
+_DYNAMODB_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
+_RETRY_CLOCK = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
+_PROGRAM_THREADING = "moto.stepfunctions.parser.asl.component.program.program.threading"
+_WAIT_INTERVAL = (
+    "moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function.WaitFunction._wait_interval"
+)
+_ROUTING = "moto.moto_server.werkzeug_app.DomainDispatcherApplication.get_backend_for_host"
+_LAMBDA_INVOKE = "moto.awslambda.models.LambdaFunction._invoke_lambda"
+_LAMBDA_SIMPLE_INVOKE = "moto.awslambda_simple.models.LambdaSimpleBackend.invoke"
+_USER_CONFIG = "moto.core.config.default_user_config"
+
+# Every moto attribute this module replaces, as ``module.attribute[.attribute]``.
+TARGETS = (
+    *(f"{_DYNAMODB}.{nombre}" for nombre in _DYNAMODB_WRITES),
+    _RETRY_CLOCK,
+    _PROGRAM_THREADING,
+    _WAIT_INTERVAL,
+    _ROUTING,
+    _LAMBDA_INVOKE,
+    _LAMBDA_SIMPLE_INVOKE,
+    _USER_CONFIG,
+)
+
+_DYNAMODB_WRITE_LOCK = threading.RLock()
+
+
+def _resolve(target: str) -> Any:
+    """The object at ``module.attribute[.attribute]`` (the import machinery mock.patch uses)."""
+    from pkgutil import resolve_name
+
+    modulo, _, atributo = target.rpartition(".")
+    return getattr(resolve_name(modulo), atributo)
+
+
+def _patch(stack: ExitStack, target: str, new: Callable[[Any], Any]) -> None:
+    """Replace ``target`` with ``new(original)`` until ``stack`` closes."""
+    stack.enter_context(mock.patch(target, new(_resolve(target))))
+
+
+@contextmanager
+def atomic_dynamodb_writes() -> Iterator[None]:
+    """moto's DynamoDB writes atomic, as DynamoDB's conditional writes are (re-entrant: nesting is harmless)."""
+    with ExitStack() as stack:
+        for nombre in _DYNAMODB_WRITES:
+            _patch(stack, f"{_DYNAMODB}.{nombre}", _atomic)
+        yield
+
+
+def _atomic(original: Any) -> Any:
+    def atomic(*args: Any, **kwargs: Any) -> Any:
+        with _DYNAMODB_WRITE_LOCK:
+            return original(*args, **kwargs)
+
+    return atomic
+
+
+@contextmanager
+def moto_server_patches(compresion: float, *, comprimir_esperas: bool = False) -> Iterator[None]:
+    """What the emulator's moto server runs with (see the module's docstring)."""
+    from moto.core.config import default_user_config
+
+    with ExitStack() as stack:
+        stack.enter_context(atomic_dynamodb_writes())
+        stack.enter_context(mock.patch.dict(default_user_config["stepfunctions"], execute_state_machine=True))
+        stack.enter_context(mock.patch.dict(default_user_config["lambda"], use_docker=False))
+        # A Retry's wait is the interpreter's time.sleep (moto 5.2.5).
+        _patch(stack, _RETRY_CLOCK, lambda _time: _compressed_clock(compresion))
+        # TimeoutSeconds: Program.eval joins the execution's worker thread with that timeout.
+        _patch(stack, _PROGRAM_THREADING, lambda _threading: _compressed_threading(compresion))
+        if comprimir_esperas:
+            _patch(stack, _WAIT_INTERVAL, lambda _original: _compressed_wait(compresion))
+        _patch(stack, _ROUTING, _cached_routing)
+        yield
+
+
+def _compressed_clock(compresion: float) -> SimpleNamespace:
+    """A stand-in for the ``time`` module whose ``sleep`` lasts ``1/compresion`` of the asked time."""
+    reloj = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
+    reloj.sleep = lambda s: time.sleep(max(0.0, float(s)) / compresion)
+    return reloj
+
+
+def _compressed_threading(compresion: float) -> SimpleNamespace:
+    """A stand-in for the ``threading`` module whose ``Thread.join(timeout)`` waits ``1/compresion`` of it."""
+
+    class HiloComprimido(threading.Thread):
+        def join(self, timeout: float | None = None) -> None:
+            super().join(None if timeout is None else max(0.0, float(timeout)) / compresion)
+
+    hilos = SimpleNamespace(**{n: getattr(threading, n) for n in dir(threading) if not n.startswith("_")})
+    hilos.Thread = HiloComprimido
+    return hilos
+
+
+def _compressed_wait(compresion: float) -> Callable[..., None]:
+    """A Wait state waits ``Seconds / compresion`` (moto 5.2.5: ``WaitFunction._wait_interval``)."""
+
+    def _wait_interval(_self: Any, env: Any, wait_seconds: int) -> None:
+        if wait_seconds > 0:  # the execution stopping sets the event and ends the wait early
+            env.program_state_event.wait(wait_seconds / compresion)
+
+    return _wait_interval
+
+
+def _cached_routing(original: Any) -> Callable[[Any, str | None], Any]:
+    """Cache moto's host -> backend routing (moto 5.2.5 lists its package directory per request).
+
+    ``DomainDispatcherApplication.get_backend_for_host`` runs under a server-wide lock and calls
+    ``os.listdir``/``isdir`` on ~250 folders for every request; with a few hundred requests a
+    second that lock, not the emulation, was the local run's bottleneck. The answer depends only
+    on the host string, so a cache changes nothing but the cost.
+    """
+    cache: dict[str | None, Any] = {}
+
+    def get_backend_for_host(app: Any, host: str | None) -> Any:
+        if host not in cache:
+            cache[host] = original(app, host)
+        return cache[host]
+
+    return get_backend_for_host
+
+
+@contextmanager
+def lambda_invoke_patches(invoke_lambda: Callable[..., Any], invoke_simple: Callable[..., Any]) -> Iterator[None]:
+    """moto's Lambda invoke (full and simple backends) through the given functions.
+
+    Each receives the original method first: ``invoke_lambda(original, function, event)`` and
+    ``invoke_simple(original, backend, function_name, qualifier, *args)``.
+    """
+    with ExitStack() as stack:
+        _patch(stack, _LAMBDA_INVOKE, lambda original: lambda self, event=None: invoke_lambda(original, self, event))
+        _patch(
+            stack,
+            _LAMBDA_SIMPLE_INVOKE,
+            lambda original: lambda self, name, qualifier, *args: invoke_simple(original, self, name, qualifier, *args),
+        )
+        yield

@@ -1,0 +1,26 @@
+"""The emulator's own tests: fake AWS credentials, and a loopback moto server per test."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+from sam_emulator.moto_server import CREDENCIALES_LOCALES
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sam_emulator.moto_server import ServidorMoto
+
+# Never reach a real account: fake credentials and a fixed region, before boto3 loads.
+os.environ.update(CREDENCIALES_LOCALES, AWS_DEFAULT_REGION="eu-south-2", AWS_REGION="eu-south-2")
+
+
+@pytest.fixture
+def servidor_moto() -> Iterator[ServidorMoto]:
+    from sam_emulator.moto_server import ServidorMoto
+
+    # compresion 60: a queue's 60 s visibility lasts 1 s here
+    with ServidorMoto(compresion=60) as servidor:
+        yield servidor

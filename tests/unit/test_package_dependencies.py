@@ -1,0 +1,46 @@
+"""One direction of knowledge: the product knows nothing of the emulator, the emulator nothing of the product.
+
+The product is the layers and the functions (what ships to Lambda); the emulator is
+``packages/sam_emulator``; the demo (``tools/mercadofresco_local``) and the tests use both.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+RAIZ = Path(__file__).resolve().parents[2]
+PRODUCTO = ("layers", "functions")
+EMULADOR = ("packages/sam_emulator/sam_emulator",)
+
+
+def _importados(carpetas: tuple[str, ...]) -> dict[str, set[str]]:
+    """Top-level package of every import, per file."""
+    resultado: dict[str, set[str]] = {}
+    for carpeta in carpetas:
+        for fichero in sorted((RAIZ / carpeta).rglob("*.py")):
+            raices = set()
+            for nodo in ast.walk(ast.parse(fichero.read_text())):
+                if isinstance(nodo, ast.Import):
+                    raices |= {alias.name.split(".")[0] for alias in nodo.names}
+                elif isinstance(nodo, ast.ImportFrom) and nodo.module and not nodo.level:
+                    raices.add(nodo.module.split(".")[0])
+            resultado[fichero.relative_to(RAIZ).as_posix()] = raices
+    return resultado
+
+
+@pytest.mark.parametrize(
+    ("carpetas", "prohibidos"),
+    [
+        (PRODUCTO, {"sam_emulator", "mercadofresco_local", "mercadofresco_ops", "mercadofresco_lab", "moto"}),
+        (EMULADOR, {"mercadofresco", "simulador", "mercadofresco_local", "mercadofresco_ops", "mercadofresco_lab"}),
+    ],
+    ids=["product", "emulator"],
+)
+def test_package_imports_nothing_from_the_other_side(carpetas: tuple[str, ...], prohibidos: set[str]) -> None:
+    # GIVEN every module of one side  WHEN its imports are read
+    cruzados = {f: sorted(raices & prohibidos) for f, raices in _importados(carpetas).items() if raices & prohibidos}
+    # THEN none reaches the other side
+    assert cruzados == {}

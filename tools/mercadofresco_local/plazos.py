@@ -1,0 +1,51 @@
+"""What the application derives from a function's bounds, for the emulator's hooks.
+
+:class:`sam_emulator.runtime.RuntimeLocal` knows nothing of the layer: the local run hands it
+these two functions (its ``comprimir_funcion`` and ``entornos_nuevos``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sam_emulator.functions import Funcion
+
+
+def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
+    """Divide the bounds a compressed ``Wait`` must keep its ratio to: idempotency leases and HTTP timeouts.
+
+    The workflow waits past a lease (``EsperarFinBloqueoCobro``) and runs under ``TimeoutSeconds``;
+    both are compressed (:class:`ServidorMoto` ``comprimir_esperas``), so the leases they outlast
+    are too: ``IDEMPOTENCY_LEASE_S`` (when the template derives it from the timeout,
+    :func:`mercadofresco.idempotency.config.lease_for_timeout` of the *original* timeout) becomes
+    ``ceil(lease / compresion)``. A live invocation must still end well inside its compressed
+    lease, so every ``*_TIMEOUT_S`` HTTP timeout is divided too. The function's own ``Timeout``
+    (and ``FUNCTION_TIMEOUT_S``) stays real: the layer keeps fixed margins before it (the relay's
+    5 s, the consumers' "too little time left"), and a timeout at a chosen point is what the
+    chaos plan injects anyway (:mod:`sam_emulator.deaths`).
+    """
+    from mercadofresco.idempotency.config import ENV_LEASE_S, lease_for_timeout
+
+    entorno = funcion.entorno
+    lease_s = float(
+        entorno.get(ENV_LEASE_S) or lease_for_timeout(int(entorno.get("FUNCTION_TIMEOUT_S", funcion.timeout_s)))
+    )
+    entorno[ENV_LEASE_S] = str(max(1, math.ceil(lease_s / compresion)))
+    for clave, valor in list(entorno.items()):
+        if clave.endswith("_TIMEOUT_S") and clave != "FUNCTION_TIMEOUT_S":
+            entorno[clave] = f"{float(valor) / compresion:.3f}"
+
+
+
+def entornos_nuevos() -> None:
+    """Forget the layer's per-execution-environment caches, as new Lambda containers would.
+
+    A second local run in the same process (the e2e suite) has another moto port and another
+    database schema: the layer's one public reset forgets its clients, secret provider,
+    configuration and pools (closed first).
+    """
+    from mercadofresco.process_cache import reset_environment
+
+    reset_environment()

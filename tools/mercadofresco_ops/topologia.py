@@ -1,0 +1,199 @@
+"""What the operator commands know of the deployment, read from ``template.yaml``, never listed again.
+
+A new consumer is its handler, its template resources, its events and its tests: ``mf-dlq`` and
+``mf-smoke`` find its queue, its DLQ and its log group here, from the template's own wiring:
+
+- a DLQ is a queue some other resource names as its dead-letter target (an SQS
+  ``RedrivePolicy.deadLetterTargetArn``, a target's or a pipe's ``DeadLetterConfig.Arn``);
+- a DLQ's source queues are the queues whose ``RedrivePolicy`` points at it;
+- a source queue's consumer is the function with an ``SQS`` event on it (its log group: its
+  ``LoggingConfig.LogGroup``, else ``/aws/lambda/<FunctionName>``), or the pipe reading it and
+  the state machine that pipe starts (its logging destination's log group, and the functions
+  its ``DefinitionSubstitutions`` name);
+- the dependency whose breaker stands behind a source queue is the one provider its consumer's
+  functions call (their ``<DEPENDENCY>_URL`` variable, ``PASARELA_URL`` -> ``pasarela``); a
+  consumer with a second provider (the e-mail's secondary) falls back instead of waiting, so
+  no single breaker stands behind its queue.
+
+Physical names are the template's ``!Sub`` strings with the stack's ``NameSuffix``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sam_emulator.template import Plantilla
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+PLANTILLA = Path(__file__).resolve().parents[2] / "template.yaml"
+SUFIJO = "NameSuffix"
+
+
+def _id_logico(valor: Any) -> str | None:
+    """The logical id a ``!GetAtt X.Arn`` or ``!Ref X`` names, else None."""
+    if isinstance(valor, dict):
+        if "Fn::GetAtt" in valor:
+            objetivo = valor["Fn::GetAtt"]
+            return (objetivo if isinstance(objetivo, list) else objetivo.split("."))[0]
+        if "Ref" in valor:
+            return valor["Ref"]
+    return None
+
+
+def _destinos_dlq(nodo: Any) -> set[str]:
+    """Every logical id named as a dead-letter target anywhere inside ``nodo``."""
+    encontrados: set[str] = set()
+    if isinstance(nodo, dict):
+        for clave, valor in nodo.items():
+            if clave == "deadLetterTargetArn" or (clave == "DeadLetterConfig" and isinstance(valor, dict)):
+                objetivo = _id_logico(valor if clave == "deadLetterTargetArn" else valor.get("Arn"))
+                if objetivo:
+                    encontrados.add(objetivo)
+            encontrados |= _destinos_dlq(valor)
+    elif isinstance(nodo, list):
+        for valor in nodo:
+            encontrados |= _destinos_dlq(valor)
+    return encontrados
+
+
+@dataclass
+class Topologia:
+    """The template's queues, DLQs and consumers, with physical names for one ``NameSuffix``."""
+
+    sufijo: str = ""
+    ruta: Path = PLANTILLA
+    _plantilla: Plantilla = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._plantilla = Plantilla(ruta=self.ruta, parametros={SUFIJO: self.sufijo})
+
+    @property
+    def _recursos(self) -> dict[str, dict[str, Any]]:
+        return self._plantilla.recursos
+
+    def nombre(self, logical_id: str, propiedad: str) -> str:
+        """A resource's physical name (its ``QueueName``, ``FunctionName``...) with this suffix."""
+        return str(self._plantilla.resolver(self._recursos[logical_id]["Properties"][propiedad]))
+
+    @cached_property
+    def dlqs(self) -> tuple[str, ...]:
+        """Logical ids of the queues named as a dead-letter target, in template order."""
+        destinos = _destinos_dlq(self._recursos)
+        return tuple(lid for lid, r in self._recursos.items() if r["Type"] == "AWS::SQS::Queue" and lid in destinos)
+
+    def nombres_dlq(self) -> tuple[str, ...]:
+        return tuple(self.nombre(lid, "QueueName") for lid in self.dlqs)
+
+    def origenes(self, dlq: str) -> list[str]:
+        """The queues whose ``RedrivePolicy`` sends their dead letters to ``dlq`` (a logical id)."""
+        return [
+            lid
+            for lid, r in self._recursos.items()
+            if r["Type"] == "AWS::SQS::Queue"
+            and _id_logico(r.get("Properties", {}).get("RedrivePolicy", {}).get("deadLetterTargetArn")) == dlq
+        ]
+
+    def registros_del_consumidor(self, cola: str) -> str | None:
+        """The log group of whatever consumes ``cola`` (a logical id), or None if nothing does."""
+        for lid, r in self._recursos.items():
+            props = r.get("Properties", {})
+            if r["Type"] == "AWS::Serverless::Function" and any(
+                e.get("Type") == "SQS" and _id_logico(e.get("Properties", {}).get("Queue")) == cola
+                for e in props.get("Events", {}).values()
+            ):
+                return self._registros_de_funcion(lid)
+            if r["Type"] == "AWS::Pipes::Pipe" and _id_logico(props.get("Source")) == cola:
+                return self._registros_de_maquina(_id_logico(props.get("Target")))
+        return None
+
+    def _funciones_consumidoras(self, cola: str) -> list[str]:
+        """The functions that run for ``cola``'s messages: its SQS consumers, or its pipe's state machine's tasks."""
+        funciones = []
+        for lid, r in self._recursos.items():
+            props = r.get("Properties", {})
+            if r["Type"] == "AWS::Serverless::Function" and any(
+                e.get("Type") == "SQS" and _id_logico(e.get("Properties", {}).get("Queue")) == cola
+                for e in props.get("Events", {}).values()
+            ):
+                funciones.append(lid)
+            if r["Type"] == "AWS::Pipes::Pipe" and _id_logico(props.get("Source")) == cola:
+                maquina = self._recursos.get(_id_logico(props.get("Target")) or "", {}).get("Properties", {})
+                for valor in maquina.get("DefinitionSubstitutions", {}).values():
+                    objetivo = _id_logico(valor)
+                    if self._recursos.get(objetivo or "", {}).get("Type") == "AWS::Serverless::Function":
+                        funciones.append(objetivo)
+        return funciones
+
+    def dependencia_de_cola(self, cola: str) -> str | None:
+        """The breaker name behind ``cola`` (a logical id), or None (no provider, or a fallback one)."""
+        urls = {
+            variable
+            for funcion in self._funciones_consumidoras(cola)
+            for variable in self._recursos[funcion]["Properties"].get("Environment", {}).get("Variables", {})
+            if variable.endswith("_URL")
+        }
+        return urls.pop().removesuffix("_URL").lower().replace("_", "-") if len(urls) == 1 else None
+
+    def _registros_de_funcion(self, lid: str) -> str:
+        grupo = _id_logico(self._recursos[lid]["Properties"].get("LoggingConfig", {}).get("LogGroup"))
+        if grupo:
+            return self.nombre(grupo, "LogGroupName")
+        return f"/aws/lambda/{self.nombre(lid, 'FunctionName')}"
+
+    def _registros_de_maquina(self, lid: str | None) -> str | None:
+        if lid is None:
+            return None
+        destinos = self._recursos[lid]["Properties"].get("Logging", {}).get("Destinations", [])
+        for destino in destinos:
+            grupo = _id_logico(destino.get("CloudWatchLogsLogGroup", {}).get("LogGroupArn"))
+            if grupo:
+                return self.nombre(grupo, "LogGroupName")
+        return None
+
+    def patron(self, logical_id: str, propiedad: str) -> re.Pattern[str]:
+        """A physical name of the resource, whatever the suffix (group ``sufijo``)."""
+        marca = "\x00"
+        plantilla = Plantilla(ruta=self.ruta, parametros={SUFIJO: marca})
+        texto = str(plantilla.resolver(self._recursos[logical_id]["Properties"][propiedad]))
+        return re.compile(re.escape(texto).replace(re.escape(marca), "(?P<sufijo>.*?)"))
+
+
+@cache
+def de_plantilla(sufijo: str = "") -> Topologia:
+    """The deployment's topology for one ``NameSuffix`` (the template is read once per process)."""
+    return Topologia(sufijo=sufijo)
+
+
+def _cola_de(nombre: str, candidatas: Iterable[str]) -> tuple[str, str] | None:
+    """(logical id, suffix) of the queue named ``nombre``; the shortest suffix wins, so
+    ``mercadofresco-erp-fallidos`` is the ERP's DLQ, not the ERP queue with a ``-fallidos`` stage."""
+    base = de_plantilla()
+    encontradas = [
+        (lid, encontrado.group("sufijo"))
+        for lid in candidatas
+        if (encontrado := base.patron(lid, "QueueName").fullmatch(nombre))
+    ]
+    return min(encontradas, key=lambda par: len(par[1]), default=None)
+
+
+def registros_de_dlq(cola: str) -> str | None:
+    """The log group whose errors explain the dead letters of ``cola`` (a physical name, any suffix)."""
+    encontrada = _cola_de(cola, de_plantilla().dlqs)
+    if encontrada is None:
+        return None
+    dlq, sufijo = encontrada
+    topologia = de_plantilla(sufijo)
+    return next(filter(None, map(topologia.registros_del_consumidor, topologia.origenes(dlq))), None)
+
+
+def dependencia_de_origen(cola: str) -> str | None:
+    """The breaker behind the source queue ``cola`` (a physical name, any suffix), or None."""
+    base = de_plantilla()
+    encontrada = _cola_de(cola, [lid for lid, r in base._recursos.items() if r["Type"] == "AWS::SQS::Queue"])
+    return None if encontrada is None else base.dependencia_de_cola(encontrada[0])
