@@ -71,10 +71,12 @@ def juzgar(r: Registros, ahora_s: float) -> tuple[list[Violacion], list[Invarian
             )
     for pedido, detalle in r.repetidos.items():
         violaciones.append(Violacion("un aviso al ERP y un correo por pedido y resultado", pedido, detalle))
+    # At rest every path has closed what it opened: an EN_CURSO record is a violation whatever its lease
+    # (a live one is a claim nobody will close; once it lapses, a redelivery would run the operation again).
     for clave, caduca in r.en_curso:
-        if caduca is None or caduca < ahora_s:
-            pedido = m.group(0) if (m := _ID_PEDIDO.search(clave)) else clave
-            violaciones.append(Violacion("6 ningún EN_CURSO pasado su plazo", pedido, f"{clave} EN_CURSO {caduca}"))
+        pedido = m.group(0) if (m := _ID_PEDIDO.search(clave)) else clave
+        plazo = "sin plazo" if caduca is None else ("plazo vencido" if caduca < ahora_s else "plazo vigente")
+        violaciones.append(Violacion("6 ningún registro EN_CURSO en reposo", pedido, f"{clave} EN_CURSO ({plazo})"))
     if not r.en_reposo:
         violaciones.append(Violacion("6 ninguna ejecución sigue en curso", "-", "el sistema no quedó en reposo"))
     invariantes = [
@@ -83,6 +85,7 @@ def juzgar(r: Registros, ahora_s: float) -> tuple[list[Violacion], list[Invarian
         inv.reembolsos_con_cobro(r.cobros, r.reembolsos),
         inv.cobros_con_pedido(r.cobros, r.reembolsos, r.por_pedido),
         inv.ningun_mensaje_perdido(r.balances),
+        inv.ningun_registro_en_curso(clave for clave, _ in r.en_curso),
     ]
     return violaciones, invariantes
 
