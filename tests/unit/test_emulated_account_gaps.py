@@ -18,17 +18,20 @@ def plantilla() -> dict:
     return yaml_parse((RAIZ / "template.yaml").read_text())
 
 
-def test_only_the_archive_and_the_metric_math_alarms_are_dropped(plantilla: dict) -> None:
+def test_only_the_archive_the_fis_experiments_and_the_metric_math_alarms_are_dropped(plantilla: dict) -> None:
     adaptada = gaps.adapt(plantilla, GATEWAY)
     quitados = set(plantilla["Resources"]) - set(adaptada["Resources"])
     esperados = {
         n
         for n, r in plantilla["Resources"].items()
-        if r["Type"] == "AWS::Events::Archive"
+        if r["Type"] in {"AWS::Events::Archive", "AWS::FIS::ExperimentTemplate"}
         or (r["Type"] == "AWS::CloudWatch::Alarm" and "Metrics" in r.get("Properties", {}))
     }
     assert quitados == esperados
     assert "ArchivoBusMercadoFresco" in quitados
+    assert {n for n in quitados if n.startswith("ExperimentoCaos")} == {
+        n for n, r in plantilla["Resources"].items() if r["Type"] == "AWS::FIS::ExperimentTemplate"
+    } != set()
     # The single-metric alarms (each DLQ > 0) stay.
     assert any(r["Type"] == "AWS::CloudWatch::Alarm" for r in adaptada["Resources"].values())
 
