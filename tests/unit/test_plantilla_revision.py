@@ -194,7 +194,13 @@ def test_alarms_page_somebody_through_an_email_subscription_parameter(plantilla:
 
 
 def _sentencias(rol: dict[str, Any]) -> list[dict[str, Any]]:
-    return [st for pol in _props(rol).get("Policies", []) for st in pol["PolicyDocument"]["Statement"]]
+    """Every statement the role may hold: both branches of a conditional one (``!If [c, st, NoValue]``)."""
+    sentencias = []
+    for pol in _props(rol).get("Policies", []):
+        for st in pol["PolicyDocument"]["Statement"]:
+            ramas = st["Fn::If"][1:] if "Fn::If" in st else [st]
+            sentencias += [r for r in ramas if "Action" in r]
+    return sentencias
 
 
 def test_sqs_pollers_have_own_role_reading_only_their_queues(plantilla: Plantilla) -> None:

@@ -153,9 +153,12 @@ _CASES = [
     # -- outbox (scheduled): on a fresh schema, migrated at the cold start, nothing to publish or delete
     Case("outbox-relay.json", "OutboxFunction", answer={"publicadas": 0}),
     Case("outbox-limpieza.json", "OutboxLimpiezaFunction", answer={"borradas": 0}),
-    # -- the workflow's order claim (a lease in the idempotency table)
-    Case("reclamo-pedido.json", "ReclamoFunction", answer={"reclamado": True, "estado": "EN_CURSO"}),
-    Case("reclamo-otra-ejecucion.json", "ReclamoFunction", answer={"reclamado": True, "estado": "EN_CURSO"}),
+    # -- the workflow's order claim (a lease in the idempotency table): each event claims its order on an
+    #    empty table, and answers the order read from the pipe's batch with the workflow's counters at zero
+    *(
+        Case(evento, "ReclamoFunction", answer={"cobro": {"referencia_cobro": None}, "consultas_cobro": {"n": 0}})
+        for evento in ("reclamo-pedido.json", "reclamo-otra-ejecucion.json")
+    ),
     # -- the store's projection of outcomes: on an empty store each order is unknown, a permanent
     #    error: dead-lettered as dato-invalido, never retried
     Case(
