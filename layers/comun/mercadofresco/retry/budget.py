@@ -17,7 +17,11 @@ once); as in Finagle, retries are bounded by ~10 % of the *recent* calls. A proc
 loses its unsent deposits: the budget errs towards fewer retries, never more.
 
 Valkey unreachable: the same bucket runs in process (:class:`_BucketLocal`), so retries stay
-bounded per process instead of unbounded or all refused.
+bounded instead of unbounded or all refused. That fallback bucket starts *empty*: it is filled only
+by the calls this process makes while degraded, so every process's fallback adds at most 10 % of its
+own calls and the whole fleet's retries stay within 10 % of all calls + 10 (the shared bucket's
+capacity), however many processes lose Valkey at once. A full fallback bucket per process would add
+10 retries per Lambda instance exactly when the platform is already in trouble.
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ logger = logging.getLogger(__name__)
 class _BucketLocal:
     """The same token bucket in process memory (degraded mode, or no Valkey client given)."""
 
-    def __init__(self, ratio: float, capacidad: float) -> None:
-        self.ratio, self.capacidad, self.fichas = ratio, capacidad, capacidad
+    def __init__(self, ratio: float, capacidad: float, fichas: float) -> None:
+        self.ratio, self.capacidad, self.fichas = ratio, capacidad, fichas
 
     def visitar(self, llamadas: int, pide: bool) -> bool:
         self.fichas = min(self.capacidad, self.fichas + llamadas * self.ratio)
@@ -103,7 +107,8 @@ class RetryBudget:
         self.ratio, self.capacidad = ratio, capacidad
         self._redis = redis_client
         self._script = redis_client.register_script(_LUA) if redis_client is not None else None
-        self._local = _BucketLocal(ratio, capacidad)
+        # The budget of this process only starts full; Valkey's fallback starts empty (module docstring).
+        self._local = _BucketLocal(ratio, capacidad, capacidad if redis_client is None else 0.0)
         self._clock = clock
         self._pendientes: deque[list[int]] = deque()  # [second, calls] oldest first
         self._lock = threading.Lock()
