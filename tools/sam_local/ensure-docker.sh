@@ -26,8 +26,13 @@ if ! command -v dockerd >/dev/null 2>&1; then
 fi
 if ! pgrep -x dockerd >/dev/null 2>&1; then
   echo "docker: starting dockerd (log: $LOG)"
-  # setsid: the daemon outlives the make/pytest that started it, like the services do.
-  setsid dockerd >"$LOG" 2>&1 </dev/null &
+  # setsid: the daemon outlives the make/pytest that started it, like the services do. It must not
+  # inherit its caller's other descriptors either (a `flock` lock around the level, make's jobserver
+  # pipes): it would hold them for its whole life, and the next `flock` would wait forever.
+  (
+    for fd in /proc/self/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+    exec setsid dockerd >"$LOG" 2>&1 </dev/null
+  ) &
   echo $! >"$PIDFILE"
 fi
 for _ in $(seq 1 120); do answers && { echo "docker: daemon reachable"; exit 0; }; sleep 0.5; done
