@@ -28,13 +28,13 @@ from sam_emulator.principal import current_principal
 from mercadofresco_iam.acciones import solicitudes_de
 
 if TYPE_CHECKING:
-
     from mercadofresco_iam.acciones import Destino
     from mercadofresco_iam.evaluador import Solicitud
 
 __all__ = ["Llamada", "Registro"]
 
 _CLAVE_CONTEXTO = "mercadofresco_iam.parametros"
+
 
 @dataclass(frozen=True, slots=True)
 class Llamada:
@@ -58,6 +58,12 @@ class Registro:
     def llamadas(self) -> list[Llamada]:
         with self._cerrojo:
             return list(self._llamadas)
+
+    def tomar(self) -> list[Llamada]:
+        """The calls recorded so far, forgotten here: a long run (a chaos campaign) checks them in slices."""
+        with self._cerrojo:
+            llamadas, self._llamadas = self._llamadas, []
+            return llamadas
 
     def anotar(self, llamada: Llamada) -> None:
         with self._cerrojo:

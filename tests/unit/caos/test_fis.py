@@ -47,14 +47,10 @@ def test_generator_output_is_pinned() -> None:
         },
         "ExperimentoCaosCobroTrasCargo": {
             "CobroTrasCargo": (
-                "aws:lambda:invocation-http-integration-response",
-                {
-                    "duration": "PT5M",
-                    "invocationPercentage": "20",
-                    "preventExecution": "false",
-                    "statusCode": "502",
-                    "contentTypeHeader": "application/json",
-                },
+                # not invocation-http-integration-response: AWS documents it for API Gateway, ALB
+                # and VPC Lattice, not for the function URL cobro calls (README, "Chaos campaign")
+                "aws:lambda:invocation-error",
+                {"duration": "PT5M", "invocationPercentage": "20", "preventExecution": "false"},
             )
         },
         "ExperimentoCaosConsumidorError": {
@@ -134,3 +130,23 @@ def test_minutos_refuses_what_is_not_a_duration() -> None:
 def test_coste_bills_every_started_action_minute_at_ten_cents() -> None:
     # GIVEN two actions of 5 min and one of 2 min 10 s  WHEN costed  THEN 5 + 5 + 3 minutes at 0.10 USD
     assert fis.coste_usd([5, 5, 2 + 10 / 60]) == 1.30
+
+
+def test_the_chaos_bucket_name_fits_s3_in_every_region_with_the_longest_name_suffix() -> None:
+    import re
+
+    import botocore.session
+
+    # GIVEN every region botocore knows, in every partition, and the longest NameSuffix the template accepts
+    sesion = botocore.session.get_session()
+    regiones = [r for p in sesion.get_available_partitions() for r in sesion.get_available_regions("s3", p)]
+    parametro = Plantilla().doc["Parameters"]["NameSuffix"]
+    sufijo = "-" + "x" * (parametro["MaxLength"] - 1)
+    assert re.fullmatch(parametro["AllowedPattern"], sufijo)
+    # WHEN the bucket's name is resolved for each (a 12-digit account id)
+    for region in regiones:
+        p = Plantilla(region=region, cuenta="123456789012", parametros={"NameSuffix": sufijo})
+        nombre = p.resolver(p.recursos["ChaosConfigBucket"]["Properties"]["BucketName"])
+        # THEN it is a valid S3 bucket name: 3-63 lowercase letters, digits, hyphens, alphanumeric ends
+        assert len(nombre) <= 63, (region, nombre, len(nombre))
+        assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", nombre), nombre

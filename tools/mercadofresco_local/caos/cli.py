@@ -64,11 +64,13 @@ def analizar(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def local(args: argparse.Namespace, consola: Console) -> Informe:
     from mercadofresco_local import demo
+    from mercadofresco_local.caos import permisos
 
     semillas = list(range(1, args.semillas + 1))
-    if args.procesos > 1 and len(semillas) > 1:
+    if args.procesos > 1 and len(semillas) > 1:  # each child records its own requests (caos.hijo)
         return demo.ejecutar_en_paralelo(semillas, args.procesos, args.pedidos, args.ritmo, consola=consola)
-    return demo.ejecutar("caos", args.pedidos, args.ritmo, consola=consola, semillas=semillas)
+    with permisos.registrando():  # every seed's AWS requests checked against their roles
+        return demo.ejecutar("caos", args.pedidos, args.ritmo, consola=consola, semillas=semillas)
 
 
 def pila(args: argparse.Namespace, consola: Console) -> Informe:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco_local.caos.calendario import programa
 from mercadofresco_local.caos.juicio import Violacion
+from mercadofresco_local.caos.permisos import INVARIANTE
 from mercadofresco_local.invariantes import Invariante
 
 if TYPE_CHECKING:
@@ -31,6 +32,10 @@ class ResultadoSemilla:
     avisos_repetidos: int = 0  # PedidoConfirmado copies really sent to the ERP and e-mail queues
     duracion_s: float = 0.0  # wall time of the seed in its session (schedule, drain, checks)
     por_tipo: dict[str, int] = field(default_factory=dict)  # fault kind -> faults scheduled
+    # The seed's AWS requests checked against their roles (caos.permisos); None: not recorded.
+    solicitudes_iam: int | None = None
+    principales_iam: list[str] = field(default_factory=list)  # who made requests
+    permisos_sin_usar: list[str] = field(default_factory=list)  # Allow statements no request needed
 
     @property
     def correcto(self) -> bool:
@@ -43,8 +48,10 @@ class ResultadoSemilla:
         return cls(**datos)
 
 
-def comando_replay(semilla: int, pedidos: int, ritmo: float) -> str:
-    return f".venv/bin/mf-demo --escenario caos --semilla {semilla} --pedidos {pedidos} --ritmo {ritmo:g}"
+def comando_replay(semilla: int, pedidos: int, ritmo: float, *, registrando: bool = False) -> str:
+    """The command that replays one seed; ``registrando``: with the request recorder (:mod:`.hijo`)."""
+    programa_ = ".venv/bin/python -m mercadofresco_local.caos.hijo" if registrando else ".venv/bin/mf-demo"
+    return f"{programa_} --escenario caos --semilla {semilla} --pedidos {pedidos} --ritmo {ritmo:g}"
 
 
 def describir_violaciones(resultado: ResultadoSemilla, pedidos: int, ritmo: float) -> list[str]:
@@ -54,10 +61,11 @@ def describir_violaciones(resultado: ResultadoSemilla, pedidos: int, ritmo: floa
     for v in resultado.violaciones:
         numero = int(v.pedido[-6:]) if v.pedido[-6:].isdigit() else None
         faltas = prog.de_pedido(numero) if numero is not None else []
+        replay = comando_replay(resultado.semilla, pedidos, ritmo, registrando=v.invariante == INVARIANTE)
         lineas.append(
             f"semilla {resultado.semilla} · {linea(v)}\n"
             f"    fallos que lo tocaron: {'; '.join(faltas) or '—'}\n"
-            f"    reproducir: {comando_replay(resultado.semilla, pedidos, ritmo)}"
+            f"    reproducir: {replay}"
         )
     lineas.extend(
         f"semilla {resultado.semilla} · {i.nombre}: {i.detalle}" for i in resultado.informe_invariantes if not i.cumple
@@ -92,6 +100,33 @@ def anotar_pila(
     informe.notas.extend(errores)
     informe.invariantes.append(
         Invariante("caos: las seis invariantes en la pila", not violaciones, f"{len(violaciones)} violaciones")
+    )
+
+
+def _anotar_permisos(informe: Informe, resultados: list[ResultadoSemilla]) -> None:
+    """The request-vs-role check over the seeds that recorded their requests: figures, unused grants."""
+    from mercadofresco_local.caos.permisos import sin_usar_en_campana
+
+    comprobadas = [r for r in resultados if r.solicitudes_iam is not None]
+    if not comprobadas:
+        return
+    denegadas = [v for r in comprobadas for v in r.violaciones if v.invariante == INVARIANTE]
+    informe.anotar(
+        "caos",
+        "solicitudes a AWS comprobadas contra su rol (semillas)",
+        f"{sum(r.solicitudes_iam or 0 for r in comprobadas)} ({len(comprobadas)})",
+    )
+    informe.anotar("caos", "solicitudes que su rol denegaría (distintas)", len(denegadas))
+    sin_uso, sin_solicitudes = sin_usar_en_campana((r.principales_iam, r.permisos_sin_usar) for r in comprobadas)
+    informe.notas.extend(f"permiso concedido que ninguna semilla usó: {s}" for s in sin_uso)
+    if sin_solicitudes:
+        informe.notas.append(f"roles sin ninguna solicitud en la campaña: {', '.join(sin_solicitudes)}")
+    informe.invariantes.append(
+        Invariante(
+            f"caos: {INVARIANTE}",
+            not denegadas,
+            f"{len(denegadas)} solicitudes distintas denegadas en {len(comprobadas)} semillas comprobadas",
+        )
     )
 
 
@@ -131,6 +166,7 @@ def anotar(informe: Informe, resultados: list[ResultadoSemilla], n: int, ritmo: 
             "segundos por semilla (mediana, máximo)",
             f"{duraciones[len(duraciones) // 2]:.0f}, {duraciones[-1]:.0f}",
         )
+    _anotar_permisos(informe, resultados)
     informe.anotar("caos", "semillas con violaciones", ", ".join(str(r.semilla) for r in malas) or "ninguna")
     for r in malas:
         informe.notas.extend(describir_violaciones(r, n, ritmo))

@@ -12,6 +12,7 @@ from mercadofresco.aws import client
 from sam_emulator import deaths as muerte
 
 from mercadofresco_local import flujo
+from mercadofresco_local.caos import permisos
 from mercadofresco_local.caos.calendario import programa
 from mercadofresco_local.caos.informe import ResultadoSemilla, anotar
 from mercadofresco_local.caos.juicio import Registros, juzgar, plantillas_por_pedido, repeticiones
@@ -109,6 +110,10 @@ def correr_semilla(
     sesion.proveedores.fallos.limpiar()
     res = flujo.recolectar(sesion, prefijo)
     violaciones, invariantes = juzgar(registros_locales(sesion, res, drenado), time.time())
+    # The seed's AWS requests against their roles, when the campaign records them (permisos.registrando).
+    iam = permisos.comprobar_semilla(sesion.runtime.plantilla)
+    if iam is not None:
+        violaciones = violaciones + iam.violaciones
     sesion.vaciar_dlqs()
     return ResultadoSemilla(
         semilla=semilla,
@@ -125,6 +130,9 @@ def correr_semilla(
         avisos_repetidos=len(orquesta.repetidos),
         duracion_s=round(time.monotonic() - inicio, 1),
         por_tipo=dict(prog.por_tipo),
+        solicitudes_iam=iam.solicitudes if iam is not None else None,
+        principales_iam=iam.principales if iam is not None else [],
+        permisos_sin_usar=iam.sin_usar if iam is not None else [],
     )
 
 

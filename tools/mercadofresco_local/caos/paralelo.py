@@ -32,8 +32,8 @@ SIN_AVANCE_MAX_S = 4 * DRENAJE_MAX_S
 def comando_hijo(
     semillas: list[int], pedidos: int, ritmo: float, resultados: Path, registro: Path, compresion: float | None
 ) -> list[str]:
-    """A child of a parallel campaign: ``mf-demo`` itself, on its share of the seeds."""
-    comando = [sys.executable, "-m", "mercadofresco_local.demo", "--escenario", "caos"]
+    """A child of a parallel campaign: ``mf-demo`` on its share of the seeds, recording its requests (:mod:`.hijo`)."""
+    comando = [sys.executable, "-m", "mercadofresco_local.caos.hijo", "--escenario", "caos"]
     comando += ["--lista-semillas", ",".join(map(str, semillas)), "--pedidos", str(pedidos), "--ritmo", f"{ritmo:g}"]
     comando += ["--resultados", str(resultados), "--registro", str(registro)]
     return comando + (["--compresion", f"{compresion:g}"] if compresion else [])

@@ -1,0 +1,173 @@
+"""Least privilege over the chaos campaign: every AWS request of every seed against its principal's role.
+
+Faults make the functions take the paths a healthy run does not (refunds, stock releases, "not
+confirmed" e-mails, dead letters, redrives), so the campaign is where a role that is too narrow for
+what the code really does shows up. The request recorder (:mod:`mercadofresco_iam.registro`) is
+installed before the session builds any client, by :func:`registrando`: ``mf-caos --local`` does it
+around its in-process run, and every child of a parallel campaign runs :mod:`.hijo`, which does it
+around ``mf-demo``. Then each seed (:func:`~mercadofresco_local.caos.local.correr_semilla`) takes
+the calls recorded since the previous seed and evaluates them against the roles of the
+*transformed* template, resolved with the session's physical ids:
+
+- a request its role would deny is a violation of that seed (so it fails the campaign, is
+  reported with the seed and its replay command, and crosses processes in the seed's JSON line);
+- the seed records which Allow statements no request of it needed; the campaign's report lists
+  the ones no seed needed (:func:`sin_usar_en_campana`).
+
+A seed run without the recorder (``mf-demo --escenario caos --semilla N``, the e2e fixture of
+``test_caos.py``) is not checked, and its result says so (``solicitudes_iam is None``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mercadofresco_iam.acciones import solicitudes_de
+from mercadofresco_iam.evaluador import Decision, decidir, sentencia_aplica, sentencias
+from mercadofresco_iam.local import destino, registro_local
+from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
+
+from mercadofresco_local.caos.juicio import Violacion
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from mercadofresco_iam.acciones import Destino
+    from mercadofresco_iam.evaluador import Solicitud
+    from mercadofresco_iam.registro import Llamada, Registro
+    from sam_emulator.template import Plantilla
+
+__all__ = [
+    "INVARIANTE",
+    "Comprobador",
+    "PermisosSemilla",
+    "activo",
+    "comprobar_semilla",
+    "registrando",
+    "sin_usar_en_campana",
+]
+
+INVARIANTE = "permiso: toda solicitud a AWS la permite el rol de quien la hace"
+
+_ACTIVO: Registro | None = None
+_COMPROBADOR: tuple[Plantilla, Comprobador] | None = None  # the session's, built on its first seed
+
+
+@contextmanager
+def registrando(plantilla: Plantilla | None = None) -> Iterator[Registro]:
+    """Record every call made on a principal's behalf until the block ends (enter it before the session)."""
+    global _ACTIVO
+    if plantilla is None:
+        from sam_emulator.template import Plantilla
+
+        from mercadofresco_local import RAIZ
+
+        plantilla = Plantilla(ruta=RAIZ / "template.yaml")
+    with registro_local(plantilla) as registro:
+        _ACTIVO = registro
+        try:
+            yield registro
+        finally:
+            _ACTIVO = None
+
+
+def activo() -> Registro | None:
+    """The recorder of this process's campaign, if :func:`registrando` installed one."""
+    return _ACTIVO
+
+
+@dataclass(frozen=True, slots=True)
+class PermisosSemilla:
+    solicitudes: int  # IAM requests evaluated (a batch call may be several)
+    violaciones: list[Violacion]  # one per distinct denied request
+    principales: list[str]  # who made requests in this seed
+    sin_usar: list[str]  # "Principal · Sid: actions" of every Allow statement no request of the seed needed
+
+
+def _etiqueta(principal: str, indice: int, sentencia: dict[str, Any]) -> str:
+    acciones = sentencia.get("Action", sentencia.get("NotAction", []))
+    acciones = [acciones] if isinstance(acciones, str) else list(acciones)
+    return f"{principal} · {sentencia.get('Sid', f'#{indice}')}: {', '.join(acciones)}"
+
+
+class Comprobador:
+    """One session's roles (transformed once), and the check of each seed's calls against them."""
+
+    def __init__(self, plantilla: Plantilla) -> None:
+        self.destino: Destino = destino(plantilla)
+        self.politicas = politicas_por_principal(plantilla, plantilla_transformada(plantilla.ruta, plantilla.region))
+
+    def semilla(self, llamadas: Iterable[Llamada]) -> PermisosSemilla:
+        """The calls one seed made (``Registro.tomar()``): denied requests, and the statements none needed."""
+        distintas: Counter[tuple[str, Solicitud]] = Counter(
+            (llamada.principal, solicitud)
+            for llamada in llamadas
+            for solicitud in solicitudes_de(llamada.servicio, llamada.operacion, llamada.parametros, self.destino)
+        )
+        violaciones: list[Violacion] = []
+        usadas: set[tuple[str, int]] = set()
+        for (principal, solicitud), veces in sorted(distintas.items(), key=lambda par: repr(par[0])):
+            documentos = self.politicas.get(principal)
+            if documentos is None:
+                violaciones.append(Violacion(INVARIANTE, "-", f"{principal} no tiene rol en la plantilla"))
+                continue
+            decision = decidir(documentos, solicitud)
+            if decision is not Decision.PERMITIDA:
+                contexto = ", ".join(f"{k}={list(v)}" for k, v in solicitud.contexto)
+                violaciones.append(
+                    Violacion(
+                        INVARIANTE,
+                        "-",
+                        f"{principal}: {solicitud.accion} sobre {solicitud.recurso}"
+                        + (f" [{contexto}]" if contexto else "")
+                        + f" — {decision.value} ({veces} veces)",
+                    )
+                )
+            for indice, sentencia in enumerate(sentencias(documentos)):
+                if sentencia.get("Effect") == "Allow" and sentencia_aplica(sentencia, solicitud):
+                    usadas.add((principal, indice))
+        sin_usar = [
+            _etiqueta(principal, indice, sentencia)
+            for principal, documentos in sorted(self.politicas.items())
+            for indice, sentencia in enumerate(sentencias(documentos))
+            if sentencia.get("Effect") == "Allow" and (principal, indice) not in usadas
+        ]
+        return PermisosSemilla(
+            solicitudes=sum(distintas.values()),
+            violaciones=violaciones,
+            principales=sorted({p for p, _ in distintas}),
+            sin_usar=sin_usar,
+        )
+
+
+def comprobar_semilla(plantilla: Plantilla) -> PermisosSemilla | None:
+    """The calls recorded since the previous seed against the roles (``None``: no recorder installed)."""
+    global _COMPROBADOR
+    registro = activo()
+    if registro is None:
+        return None
+    if _COMPROBADOR is None or _COMPROBADOR[0] is not plantilla:
+        _COMPROBADOR = (plantilla, Comprobador(plantilla))
+    return _COMPROBADOR[1].semilla(registro.tomar())
+
+
+def sin_usar_en_campana(
+    por_semilla: Iterable[tuple[list[str], list[str]]],
+) -> tuple[list[str], list[str]]:
+    """``(principals, unused)`` of each checked seed -> (statements no seed needed, principals no seed saw).
+
+    A statement is unused by the campaign when every seed left it unused; its principal is listed
+    apart when it made no request at all (a function the campaign never runs, e.g. the migrations).
+    """
+    activos: set[str] = set()
+    comunes: set[str] | None = None
+    for principales, sin_usar in por_semilla:
+        activos.update(principales)
+        comunes = set(sin_usar) if comunes is None else comunes & set(sin_usar)
+    comunes = comunes or set()
+    sin_uso = sorted(s for s in comunes if s.split(" · ", 1)[0] in activos)
+    sin_solicitudes = sorted({s.split(" · ", 1)[0] for s in comunes} - activos)
+    return sin_uso, sin_solicitudes
