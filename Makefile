@@ -56,6 +56,9 @@ lint: setup $(CHECKOV_VENV)/.installed
 	@# checkov evaluates conditions at the parameters' defaults: the Chaos=enabled side is scanned in a copy.
 	$(PY) -m mercadofresco_local.caos.fis --plantilla-con-caos template.yaml build/template-con-caos.yaml
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-con-caos.yaml
+	@# ... and what only a profile creates (prueba: the NAT instance) in a copy with its parameters as defaults.
+	$(PY) -m mercadofresco_local.perfiles prueba template.yaml build/template-prueba.yaml
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-prueba.yaml
 	$(SAM) validate --lint
 
 build: setup
