@@ -258,6 +258,10 @@ def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_in
     assert p.resolver(ruta["NatGatewayId"]) is p.resolver({"Ref": "AWS::NoValue"})
     assert ruta["NetworkInterfaceId"]["Fn::If"][1] == interfaz_ref["NetworkInterfaceId"]
     assert p.condicion(ruta["NetworkInterfaceId"]["Fn::If"][0])
+    # AND the instance outlives the migrations custom resource (the route names its interface, not it)
+    (instancia_id,) = p.de_tipo("AWS::EC2::Instance")
+    guardados = p.recursos["RedDeMigraciones"]["Metadata"].values()
+    assert any(r["Fn::If"][0] == "CreateNatInstance" and {"Ref": instancia_id} in r["Fn::If"][1] for r in guardados)
 
 
 def test_the_default_keeps_the_managed_nat_gateway_and_no_instance() -> None:
