@@ -56,6 +56,9 @@ lint: setup $(CHECKOV_VENV)/.installed
 	@# checkov evaluates conditions at the parameters' defaults: the Chaos=enabled side is scanned in a copy.
 	$(PY) -m mercadofresco_local.caos.fis --plantilla-con-caos template.yaml build/template-con-caos.yaml
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-con-caos.yaml
+	@# ... and what only a profile creates (prueba: the NAT instance) in a copy with its parameters as defaults.
+	$(PY) -m mercadofresco_local.perfiles prueba template.yaml build/template-prueba.yaml
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-prueba.yaml
 	$(SAM) validate --lint
 
 build: setup
@@ -121,9 +124,10 @@ bench: setup services build
 			|| { echo "== $$b FAILED"; rc=1; }; \
 	done; exit $$rc
 
-# Amazon RDS's CA bundle into the layer, so Aurora TLS verifies the server (verify-full, see
-# layers/comun/mercadofresco/db.py), plus Amazon's root CA for RDS Proxy (its certificate is
-# ACM's, not the RDS CA's). Needs the internet: run it once before `sam build`.
+# Refreshes the layer's CA bundle (committed: Amazon RDS's CAs, so Aurora TLS verifies the server,
+# verify-full in layers/comun/mercadofresco/db.py, plus Amazon's root CA for RDS Proxy, whose
+# certificate is ACM's) from AWS's own endpoints. Needs the internet; then review the change and
+# update the SHA-256 in certificados/README.md and tests/unit/test_certificados_rds.py.
 RDS_CA_URL ?= https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem
 AMAZON_ROOT_CA_URL ?= https://www.amazontrust.com/repository/AmazonRootCA1.pem
 rds-ca:

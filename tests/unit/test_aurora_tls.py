@@ -1,15 +1,14 @@
-"""Aurora TLS verifies the server whenever an RDS CA bundle is at hand (issue 16)."""
+"""Aurora TLS always verifies the server: the layer ships the RDS CA bundle (issues 16, 26)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
 from mercadofresco import db
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 
 def _entorno_desplegado(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,9 +45,24 @@ def test_config_bd_explicit_root_certificate_wins_over_the_layer_bundle(
     assert db.ConfigBD.from_env().sslrootcert == "/opt/amazon-root-ca.pem"
 
 
-def test_config_bd_without_any_bundle_has_no_root_certificate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_layer_ships_the_bundle_so_a_plain_build_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a deployed environment and the layer as the repository builds it (no make rds-ca step)
+    _entorno_desplegado(monkeypatch)
+    # WHEN / THEN its bundle is there and is the default root certificate: verify-full
+    assert db.CA_RDS_EN_CAPA.is_file()
+    assert db.ConfigBD.from_env().sslrootcert == str(db.CA_RDS_EN_CAPA)
+    # AND a configuration built in code (the migrations' admin one) verifies too
+    assert db.ConfigBD(endpoint="h", secret_arn="arn").sslrootcert == str(db.CA_RDS_EN_CAPA)
+
+
+def test_without_any_bundle_the_connection_is_refused_not_left_unverified(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     # GIVEN a layer built without the bundle
     monkeypatch.setattr(db, "CA_RDS_EN_CAPA", tmp_path / "absent.pem")
     _entorno_desplegado(monkeypatch)
-    # WHEN / THEN there is no root certificate (sslmode=require, a warning when connecting)
-    assert db.ConfigBD.from_env().sslrootcert is None
+    config = db.ConfigBD.from_env()
+    assert config.sslrootcert is None
+    # WHEN / THEN no connection parameters are built (no silent sslmode=require), and the error says the fix
+    with pytest.raises(RuntimeError, match="make rds-ca"):
+        db.parametros_aurora(config)

@@ -71,7 +71,16 @@ def _perfil(nombre: str) -> dict[str, str]:
     return dict(par.split("=", 1) for par in config[nombre]["deploy"]["parameters"]["parameter_overrides"].split())
 
 
-@pytest.mark.parametrize("parametros", [{}, EXISTENTE, {"NatGateway": "disabled", **PROVEEDORES}, _perfil("prueba")])
+@pytest.mark.parametrize(
+    "parametros",
+    [
+        {},
+        EXISTENTE,
+        {"NatGateway": "disabled", **PROVEEDORES},
+        {"NatGateway": "instance"},  # sandbox providers reached through the NAT instance
+        _perfil("prueba"),
+    ],
+)
 def test_rules_accept_the_defaults_existing_infrastructure_and_the_profiles(parametros: dict[str, str]) -> None:
     assert _incumplidas(**parametros) == []
 
@@ -82,6 +91,7 @@ def test_rules_accept_the_defaults_existing_infrastructure_and_the_profiles(para
         ({"NatGateway": "disabled"}, "NatGateway=disabled needs PasarelaUrl"),  # sandbox providers are on the internet
         ({"NatGateway": "disabled", **{**PROVEEDORES, "ErpUrl": ""}}, "NatGateway=disabled needs"),
         ({"VpcEndpoints": "none", "NatGateway": "disabled", **PROVEEDORES}, "VpcEndpoints=none"),
+        ({"VpcEndpoints": "none", "NatGateway": "disabled", **PROVEEDORES}, "needs NatGateway=enabled or instance"),
         ({**EXISTENTE, "SecurityGroupIds": ""}, "give SecurityGroupIds too"),
         ({"SecurityGroupIds": "sg-1"}, "give both or neither"),
     ],
@@ -211,3 +221,52 @@ def test_a_caller_may_read_the_sandbox_token_exactly_when_it_calls_a_sandbox(log
         politicas = politicas_por_principal(p, plantilla_transformada(p.ruta, p.region))[logical_id]
         lectura = Solicitud("secretsmanager:GetSecretValue", p.fisicos["SimuladorSecret"])
         assert (decidir(politicas, lectura) is Decision.PERMITIDA) == simulado, (logical_id, parametros)
+
+
+def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_instance() -> None:
+    # GIVEN the cheap profile
+    p = _desplegada(**_perfil("prueba"))
+    assert p.condicion("CreateNatInstance") and not p.condicion("CreateNatGateway")
+    assert not p.de_tipo("AWS::EC2::NatGateway")
+    (instancia,) = p.de_tipo("AWS::EC2::Instance").values()
+    propiedades = instancia["Properties"]
+    # THEN a small Graviton instance from AWS's public Amazon Linux parameter, IMDSv2 only, no role
+    assert propiedades["InstanceType"] == "t4g.nano"
+    assert propiedades["ImageId"].startswith("{{resolve:ssm:/aws/service/ami-amazon-linux-latest/")
+    assert propiedades["ImageId"].endswith("-arm64}}")
+    assert propiedades["MetadataOptions"]["HttpTokens"] == "required"
+    assert "IamInstanceProfile" not in propiedades
+    # AND its volume is encrypted with the project's key
+    (volumen,) = propiedades["BlockDeviceMappings"]
+    assert volumen["Ebs"]["Encrypted"] is True
+    assert volumen["Ebs"]["KmsKeyId"] == {"Fn::If": ["CreateKmsKey", {"Ref": "DatosKey"}, {"Ref": "KmsKeyArn"}]}
+    # AND its interface forwards (no source/destination check), in the public subnet, with a public IPv4
+    (interfaz_ref,) = propiedades["NetworkInterfaces"]
+    interfaz = p.recursos[interfaz_ref["NetworkInterfaceId"]["Ref"]]["Properties"]
+    assert interfaz["SourceDestCheck"] is False
+    assert interfaz["SubnetId"] == {"Ref": "SubredPublicaA"}
+    (asociacion,) = p.de_tipo("AWS::EC2::EIPAssociation").values()
+    assert asociacion["Properties"]["NetworkInterfaceId"] == interfaz_ref["NetworkInterfaceId"]
+    # AND its security group lets in only HTTPS from the VPC
+    (sg_ref,) = interfaz["GroupSet"]
+    entrada = p.recursos[sg_ref["Ref"]]["Properties"]["SecurityGroupIngress"]
+    vpc = p.recursos["Vpc"]["Properties"]["CidrBlock"]
+    assert [(r["IpProtocol"], r["FromPort"], r["ToPort"], r["CidrIp"]) for r in entrada] == [("tcp", 443, 443, vpc)]
+    # AND the private route table's default route goes to that interface
+    ruta = p.recursos["RutaPrivadaNat"]["Properties"]
+    assert ruta["DestinationCidrBlock"] == "0.0.0.0/0"
+    assert p.resolver(ruta["NatGatewayId"]) is p.resolver({"Ref": "AWS::NoValue"})
+    assert ruta["NetworkInterfaceId"]["Fn::If"][1] == interfaz_ref["NetworkInterfaceId"]
+    assert p.condicion(ruta["NetworkInterfaceId"]["Fn::If"][0])
+    # AND the instance outlives the migrations custom resource (the route names its interface, not it)
+    (instancia_id,) = p.de_tipo("AWS::EC2::Instance")
+    guardados = p.recursos["RedDeMigraciones"]["Metadata"].values()
+    assert any(r["Fn::If"][0] == "CreateNatInstance" and {"Ref": instancia_id} in r["Fn::If"][1] for r in guardados)
+
+
+def test_the_default_keeps_the_managed_nat_gateway_and_no_instance() -> None:
+    p = _desplegada()
+    assert p.de_tipo("AWS::EC2::NatGateway") and not p.de_tipo("AWS::EC2::Instance")
+    ruta = p.recursos["RutaPrivadaNat"]["Properties"]
+    assert not p.condicion(ruta["NetworkInterfaceId"]["Fn::If"][0])
+    assert p.condicion(ruta["NatGatewayId"]["Fn::If"][0])

@@ -62,9 +62,11 @@ class MiniStack:
             "MINISTACK_HOSTNAME": NOMBRE_INSTANCIA,
             "MINISTACK_REGION": REGION,
             "LAMBDA_EXECUTOR": "docker",  # Lambda's container, not an in-process worker
-            # The level's CA (its PostgreSQL and Valkey speak TLS), trusted inside every function.
+            # The level's CA (its PostgreSQL and Valkey speak TLS), trusted inside every function: by
+            # OpenSSL's default store (Valkey) and as Aurora's verify-full root (the layer's RDS bundle otherwise).
             "LAMBDA_DOCKER_FLAGS": (
-                f"-e SSL_CERT_FILE={CA_EN_CONTENEDOR}/ca.pem -v {self.certificados.carpeta}:{CA_EN_CONTENEDOR}:ro"
+                f"-e SSL_CERT_FILE={CA_EN_CONTENEDOR}/ca.pem -e AURORA_SSLROOTCERT={CA_EN_CONTENEDOR}/ca.pem"
+                f" -v {self.certificados.carpeta}:{CA_EN_CONTENEDOR}:ro"
             ),
             "TMPDIR": str(self.carpeta),
         }

@@ -91,7 +91,7 @@ GAPS = (
         "the same API id, routes and SigV4-signed requests (api_url_in_gateway; the template is not changed)",
     ),
     Gap(
-        "the functions trust the level's CA (SSL_CERT_FILE in every Lambda container)",
+        "the functions trust the level's CA (SSL_CERT_FILE and AURORA_SSLROOTCERT in every Lambda container)",
         "the level's PostgreSQL and Valkey speak TLS like Aurora and ElastiCache, with a certificate of its own "
         "CA; ElastiCache's chains to a public CA the runtime already trusts",
         "TLS and passwords are still required and verified (emulated_account.infraestructura)",

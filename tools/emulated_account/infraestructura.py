@@ -1,7 +1,7 @@
 """The "existing infrastructure" the deploy level gives the stack: a database and a Valkey as AWS has them.
 
 Aurora and ElastiCache speak TLS and ask for a password; the stack's functions insist on both
-(``sslmode=require`` or ``verify-full``, ``VALKEY_TLS`` on, the AUTH token from a secret). The shared
+(``sslmode=verify-full``, ``VALKEY_TLS`` on, the AUTH token from a secret). The shared
 servers at 127.0.0.1 have neither, and reconfiguring them would disturb every other run, so the
 level starts its own, reachable from the Lambda containers on the Docker bridge only:
 
@@ -10,8 +10,9 @@ level starts its own, reachable from the Lambda containers on the Docker bridge 
   created by the stack's own migrations custom resource, as in an account.
 - :class:`ValkeyDelNivel`: a private ``redis-server`` with a TLS port and ``requirepass``.
 - :class:`Certificados`: a CA of the run and a server certificate for the bridge address; the
-  containers trust the CA through ``SSL_CERT_FILE`` (ElastiCache's certificate chains to a
-  public CA the runtime already trusts; this one cannot).
+  containers trust the CA through ``SSL_CERT_FILE`` and ``AURORA_SSLROOTCERT`` (ElastiCache's
+  certificate chains to a public CA the runtime already trusts, Aurora's to the layer's RDS
+  bundle; this one to neither).
 
 Everything lives in one temporary directory and is stopped and deleted at the end.
 """

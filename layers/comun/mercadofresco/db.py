@@ -3,11 +3,11 @@
 - Local run / tests: ``DATABASE_URL`` (plain, no TLS) wins when set.
 - Deployed: ``AURORA_ENDPOINT`` + ``AURORA_DATABASE``; username/password from the Secrets
   Manager secret ``AURORA_SECRET_ARN`` through Powertools Parameters (cached ``secreto_max_age_s``,
-  re-read when the pool opens a new connection, so a rotated password is picked up); TLS with
-  ``verify-full`` against the RDS CA bundle: ``AURORA_SSLROOTCERT`` when set, else the bundle the
-  layer ships at ``mercadofresco/certificados/rds-global-bundle.pem`` (``make rds-ca`` adds it
-  before ``sam build``). Without a bundle TLS still encrypts (``require``) but does not verify
-  the server, and the pool logs a warning.
+  re-read when the pool opens a new connection, so a rotated password is picked up); TLS always
+  ``verify-full`` against a CA bundle: ``AURORA_SSLROOTCERT`` when set, else the one the layer
+  ships at ``mercadofresco/certificados/rds-global-bundle.pem`` (Amazon RDS's CAs + Amazon Root
+  CA 1 for RDS Proxy; provenance in the README next to it, ``make rds-ca`` refreshes it). A
+  layer without it refuses to connect rather than fall back to an unverified ``require``.
 - After a failover or a restart the pool's ``check`` finds the dead connection before it is
   handed out and opens a new one; ``target_session_attrs=read-write`` refuses a demoted
   writer; ``max_lifetime_s`` bounds how long a connection outlives a DNS change.
@@ -15,9 +15,8 @@
 
 from __future__ import annotations
 
-import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,14 +29,13 @@ if TYPE_CHECKING:
 __all__ = ["CA_RDS_EN_CAPA", "ConfigBD", "crear_pool", "parametros_aurora", "pool_compartido"]
 
 
-logger = logging.getLogger(__name__)
-
-# Amazon RDS's CA bundle, shipped in the layer when the build added it (``make rds-ca``).
+# Amazon RDS's CA bundle (and Amazon Root CA 1), shipped in the layer; ``make rds-ca`` refreshes it.
 CA_RDS_EN_CAPA = Path(__file__).parent / "certificados" / "rds-global-bundle.pem"
 
 
 def _ca_por_defecto() -> str | None:
-    return str(CA_RDS_EN_CAPA) if CA_RDS_EN_CAPA.is_file() else None
+    """``AURORA_SSLROOTCERT`` (another trust anchor: a test level's CA), else the layer's bundle."""
+    return os.environ.get("AURORA_SSLROOTCERT") or (str(CA_RDS_EN_CAPA) if CA_RDS_EN_CAPA.is_file() else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +47,8 @@ class ConfigBD:
     database: str = "mercadofresco"
     secret_arn: str | None = None
     puerto: int = 5432
-    sslrootcert: str | None = None
+    # Read when the configuration is built, so every ConfigBD (the migrations' admin one too) verifies.
+    sslrootcert: str | None = field(default_factory=_ca_por_defecto)
     secreto_max_age_s: int = 300
     connect_timeout_s: int = 5
     espera_conexion_s: float = 10.0
@@ -66,12 +65,18 @@ class ConfigBD:
             endpoint=os.environ.get("AURORA_ENDPOINT") or None,
             database=os.environ.get("AURORA_DATABASE", "mercadofresco"),
             secret_arn=os.environ.get("AURORA_SECRET_ARN") or None,
-            sslrootcert=os.environ.get("AURORA_SSLROOTCERT") or _ca_por_defecto(),
+            sslrootcert=_ca_por_defecto(),
         )
 
 
 def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
-    """libpq keyword arguments for Aurora, credentials from the (cached) secret."""
+    """libpq keyword arguments for Aurora, credentials from the (cached) secret; TLS verifies the server."""
+    if not config.sslrootcert:
+        # Only a layer built without its bundle gets here: encrypting without verifying would let
+        # anyone on the path answer as the database, so the connection is refused, with the fix.
+        raise RuntimeError(
+            f"no CA bundle to verify Aurora's certificate: {CA_RDS_EN_CAPA} (make rds-ca) or AURORA_SSLROOTCERT"
+        )
     secreto = aws.read_secret(config.secret_arn, transform="json", max_age_s=config.secreto_max_age_s)
     parametros: dict[str, Any] = {
         "host": config.endpoint,
@@ -79,13 +84,10 @@ def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
         "dbname": config.database,
         "user": secreto["username"],
         "password": secreto["password"],
-        "sslmode": "verify-full" if config.sslrootcert else "require",
+        "sslmode": "verify-full",
+        "sslrootcert": config.sslrootcert,
         "target_session_attrs": "read-write",
     }
-    if config.sslrootcert:
-        parametros["sslrootcert"] = config.sslrootcert
-    else:
-        logger.warning("Aurora TLS does not verify the server: no RDS CA bundle (AURORA_SSLROOTCERT, make rds-ca)")
     return parametros
 
 

@@ -27,14 +27,15 @@ def secreto(aws: None) -> Iterator[str]:
 
 
 def test_parametros_aurora_use_cached_secret_tls_and_writer_only(secreto: str) -> None:
-    # GIVEN the deployed configuration without a CA bundle
+    # GIVEN the deployed configuration (the layer's CA bundle by default)
     config = db.ConfigBD(endpoint="aurora-mf-escritor.cluster-x.eu-south-2.rds.amazonaws.com", secret_arn=secreto)
     # WHEN the connection parameters are built, then the password is rotated
     p = db.parametros_aurora(config)
     client("secretsmanager").put_secret_value(SecretId=secreto, SecretString='{"username": "mf", "password": "new"}')
     otra = db.parametros_aurora(config)
-    # THEN credentials come from the secret, TLS is required and a demoted writer is refused
-    assert (p["user"], p["password"], p["sslmode"]) == ("mf", "s3cret", "require")
+    # THEN credentials come from the secret, TLS verifies the server and a demoted writer is refused
+    assert (p["user"], p["password"], p["sslmode"]) == ("mf", "s3cret", "verify-full")
+    assert p["sslrootcert"] == str(db.CA_RDS_EN_CAPA)
     assert p["target_session_attrs"] == "read-write"
     # AND the secret is cached (max age 5 min): no Secrets Manager call per connection
     assert otra["password"] == "s3cret"
