@@ -19,8 +19,9 @@ Providers and routes (JSON in, JSON out):
 - :class:`Correo` (``principal`` and ``secundario``): ``POST /correos`` -> 202.
 
 Every provider counts what it *did*, not only what it was asked: ``llamadas`` (requests
-per route, faulted or not), ``efectos_por_clave`` (effects per ``Idempotency-Key``) and
-``efectos`` (the bodies it acted on). The gateway adds ``cobros_de(pedido_id)`` and
+per route, faulted or not), ``llamadas_por_clave`` (requests per ``Idempotency-Key``, faulted
+or not: the attempts a caller really made for one operation), ``efectos_por_clave`` (effects
+per ``Idempotency-Key``) and ``efectos`` (the bodies it acted on). The gateway adds ``cobros_de(pedido_id)`` and
 ``reembolsos_de(pedido_id)``: "charges per order" is the number the tests assert.
 
 Faults come from a :class:`~mercadofresco_local.fallos.ControlFallos`, thread-safe and
@@ -86,6 +87,7 @@ class ProveedorHttp(LocalServer):
         self.fallos = fallos or ControlFallos()
         self.clave_api = clave_api  # when set, requests must send ``Authorization: Bearer <clave_api>``
         self.llamadas: Counter[str] = Counter()
+        self.llamadas_por_clave: Counter[str] = Counter()
         self.efectos_por_clave: Counter[str] = Counter()
         self.efectos: list[dict[str, Any]] = []
         self._respuestas: dict[str, Respuesta] = {}  # Idempotency-Key -> stored answer
@@ -249,8 +251,11 @@ def _manejador(proveedor: ProveedorHttp) -> type[BaseHTTPRequestHandler]:
             ruta = self.path.split("?", 1)[0]
             longitud = int(self.headers.get("Content-Length") or 0)
             crudo = self.rfile.read(longitud) if longitud else b""
+            clave = self.headers.get("Idempotency-Key")
             with proveedor._lock:
                 proveedor.llamadas[ruta] += 1
+                if clave is not None:
+                    proveedor.llamadas_por_clave[clave] += 1
             fallo = proveedor.fallos.elegir(proveedor.nombre, ruta)
             if fallo is not None and self._fallar_antes(fallo):
                 return
@@ -260,7 +265,7 @@ def _manejador(proveedor: ProveedorHttp) -> type[BaseHTTPRequestHandler]:
                 cuerpo = json.loads(crudo or b"{}")
             except ValueError:
                 return self._responder(400, {"error": "json_invalido"})
-            estado, respuesta = proveedor.procesar(ruta, cuerpo, self.headers.get("Idempotency-Key"))
+            estado, respuesta = proveedor.procesar(ruta, cuerpo, clave)
             if fallo is not None and fallo.tipo is TipoFallo.CONEXION_CORTADA:
                 return self._cortar()  # tras_procesar: the effect happened, the answer is lost
             self._responder(estado, respuesta)

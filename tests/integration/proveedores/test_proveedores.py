@@ -263,6 +263,8 @@ def test_fault_per_provider_leaves_the_others_alone(proveedores, http):
     # THEN only the principal failed, and the others recorded their effect
     assert (principal.status, secundario.status, erp.status) == (503, 202, 200)
     assert proveedores.correo_principal.efectos_por_clave["correo-confirmacion:P1"] == 0
+    # AND the failed request still counts as an attempt received for its key
+    assert proveedores.correo_principal.llamadas_por_clave["correo-confirmacion:P1"] == 1
     assert proveedores.correo_secundario.efectos_por_clave["correo-confirmacion:P1"] == 1
     assert proveedores.erp.efectos_por_clave["erp-aviso:P1"] == 1
 
@@ -275,6 +277,7 @@ def test_erp_reservas_counted_per_key(proveedores, http):
     # THEN one effect per key
     assert proveedores.erp.efectos_por_clave == {"reserva:P1:SKU-1": 1, "reserva:P1:SKU-2": 1}
     assert proveedores.erp.llamadas["/reservas"] == 3
+    assert proveedores.erp.llamadas_por_clave == {"reserva:P1:SKU-1": 2, "reserva:P1:SKU-2": 1}
 
 
 def test_pasarela_with_api_key_requires_authorization(http):
