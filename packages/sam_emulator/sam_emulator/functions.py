@@ -122,10 +122,11 @@ class Funcion:
     # ------------------------------------------------------------ worker processes
     def start_workers(self) -> WorkerPool:
         """Start this function's first execution environment (its cold start runs meanwhile)."""
-        if self._workers is None:
-            self._workers = WorkerPool(self._worker_config)
-            self._workers.warm()
-        return self._workers
+        with self._contador:  # pollers may invoke a function that was never started
+            if self._workers is None:
+                self._workers = WorkerPool(self._worker_config)
+                self._workers.warm()
+            return self._workers
 
     def wait_workers(self) -> None:
         """Wait for the cold starts :meth:`start_workers` began; raise the handler's import error."""
@@ -219,10 +220,8 @@ class Funcion:
             pool.discard(worker)
             invocacion._morir(perdido.fault, perdido.where)
             return None
-        if respuesta.stdout:
-            sys.stdout.write(respuesta.stdout)
-        if respuesta.stderr:
-            sys.stderr.write(respuesta.stderr)
+        if respuesta.log:
+            sys.stdout.write(respuesta.log)  # the function's log: CapturaSalida's, when the run installed it
         _HILO.cpu_s = respuesta.cpu_s
         for llamada in respuesta.calls:
             report_call(replace(llamada, principal=self.logical_id))  # the worker's calls are all this function's

@@ -23,9 +23,10 @@ own boundary hooks apply it and the worker then exits, its environment gone as o
 
 What comes back with each answer, besides the result or the error:
 
-- what the handler wrote on stdout/stderr, written to the parent's ``sys.stdout``/``sys.stderr``
-  (where :class:`~sam_emulator.log_capture.CapturaSalida` reads logs and EMF metrics as
-  CloudWatch would); a killed worker's output of that invocation is lost;
+- what the handler wrote on stdout or stderr (both are the function's log in Lambda: Python's
+  warnings too), written to the parent's ``sys.stdout``, where
+  :class:`~sam_emulator.log_capture.CapturaSalida` reads logs and EMF metrics as CloudWatch
+  would; a killed worker's output of that invocation is lost;
 - every AWS call the worker made (:class:`~sam_emulator.principal.AwsCall`), which
   :class:`~sam_emulator.functions.Funcion` hands to :func:`sam_emulator.principal.report_call`
   under the function's name (an IAM request recorder listens there).
@@ -122,8 +123,7 @@ class Answer:
     error: BaseException | None = None
     fault: type[PlatformFault] | None = None  # "died": LambdaCrashed or LambdaTimeout
     where: str = ""  # "died": the boundary it died at
-    stdout: str = ""
-    stderr: str = ""
+    log: str = ""  # what the invocation wrote on stdout and stderr
     calls: list[AwsCall] = field(default_factory=list)
     cpu_s: float = 0.0
 
@@ -156,12 +156,13 @@ class Worker:
             self.kill()
             raise WorkerLost(LambdaCrashed, "init (cold start too long)")
         try:
-            tipo, carga, stdout, stderr = self._conexion.recv()
+            tipo, carga, log = self._conexion.recv()
         except (EOFError, OSError):
             self.kill()
             raise WorkerLost(LambdaCrashed, "init") from None
         self.cold_start_s = time.monotonic() - self._inicio
-        _escribir(stdout, stderr)
+        if log:
+            sys.stdout.write(log)
         if tipo == "error":
             self.kill()
             raise _excepcion(carga)
@@ -277,13 +278,6 @@ class WorkerPool:
         return trabajador
 
 
-def _escribir(stdout: str, stderr: str) -> None:
-    if stdout:
-        sys.stdout.write(stdout)
-    if stderr:
-        sys.stderr.write(stderr)
-
-
 def _excepcion(carga: Any) -> BaseException:
     """The worker's exception: itself when the parent can unpickle it, else one of the same class name."""
     datos, modulo, nombre, mensaje, pila = carga
@@ -300,7 +294,7 @@ def _excepcion(carga: Any) -> BaseException:
 
 # ------------------------------------------------------------------ worker side
 class _Salida(io.TextIOBase):
-    """The worker's stdout/stderr: kept until the answer carries it to the parent."""
+    """The worker's stdout and stderr: kept until the answer carries it to the parent."""
 
     def __init__(self) -> None:
         self._partes: list[str] = []
@@ -333,8 +327,8 @@ def _main(conexion: Connection, config: WorkerConfig) -> None:
     """The worker process: environment, hooks, cold start, then one invocation per request."""
     os.environ.clear()
     os.environ.update(config.environ)
-    salida, errores = _Salida(), _Salida()
-    sys.stdout, sys.stderr = salida, errores  # type: ignore[assignment]
+    salida = _Salida()  # one log, as Lambda's: stderr (warnings included) goes with stdout
+    sys.stdout = sys.stderr = salida  # type: ignore[assignment]
 
     from sam_emulator import deaths
     from sam_emulator.moto_lambda import ContextoLambda, importar_handler
@@ -346,10 +340,10 @@ def _main(conexion: Connection, config: WorkerConfig) -> None:
         modulo = importar_handler(Path(config.file), f"lambda_{config.logical_id}")
         manejador = getattr(modulo, config.attribute)
     except BaseException as exc:
-        conexion.send(("error", _carga(exc), salida.tomar(), errores.tomar()))
+        conexion.send(("error", _carga(exc), salida.tomar()))
         return
     llamadas.take()  # calls of the cold start are the role's too, but were never reported: keep it so
-    conexion.send(("ready", None, salida.tomar(), errores.tomar()))
+    conexion.send(("ready", None, salida.tomar()))
     control = deaths.ControlPlataforma()
     while True:
         try:
@@ -370,7 +364,7 @@ def _main(conexion: Connection, config: WorkerConfig) -> None:
         except BaseException as exc:  # SystemExit and the like: the runtime process ends
             respuesta = Answer("died", fault=LambdaCrashed, where=type(exc).__name__)
         respuesta.cpu_s = time.thread_time() - cpu
-        respuesta.stdout, respuesta.stderr, respuesta.calls = salida.tomar(), errores.tomar(), llamadas.take()
+        respuesta.log, respuesta.calls = salida.tomar(), llamadas.take()
         try:
             conexion.send(respuesta)
         except Exception as exc:  # an unpicklable result: Lambda fails to serialise it too

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.integration
 HANDLER = textwrap.dedent(
     """
     import os
+    import sys
     import boto3
 
     VALOR = os.environ.get("VALOR")  # read at import, as the project's handlers do
@@ -42,6 +43,7 @@ HANDLER = textwrap.dedent(
             cliente.list_queues()
             cliente.list_queues()
         print("hola desde", context.function_name)
+        print("aviso en stderr", file=sys.stderr)
         return {"valor": VALOR, "pid": os.getpid(), "restante_ms": context.get_remaining_time_in_millis()}
     """
 )
@@ -73,9 +75,14 @@ def funciones(tmp_path: Path) -> Iterator[list[Funcion]]:
         deaths.CONTROL.reiniciar()
 
 
-def test_each_function_has_its_own_process_and_environment(funciones: list[Funcion]) -> None:
+def test_each_function_has_its_own_process_and_environment(
+    funciones: list[Funcion], capsys: pytest.CaptureFixture[str]
+) -> None:
     # GIVEN two functions giving one variable different values  WHEN each is invoked
     primera, segunda = (f.invocar({}) for f in funciones)
+    # THEN what each wrote on stdout and stderr is this process's stdout (the function's log, as in Lambda)
+    salida = capsys.readouterr()
+    assert "hola desde primera\naviso en stderr\n" in salida.out and "aviso" not in salida.err
     # THEN each read its own value at import, in a process that is neither this one nor the other's
     assert (primera["valor"], segunda["valor"]) == ("uno", "dos")
     assert len({primera["pid"], segunda["pid"], os.getpid()}) == 3
