@@ -7,7 +7,7 @@ local run's overrides such as the stand-ins' URLs) has been put in ``os.environ`
 
 Two ways to run it:
 
-- ``isolated=True`` (what :class:`~sam_emulator.runtime.RuntimeLocal` uses): every invocation runs
+- ``isolated=True`` (:class:`~sam_emulator.runtime.RuntimeLocal` with ``SAM_EMULATOR_WORKERS=1``): every invocation runs
   in a worker process of the function's own (:mod:`sam_emulator.workers`), as Lambda's execution
   environments: its own ``os.environ``, its own cold start, one invocation per worker, killed at
   its ``Timeout``. Admission (throttling, the chaos plan) stays in this process.

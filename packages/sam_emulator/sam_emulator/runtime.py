@@ -1,4 +1,4 @@
-"""The whole template running locally: moto + the handlers (a worker process per function) + what moto does not run.
+"""The whole template running locally: moto + the handlers (in process, or in workers) + what moto does not run.
 
 ``RuntimeLocal`` is the one object a scenario holds::
 
@@ -9,8 +9,9 @@
 
 Order of start-up: moto's server (:mod:`servidor`), every resource of ``template.yaml``
 (:mod:`aprovisionar`), moto's Lambda invoke hooked to the functions (engineer 5a's
-:mod:`moto_lambda`, so the state machine's Lambda tasks run the real code), one cold-started
-worker per function (:mod:`sam_emulator.workers`), then the
+:mod:`moto_lambda`, so the state machine's Lambda tasks run the real code), the functions'
+cold starts (in this process, or one worker each with ``SAM_EMULATOR_WORKERS=1``:
+:mod:`sam_emulator.workers`), then the
 event source mappings (:mod:`mapeos`), the Pipes (:mod:`pipes`), the schedules
 (:mod:`programador`) and DynamoDB's TTL (:mod:`ttl`).
 
@@ -83,10 +84,12 @@ class RuntimeLocal:
     # forgets its per-environment caches (clients, pools) bound to the previous run's endpoints.
     entornos_nuevos: Callable[[], None] = lambda: None
     registro_lambda: Any = None  # moto_lambda's Registro: Lambda-task invocations and errors
-    # Each function in worker processes of its own (sam_emulator.workers), as Lambda runs it; False:
-    # every handler imported into this process (for code that reaches into a handler's module, and
-    # to compare: SAM_EMULATOR_IN_PROCESS=1 makes it the default).
-    isolated_functions: bool = field(default_factory=lambda: os.environ.get("SAM_EMULATOR_IN_PROCESS") != "1")
+    # True: each function in worker processes of its own (sam_emulator.workers), as Lambda runs it.
+    # False (the default for now; SAM_EMULATOR_WORKERS=1 turns workers on): every handler imported
+    # into this process. Workers cost a cold start and ~70 MB each, and a run pools as many per
+    # function as it has concurrent invocations (about 40 in the e2e normal scenario): on two
+    # shared cores that run took longer (see the workers' module docstring).
+    isolated_functions: bool = field(default_factory=lambda: os.environ.get("SAM_EMULATOR_WORKERS") == "1")
     _deshacer: list[Callable[[], None]] = field(default_factory=list)
 
     @property

@@ -31,6 +31,16 @@ What comes back with each answer, besides the result or the error:
   :class:`~sam_emulator.functions.Funcion` hands to :func:`sam_emulator.principal.report_call`
   under the function's name (an IAM request recorder listens there).
 
+Cost, and why :class:`~sam_emulator.runtime.RuntimeLocal` uses workers only with
+``SAM_EMULATOR_WORKERS=1`` for now: handlers import little (about 50 ms of CPU) but build their
+clients, loggers and connections on first use, once per worker instead of once per process; a
+worker holds about 70 MB; and a run keeps as many workers per function as it had concurrent
+invocations. The e2e ``normal`` scenario (20 orders) peaked at about 40 workers and 2.9 GB, and
+on two shared cores ran 63-73 s against 31-63 s in process (interleaved runs, load 3-4); the
+``viernes`` demo passed in both modes. The next step to make workers the default is to make
+a new worker cheaper (fork each one from a per-function process that has done the lazy
+initialisation without any connection open, or cap the pool and queue invocations).
+
 Errors: an exception is sent pickled; one whose class the parent cannot import (defined in the
 handler's own module) arrives as an ``Exception`` subclass of the same name, so callers that
 match on the name (Step Functions' ``errorType``) see what Lambda would report.
