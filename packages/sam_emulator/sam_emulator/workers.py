@@ -36,8 +36,9 @@ Cost, and why :class:`~sam_emulator.runtime.RuntimeLocal` uses workers only with
 clients, loggers and connections on first use, once per worker instead of once per process; a
 worker holds about 70 MB; and a run keeps as many workers per function as it had concurrent
 invocations. The e2e ``normal`` scenario (20 orders) peaked at about 40 workers and 2.9 GB, and
-on two shared cores ran 63-73 s against 31-63 s in process (interleaved runs, load 3-4); the
-``viernes`` demo passed in both modes. The next step to make workers the default is to make
+on two shared cores took about twice as long: 63-75 s with workers, 31-35 s in process (three
+interleaved pairs at load 3-6; one in-process outlier at 63 s). The ``viernes`` demo passed
+with workers. The next step to make workers the default is to make
 a new worker cheaper (fork each one from a per-function process that has done the lazy
 initialisation without any connection open, or cap the pool and queue invocations).
 
