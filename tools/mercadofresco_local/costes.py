@@ -313,8 +313,7 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Eje
             f"{express * 1000:.4f} USD/1.000 · {express * mes:.2f} USD/mes (Standard {standard:.2f})",
         )
     informe.notas.append(
-        "coste: cada función corre en sus procesos, pero moto y los proveedores comparten uno; su duración de reloj"
-        " incluye esperar a ese proceso (cota superior, y crece con la carga de la máquina) y su CPU excluye las"
-        " esperas de red"
+        "coste: las funciones corren en el mismo proceso que moto y los proveedores; su duración de reloj incluye"
+        " esperar el GIL (cota superior, y crece con la carga de la máquina) y su CPU excluye las esperas de red"
         f" (cota inferior): Lambda factura algo entre ambas. Por qué Standard y no Express: {DECISION}"
     )
