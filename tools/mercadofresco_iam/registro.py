@@ -5,7 +5,9 @@ A botocore event hook on boto3's default session (every client of the layer come
 (retries are not new calls). The principal is whoever the current thread works for:
 
 - a function: the emulator runs each invocation, and each event source's poller, under
-  :func:`sam_emulator.principal.acting_as` with the function's logical id;
+  :func:`sam_emulator.principal.acting_as` with the function's logical id; an invocation run in
+  the function's worker process (:mod:`sam_emulator.workers`) is recorded there and reported here
+  through :func:`sam_emulator.principal.add_call_listener`, already attributed;
 - a caller that identifies itself by its access key (the state machine's service
   integrations in moto run with their own fixed credentials): ``por_clave_acceso``.
 
@@ -23,11 +25,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import boto3
-from sam_emulator.principal import current_principal
+from sam_emulator.principal import add_call_listener, current_principal, remove_call_listener
 
 from mercadofresco_iam.acciones import solicitudes_de
 
 if TYPE_CHECKING:
+    from sam_emulator.principal import AwsCall
+
     from mercadofresco_iam.acciones import Destino
     from mercadofresco_iam.evaluador import Solicitud
 
@@ -88,9 +92,11 @@ class Registro:
         self._sesion = boto3.DEFAULT_SESSION
         self._sesion.events.register("before-parameter-build", self._parametros, unique_id=f"mf-iam-p-{id(self)}")
         self._sesion.events.register("before-call", self._llamada, unique_id=f"mf-iam-c-{id(self)}")
+        add_call_listener(self._de_worker)
         return self
 
     def desinstalar(self) -> None:
+        remove_call_listener(self._de_worker)
         if self._sesion is not None:
             self._sesion.events.unregister("before-parameter-build", unique_id=f"mf-iam-p-{id(self)}")
             self._sesion.events.unregister("before-call", unique_id=f"mf-iam-c-{id(self)}")
@@ -101,6 +107,10 @@ class Registro:
 
     def __exit__(self, *exc: object) -> None:
         self.desinstalar()
+
+    def _de_worker(self, llamada: AwsCall) -> None:
+        if llamada.principal is not None:
+            self.anotar(Llamada(llamada.principal, llamada.signing_name, llamada.operation, llamada.params))
 
     # botocore handlers: the API parameters as the caller gave them, then who signs the call.
     def _parametros(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:

@@ -90,7 +90,8 @@ class RegistroInvocaciones:
 
     def __enter__(self) -> RegistroInvocaciones:
         import boto3
-        from sam_emulator.functions import Funcion
+        from sam_emulator.functions import Funcion, worker_cpu_s
+        from sam_emulator.principal import add_call_listener
 
         self._original = original = Funcion.invocar
         registro = self
@@ -105,19 +106,29 @@ class RegistroInvocaciones:
                 return resultado
             finally:
                 duracion = time.perf_counter() - t0
-                registro._anotar(funcion, evento, inicio, duracion, error, time.thread_time() - cpu0)
+                # this thread's CPU, plus the worker process's when the function ran in one
+                cpu = time.thread_time() - cpu0 + worker_cpu_s()
+                registro._anotar(funcion, evento, inicio, duracion, error, cpu)
                 registro._actual.funcion = anterior
 
         Funcion.invocar = invocar  # type: ignore[method-assign]
         self._sesion_boto = boto3._get_default_session()  # the session boto3.client() uses
         self._sesion_boto.events.register("before-call", self._contar_llamada)
+        add_call_listener(self._contar_de_worker)  # calls made in a function's worker process
         return self
 
     def __exit__(self, *exc: object) -> None:
         from sam_emulator.functions import Funcion
+        from sam_emulator.principal import remove_call_listener
 
         Funcion.invocar = self._original  # type: ignore[method-assign]
         self._sesion_boto.events.unregister("before-call", self._contar_llamada)
+        remove_call_listener(self._contar_de_worker)
+
+    def _contar_de_worker(self, llamada: Any) -> None:
+        if llamada.principal is not None:
+            with self._lock:
+                self.llamadas_aws[(llamada.principal, llamada.service, llamada.operation)] += 1
 
     def _contar_llamada(self, model: Any, **_: Any) -> None:
         funcion = getattr(self._actual, "funcion", None)

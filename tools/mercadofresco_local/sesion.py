@@ -52,16 +52,21 @@ def url_redis_demo(base: str) -> str:
     return urlunsplit((partes.scheme, partes.netloc, f"/{bd}", partes.query, partes.fragment))
 
 
-def puertos_locales_hacia(puerto_remoto: int) -> set[int]:
-    """Local ports of this process's TCP connections to ``puerto_remoto`` (Linux ``/proc``)."""
+def puertos_locales_hacia(puerto_remoto: int, pids: list[int] | None = None) -> set[int]:
+    """Local ports of these processes' TCP connections to ``puerto_remoto`` (Linux ``/proc``; default: this one)."""
     inodos = set()
-    for fd in os.listdir("/proc/self/fd"):
+    for pid in pids or [os.getpid()]:
         try:
-            destino = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:  # a worker that has just exited
             continue
-        if destino.startswith("socket:["):
-            inodos.add(destino[8:-1])
+        for fd in fds:
+            try:
+                destino = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if destino.startswith("socket:["):
+                inodos.add(destino[8:-1])
     puertos = set()
     for tabla in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
         try:
@@ -307,7 +312,7 @@ class Sesion:
     def cortar_postgres(self) -> int:
         """Drop the handlers' PostgreSQL connections, as a server restart does; return how many.
 
-        Only connections of THIS process (their client ports, read from ``/proc``) whose
+        Only connections of this process and the functions' workers (their client ports, read from ``/proc``) whose
         ``application_name`` is one of the template's functions: the shared server's other
         clients, and this run's own store and checks, are never touched.
         """
@@ -316,7 +321,9 @@ class Sesion:
         assert self.base is not None and self.runtime is not None
         # the layer names its connections after AWS_LAMBDA_FUNCTION_NAME, "mercadofresco" without it
         nombres = ["mercadofresco", *(f.nombre for f in self.runtime.funciones.por_id.values())]
-        puertos = sorted(puertos_locales_hacia(urlsplit(self.base.url_base).port or 5432))
+        # the functions' connections are their workers' (sam_emulator.workers), or this process's when in-process
+        pids = [os.getpid(), *self.runtime.worker_pids()]
+        puertos = sorted(puertos_locales_hacia(urlsplit(self.base.url_base).port or 5432, pids))
         if not puertos:
             return 0
         with psycopg.connect(self.base.url_base, autocommit=True) as conn:

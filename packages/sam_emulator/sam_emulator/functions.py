@@ -5,23 +5,33 @@ imported under a unique module name with its folder first on ``sys.path``, after
 environment (``Globals`` merged with the function's own ``Environment``, resolved, then the
 local run's overrides such as the stand-ins' URLs) has been put in ``os.environ``.
 
-One process holds every function, so ``os.environ`` is shared: a variable two functions
-set to different values keeps the last one loaded. Handlers read their configuration at
-import (the project's rule), which is when each function's own values are in place.
+Two ways to run it:
+
+- ``isolated=True`` (:class:`~sam_emulator.runtime.RuntimeLocal` with ``SAM_EMULATOR_WORKERS=1``): every invocation runs
+  in a worker process of the function's own (:mod:`sam_emulator.workers`), as Lambda's execution
+  environments: its own ``os.environ``, its own cold start, one invocation per worker, killed at
+  its ``Timeout``. Admission (throttling, the chaos plan) stays in this process.
+- ``isolated=False`` (the default, for tests that reach into the handler module: in-process
+  ``mock_aws``, injected clocks): the handler is imported into this process. Every such function
+  shares ``os.environ``: a variable two functions set to different values keeps the last one
+  loaded. Handlers read their configuration at import (the project's rule), which is when each
+  function's own values are in place.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sam_emulator import deaths
 from sam_emulator.moto_lambda import ContextoLambda, importar_handler
-from sam_emulator.principal import acting_as
+from sam_emulator.principal import acting_as, report_call
+from sam_emulator.workers import WorkerConfig, WorkerLost, WorkerPool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,6 +39,16 @@ if TYPE_CHECKING:
 
 _IMPORTAR = threading.RLock()  # re-entered by a first invocation (which loads the module)
 _PUESTAS: dict[str, str | None] = {}  # variables a cold start set -> the process's own value before
+_HILO = threading.local()  # per invoking thread: the CPU seconds its last worker invocation used
+
+
+def _texto(valor: object) -> str:
+    return str.__str__(valor) if isinstance(valor, str) else str(valor)
+
+
+def worker_cpu_s() -> float:
+    """CPU seconds of the last invocation this thread ran in a worker (0 if none): ``time.thread_time`` there."""
+    return float(getattr(_HILO, "cpu_s", 0.0))
 
 
 def _entorno_de(entorno: dict[str, str]) -> None:
@@ -76,8 +96,10 @@ class Funcion:
     timeout_s: float = 30.0
     memoria_mb: int = 512
     concurrencia_reservada: int | None = None  # ReservedConcurrentExecutions: beyond it, throttled
+    isolated: bool = False  # each invocation in a worker process of this function (sam_emulator.workers)
     invocaciones: int = 0
     errores: int = 0
+    _workers: WorkerPool | None = None
     _modulo: ModuleType | None = None
     _iniciada: bool = False  # a first invocation has completed (lazy initialisation done)
     _contador: threading.Lock = field(default_factory=threading.Lock)
@@ -97,6 +119,45 @@ class Funcion:
                 self._modulo = importar_handler(archivo, nombre)
             return self._modulo
 
+    # ------------------------------------------------------------ worker processes
+    def start_workers(self) -> WorkerPool:
+        """Start this function's first execution environment (its cold start runs meanwhile)."""
+        with self._contador:  # pollers may invoke a function that was never started
+            if self._workers is None:
+                self._workers = WorkerPool(self._worker_config)
+                self._workers.warm()
+            return self._workers
+
+    def wait_workers(self) -> None:
+        """Wait for the cold starts :meth:`start_workers` began; raise the handler's import error."""
+        if self._workers is not None:
+            self._workers.ready_all()
+
+    def stop_workers(self) -> None:
+        if self._workers is not None:
+            self._workers.close()
+            self._workers = None
+
+    def worker_pids(self) -> list[int]:
+        return self._workers.pids() if self._workers is not None else []
+
+    @property
+    def cold_starts(self) -> int:
+        return self._workers.cold_starts if self._workers is not None else int(self._modulo is not None)
+
+    def _worker_config(self) -> WorkerConfig:
+        modulo, atributo = _texto(self.handler).rsplit(".", 1)
+        # this process's variables at the worker's start + the function's; plain str (the template's
+        # strings are cfn-lint's str subclasses, which do not pickle)
+        entorno = {_texto(c): _texto(v) for c, v in {**os.environ, **self.entorno}.items()}
+        return WorkerConfig(
+            logical_id=_texto(self.logical_id),
+            name=_texto(self.nombre),
+            file=str(self.codigo / f"{modulo}.py"),
+            attribute=atributo,
+            environ=entorno,
+        )
+
     def invocar(self, evento: Any, contexto: Any = None) -> Any:
         """Call the handler as Lambda would; exceptions propagate (Lambda reports them as errors).
 
@@ -112,6 +173,8 @@ class Funcion:
         )
         with self._contador:
             self.invocaciones += 1
+        if self.isolated:
+            return self._invocar(evento, contexto)
         if not self._iniciada:
             # Handlers that build their clients/configuration on first use (not at import) must read
             # THIS function's environment: first invocations run one at a time, like cold starts.
@@ -126,14 +189,52 @@ class Funcion:
         try:
             # The platform's own faults (throttling, Timeout, a planned crash): see sam_emulator.deaths.
             # acting_as(): the AWS calls made inside are this function's role's (sam_emulator.principal).
-            with acting_as(self.logical_id), deaths.CONTROL.invocacion(
-                self.nombre, evento, self.timeout_s, self.concurrencia_reservada
+            with (
+                acting_as(self.logical_id),
+                deaths.CONTROL.invocacion(
+                    self.nombre, evento, self.timeout_s, self.concurrencia_reservada
+                ) as invocacion,
             ):
+                if self.isolated:
+                    return self._en_worker(evento, contexto, invocacion)
                 return self.manejador(evento, contexto)
         except Exception:
             with self._contador:
                 self.errores += 1
             raise
+
+    def _en_worker(self, evento: Any, contexto: Any, invocacion: deaths.Invocacion) -> Any:
+        """One invocation in an idle (or new) worker; a death is marked on ``invocacion`` for CONTROL to report."""
+        pool = self.start_workers()
+        worker = pool.acquire()
+        datos_contexto = {
+            "function_name": getattr(contexto, "function_name", self.nombre),
+            "invoked_function_arn": getattr(contexto, "invoked_function_arn", ""),
+            "memory_limit_in_mb": getattr(contexto, "memory_limit_in_mb", self.memoria_mb),
+            "aws_request_id": getattr(contexto, "aws_request_id", None) or str(uuid.uuid4()),
+        }
+        _HILO.cpu_s = 0.0
+        try:
+            respuesta = worker.invoke(evento, datos_contexto, invocacion.corte, invocacion.plazo)
+        except WorkerLost as perdido:
+            pool.discard(worker)
+            invocacion._morir(perdido.fault, perdido.where)
+            return None
+        if respuesta.log:
+            sys.stdout.write(respuesta.log)  # the function's log: CapturaSalida's, when the run installed it
+        _HILO.cpu_s = respuesta.cpu_s
+        for llamada in respuesta.calls:
+            report_call(replace(llamada, principal=self.logical_id))  # the worker's calls are all this function's
+        if respuesta.kind == "died":
+            pool.discard(worker)
+            assert respuesta.fault is not None
+            invocacion._morir(respuesta.fault, respuesta.where)
+            return None
+        pool.release(worker)
+        if respuesta.kind == "error":
+            assert respuesta.error is not None
+            raise respuesta.error
+        return respuesta.result
 
 
 @dataclass

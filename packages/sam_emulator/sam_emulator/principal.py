@@ -1,20 +1,32 @@
 """Who the current thread works for: a function's invocation, or the poller of its event source.
 
 In Lambda every AWS call a function makes is signed with its role; here every function shares one
-process and one set of credentials, so the emulator says, per thread, whose call it is. Whoever wants
-to know (an IAM request recorder, say) reads :func:`current_principal` when a call is made.
+set of credentials, so the emulator says, per thread, whose call it is. Whoever wants to know (an
+IAM request recorder, say) reads :func:`current_principal` when a call is made in this process, and
+listens with :func:`add_call_listener` for the calls functions make in their worker processes
+(:mod:`sam_emulator.workers`), which no hook of this process sees.
 """
 
 from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
-__all__ = ["acting_as", "current_principal"]
+__all__ = [
+    "AwsCall",
+    "CallRecorder",
+    "acting_as",
+    "add_call_listener",
+    "current_principal",
+    "record_calls",
+    "remove_call_listener",
+    "report_call",
+]
 
 _THREAD = threading.local()
 
@@ -32,3 +44,85 @@ def acting_as(principal: str | None) -> Iterator[None]:
 
 def current_principal() -> str | None:
     return getattr(_THREAD, "principal", None)
+
+
+# ---------------------------------------------------------------- calls made in another process
+@dataclass(frozen=True)
+class AwsCall:
+    """One AWS API call as botocore saw it, before signing (retries are not new calls)."""
+
+    principal: str | None
+    service: str  # the service's name in botocore (``cloudwatch``)
+    signing_name: str  # the name IAM actions use (``monitoring``)
+    operation: str
+    params: dict[str, Any]
+
+
+_LISTENERS: list[Callable[[AwsCall], None]] = []
+_LISTENERS_LOCK = threading.Lock()
+
+
+def add_call_listener(listener: Callable[[AwsCall], None]) -> None:
+    """Hear every call a function made in a worker process (:mod:`sam_emulator.workers`).
+
+    Calls made in THIS process are botocore's to hook (its ``before-call`` event); calls made in a
+    function's worker process never reach this process's hooks, so the worker records them and the
+    function reports them here, in the invoking thread, under the function's name, once its
+    invocation has answered (a killed invocation's calls are lost with its process).
+    """
+    with _LISTENERS_LOCK:
+        _LISTENERS.append(listener)
+
+
+def remove_call_listener(listener: Callable[[AwsCall], None]) -> None:
+    with _LISTENERS_LOCK:
+        if listener in _LISTENERS:
+            _LISTENERS.remove(listener)
+
+
+def report_call(call: AwsCall) -> None:
+    with _LISTENERS_LOCK:
+        listeners = list(_LISTENERS)
+    for listener in listeners:
+        listener(call)
+
+
+class CallRecorder:
+    """botocore hooks on boto3's default session keeping every call of this process (a worker's)."""
+
+    def __init__(self) -> None:
+        self._calls: list[AwsCall] = []
+        self._lock = threading.Lock()
+
+    def take(self) -> list[AwsCall]:
+        with self._lock:
+            calls, self._calls = self._calls, []
+        return calls
+
+    def _params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context[_PARAMS_KEY] = dict(params)
+
+    def _call(self, model: Any, context: dict[str, Any], **_: Any) -> None:
+        call = AwsCall(
+            current_principal(),
+            model.service_model.service_name,
+            model.service_model.signing_name,
+            model.name,
+            context.get(_PARAMS_KEY, {}),
+        )
+        with self._lock:
+            self._calls.append(call)
+
+
+_PARAMS_KEY = "sam_emulator.principal.params"
+
+
+def record_calls() -> CallRecorder:
+    """Record every call of this process's default boto3 session (clients created from now on)."""
+    import boto3
+
+    recorder = CallRecorder()
+    session = boto3._get_default_session()
+    session.events.register("before-parameter-build", recorder._params, unique_id="sam-emulator-calls-p")
+    session.events.register("before-call", recorder._call, unique_id="sam-emulator-calls-c")
+    return recorder

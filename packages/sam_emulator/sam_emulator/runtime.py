@@ -1,4 +1,4 @@
-"""The whole template running locally: moto + in-process handlers + what moto does not run.
+"""The whole template running locally: moto + the handlers (in process, or in workers) + what moto does not run.
 
 ``RuntimeLocal`` is the one object a scenario holds::
 
@@ -8,8 +8,10 @@
         rt.stop_consuming()
 
 Order of start-up: moto's server (:mod:`servidor`), every resource of ``template.yaml``
-(:mod:`aprovisionar`), moto's Lambda invoke hooked to the in-process handlers (engineer
-5a's :mod:`moto_lambda`, so the state machine's Lambda tasks run the real code), then the
+(:mod:`aprovisionar`), moto's Lambda invoke hooked to the functions (engineer 5a's
+:mod:`moto_lambda`, so the state machine's Lambda tasks run the real code), the functions'
+cold starts (in this process, or one worker each with ``SAM_EMULATOR_WORKERS=1``:
+:mod:`sam_emulator.workers`), then the
 event source mappings (:mod:`mapeos`), the Pipes (:mod:`pipes`), the schedules
 (:mod:`programador`) and DynamoDB's TTL (:mod:`ttl`).
 
@@ -22,6 +24,7 @@ function's (uncompressed) ``Timeout``, as AWS requires of an SQS trigger (:mod:`
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,6 +84,12 @@ class RuntimeLocal:
     # forgets its per-environment caches (clients, pools) bound to the previous run's endpoints.
     entornos_nuevos: Callable[[], None] = lambda: None
     registro_lambda: Any = None  # moto_lambda's Registro: Lambda-task invocations and errors
+    # True: each function in worker processes of its own (sam_emulator.workers), as Lambda runs it.
+    # False (the default for now; SAM_EMULATOR_WORKERS=1 turns workers on): every handler imported
+    # into this process. Workers cost a cold start and ~70 MB each, and a run pools as many per
+    # function as it has concurrent invocations (about 40 in the e2e normal scenario): on two
+    # shared cores that run took longer (see the workers' module docstring).
+    isolated_functions: bool = field(default_factory=lambda: os.environ.get("SAM_EMULATOR_WORKERS") == "1")
     _deshacer: list[Callable[[], None]] = field(default_factory=list)
 
     @property
@@ -107,11 +116,14 @@ class RuntimeLocal:
             for funcion in self.funciones.por_id.values():
                 self.comprimir_funcion(funcion, self.compresion)
         self._enganchar_lambda()
-        # Cold starts, one at a time, before any poller runs: importing handlers from several
-        # threads at once trips over circular imports inside Powertools.
-        for funcion in self.funciones.por_id.values():
-            funcion.cargar()
-        entorno_comun(list(self.funciones.por_id.values()))
+        if self.isolated_functions:
+            self._arrancar_workers()
+        else:
+            # Cold starts, one at a time, before any poller runs: importing handlers from several
+            # threads at once trips over circular imports inside Powertools.
+            for funcion in self.funciones.por_id.values():
+                funcion.cargar()
+            entorno_comun(list(self.funciones.por_id.values()))
         self.mapeos = mapeos_de_plantilla(self.plantilla, self.funciones, self.compresion)
         if self.tope_concurrencia is not None:
             for mapeo in self.mapeos:
@@ -120,6 +132,20 @@ class RuntimeLocal:
         self.pipes = pipes_de_plantilla(self.plantilla, self.funciones, self.barredor, self.compresion)
         self.programas = programas_de_plantilla(self.plantilla, self.funciones, self.compresion)
         return self
+
+    def _arrancar_workers(self) -> None:
+        """One execution environment per function, cold-started in parallel before any poller runs."""
+        funciones = list(self.funciones.por_id.values())
+        self._deshacer.append(lambda: stop_all(f.stop_workers for f in funciones))
+        for funcion in funciones:
+            funcion.isolated = True
+            funcion.start_workers()
+        for funcion in funciones:
+            funcion.wait_workers()
+
+    def worker_pids(self) -> list[int]:
+        """The process ids of every function's workers now (their sockets are theirs, not this process's)."""
+        return [pid for funcion in self.funciones.por_id.values() for pid in funcion.worker_pids()]
 
     def _enganchar_lambda(self) -> None:
         """Route moto's Lambda invoke (Step Functions tasks) to the in-process handlers."""

@@ -25,8 +25,9 @@ pytestmark = pytest.mark.integration
 TERMINALES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
 
-@pytest.fixture(scope="module")
-def mundo() -> Iterator[Any]:
+# Both ways the emulator runs functions: in this process, and one worker process per function.
+@pytest.fixture(scope="module", params=[False, True], ids=["in-process", "workers"])
+def mundo(request: pytest.FixtureRequest) -> Iterator[Any]:
     from mercadofresco_local import plazos
     from mercadofresco_local.proveedores import Proveedores
     from sam_emulator.private_redis import RedisPrivado
@@ -49,6 +50,7 @@ def mundo() -> Iterator[Any]:
             plazos_comprimidos=True,
             comprimir_funcion=plazos.comprimir_plazos,
             entornos_nuevos=plazos.entornos_nuevos,
+            isolated_functions=request.param,
         )
         with rt_local as rt:
             rt.proveedores = proveedores
