@@ -244,9 +244,7 @@ def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(
     assert flujo.esperas_tras_bloqueo and flujo.reclamo in actuales.leases_s
     # AND every function with a lease reads its Timeout and lease from the declaration (no literal beside it)
     assert actuales.literales == {}
-    assert {f: actuales.leases_s[f] for f in actuales.leases_s} == {
-        f: actuales.declarados[f]["LeaseS"] for f in actuales.leases_s
-    }
+    assert actuales.leases_s == {f: int(actuales.declarados[f]["LeaseS"]) for f in actuales.leases_s}
     # AND raising CobroFunction's declared Timeout past its lease (the lease left as it is) fails, naming both
     p = plantilla()
     p["Mappings"][PLAZOS]["CobroFunction"]["TimeoutS"] = actuales.leases_s["CobroFunction"] + 20
