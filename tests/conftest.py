@@ -102,11 +102,12 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
 def aws() -> Iterator[None]:
     """moto's in-process AWS, with Step Functions really executing state machines."""
     from moto import mock_aws
-    from sam_emulator.moto_patches import atomic_dynamodb_writes
+    from sam_emulator.moto_patches import atomic_dynamodb_writes, jsonata_evaluator
 
-    # atomic writes as the local run's moto server has them
+    # atomic writes and the JSONata/variables evaluator, as the local run's moto server has them
     with (
         atomic_dynamodb_writes(),
+        jsonata_evaluator(),
         mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}),
     ):
         yield

@@ -206,15 +206,26 @@ def _variables(properties: dict) -> dict:
     return variables if isinstance(variables, dict) else {}
 
 
+def find_in_map(template: dict, value: Any) -> Any:
+    """The value a ``Fn::FindInMap`` of plain keys names in ``Mappings``; anything else unchanged."""
+    if not isinstance(value, dict) or set(value) != {"Fn::FindInMap"}:
+        return value
+    keys = value["Fn::FindInMap"]
+    if not isinstance(keys, list) or len(keys) < 3 or not all(isinstance(k, str) for k in keys[:3]):
+        return value
+    second = ((template.get("Mappings") or {}).get(keys[0]) or {}).get(keys[1])
+    return second[keys[2]] if isinstance(second, dict) and keys[2] in second else value
+
+
 def function_timeout_s(template: dict, function_id: str | None) -> int | None:
-    """A function's Timeout (with Globals), its default when unset, None when unknown."""
+    """A function's Timeout (with Globals, or from Mappings), its default when unset, None when unknown."""
     p = function_props(template, function_id)
-    return None if p is None else as_int(p.get("Timeout", DEFAULT_LAMBDA_TIMEOUT_S))
+    return None if p is None else as_int(find_in_map(template, p.get("Timeout", DEFAULT_LAMBDA_TIMEOUT_S)))
 
 
 def function_env(template: dict, function_id: str | None) -> dict:
-    """A function's environment variables (with Globals)."""
-    return _variables(function_props(template, function_id) or {})
+    """A function's environment variables (with Globals; a value from Mappings resolved)."""
+    return {k: find_in_map(template, v) for k, v in _variables(function_props(template, function_id) or {}).items()}
 
 
 def path_to(resource_id: str, *keys: str | int) -> list[str | int]:

@@ -1,8 +1,12 @@
 """The template's time bounds and the relations between them (rule E9114), standalone.
 
-Each bound is declared once, where the platform reads it: a function's ``Timeout`` (with SAM
-``Globals``), its idempotency lease ``IDEMPOTENCY_LEASE_S`` (environment), a state machine's
-``TimeoutSeconds`` and ``Wait`` seconds (its ASL). What ties them is declared on the state machine::
+Each bound a relation ties is declared once, in the template's ``Mappings.Plazos``: a bounded
+function reads its ``Timeout`` and its idempotency lease ``IDEMPOTENCY_LEASE_S`` (environment) from
+there with ``Fn::FindInMap``, keyed by its logical id (``TimeoutS``, ``LeaseS``). A state machine's
+``TimeoutSeconds`` and ``Wait`` seconds live in its ASL, the only place Step Functions takes them as
+numbers (a ``DefinitionSubstitutions`` value lands there as text), so its ``Plazos`` entry (keyed by
+its logical id: ``TimeoutSeconds`` and one key per related ``Wait``) must equal them. What ties them
+is declared on the state machine::
 
     Metadata:
       Mensajeria:
@@ -16,9 +20,11 @@ Each bound is declared once, where the platform reads it: a function's ``Timeout
 - lease > Timeout, for every function with a lease (a claim that lapses while its function still
   runs lets a second consumer repeat the side effect);
 - re-ask ``Wait`` > that function's lease (asking before the lease lapsed only meets ``OperacionEnCurso``);
-- claim lease > ``TimeoutSeconds`` (a live execution must never lose its order's claim).
+- claim lease > ``TimeoutSeconds`` (a live execution must never lose its order's claim);
+- a bounded function's ``Timeout`` and lease come from ``Plazos``, and the ASL's values equal
+  their declaration (a literal beside the declaration is a second place that drifts).
 
-Tests, the local run and the docs read the values from here instead of copying them.
+Tests, the local run and the tools read the values from here instead of copying them.
 """
 
 from __future__ import annotations
@@ -33,11 +39,14 @@ from cfn_lint_mensajeria.recursos import (
     STATE_MACHINES,
     as_int,
     function_env,
+    function_props,
     function_timeout_s,
     resources,
 )
 
 ENV_LEASE = "IDEMPOTENCY_LEASE_S"
+PLAZOS = "Plazos"  # the Mappings entry that declares every bound
+TIMEOUT_KEY, LEASE_KEY, TIMEOUT_SECONDS_KEY = "TimeoutS", "LeaseS", "TimeoutSeconds"
 
 
 @dataclass(frozen=True)
@@ -57,16 +66,25 @@ class Tiempos:
     timeouts_s: dict[str, int]
     leases_s: dict[str, int]
     flujos: dict[str, Flujo]
+    # Mappings.Plazos as written: logical id -> bound name -> seconds
+    declarados: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # bounded functions whose Timeout or lease is written outside Plazos: logical id -> property names
+    literales: dict[str, list[str]] = field(default_factory=dict)
 
 
 def tiempos(template: dict, base_dir: str | Path) -> Tiempos:
     """Read the bounds (``base_dir``: where ``DefinitionUri`` paths are relative to)."""
-    timeouts, leases = {}, {}
+    timeouts, leases, literales = {}, {}, {}
     for fid in resources(template, *FUNCTIONS):
         if (t := function_timeout_s(template, fid)) is not None:
             timeouts[fid] = t
         if (lease := as_int(function_env(template, fid).get(ENV_LEASE))) is not None:
             leases[fid] = lease
+            p = function_props(template, fid) or {}
+            variables = (p.get("Environment") or {}).get("Variables") or {}
+            escritos = {"Timeout": p.get("Timeout"), ENV_LEASE: variables.get(ENV_LEASE)}
+            if fuera := [nombre for nombre, valor in escritos.items() if not _de_plazos(valor)]:
+                literales[fid] = fuera
     flujos = {}
     for mid, res in resources(template, *STATE_MACHINES).items():
         definition, _ = definition_of(res, Path(base_dir))
@@ -82,12 +100,28 @@ def tiempos(template: dict, base_dir: str | Path) -> Tiempos:
             meta.get("Reclamo"),
             dict(meta.get("EsperasTrasBloqueo") or {}),
         )
-    return Tiempos(timeouts, leases, flujos)
+    declarados = (template.get("Mappings") or {}).get(PLAZOS) or {}
+    return Tiempos(timeouts, leases, flujos, declarados if isinstance(declarados, dict) else {}, literales)
+
+
+def _de_plazos(valor: Any) -> bool:
+    """Whether a property value is a ``Fn::FindInMap`` into ``Plazos``."""
+    claves = valor.get("Fn::FindInMap") if isinstance(valor, dict) and len(valor) == 1 else None
+    return isinstance(claves, list) and bool(claves) and claves[0] == PLAZOS
 
 
 def problemas(t: Tiempos) -> list[tuple[list[Any], str]]:
     """(RuleMatch path, message) for every broken relation."""
     encontrados = []
+    for fid, nombres in t.literales.items():
+        encontrados.append(
+            (
+                ["Resources", fid, "Properties"],
+                f"{fid}: {' and '.join(nombres)} written outside Mappings.{PLAZOS}: read them with "
+                f"!FindInMap [{PLAZOS}, {fid}, {TIMEOUT_KEY}|{LEASE_KEY}], where the bounds they relate to "
+                f"are declared",
+            )
+        )
     for fid, lease in t.leases_s.items():
         timeout = t.timeouts_s.get(fid)
         if timeout is not None and lease <= timeout:
@@ -118,6 +152,19 @@ def problemas(t: Tiempos) -> list[tuple[list[Any], str]]:
                         f"asking again before the lease lapsed only meets OperacionEnCurso",
                     )
                 )
+        if flujo.reclamo is not None or flujo.esperas_tras_bloqueo:
+            declarado = t.declarados.get(mid) or {}
+            en_asl = {TIMEOUT_SECONDS_KEY: flujo.timeout_s}
+            en_asl |= {espera: flujo.esperas_s.get(espera) for espera in flujo.esperas_tras_bloqueo}
+            for nombre, segundos in en_asl.items():
+                if as_int(declarado.get(nombre)) != segundos:
+                    encontrados.append(
+                        (
+                            ["Resources", mid, "Properties"],
+                            f"{mid}: the ASL's {nombre} ({segundos}) differs from its declaration Mappings.{PLAZOS}."
+                            f"{mid}.{nombre} ({declarado.get(nombre)}): change both (Step Functions reads the ASL)",
+                        )
+                    )
         if flujo.reclamo is not None:
             lease = t.leases_s.get(flujo.reclamo)
             if lease is None or flujo.timeout_s is None or lease <= flujo.timeout_s:

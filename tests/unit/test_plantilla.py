@@ -22,6 +22,19 @@ def test_unresolvable_ref_raises_instead_of_guessing() -> None:
         Plantilla().propiedades("TablaIdempotencia")
 
 
+def test_bounds_from_mappings_resolve_to_the_declared_value_and_an_unknown_key_raises() -> None:
+    # GIVEN the charge function's Timeout and lease, written as !FindInMap into Mappings.Plazos
+    p = Plantilla()
+    cobro = p.recursos["CobroFunction"]["Properties"]
+    declarado = p.doc["Mappings"]["Plazos"]["CobroFunction"]
+    # WHEN the local run resolves them THEN they are the declared numbers, not a copy of them
+    assert p.resolver(cobro["Timeout"]) == declarado["TimeoutS"]
+    assert p.resolver(cobro["Environment"]["Variables"]["IDEMPOTENCY_LEASE_S"]) == declarado["LeaseS"]
+    # AND a key the Mappings do not hold raises instead of guessing
+    with pytest.raises(PlantillaError, match="Plazos, CobroFunction, NoExiste"):
+        p.resolver({"Fn::FindInMap": ["Plazos", "CobroFunction", "NoExiste"]})
+
+
 @pytest.mark.integration
 def test_idempotency_table_created_from_the_template(plantilla: Plantilla) -> None:
     ddb = boto3.client("dynamodb")

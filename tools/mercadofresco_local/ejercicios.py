@@ -95,7 +95,7 @@ def cobro_duplicado(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
     try:
         crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
         # The workflow's Cobrar meets the naive consumer's live claim (OperacionEnCurso) on some orders and
-        # resolves it as designed: a Wait past the charge's lease (EsperarFinBloqueoCobro, 130 s, real
+        # resolves it as designed: a Wait past the charge's lease (EsperarFinBloqueoCobro, Mappings.Plazos, real
         # seconds outside the chaos scenario), then the same key again. The drain allows for that wait.
         espera_s = espera_resolucion_s()
         limite_s = 120 + n / ritmo + 1.2 * n + espera_s

@@ -18,25 +18,24 @@ def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
 
     The workflow waits past a lease (``EsperarFinBloqueoCobro``) and runs under ``TimeoutSeconds``;
     both are compressed (:class:`ServidorMoto` ``comprimir_esperas``), so the leases they outlast
-    are too: ``IDEMPOTENCY_LEASE_S`` (when the template derives it from the timeout,
-    :func:`mercadofresco.idempotency.config.lease_for_timeout` of the *original* timeout) becomes
-    ``ceil(lease / compresion)``. A live invocation must still end well inside its compressed
-    lease, so every ``*_TIMEOUT_S`` HTTP timeout is divided too. The function's own ``Timeout``
+    are too: a declared ``IDEMPOTENCY_LEASE_S`` becomes ``ceil(lease / compresion)``. A live
+    invocation must still end well inside its compressed lease, so every ``*_TIMEOUT_S`` HTTP
+    timeout is divided too. The function's own ``Timeout``
     (and ``FUNCTION_TIMEOUT_S``) stays real: the layer keeps fixed margins before it (the relay's
     5 s, the consumers' "too little time left"), and a timeout at a chosen point is what the
     chaos plan injects anyway (:mod:`sam_emulator.deaths`).
     """
-    from mercadofresco.idempotency.config import ENV_LEASE_S, lease_for_timeout
+    from mercadofresco.idempotency.config import ENV_LEASE_S
 
     entorno = funcion.entorno
-    lease_s = float(
-        entorno.get(ENV_LEASE_S) or lease_for_timeout(int(entorno.get("FUNCTION_TIMEOUT_S", funcion.timeout_s)))
-    )
-    entorno[ENV_LEASE_S] = str(max(1, math.ceil(lease_s / compresion)))
+    # Only a lease the template declares (Mappings.Plazos, through the environment): it is the value
+    # the Waits were checked against (rule E9114, which also requires one on every function a Wait
+    # asks again). Deriving one here would be a second derivation, free to differ from the layer's.
+    if ENV_LEASE_S in entorno:
+        entorno[ENV_LEASE_S] = str(max(1, math.ceil(float(entorno[ENV_LEASE_S]) / compresion)))
     for clave, valor in list(entorno.items()):
         if clave.endswith("_TIMEOUT_S") and clave != "FUNCTION_TIMEOUT_S":
             entorno[clave] = f"{float(valor) / compresion:.3f}"
-
 
 
 def entornos_nuevos() -> None:

@@ -13,6 +13,11 @@ that every target still exists, so an upgrade fails there, by name, instead of d
   compression factor, optionally ``Wait`` states too, and moto's host -> backend routing cached.
 - :func:`lambda_invoke_patches`: moto's Lambda invoke routed to in-process handlers
   (:mod:`sam_emulator.moto_lambda`).
+- :func:`jsonata_evaluator`: moto 5.2.5 parses ``Assign`` variables, ``QueryLanguage: JSONata`` and
+  ``{% %}`` expressions but evaluates every one of them (a JSONPath-mode ``$var`` reference too)
+  through a JVM bridge to jsonata-java that it does not ship: ``_eval_jsonata`` stays ``None`` and
+  each evaluation is ``TypeError: 'NoneType' object is not callable``. jsonata-python, a pure-Python
+  port of that same jsonata-java, takes the bridge's place; the rest is moto's own interpreter.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TARGETS",
     "atomic_dynamodb_writes",
+    "jsonata_evaluator",
     "lambda_invoke_patches",
     "moto_server_patches",
 ]
@@ -45,6 +51,7 @@ _ROUTING = "moto.moto_server.werkzeug_app.DomainDispatcherApplication.get_backen
 _LAMBDA_INVOKE = "moto.awslambda.models.LambdaFunction._invoke_lambda"
 _LAMBDA_SIMPLE_INVOKE = "moto.awslambda_simple.models.LambdaSimpleBackend.invoke"
 _USER_CONFIG = "moto.core.config.default_user_config"
+_JSONATA_BRIDGE = "moto.stepfunctions.parser.asl.jsonata.jsonata._eval_jsonata"
 
 # Every moto attribute this module replaces, as ``module.attribute[.attribute]``.
 TARGETS = (
@@ -56,6 +63,7 @@ TARGETS = (
     _LAMBDA_INVOKE,
     _LAMBDA_SIMPLE_INVOKE,
     _USER_CONFIG,
+    _JSONATA_BRIDGE,
 )
 
 _DYNAMODB_WRITE_LOCK = threading.RLock()
@@ -107,7 +115,26 @@ def moto_server_patches(compresion: float, *, comprimir_esperas: bool = False) -
         if comprimir_esperas:
             _patch(stack, _WAIT_INTERVAL, lambda _original: _compressed_wait(compresion))
         _patch(stack, _ROUTING, _cached_routing)
+        stack.enter_context(jsonata_evaluator())
         yield
+
+
+@contextmanager
+def jsonata_evaluator() -> Iterator[None]:
+    """moto's Step Functions interpreter evaluating JSONata and variables (see the module's docstring)."""
+    with ExitStack() as stack:
+        _patch(stack, _JSONATA_BRIDGE, lambda _none: _evaluate_jsonata)
+        yield
+
+
+def _evaluate_jsonata(expression: str) -> Any:
+    """What moto's JVM bridge returns: the expression's value as plain JSON (moto composes the
+    expression itself, with the state's input and the variables bound inside it)."""
+    import json
+
+    from jsonata import Jsonata
+
+    return json.loads(json.dumps(Jsonata(expression).evaluate(None)))
 
 
 def _compressed_clock(compresion: float) -> SimpleNamespace:

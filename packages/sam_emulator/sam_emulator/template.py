@@ -115,6 +115,14 @@ class Plantilla:
             return valor["Ref"] if isinstance(valor, dict) else valor
         raise PlantillaError(f"Ref {nombre!r} has no local value yet")
 
+    def find_in_map(self, mapa: Any, clave: Any, segunda: Any) -> Any:
+        """``Fn::FindInMap``: a value of the template's ``Mappings`` (keys may be intrinsics)."""
+        mapa, clave, segunda = (self.resolver(x) for x in (mapa, clave, segunda))
+        try:
+            return self.doc.get("Mappings", {})[mapa][clave][segunda]
+        except (KeyError, TypeError):
+            raise PlantillaError(f"FindInMap [{mapa}, {clave}, {segunda}]: not in Mappings") from None
+
     def get_att(self, nombre: str, atributo: str) -> Any:
         valor = self.fisicos.get(nombre)
         if isinstance(valor, dict) and atributo in valor:
@@ -122,7 +130,7 @@ class Plantilla:
         raise PlantillaError(f"GetAtt {nombre}.{atributo} has no local value yet")
 
     def resolver(self, nodo: Any) -> Any:
-        """Resolve Ref, Fn::Sub, Fn::GetAtt, Fn::If, Fn::Join, Fn::Equals, Fn::Not, Fn::Select."""
+        """Resolve Ref, Fn::Sub, Fn::GetAtt, Fn::If, Fn::Join, Fn::Equals, Fn::Not, Fn::Select, Fn::FindInMap."""
         if isinstance(nodo, list):
             return [v for v in (self.resolver(x) for x in nodo) if v is not _NO_VALUE]
         if not isinstance(nodo, dict):
@@ -175,6 +183,7 @@ _INTRINSECAS = {
     "Fn::Or": lambda p, a: any(p.resolver(x) for x in a),
     "Fn::Join": lambda p, a: a[0].join(str(x) for x in p.resolver(a[1])),
     "Fn::Select": lambda p, a: p.resolver(a[1])[int(p.resolver(a[0]))],
+    "Fn::FindInMap": lambda p, a: p.find_in_map(*a[:3]),
     "Condition": lambda p, a: p.condicion(a),
 }
 

@@ -50,3 +50,43 @@ def test_moto_server_patches_when_closed_leave_every_target_as_it_was() -> None:
 def _objeto(target: str) -> object:
     modulo, _, atributo = target.rpartition(".")
     return getattr(resolve_name(modulo), atributo)
+
+
+# A loop counted in a variable (Assign, a JSONPath-mode $n reference in a Choice and an intrinsic), a
+# JSONata Wait and a JSONata Output: each goes through moto's JSONata bridge.
+_CON_VARIABLES = {
+    "StartAt": "Inicio",
+    "States": {
+        "Inicio": {"Type": "Pass", "Assign": {"n": 0, "x.$": "$.x"}, "Next": "Contar"},
+        "Contar": {"Type": "Pass", "Assign": {"n.$": "States.MathAdd($n, 1)"}, "Next": "Queda"},
+        "Queda": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$n", "NumericLessThan": 3, "Next": "Contar"}],
+            "Default": "Esperar",
+        },
+        "Esperar": {"Type": "Wait", "QueryLanguage": "JSONata", "Seconds": "{% $n - 3 %}", "Next": "Fin"},
+        "Fin": {"Type": "Pass", "QueryLanguage": "JSONata", "Output": "{% {'n': $n, 'x': $x * 2} %}", "End": True},
+    },
+}
+
+
+@pytest.mark.integration
+def test_workflow_with_variables_and_jsonata_runs_on_the_emulators_moto(servidor_moto) -> None:
+    import json
+
+    import boto3
+    from sam_emulator.testing import wait_until
+
+    # GIVEN a state machine that counts in a variable and evaluates JSONata, on the emulator's moto server
+    sfn = boto3.client("stepfunctions", endpoint_url=servidor_moto.url)
+    arn = sfn.create_state_machine(
+        name="mf-variables", definition=json.dumps(_CON_VARIABLES), roleArn="arn:aws:iam::123456789012:role/x"
+    )["stateMachineArn"]
+    # WHEN it runs
+    ejecucion = sfn.start_execution(stateMachineArn=arn, input=json.dumps({"x": 7}))["executionArn"]
+    fin = wait_until(
+        lambda: (d := sfn.describe_execution(executionArn=ejecucion))["status"] != "RUNNING" and d, "the execution"
+    )
+    # THEN moto evaluated every variable and expression (without the bridge: TypeError, States.Runtime)
+    assert fin["status"] == "SUCCEEDED", fin.get("cause")
+    assert json.loads(fin["output"]) == {"n": 3, "x": 14}

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 PEDIDO = {"pedido_id": "PED-2026-084417", "importe": "48.20", "cliente": "CLI-7"}
 CLAVE = claves.cobro(PEDIDO["pedido_id"])
 RESULTADO = {"referencia_cobro": "ch_0001", "importe": "48.20"}
-LEASE_S = 90  # the default: template timeout 30 s + 60 s margin
+LEASE_S = 90  # the layer's default lease (its FUNCTION_TIMEOUT_S 30 s + 60 s margin), not a template bound
 
 
 def hash_de(obj: Any) -> str:

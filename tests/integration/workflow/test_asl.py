@@ -17,6 +17,7 @@ from mercadofresco_local.asl import errores_de_dominio, marcadores, problemas
 from sam_emulator.template import Plantilla
 
 from tests.conftest import RAIZ
+from tests.integration.workflow.conftest import tiempos_plantilla
 
 RUTA = RAIZ / "statemachines" / "procesar_pedido.asl.json"
 LIBERADOS = {"PasarelaNoDisponible", "PresupuestoReintentosAgotado"}  # the function released the key: ask again now
@@ -103,10 +104,9 @@ def test_asl_cobrar_first_attempt_retries_only_what_never_reaches_the_code(defin
     assert capturas["States.ALL"] == "ContarConsultaCobro"  # anything else: the outcome is unknown
 
 
-def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandoned(definicion, plantilla):
-    # GIVEN the charge's lease (CobroFunction's IDEMPOTENCY_LEASE_S) and the resolution loop
-    entorno = plantilla.recursos["CobroFunction"]["Properties"]["Environment"]["Variables"]
-    bloqueo_s = int(entorno["IDEMPOTENCY_LEASE_S"])
+def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandoned(definicion):
+    # GIVEN the charge's lease (CobroFunction's, declared in Mappings.Plazos) and the resolution loop
+    bloqueo_s = tiempos_plantilla().leases_s["CobroFunction"]
     estados = definicion["States"]
     # THEN OperacionEnCurso and the platform's errors are never retried by a jittered Retry (its waits can
     # all be short): every charge step sends them to one Wait that outlasts the lease, then asks again
@@ -160,14 +160,13 @@ def test_asl_template_max_visits_are_the_loop_bounds(definicion, plantilla):
     assert visitas == cota
 
 
-def test_asl_every_task_retries_and_the_execution_is_bounded(definicion, plantilla):
+def test_asl_every_task_retries_and_the_execution_is_bounded(definicion):
     # GIVEN every Task state (Liberar*, CerrarReclamo, the notices included)
     sin_retry = [e.label for e in asl_reglas.walk(definicion) if e.body["Type"] == "Task" and not e.body.get("Retry")]
     # THEN each retries its transient errors, and the execution is bounded below the claim's lease, so a
     # timed-out execution's order can be taken over by a redrive
     assert sin_retry == []
-    entorno = plantilla.recursos["ReclamoFunction"]["Properties"]["Environment"]["Variables"]
-    assert 0 < definicion["TimeoutSeconds"] < int(entorno["IDEMPOTENCY_LEASE_S"])
+    assert 0 < definicion["TimeoutSeconds"] < tiempos_plantilla().leases_s["ReclamoFunction"]
 
 
 def test_asl_reclamo_with_lease_and_duplicate_ends_in_success(definicion):

@@ -104,7 +104,7 @@ def test_workflow_cobro_record_never_completed_waits_out_the_lease_and_the_gatew
 
 
 def test_workflow_cobro_en_curso_under_another_owner_waits_out_its_lease_and_charges(flujo, pausas, reloj):
-    # GIVEN cobro:{id} held EN_CURSO by another consumer whose lease is live for 100 s more
+    # GIVEN cobro:{id} held EN_CURSO by another consumer, its whole lease (CobroFunction's) still ahead
     ahora = int(reloj())
     _poner(flujo, {
         "clave": {"S": f"cobro:{PEDIDO}"}, "estado": {"S": "EN_CURSO"}, "propietario": {"S": "otro"},

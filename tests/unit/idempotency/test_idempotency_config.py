@@ -13,7 +13,7 @@ def test_defaults_are_24h_record_and_timeout_plus_margin_lease() -> None:
     # GIVEN nothing configured
     # WHEN a config is built
     config = IdempotencyConfig()
-    # THEN records live 24 h, the lease is the template's 30 s timeout + 60 s, permanent = PermanentError
+    # THEN records live 24 h, the lease is the layer's default 30 s timeout + 60 s, permanent = PermanentError
     assert config.expires_after_s == 86_400
     assert config.lease_s == 90
     assert config.permanent_errors == (PermanentError,)

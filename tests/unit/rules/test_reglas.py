@@ -229,22 +229,45 @@ def test_cfnlintrc_runs_the_pack_from_a_cfn_lint_that_does_not_have_it_installed
 
 
 def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(tmp_path):
-    # GIVEN the project's template (its functions' leases, the workflow's Waits and TimeoutSeconds)
-    from cfn_lint_mensajeria.tiempos import problemas, tiempos
+    # GIVEN the project's template: Mappings.Plazos declares the bounds, the functions and the ASL use them
+    from dataclasses import replace
 
-    plantilla, _ = decode(str(RAIZ / "template.yaml"))
-    actuales = tiempos(plantilla, RAIZ)
+    from cfn_lint_mensajeria.tiempos import PLAZOS, problemas, tiempos
+
+    def plantilla() -> dict:
+        return decode(str(RAIZ / "template.yaml"))[0]
+
+    actuales = tiempos(plantilla(), RAIZ)
     # WHEN checked THEN every relation holds, and it did read the bounds it relates
     assert problemas(actuales) == []
     flujo = actuales.flujos["ProcesarPedido"]
     assert flujo.esperas_tras_bloqueo and flujo.reclamo in actuales.leases_s
-    # AND raising CobroFunction's Timeout past its lease (the lease left as it is) fails, naming both
-    plantilla["Resources"]["CobroFunction"]["Properties"]["Timeout"] = actuales.leases_s["CobroFunction"] + 20
-    (ruta, mensaje), *_ = problemas(tiempos(plantilla, RAIZ))
+    # AND every function with a lease reads its Timeout and lease from the declaration (no literal beside it)
+    assert actuales.literales == {}
+    assert actuales.leases_s == {f: int(actuales.declarados[f]["LeaseS"]) for f in actuales.leases_s}
+    # AND raising CobroFunction's declared Timeout past its lease (the lease left as it is) fails, naming both
+    p = plantilla()
+    p["Mappings"][PLAZOS]["CobroFunction"]["TimeoutS"] = actuales.leases_s["CobroFunction"] + 20
+    ((ruta, mensaje),) = problemas(tiempos(p, RAIZ))
     assert ruta[:2] == ["Resources", "CobroFunction"] and "IDEMPOTENCY_LEASE_S" in mensaje
-    # AND so does a re-ask Wait that no longer outlasts the lease
-    plantilla, _ = decode(str(RAIZ / "template.yaml"))
-    ts = tiempos(plantilla, RAIZ)
+    # AND a literal Timeout beside the declaration fails even while its relations hold
+    p = plantilla()
+    p["Resources"]["CobroFunction"]["Properties"]["Timeout"] = actuales.timeouts_s["CobroFunction"]
+    ((ruta, mensaje),) = problemas(tiempos(p, RAIZ))
+    assert ruta[:2] == ["Resources", "CobroFunction"] and f"outside Mappings.{PLAZOS}" in mensaje
+    # AND so does a re-ask Wait that no longer outlasts the lease (declared and written so in the ASL)
+    ts = tiempos(plantilla(), RAIZ)
+    ts.declarados["ProcesarPedido"]["EsperarFinBloqueoCobro"] = ts.leases_s["CobroFunction"]
     corta = {**flujo.esperas_s, "EsperarFinBloqueoCobro": ts.leases_s["CobroFunction"]}
-    ts.flujos["ProcesarPedido"] = type(flujo)(flujo.timeout_s, corta, flujo.reclamo, flujo.esperas_tras_bloqueo)
-    assert any("EsperarFinBloqueoCobro" in m for _, m in problemas(ts))
+    ts.flujos["ProcesarPedido"] = replace(flujo, esperas_s=corta)
+    ((_, mensaje),) = problemas(ts)
+    assert "EsperarFinBloqueoCobro" in mensaje and "does not outlast" in mensaje
+    # AND an ASL whose Wait or TimeoutSeconds was changed without its declaration fails, naming each
+    asl = json.loads((RAIZ / "statemachines" / "procesar_pedido.asl.json").read_text())
+    asl["TimeoutSeconds"] += 1
+    asl["States"]["EsperarFinBloqueoReembolso"]["Seconds"] += 1
+    (tmp_path / "statemachines").mkdir()
+    (tmp_path / "statemachines" / "procesar_pedido.asl.json").write_text(json.dumps(asl))
+    mensajes = sorted(m for _, m in problemas(tiempos(plantilla(), tmp_path)))
+    assert len(mensajes) == 2 and all("differs from its declaration" in m for m in mensajes)
+    assert "EsperarFinBloqueoReembolso" in mensajes[0] and "TimeoutSeconds" in mensajes[1]
