@@ -21,10 +21,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco.dominio import claves
 from mercadofresco.errors import CobroRechazado, PermanentError, ReembolsoRechazado
-from mercadofresco.idempotency import EstadoIdempotencia, claves
+from mercadofresco.idempotency import EstadoIdempotencia
 from mercadofresco.idempotency.registro import ErrorGuardado, Registro
-from mercadofresco.validation import codigo_proveedor
+from mercadofresco.validation import provider_error_code
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -139,5 +140,5 @@ class Operaciones:
 
 def _exigir_exito(status: int, cuerpo: dict[str, Any], operacion: str, pedido_id: str) -> None:
     if not 200 <= status < 300:
-        error = codigo_proveedor(cuerpo)  # a code only: the body's free text must not reach the execution's cause
+        error = provider_error_code(cuerpo)  # a code only: the body's free text must not reach the execution's cause
         raise RespuestaPasarelaInesperada(f"{operacion} of order {pedido_id}: gateway answered {status} {error}")

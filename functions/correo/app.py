@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.consumer import Consumer, Route, aceptado
+from mercadofresco.dominio import claves
+from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.http import client_from_env
-from mercadofresco.idempotency import IdempotencyStore, claves
+from mercadofresco.idempotency import IdempotencyKey, IdempotencyStore
 from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.tracing import LazyTracer
 
@@ -46,7 +48,7 @@ PLANTILLAS_NO_CONFIRMADO = {
 def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, store: IdempotencyStore) -> Consumer:
     """The e-mail consumer: confirmation and cart reminder, one key each, fallback inside the key."""
 
-    def enviar(clave: claves.Clave, correo: dict[str, Any]) -> None:
+    def enviar(clave: IdempotencyKey, correo: dict[str, Any]) -> None:
         def por(cliente: ClienteProveedor) -> dict[str, Any]:
             respuesta = cliente.post("/correos", json=correo, idempotency_key=clave, idempotent=True)
             return aceptado(respuesta, cliente.dependencia)
@@ -85,6 +87,7 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
             **dict.fromkeys(PLANTILLAS_NO_CONFIRMADO, aviso),
         },
         defer_on=(CircuitoAbierto,),
+        field_checks=CAMPOS,
     )
 
 

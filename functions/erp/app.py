@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from mercadofresco.consumer import Consumer, Route, aceptado
+from mercadofresco.dominio import claves
+from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.http import client_from_env
-from mercadofresco.idempotency import IdempotencyStore, claves
+from mercadofresco.idempotency import IdempotencyKey, IdempotencyStore
 from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.tracing import LazyTracer
 
@@ -44,7 +46,7 @@ IDENTIDAD_AVISO = ("pedido_id", "importe_centimos")
 def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumer:
     """The ERP consumer: one route per event type; an open ``erp`` circuit defers the message."""
 
-    def enviar(ruta: str, clave: claves.Clave, cuerpo: dict[str, Any], identidad: dict[str, Any]) -> dict[str, Any]:
+    def enviar(ruta: str, clave: IdempotencyKey, cuerpo: dict[str, Any], identidad: dict[str, Any]) -> dict[str, Any]:
         def operacion() -> dict[str, Any]:
             respuesta = erp.post(ruta, json=cuerpo, idempotency_key=clave, idempotent=True)
             return aceptado(respuesta, "erp")
@@ -74,6 +76,7 @@ def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumer
         },
         types_by_queue={"cola-mercadofresco-stock": "ReservaStock"},
         defer_on=(CircuitoAbierto,),
+        field_checks=CAMPOS,
     )
 
 

@@ -19,6 +19,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.consumer import Consumer, Route
 from mercadofresco.db import pool_compartido
 from mercadofresco.dominio.proyeccion import ESTADO_POR_EVENTO, Resultado, proyectar
+from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ def actualizar_estado(evento: Event) -> None:
 
 
 consumidor = Consumer(
-    "proyeccion", {tipo: Route(actualizar_estado, campos=("pedido_id",)) for tipo in ESTADO_POR_EVENTO}
+    "proyeccion",
+    {tipo: Route(actualizar_estado, campos=("pedido_id",)) for tipo in ESTADO_POR_EVENTO},
+    field_checks=CAMPOS,
 )
 
 

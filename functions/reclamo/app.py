@@ -24,8 +24,9 @@ from typing import Any
 import lectura
 from aws_lambda_powertools import Logger
 from mercadofresco import validation
+from mercadofresco.dominio import claves
 from mercadofresco.errors import EventoInvalido, PedidoDuplicado
-from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore, claves
+from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore
 from mercadofresco.idempotency.registro import Registro
 from mercadofresco.process_cache import lazy_module_attribute
 
@@ -70,8 +71,8 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise EventoInvalido(f"payload must be a JSON object, got {type(event).__name__}")
     try:
-        ejecucion = validation.identificador(event.get("ejecucion"), "ejecucion", max_chars=EJECUCION_MAX_CHARS)
-    except validation.ValorInvalido as exc:
+        ejecucion = validation.identifier(event.get("ejecucion"), "ejecucion", max_chars=EJECUCION_MAX_CHARS)
+    except validation.InvalidValueError as exc:
         raise EventoInvalido(f"payload needs 'ejecucion' (the execution id): {exc}") from None
     pedido = lectura.pedido_creado(event.get("registros"))
     logger.append_keys(pedido_id=pedido["pedido_id"])

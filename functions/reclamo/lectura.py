@@ -22,8 +22,8 @@ from typing import Any
 
 from mercadofresco import validation
 from mercadofresco.dlq import Motivo
+from mercadofresco.dominio import claves, valores
 from mercadofresco.errors import EventoInvalido, LoteNoAdmitido
-from mercadofresco.idempotency import claves
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 VERSION = 1
@@ -62,8 +62,8 @@ def pedido_creado(registros: Any) -> dict[str, Any]:
     if isinstance(importe, bool) or not isinstance(importe, int | float):
         raise _invalido(Motivo.DATO_INVALIDO, "PedidoCreado with a non-numeric importe_centimos")
     try:
-        claves.pedido(validation.id_tienda(detalle["pedido_id"], "pedido_id"))  # a UUID-shaped id cannot name its claim
-    except (validation.ValorInvalido, IdempotencyKeyError) as exc:
+        claves.pedido(valores.id_tienda(detalle["pedido_id"], "pedido_id"))  # a UUID-shaped id cannot name its claim
+    except (validation.InvalidValueError, IdempotencyKeyError) as exc:
         raise _invalido(Motivo.DATO_INVALIDO, f"PedidoCreado with a pedido_id no order can have: {exc}") from None
     return detalle
 

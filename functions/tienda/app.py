@@ -26,6 +26,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco import validation
 from mercadofresco.db import pool_compartido
+from mercadofresco.dominio import valores
 from mercadofresco.dominio.solicitudes import (
     ClaveIdempotenciaInvalida,
     ClaveReutilizada,
@@ -133,15 +134,15 @@ def crear_pedido() -> Response:
 
 
 def leer_pedido(pedido_id: str) -> Response:
-    # An answer repeats what the client sent only as the log policy cuts a value (validation.eco).
+    # An answer repeats what the client sent only as the log policy cuts a value (validation.echo).
     try:
-        validation.id_tienda(pedido_id, "pedido_id")
-    except validation.ValorInvalido as exc:
+        valores.id_tienda(pedido_id, "pedido_id")
+    except validation.InvalidValueError as exc:
         return _error(HTTPStatus.BAD_REQUEST, "invalid_pedido_id", str(exc))
     with _conexion() as conn:
         pedido = consultar_pedido(conn, pedido_id)
     if pedido is None:
-        return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {validation.eco(pedido_id)} does not exist")
+        return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {validation.echo(pedido_id)} does not exist")
     return _json(HTTPStatus.OK, pedido)
 
 

@@ -12,9 +12,9 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mercadofresco.dominio import claves
 from mercadofresco.http import ClienteProveedor
 from mercadofresco.http.cliente import cabecera_idempotency_key
-from mercadofresco.idempotency import claves
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 from mercadofresco_local.proveedores import Erp
 

@@ -122,4 +122,4 @@ def test_fuzz_reclamo_bad_payload_raises_evento_invalido_and_claims_nothing(
     # AND neither the error nor the logs repeat a long value whole
     registros = capsys.readouterr()
     for salida in (str(error.value), registros.out, registros.err):
-        assert MARCA[: validation.ECO_MAX_CHARS + 1] not in salida
+        assert MARCA[: validation.ECHO_MAX_CHARS + 1] not in salida

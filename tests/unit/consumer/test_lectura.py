@@ -7,6 +7,7 @@ import json
 import pytest
 from mercadofresco.consumer import InvalidMessageError, Route, read
 from mercadofresco.dlq import Motivo
+from mercadofresco.dominio.valores import CAMPOS
 
 from tests.conftest import load_event
 
@@ -23,20 +24,20 @@ def _cuerpo(evento: str, n: int = 0) -> str:
 
 def _motivo(cuerpo: str, **kwargs: str) -> Motivo:
     with pytest.raises(InvalidMessageError) as info:
-        read(cuerpo, RUTAS, **kwargs)
+        read(cuerpo, RUTAS, field_checks=CAMPOS, **kwargs)
     return info.value.motivo
 
 
 def test_leer_raw_json_returns_type_version_and_fields() -> None:
     # GIVEN a raw-delivery body  WHEN it is read
-    evento = read(_cuerpo("erp-pedido-confirmado.json"), RUTAS)
+    evento = read(_cuerpo("erp-pedido-confirmado.json"), RUTAS, field_checks=CAMPOS)
     # THEN
     assert (evento.tipo, evento.version, evento.sobre) == ("PedidoConfirmado", 1, "sqs")
     assert evento["pedido_id"] == "PED-2026-084417"
 
 
 def test_leer_sns_envelope_unwraps_message() -> None:
-    evento = read(_cuerpo("correo-confirmacion-sobre-sns.json"), RUTAS)
+    evento = read(_cuerpo("correo-confirmacion-sobre-sns.json"), RUTAS, field_checks=CAMPOS)
     assert (evento.tipo, evento.sobre, evento["pedido_id"]) == ("PedidoConfirmado", "sns", "PED-2026-084417")
 
 
@@ -45,20 +46,20 @@ def test_leer_eventbridge_envelope_uses_detail_type_and_detail_version() -> None
     cuerpo = _cuerpo("correo-carrito-abandonado.json")
     assert json.loads(cuerpo)["version"] == "0"
     # WHEN it is read
-    evento = read(cuerpo, RUTAS)
+    evento = read(cuerpo, RUTAS, field_checks=CAMPOS)
     # THEN the event's version is the detail's, not EventBridge's
     assert (evento.tipo, evento.version, evento.sobre) == ("CarritoAbandonado", 1, "eventbridge")
     assert evento["carrito_id"] == "CAR-7781"
 
 
 def test_leer_unknown_fields_are_ignored() -> None:
-    evento = read(_cuerpo("erp-pedido-confirmado-campos-extra.json"), RUTAS)
+    evento = read(_cuerpo("erp-pedido-confirmado-campos-extra.json"), RUTAS, field_checks=CAMPOS)
     assert evento["pedido_id"] == "PED-2026-084419"
 
 
 def test_leer_default_type_applies_only_without_tipo() -> None:
     cuerpo = json.dumps({"version": 1, "pedido_id": "PED-1", "sku": "S1", "cantidad": 1})
-    assert read(cuerpo, RUTAS, tipo_por_defecto="ReservaStock").tipo == "ReservaStock"
+    assert read(cuerpo, RUTAS, field_checks=CAMPOS, default_type="ReservaStock").tipo == "ReservaStock"
     assert _motivo(cuerpo) is Motivo.CAMPO_AUSENTE
 
 
@@ -108,17 +109,17 @@ def test_leer_default_type_applies_only_without_tipo() -> None:
 def test_leer_bad_input_raises_classified_reason(cuerpo: str, motivo: Motivo) -> None:
     # WHEN / THEN: every bad input gets its Motivo and a detail a person can read
     with pytest.raises(InvalidMessageError) as info:
-        read(cuerpo, RUTAS)
+        read(cuerpo, RUTAS, field_checks=CAMPOS)
     assert info.value.motivo is motivo
     assert info.value.detalle
 
 
 def test_leer_missing_fields_detail_names_every_missing_field() -> None:
     with pytest.raises(InvalidMessageError) as info:
-        read(json.dumps({"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-1"}), RUTAS)
+        read(json.dumps({"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-1"}), RUTAS, field_checks=CAMPOS)
     assert "sku" in info.value.detalle and "cantidad" in info.value.detalle
 
 
 def test_leer_version_accepted_when_route_declares_it() -> None:
     rutas = {"PedidoConfirmado": Route(lambda e: None, campos=("pedido_id",), versiones=frozenset({1, 2}))}
-    assert read(_cuerpo("erp-version-2.json"), rutas).version == 2
+    assert read(_cuerpo("erp-version-2.json"), rutas, field_checks=CAMPOS).version == 2

@@ -7,8 +7,9 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mercadofresco.dominio import claves
 from mercadofresco.http.cliente import cabecera_idempotency_key
-from mercadofresco.idempotency import claves
+from mercadofresco.idempotency import IdempotencyKey, keys
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 from tests.unit.fuzz.estrategias import texto_cualquiera, texto_fuera_de_latin1, valor_json
@@ -24,13 +25,13 @@ CONSTRUCTORES_1 = (
 CONSTRUCTORES_2 = (claves.reserva, claves.liberacion)
 
 
-def _clave_o_error(construir, *partes) -> claves.Clave | None:
+def _clave_o_error(construir, *partes) -> IdempotencyKey | None:
     try:
         clave = construir(*partes)
     except IdempotencyKeyError as exc:
         assert len(str(exc)) <= MENSAJE_MAX_CHARS
         return None
-    assert isinstance(clave, claves.Clave)
+    assert isinstance(clave, IdempotencyKey)
     return clave
 
 
@@ -60,11 +61,11 @@ def test_fuzz_line_key_builder_any_sku_gives_key_or_idempotency_key_error(constr
 
 
 @given(obj=valor_json)
-def test_fuzz_por_contenido_any_json_is_stable_and_ascii(obj) -> None:
+def test_fuzz_key_from_content_any_json_is_stable_and_ascii(obj) -> None:
     # GIVEN any JSON value WHEN keyed by content, twice
-    primera = _clave_o_error(claves.por_contenido, "evento", obj)
+    primera = _clave_o_error(keys.key_from_content, "evento", obj)
     # THEN the same key both times (a hash: always ASCII), or a clear error both times
-    assert primera == _clave_o_error(claves.por_contenido, "evento", obj)
+    assert primera == _clave_o_error(keys.key_from_content, "evento", obj)
     if primera is not None:
         _cabecera_fiel(primera)
 

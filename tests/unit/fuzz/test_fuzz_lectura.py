@@ -10,7 +10,7 @@ from mercadofresco import dlq
 from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, Cola, send_to_dlq
 from mercadofresco.consumer.lectura import InvalidMessageError, Route, read
 from mercadofresco.dlq import Motivo
-from mercadofresco.validation import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
+from mercadofresco.dominio.valores import CAMPOS, IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
 
 from tests.conftest import load_event
 from tests.unit.fuzz.estrategias import (
@@ -36,7 +36,7 @@ DLQ_ERP = "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp-fallidos"
 def _leer(cuerpo: str):
     """The event, or None after checking the refusal carries a reason and a bounded, safe detail."""
     try:
-        evento = read(cuerpo, RUTAS)
+        evento = read(cuerpo, RUTAS, field_checks=CAMPOS)
     except InvalidMessageError as exc:
         assert exc.motivo in set(Motivo) - {Motivo.APLAZAMIENTOS_AGOTADOS}
         assert exc.detalle and "Traceback" not in exc.detalle

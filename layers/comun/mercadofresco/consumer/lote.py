@@ -36,7 +36,7 @@ from mercadofresco.dlq import Motivo
 from mercadofresco.errors import PermanentError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from aws_lambda_powertools.utilities.batch import BatchProcessor
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -74,6 +74,9 @@ class Consumer:
         Deferral policy and SQS client (defaults: :class:`DeferralPolicy`, the project's client).
     reserve_ms
         Start a record only with this much of the invocation left; later ones are deferred.
+    field_checks
+        Field -> check raising :class:`~mercadofresco.validation.InvalidValueError`, applied to every
+        event carrying the field (the domain's: :data:`mercadofresco.dominio.valores.CAMPOS`).
     """
 
     def __init__(
@@ -86,6 +89,7 @@ class Consumer:
         policy: DeferralPolicy | None = None,
         sqs: BaseClient | None = None,
         reserve_ms: int = RESERVA_POR_REGISTRO_MS,
+        field_checks: Mapping[str, Callable[[Any], Any]] | None = None,
     ) -> None:
         self.function_name = function_name
         self.routes = routes
@@ -94,6 +98,7 @@ class Consumer:
         self.policy = policy or DeferralPolicy()
         self.colas = Colas(sqs)
         self.reserve_ms = reserve_ms
+        self.field_checks = dict(field_checks or {})
 
     def __call__(self, event: dict[str, Any], context: Any = None) -> PartialItemFailureResponse:
         registros = _registros_sqs(event)
@@ -135,7 +140,7 @@ class Consumer:
             defer(self.colas.sqs, cola, crudo, self.policy, self.function_name, causa, cuenta=False)
             return
         try:
-            evento = read(record.body, self.routes, self._tipo_por_defecto(cola))
+            evento = read(record.body, self.routes, self._tipo_por_defecto(cola), self.field_checks)
             self._manejar(evento)
             metrics.add_metric(name="MensajesProcesados", unit=MetricUnit.Count, value=1)
         except (InvalidMessageError, PermanentError) as exc:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.consumer.lectura import InvalidMessageError
 from mercadofresco.dlq import Motivo
-from mercadofresco.validation import codigo_proveedor
+from mercadofresco.validation import provider_error_code
 
 if TYPE_CHECKING:
     from mercadofresco.http import Respuesta
@@ -26,7 +26,7 @@ def aceptado(respuesta: Respuesta, dependencia: str) -> dict[str, Any]:
         return cuerpo
     # Only the status and a short machine code: a provider's error body may echo the customer's
     # e-mail or our request, and this detail goes to logs and to the DLQ's mf-detalle.
-    codigo = codigo_proveedor(cuerpo)
+    codigo = provider_error_code(cuerpo)
     raise InvalidMessageError(
         Motivo.DATO_INVALIDO, f"{dependencia} refused the message: HTTP {status} {codigo}".rstrip()
     )

@@ -243,7 +243,7 @@ def cabecera_idempotency_key(clave: str) -> str:
     request raise. Keys are therefore percent-encoded as UTF-8 (RFC 3986), which changes nothing for
     the plain ASCII keys the builders produce from the domain (``cobro:PED-2026-084417``). A string
     that is not text (a lone surrogate) is refused with ``ValueError`` before any call is made; the
-    key builders (:mod:`mercadofresco.idempotency.claves`) already refuse such parts.
+    key builders (:mod:`mercadofresco.dominio.claves`) already refuse such parts.
     """
     try:
         return quote(clave, safe=_SEGURO_EN_CABECERA, encoding="utf-8", errors="strict")

@@ -32,7 +32,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco import errors
-from mercadofresco.idempotency import claves
+from mercadofresco.idempotency import keys
 from mercadofresco.idempotency.cache import CacheCompletados
 from mercadofresco.idempotency.config import IdempotencyConfig
 from mercadofresco.idempotency.dynamodb import DynamoDBRecords
@@ -45,6 +45,7 @@ from mercadofresco.idempotency.exceptions import (
     IdempotencyResultError,
     OperacionFallidaError,
 )
+from mercadofresco.idempotency.keys import IdempotencyKey
 from mercadofresco.idempotency.registro import ErrorGuardado, EstadoIdempotencia, Registro
 
 if TYPE_CHECKING:
@@ -108,13 +109,13 @@ class IdempotencyStore:
             raise IdempotencyError(f"environment variable {ENV_TABLA} (the idempotency table's name) is not set")
         return cls(tabla, None, config or IdempotencyConfig.from_env(), **kwargs)
 
-    def run(self, clave: claves.Clave, operacion: Callable[[], Any], payload: Any = None) -> Any:
+    def run(self, clave: IdempotencyKey, operacion: Callable[[], Any], payload: Any = None) -> Any:
         """Run ``operacion`` once for ``clave`` and return its (JSON round-tripped) result.
 
         Parameters
         ----------
         clave
-            A key from :mod:`mercadofresco.idempotency.claves` (a plain ``str`` is refused).
+            A key from :mod:`mercadofresco.dominio.claves` (a plain ``str`` is refused).
         operacion
             Zero-argument callable returning a JSON-serialisable value.
         payload
@@ -133,12 +134,12 @@ class IdempotencyStore:
         Exception
             The operation's own error (first run), or the stored permanent one (duplicate).
         """
-        if type(clave) is not claves.Clave:
+        if type(clave) is not IdempotencyKey:
             raise IdempotencyKeyError(
-                f"idempotency key must be built with mercadofresco.idempotency.claves (e.g. claves.cobro(pedido_id)), "
+                f"idempotency key must be made by idempotency.keys.make_key (e.g. claves.cobro(pedido_id)), "
                 f"got {type(clave).__name__} {clave!r}"
             )
-        hash_payload = None if payload is None else claves.hash_canonico(payload)
+        hash_payload = None if payload is None else keys.canonical_hash(payload)
         if self.cache is not None and (guardado := self.cache.get(clave, self._now_s())) is not None:
             _validar_payload(guardado, hash_payload)
             return guardado.resultado()
