@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco import aws
-from mercadofresco.errors import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
+from mercadofresco.dominio.errores import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco.process_cache import lazy_module_attribute

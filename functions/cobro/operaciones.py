@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.dominio import claves
-from mercadofresco.errors import CobroRechazado, PermanentError, ReembolsoRechazado
+from mercadofresco.dominio.errores import CobroRechazado, ReembolsoRechazado
+from mercadofresco.errors import PermanentError
 from mercadofresco.idempotency import EstadoIdempotencia
 from mercadofresco.idempotency.registro import ErrorGuardado, Registro
 from mercadofresco.validation import provider_error_code

@@ -25,7 +25,8 @@ import lectura
 from aws_lambda_powertools import Logger
 from mercadofresco import validation
 from mercadofresco.dominio import claves
-from mercadofresco.errors import EventoInvalido, PedidoDuplicado
+from mercadofresco.dominio.errores import PedidoDuplicado
+from mercadofresco.errors import EventoInvalido
 from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore
 from mercadofresco.idempotency.registro import Registro
 from mercadofresco.process_cache import lazy_module_attribute

@@ -23,7 +23,8 @@ from typing import Any
 from mercadofresco import validation
 from mercadofresco.dlq import Motivo
 from mercadofresco.dominio import claves, valores
-from mercadofresco.errors import EventoInvalido, LoteNoAdmitido
+from mercadofresco.dominio.errores import LoteNoAdmitido
+from mercadofresco.errors import EventoInvalido
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 VERSION = 1

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import mercadofresco
 import pytest
-from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO, MercadoFrescoError
+from mercadofresco.dominio.errores import NOMBRES_PARA_EL_FLUJO
+from mercadofresco.errors import MercadoFrescoError
 
 RAIZ = Path(__file__).resolve().parents[2]
 CAPA = RAIZ / "layers" / "comun" / "mercadofresco"

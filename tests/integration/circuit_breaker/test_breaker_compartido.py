@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
-from mercadofresco.errors import CircuitoAbierto, CobroRechazado
+from mercadofresco.dominio.errores import CobroRechazado
+from mercadofresco.errors import CircuitoAbierto
 
 if TYPE_CHECKING:
     import redis

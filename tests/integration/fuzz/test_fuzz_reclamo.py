@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import validation
-from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO, EventoInvalido, LoteNoAdmitido, PedidoDuplicado
+from mercadofresco.dominio.errores import NOMBRES_PARA_EL_FLUJO, LoteNoAdmitido, PedidoDuplicado
+from mercadofresco.errors import EventoInvalido
 
 from tests.unit.fuzz.estrategias import EVENTOS_AWS, texto_cualquiera, valor_json
 

@@ -10,12 +10,8 @@ from email.utils import format_datetime
 import pytest
 import redis
 from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
-from mercadofresco.errors import (
-    CircuitoAbierto,
-    PasarelaNoDisponible,
-    PresupuestoReintentosAgotado,
-    ResultadoDesconocido,
-)
+from mercadofresco.dominio.errores import PasarelaNoDisponible
+from mercadofresco.errors import CircuitoAbierto, PresupuestoReintentosAgotado, ResultadoDesconocido
 from mercadofresco.http import MAX_ATTEMPTS_HTTP, ClienteProveedor
 from mercadofresco.retry import FullJitterBackoff, RetryBudget, RetryPolicy
 

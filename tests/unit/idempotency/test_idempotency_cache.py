@@ -60,7 +60,7 @@ def test_record_round_trips_through_dynamodb_item() -> None:
         caduca_bloqueo=T0_S - 1,
         propietario="p",
         hash_payload="h",
-        error=ErrorGuardado("mercadofresco.errors.CobroRechazado", "denegada"),
+        error=ErrorGuardado("mercadofresco.dominio.errores.CobroRechazado", "denegada"),
     )
     # WHEN encoded as a typed item and decoded
     item = original.a_item()

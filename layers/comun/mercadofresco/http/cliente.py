@@ -29,12 +29,7 @@ from urllib.parse import quote
 
 import urllib3
 
-from mercadofresco.errors import (
-    DependencyUnavailableError,
-    PresupuestoReintentosAgotado,
-    ProveedorNoDisponible,
-    ResultadoDesconocido,
-)
+from mercadofresco.errors import DependencyUnavailableError, PresupuestoReintentosAgotado, ResultadoDesconocido
 from mercadofresco.metrics import LATENCIA_PROVEEDOR, REINTENTOS, como_metricas
 from mercadofresco.retry.backoff import retry_after_s
 from mercadofresco.retry.clasificacion import Clasificacion, clasificar
@@ -107,7 +102,7 @@ class ClienteProveedor:
         budget: RetryBudget | None = None,
         connect_timeout_s: float = 2.0,
         read_timeout_s: float = 10.0,
-        error_no_disponible: type[DependencyUnavailableError] = ProveedorNoDisponible,
+        error_no_disponible: type[DependencyUnavailableError] = DependencyUnavailableError,
         metrics: Any = None,
         cabeceras: dict[str, str] | None = None,
         rng: random.Random | None = None,

@@ -258,12 +258,35 @@ def _validar_payload(registro: Registro, hash_payload: str | None) -> None:
         raise IdempotencyPayloadMismatchError(registro.clave, registro.hash_payload, hash_payload)
 
 
+_DOMINIO = "mercadofresco.dominio."
+
+
+def _errores_de_la_capa(raiz: type[Exception] = errors.MercadoFrescoError) -> list[type[Exception]]:
+    return [raiz, *(c for sub in raiz.__subclasses__() for c in _errores_de_la_capa(sub))]
+
+
+def _clase_guardada(guardado: ErrorGuardado) -> type[Exception] | None:
+    """The class a stored error names, if it is one the workflow matches: of ``errors`` or of ``dominio``.
+
+    Only an already imported class of the layer is looked up (a record never makes us import a module).
+    A record written while the workflow's own errors lived in ``mercadofresco.errors`` (before they
+    moved to ``mercadofresco.dominio.errores``) names that module: it still resolves, by the class's name.
+    """
+    replayable = [
+        c for c in _errores_de_la_capa() if c.__module__ == errors.__name__ or c.__module__.startswith(_DOMINIO)
+    ]
+    exacta = next((c for c in replayable if (c.__module__, c.__name__) == (guardado.modulo, guardado.nombre)), None)
+    if exacta is not None or guardado.modulo != errors.__name__:
+        return exacta
+    return next((c for c in replayable if c.__name__ == guardado.nombre), None)
+
+
 def _reconstruir_error(registro: Registro) -> Exception:
     """The stored permanent failure again: the same domain class (the workflow's Catch matches it by name)."""
     guardado = registro.error or ErrorGuardado(tipo="desconocido", mensaje="FALLIDO record without error")
-    clase = getattr(errors, guardado.nombre, None) if guardado.modulo == errors.__name__ else None
+    clase = _clase_guardada(guardado)
     error: Exception | None = None
-    if isinstance(clase, type) and issubclass(clase, Exception):
+    if clase is not None:
         try:
             error = clase(guardado.mensaje)
         except TypeError:  # a domain error with a richer constructor: fall back to the generic one
