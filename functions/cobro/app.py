@@ -27,7 +27,7 @@ from operaciones import Operaciones
 from solicitud import Solicitud
 
 if TYPE_CHECKING:
-    from mercadofresco.http import ClienteProveedor
+    from mercadofresco.http import ProviderClient
 
 logger = Logger()
 metrics = Metrics()
@@ -39,7 +39,7 @@ CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
 
 
 @lru_cache(maxsize=2)
-def _cliente(clave_api: str) -> ClienteProveedor:
+def _cliente(clave_api: str) -> ProviderClient:
     cabeceras = {"Authorization": f"Bearer {clave_api}"} if clave_api else {}
     return client_from_env(
         "pasarela",
@@ -53,7 +53,7 @@ def _cliente(clave_api: str) -> ClienteProveedor:
     )
 
 
-def pasarela() -> ClienteProveedor:
+def pasarela() -> ProviderClient:
     """The gateway client for the current API key (no secret configured: no key, for local runs)."""
     arn = os.environ.get("PASARELA_SECRET_ARN", "").strip()
     if not arn:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from mercadofresco.consumer import Consumer, Route, aceptado
+from mercadofresco.consumer import Consumer, Route, accepted
 from mercadofresco.dominio import claves
 from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.errors import CircuitoAbierto
@@ -27,7 +27,7 @@ from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
     from mercadofresco.consumer import Event
-    from mercadofresco.http import ClienteProveedor
+    from mercadofresco.http import ProviderClient
 
 logger = Logger()
 metrics = Metrics()
@@ -45,13 +45,13 @@ PLANTILLAS_NO_CONFIRMADO = {
 }
 
 
-def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, store: IdempotencyStore) -> Consumer:
+def crear_consumidor(principal: ProviderClient, secundario: ProviderClient, store: IdempotencyStore) -> Consumer:
     """The e-mail consumer: confirmation and cart reminder, one key each, fallback inside the key."""
 
     def enviar(clave: IdempotencyKey, correo: dict[str, Any]) -> None:
-        def por(cliente: ClienteProveedor) -> dict[str, Any]:
+        def por(cliente: ProviderClient) -> dict[str, Any]:
             respuesta = cliente.post("/correos", json=correo, idempotency_key=clave, idempotent=True)
-            return aceptado(respuesta, cliente.dependencia)
+            return accepted(respuesta, cliente.dependencia)
 
         def operacion() -> dict[str, Any]:
             try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
-from mercadofresco.consumer import Consumer, Route, aceptado
+from mercadofresco.consumer import Consumer, Route, accepted
 from mercadofresco.dominio import claves
 from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.errors import CircuitoAbierto
@@ -31,7 +31,7 @@ from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
     from mercadofresco.consumer import Event
-    from mercadofresco.http import ClienteProveedor
+    from mercadofresco.http import ProviderClient
 
 logger = Logger()
 metrics = Metrics()
@@ -43,13 +43,13 @@ CAMPOS_AVISO = ("pedido_id", "cliente_id", "importe_centimos", "moneda", "refere
 IDENTIDAD_AVISO = ("pedido_id", "importe_centimos")
 
 
-def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumer:
+def crear_consumidor(erp: ProviderClient, store: IdempotencyStore) -> Consumer:
     """The ERP consumer: one route per event type; an open ``erp`` circuit defers the message."""
 
     def enviar(ruta: str, clave: IdempotencyKey, cuerpo: dict[str, Any], identidad: dict[str, Any]) -> dict[str, Any]:
         def operacion() -> dict[str, Any]:
             respuesta = erp.post(ruta, json=cuerpo, idempotency_key=clave, idempotent=True)
-            return aceptado(respuesta, "erp")
+            return accepted(respuesta, "erp")
 
         return store.run(clave, operacion, payload=identidad)
 

@@ -27,8 +27,8 @@ from mercadofresco import validation
 from mercadofresco.dominio import claves
 from mercadofresco.dominio.errores import PedidoDuplicado
 from mercadofresco.errors import EventoInvalido
-from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore
-from mercadofresco.idempotency.registro import Registro
+from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStatus, IdempotencyStore
+from mercadofresco.idempotency.registro import IdempotencyRecord
 from mercadofresco.process_cache import lazy_module_attribute
 
 logger = Logger()
@@ -47,9 +47,9 @@ def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
     """One conditional PutItem; a refused claim answers with the record that refused it."""
     ahora = int(reloj_s())
     caduca_bloqueo = ahora + configuracion.lease_s
-    nuevo = Registro(
+    nuevo = IdempotencyRecord(
         clave=claves.pedido(pedido_id),
-        estado=EstadoIdempotencia.EN_CURSO,
+        estado=IdempotencyStatus.EN_CURSO,
         expira_en=caduca_bloqueo + configuracion.expires_after_s,
         caduca_bloqueo=caduca_bloqueo,
         propietario=ejecucion,

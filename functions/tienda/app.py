@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco import validation
-from mercadofresco.db import pool_compartido
+from mercadofresco.db import shared_pool
 from mercadofresco.dominio import valores
 from mercadofresco.dominio.solicitudes import (
     ClaveIdempotenciaInvalida,
@@ -81,7 +81,7 @@ def _conexion() -> Iterator[Connection]:
     from psycopg_pool import PoolTimeout
 
     try:
-        with pool_compartido().connection() as conn:
+        with shared_pool().connection() as conn:
             yield conn
     except (psycopg.OperationalError, PoolTimeout) as exc:
         raise BaseNoDisponible(str(exc)) from exc

@@ -28,7 +28,7 @@ def test_config_bd_bundle_shipped_in_the_layer_is_the_default_root_certificate(
     monkeypatch.setattr(db, "CA_RDS_EN_CAPA", bundle)
     _entorno_desplegado(monkeypatch)
     # WHEN the configuration is read from the environment
-    config = db.ConfigBD.from_env()
+    config = db.DatabaseConfig.from_env()
     # THEN the bundle is the root certificate, so connections use verify-full
     assert config.sslrootcert == str(bundle)
 
@@ -43,7 +43,7 @@ def test_config_bd_explicit_root_certificate_wins_over_the_layer_bundle(
     _entorno_desplegado(monkeypatch)
     monkeypatch.setenv("AURORA_SSLROOTCERT", "/opt/amazon-root-ca.pem")
     # WHEN / THEN the explicit one is used
-    assert db.ConfigBD.from_env().sslrootcert == "/opt/amazon-root-ca.pem"
+    assert db.DatabaseConfig.from_env().sslrootcert == "/opt/amazon-root-ca.pem"
 
 
 def test_config_bd_without_any_bundle_has_no_root_certificate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -51,4 +51,4 @@ def test_config_bd_without_any_bundle_has_no_root_certificate(monkeypatch: pytes
     monkeypatch.setattr(db, "CA_RDS_EN_CAPA", tmp_path / "absent.pem")
     _entorno_desplegado(monkeypatch)
     # WHEN / THEN there is no root certificate (sslmode=require, a warning when connecting)
-    assert db.ConfigBD.from_env().sslrootcert is None
+    assert db.DatabaseConfig.from_env().sslrootcert is None

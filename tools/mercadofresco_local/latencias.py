@@ -146,7 +146,7 @@ class RegistroInvocaciones:
 
 def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
     """``(pedido_id, type)`` of each order an invocation's event carries (SQS batch or direct payload)."""
-    from mercadofresco.consumer.lectura import InvalidMessageError, desenvolver
+    from mercadofresco.consumer.lectura import InvalidMessageError, unwrap
 
     registros = evento.get("Records") if isinstance(evento, dict) else evento if isinstance(evento, list) else None
     if registros is None:
@@ -156,7 +156,7 @@ def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
         return
     for registro in registros:
         try:
-            datos, tipo_sobre, _ = desenvolver(registro.get("body", ""))
+            datos, tipo_sobre, _ = unwrap(registro.get("body", ""))
         except (InvalidMessageError, AttributeError):
             continue
         if isinstance(datos.get("pedido_id"), str):

@@ -27,7 +27,7 @@ from mercadofresco.process_cache import per_environment
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-__all__ = ["CA_RDS_EN_CAPA", "ConfigBD", "crear_pool", "parametros_aurora", "pool_compartido"]
+__all__ = ["CA_RDS_EN_CAPA", "DatabaseConfig", "aurora_parameters", "create_pool", "shared_pool"]
 
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def _ca_por_defecto() -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class ConfigBD:
+class DatabaseConfig:
     """Where the database is and how to reach it."""
 
     database_url: str | None = None
@@ -60,7 +60,7 @@ class ConfigBD:
             raise ValueError("set DATABASE_URL (local) or AURORA_ENDPOINT and AURORA_SECRET_ARN (deployed)")
 
     @classmethod
-    def from_env(cls) -> ConfigBD:
+    def from_env(cls) -> DatabaseConfig:
         return cls(
             database_url=os.environ.get("DATABASE_URL") or None,
             endpoint=os.environ.get("AURORA_ENDPOINT") or None,
@@ -70,7 +70,7 @@ class ConfigBD:
         )
 
 
-def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
+def aurora_parameters(config: DatabaseConfig) -> dict[str, Any]:
     """libpq keyword arguments for Aurora, credentials from the (cached) secret."""
     secreto = aws.read_secret(config.secret_arn, transform="json", max_age_s=config.secreto_max_age_s)
     parametros: dict[str, Any] = {
@@ -89,7 +89,7 @@ def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
     return parametros
 
 
-def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> ConnectionPool:
+def create_pool(config: DatabaseConfig, *, max_size: int = 1, **opciones: Any) -> ConnectionPool:
     """An open pool; one connection suffices for a Lambda (one invocation at a time)."""
     # The driver (layers/postgres) is imported by the first pool, not by importing this module:
     # ~100 ms of a cold start's init phase otherwise (bench/bench_cold_start.py).
@@ -104,7 +104,7 @@ def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> Conne
         conninfo, kwargs = config.database_url, comunes
     else:
         # A callable: evaluated for every new connection (new password after a rotation).
-        conninfo, kwargs = "", lambda: {**parametros_aurora(config), **comunes}
+        conninfo, kwargs = "", lambda: {**aurora_parameters(config), **comunes}
     return ConnectionPool(
         conninfo,
         kwargs=kwargs,
@@ -120,6 +120,6 @@ def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> Conne
 
 
 @per_environment(close=lambda pool: pool.close())
-def pool_compartido() -> ConnectionPool:
+def shared_pool() -> ConnectionPool:
     """The execution environment's pool, created on first use and reused by warm invocations."""
-    return crear_pool(ConfigBD.from_env())
+    return create_pool(DatabaseConfig.from_env())

@@ -16,7 +16,7 @@ from mercadofresco.idempotency import (
     IdempotencyKeyError,
     IdempotencyPayloadMismatchError,
     IdempotencyResultError,
-    OperacionFallidaError,
+    OperationFailedError,
     idempotent,
 )
 
@@ -214,7 +214,7 @@ def test_run_permanent_error_outside_domain_replays_as_operacion_fallida(crear_s
     with pytest.raises(LimiteExcedido):
         store.run(CLAVE, Operacion(error=LimiteExcedido("límite diario")))
     # WHEN the duplicate comes
-    with pytest.raises(OperacionFallidaError) as info:
+    with pytest.raises(OperationFailedError) as info:
         store.run(CLAVE, Operacion(RESULTADO))
     # THEN it gets a clear error carrying the stored type and message
     assert info.value.tipo == f"{__name__}.LimiteExcedido"
@@ -334,7 +334,7 @@ def test_run_result_not_json_records_fallido_so_side_effect_is_not_repeated(stor
     with pytest.raises(IdempotencyResultError):
         store.run(CLAVE, operacion)
     # WHEN the duplicate comes
-    with pytest.raises(OperacionFallidaError) as info:
+    with pytest.raises(OperationFailedError) as info:
         store.run(CLAVE, Operacion(RESULTADO))
     # THEN the record is FALLIDO (the side effect is not run twice) and the duplicate learns why
     assert operacion.ejecuciones == 1

@@ -7,7 +7,7 @@ import threading
 import pytest
 import redis
 from mercadofresco.retry import RetryBudget
-from mercadofresco.valkey import cliente_valkey
+from mercadofresco.valkey import valkey_client
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +84,7 @@ def test_budget_stale_deposits_do_not_travel(redis_url, redis_prefix):
 
 def test_budget_valkey_unreachable_falls_back_to_local_bucket():
     # GIVEN a budget whose Valkey refuses connections
-    budget = RetryBudget("erp", cliente_valkey("redis://127.0.0.1:1/0"), capacidad=3)
+    budget = RetryBudget("erp", valkey_client("redis://127.0.0.1:1/0"), capacidad=3)
     # WHEN it is asked for retries
     concedidos = [budget.allow_retry() for _ in range(5)]
     # THEN retries stay bounded by the process's own bucket (neither unbounded nor all refused)

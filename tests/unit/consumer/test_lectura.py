@@ -1,4 +1,4 @@
-"""Reading bodies into events: envelopes, tolerant reader, and each bad input's Motivo."""
+"""Reading bodies into events: envelopes, tolerant reader, and each bad input's DlqReason."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 from mercadofresco.consumer import InvalidMessageError, Route, read
-from mercadofresco.dlq import Motivo
+from mercadofresco.dlq import DlqReason
 from mercadofresco.dominio.valores import CAMPOS
 
 from tests.conftest import load_event
@@ -22,7 +22,7 @@ def _cuerpo(evento: str, n: int = 0) -> str:
     return load_event(evento)["Records"][n]["body"]
 
 
-def _motivo(cuerpo: str, **kwargs: str) -> Motivo:
+def _motivo(cuerpo: str, **kwargs: str) -> DlqReason:
     with pytest.raises(InvalidMessageError) as info:
         read(cuerpo, RUTAS, field_checks=CAMPOS, **kwargs)
     return info.value.motivo
@@ -60,32 +60,35 @@ def test_leer_unknown_fields_are_ignored() -> None:
 def test_leer_default_type_applies_only_without_tipo() -> None:
     cuerpo = json.dumps({"version": 1, "pedido_id": "PED-1", "sku": "S1", "cantidad": 1})
     assert read(cuerpo, RUTAS, field_checks=CAMPOS, default_type="ReservaStock").tipo == "ReservaStock"
-    assert _motivo(cuerpo) is Motivo.CAMPO_AUSENTE
+    assert _motivo(cuerpo) is DlqReason.CAMPO_AUSENTE
 
 
 @pytest.mark.parametrize(
     ("cuerpo", "motivo"),
     [
-        (_cuerpo("erp-malformado.json"), Motivo.JSON_INVALIDO),
-        ("[1, 2]", Motivo.JSON_INVALIDO),
-        ("", Motivo.JSON_INVALIDO),
-        (json.dumps({"Type": "Notification", "TopicArn": "arn:t", "Message": "{roto"}), Motivo.JSON_INVALIDO),
-        (json.dumps({"detail-type": "CarritoAbandonado", "source": "s", "detail": "x"}), Motivo.JSON_INVALIDO),
-        (_cuerpo("erp-campo-ausente.json"), Motivo.CAMPO_AUSENTE),
-        (json.dumps({"tipo": "PedidoConfirmado", "pedido_id": "PED-1"}), Motivo.CAMPO_AUSENTE),
-        (json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": ""}), Motivo.CAMPO_AUSENTE),
-        (_cuerpo("erp-version-2.json"), Motivo.VERSION_DESCONOCIDA),
-        (json.dumps({"tipo": "PedidoConfirmado", "version": "1", "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
-        (json.dumps({"tipo": "PedidoConfirmado", "version": True, "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
-        (json.dumps({"tipo": "PedidoEnviado", "version": 1, "pedido_id": "PED-1"}), Motivo.DATO_INVALIDO),
-        (json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": "PED-\U0001f600"}), Motivo.DATO_INVALIDO),
+        (_cuerpo("erp-malformado.json"), DlqReason.JSON_INVALIDO),
+        ("[1, 2]", DlqReason.JSON_INVALIDO),
+        ("", DlqReason.JSON_INVALIDO),
+        (json.dumps({"Type": "Notification", "TopicArn": "arn:t", "Message": "{roto"}), DlqReason.JSON_INVALIDO),
+        (json.dumps({"detail-type": "CarritoAbandonado", "source": "s", "detail": "x"}), DlqReason.JSON_INVALIDO),
+        (_cuerpo("erp-campo-ausente.json"), DlqReason.CAMPO_AUSENTE),
+        (json.dumps({"tipo": "PedidoConfirmado", "pedido_id": "PED-1"}), DlqReason.CAMPO_AUSENTE),
+        (json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": ""}), DlqReason.CAMPO_AUSENTE),
+        (_cuerpo("erp-version-2.json"), DlqReason.VERSION_DESCONOCIDA),
+        (json.dumps({"tipo": "PedidoConfirmado", "version": "1", "pedido_id": "PED-1"}), DlqReason.DATO_INVALIDO),
+        (json.dumps({"tipo": "PedidoConfirmado", "version": True, "pedido_id": "PED-1"}), DlqReason.DATO_INVALIDO),
+        (json.dumps({"tipo": "PedidoEnviado", "version": 1, "pedido_id": "PED-1"}), DlqReason.DATO_INVALIDO),
+        (
+            json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": "PED-\U0001f600"}),
+            DlqReason.DATO_INVALIDO,
+        ),
         (
             json.dumps({"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-1", "sku": "FRU:MAN", "cantidad": 1}),
-            Motivo.DATO_INVALIDO,
+            DlqReason.DATO_INVALIDO,
         ),
         (
             json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": "PED-1", "motivo": {}}),
-            Motivo.DATO_INVALIDO,
+            DlqReason.DATO_INVALIDO,
         ),
     ],
     ids=[
@@ -106,8 +109,8 @@ def test_leer_default_type_applies_only_without_tipo() -> None:
         "motivo-object",
     ],
 )
-def test_leer_bad_input_raises_classified_reason(cuerpo: str, motivo: Motivo) -> None:
-    # WHEN / THEN: every bad input gets its Motivo and a detail a person can read
+def test_leer_bad_input_raises_classified_reason(cuerpo: str, motivo: DlqReason) -> None:
+    # WHEN / THEN: every bad input gets its DlqReason and a detail a person can read
     with pytest.raises(InvalidMessageError) as info:
         read(cuerpo, RUTAS, field_checks=CAMPOS)
     assert info.value.motivo is motivo

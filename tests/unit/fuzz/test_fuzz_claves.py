@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.dominio import claves
-from mercadofresco.http.cliente import cabecera_idempotency_key
+from mercadofresco.http.cliente import idempotency_key_header
 from mercadofresco.idempotency import IdempotencyKey, keys
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
@@ -36,7 +36,7 @@ def _clave_o_error(construir, *partes) -> IdempotencyKey | None:
 
 
 def _cabecera_fiel(clave: str) -> None:
-    cabecera = cabecera_idempotency_key(clave)
+    cabecera = idempotency_key_header(clave)
     assert cabecera.isascii() and cabecera.isprintable() and " " not in cabecera
     assert unquote(cabecera, errors="strict") == clave  # nothing mangled: the provider can recover the key
 
@@ -74,7 +74,7 @@ def test_fuzz_key_from_content_any_json_is_stable_and_ascii(obj) -> None:
 def test_fuzz_cabecera_idempotency_key_any_text_is_ascii_and_injective_or_refused(texto) -> None:
     # GIVEN any string offered as an Idempotency-Key (the client accepts plain str too)
     try:
-        cabecera = cabecera_idempotency_key(texto)
+        cabecera = idempotency_key_header(texto)
     except ValueError as exc:
         # THEN only text that is not text (a lone surrogate) is refused, with a clear error
         assert any(0xD800 <= ord(c) <= 0xDFFF for c in texto)
@@ -87,5 +87,5 @@ def test_fuzz_cabecera_idempotency_key_any_text_is_ascii_and_injective_or_refuse
 
 def test_cabecera_idempotency_key_no_two_keys_share_a_header() -> None:
     # GIVEN a key with "Ñ" and one spelling its escape literally WHEN encoded THEN they stay different
-    assert cabecera_idempotency_key("reserva:P:Ñ") != cabecera_idempotency_key("reserva:P:%C3%91")
-    assert cabecera_idempotency_key("cobro:PED-2026-084417") == "cobro:PED-2026-084417"
+    assert idempotency_key_header("reserva:P:Ñ") != idempotency_key_header("reserva:P:%C3%91")
+    assert idempotency_key_header("cobro:PED-2026-084417") == "cobro:PED-2026-084417"

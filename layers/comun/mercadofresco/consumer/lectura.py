@@ -13,7 +13,7 @@ A body reaches a consumer queue in one of three shapes, and the consumer must no
 Tolerant reader: only the contract's required fields are checked; unknown fields are kept
 in ``Event.datos`` and ignored, so a producer may add fields before its consumers know them
 (the lesson's compatible evolution). What cannot be read raises :class:`InvalidMessageError`
-with its :class:`~mercadofresco.dlq.Motivo`, which the batch glue turns into a dead letter.
+with its :class:`~mercadofresco.dlq.DlqReason`, which the batch glue turns into a dead letter.
 
 Presence is not validity: every field an event carries that has a check in ``field_checks`` (the
 domain's, :data:`mercadofresco.dominio.valores.CAMPOS`: an amount is a positive whole number of cents,
@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.dlq import Motivo
+from mercadofresco.dlq import DlqReason
 from mercadofresco.errors import EventoInvalido
 from mercadofresco.validation import InvalidValueError, echo
 
@@ -42,7 +42,7 @@ VERSIONES_POR_DEFECTO = frozenset({1})
 class InvalidMessageError(EventoInvalido):
     """A message the consumer will never process: goes to the DLQ with ``motivo``."""
 
-    def __init__(self, motivo: Motivo, detalle: str) -> None:
+    def __init__(self, motivo: DlqReason, detalle: str) -> None:
         super().__init__(f"{motivo.value}: {detalle}")
         self.motivo = motivo
         self.detalle = detalle
@@ -77,15 +77,15 @@ def _json_objeto(texto: str, que: str) -> dict[str, Any]:
     try:
         valor = json.loads(texto)
     except (TypeError, ValueError) as exc:
-        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
     except RecursionError:  # nested deeper than the interpreter's stack: poison, not a transient failure
-        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is JSON nested too deeply to read") from None
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is JSON nested too deeply to read") from None
     if not isinstance(valor, dict):
-        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
     return valor
 
 
-def desenvolver(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
+def unwrap(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
     """Strip the envelope: return ``(datos, tipo_del_sobre, sobre)``."""
     datos = _json_objeto(cuerpo, "body")
     if datos.get("Type") == "Notification" and isinstance(datos.get("Message"), str) and "TopicArn" in datos:
@@ -93,20 +93,20 @@ def desenvolver(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
     if "detail-type" in datos and "detail" in datos and "source" in datos:
         detalle = datos["detail"]
         if not isinstance(detalle, dict):
-            raise InvalidMessageError(Motivo.JSON_INVALIDO, "EventBridge detail is not an object")
+            raise InvalidMessageError(DlqReason.JSON_INVALIDO, "EventBridge detail is not an object")
         return detalle, str(datos["detail-type"]), "eventbridge"
     return datos, None, "sqs"
 
 
 def _version(datos: Mapping[str, Any], ruta: Route, tipo: str) -> int:
     if "version" not in datos:
-        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
+        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
     version = datos["version"]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise InvalidMessageError(Motivo.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {echo(version)}")
+        raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {echo(version)}")
     if version not in ruta.versiones:
         esperadas = ", ".join(str(v) for v in sorted(ruta.versiones))
-        raise InvalidMessageError(Motivo.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
+        raise InvalidMessageError(DlqReason.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
     return version
 
 
@@ -127,23 +127,21 @@ def read(
     InvalidMessageError
         Not JSON, unknown type, missing field or ``version``, or a version this consumer does not read.
     """
-    datos, tipo_sobre, sobre = desenvolver(body)
+    datos, tipo_sobre, sobre = unwrap(body)
     tipo = tipo_sobre or datos.get("tipo") or default_type
     if not tipo:
-        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
+        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
     ruta = routes.get(tipo) if isinstance(tipo, str) else None
     if ruta is None:
-        raise InvalidMessageError(Motivo.DATO_INVALIDO, f"event type {echo(tipo)} is not one this consumer handles")
+        raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"event type {echo(tipo)} is not one this consumer handles")
     version = _version(datos, ruta, tipo)
     ausentes = [c for c in ruta.campos if datos.get(c) is None or datos.get(c) == ""]
     if ausentes:
-        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
+        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
     for campo, validar in (field_checks or {}).items():
         if campo in datos:
             try:
                 validar(datos[campo])
             except InvalidValueError as exc:
-                raise InvalidMessageError(Motivo.DATO_INVALIDO, f"{tipo}: {exc}") from None
+                raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{tipo}: {exc}") from None
     return Event(tipo=tipo, version=version, datos=datos, sobre=sobre)
-
-

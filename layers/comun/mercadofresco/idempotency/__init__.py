@@ -33,14 +33,13 @@ from mercadofresco.idempotency.exceptions import (
     IdempotencyPayloadMismatchError,
     IdempotencyPersistenceError,
     IdempotencyResultError,
-    OperacionFallidaError,
+    OperationFailedError,
 )
 from mercadofresco.idempotency.keys import IdempotencyKey, key_from_content, make_key
-from mercadofresco.idempotency.registro import EstadoIdempotencia
+from mercadofresco.idempotency.registro import IdempotencyStatus
 from mercadofresco.idempotency.store import IdempotencyStore
 
 __all__ = [
-    "EstadoIdempotencia",
     "IdempotencyConfig",
     "IdempotencyError",
     "IdempotencyInconsistentStateError",
@@ -49,8 +48,9 @@ __all__ = [
     "IdempotencyPayloadMismatchError",
     "IdempotencyPersistenceError",
     "IdempotencyResultError",
+    "IdempotencyStatus",
     "IdempotencyStore",
-    "OperacionFallidaError",
+    "OperationFailedError",
     "idempotent",
     "key_from_content",
     "lease_for_timeout",
