@@ -619,3 +619,21 @@ def test_allow_list_refuses_a_new_spanish_mechanism_name() -> None:
     # GIVEN a new mechanism method with a Spanish name and parameter  WHEN judged  THEN both are outside the lists
     for nombre in ("reintentar_lote", "dependencia", "OutboxRelay.drenar"):
         assert _palabras(nombre.rsplit(".", 1)[-1]) - PALABRAS_INGLESAS
+
+
+def test_no_mechanism_module_imports_the_domain_package() -> None:
+    # GIVEN every module of the mechanism side of the layer
+    importan = []
+    for fichero in _modulos_de_mecanismo():
+        for nodo in ast.walk(ast.parse(fichero.read_text())):
+            modulos = (
+                [nodo.module or ""]
+                if isinstance(nodo, ast.ImportFrom)
+                else [a.name for a in nodo.names]
+                if isinstance(nodo, ast.Import)
+                else []
+            )
+            if any(m == "mercadofresco.dominio" or m.startswith("mercadofresco.dominio.") for m in modulos):
+                importan.append(str(fichero.relative_to(CAPA)))
+    # THEN none imports mercadofresco.dominio (the domain uses the mechanisms, never the other way)
+    assert importan == []
