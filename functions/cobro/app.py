@@ -44,11 +44,11 @@ def _cliente(clave_api: str) -> ProviderClient:
     return client_from_env(
         "pasarela",
         "PASARELA_URL",
-        error_no_disponible=PasarelaNoDisponible,
+        unavailable_error=PasarelaNoDisponible,
         retry=RetryPolicy.from_env(),  # HTTP_MAX_ATTEMPTS: docs/worst-case-attempts.md counts it
         connect_timeout_s=CONNECT_TIMEOUT_S,
         read_timeout_s=READ_TIMEOUT_S,
-        cabeceras=cabeceras,
+        headers=cabeceras,
         metrics=metrics,
     )
 

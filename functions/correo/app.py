@@ -78,12 +78,12 @@ def crear_consumidor(principal: ProviderClient, secundario: ProviderClient, stor
         correo = {"destinatario": evento["email"], "plantilla": PLANTILLAS_NO_CONFIRMADO[evento.tipo], "datos": datos}
         enviar(claves.correo_no_confirmado(evento["pedido_id"]), correo)
 
-    aviso = Route(avisar_no_confirmado, campos=("pedido_id", "email"))
+    aviso = Route(avisar_no_confirmado, fields=("pedido_id", "email"))
     return Consumer(
         "correo",
         {
-            "PedidoConfirmado": Route(confirmar, campos=("pedido_id", "email")),
-            "CarritoAbandonado": Route(recordar, campos=("carrito_id", "email")),
+            "PedidoConfirmado": Route(confirmar, fields=("pedido_id", "email")),
+            "CarritoAbandonado": Route(recordar, fields=("carrito_id", "email")),
             **dict.fromkeys(PLANTILLAS_NO_CONFIRMADO, aviso),
         },
         defer_on=(CircuitoAbierto,),

@@ -70,9 +70,9 @@ def crear_consumidor(erp: ProviderClient, store: IdempotencyStore) -> Consumer:
     return Consumer(
         "erp",
         {
-            "PedidoConfirmado": Route(avisar, campos=("pedido_id",)),
-            "ReservaStock": Route(reservar, campos=("pedido_id", "sku", "cantidad")),
-            "LiberacionStock": Route(liberar, campos=("pedido_id", "sku", "cantidad")),
+            "PedidoConfirmado": Route(avisar, fields=("pedido_id",)),
+            "ReservaStock": Route(reservar, fields=("pedido_id", "sku", "cantidad")),
+            "LiberacionStock": Route(liberar, fields=("pedido_id", "sku", "cantidad")),
         },
         types_by_queue={"cola-mercadofresco-stock": "ReservaStock"},
         defer_on=(CircuitoAbierto,),

@@ -45,7 +45,7 @@ def actualizar_estado(evento: Event) -> None:
 
 consumidor = Consumer(
     "proyeccion",
-    {tipo: Route(actualizar_estado, campos=("pedido_id",)) for tipo in ESTADO_POR_EVENTO},
+    {tipo: Route(actualizar_estado, fields=("pedido_id",)) for tipo in ESTADO_POR_EVENTO},
     field_checks=CAMPOS,
 )
 

@@ -22,9 +22,9 @@ LATENCIA_PROVEEDOR = "LatenciaProveedor"  # ms per HTTP attempt; the p99 alarm o
 class MetricsSink(Protocol):
     """Where counts go: ``count("CircuitoAbierto", "pasarela")``."""
 
-    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None: ...
+    def count(self, name: str, dependency: str, value: float = 1) -> None: ...
 
-    def measure_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None: ...
+    def measure_ms(self, name: str, dependency: str, value_ms: float) -> None: ...
 
 
 class PowertoolsMetrics:
@@ -33,15 +33,15 @@ class PowertoolsMetrics:
     def __init__(self, namespace: str = NAMESPACE_METRICAS) -> None:
         self.namespace = namespace
 
-    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None:
-        with single_metric(name=nombre, unit=MetricUnit.Count, value=valor, namespace=self.namespace) as metrica:
-            metrica.add_dimension(name="dependencia", value=dependencia)
+    def count(self, name: str, dependency: str, value: float = 1) -> None:
+        with single_metric(name=name, unit=MetricUnit.Count, value=value, namespace=self.namespace) as metrica:
+            metrica.add_dimension(name="dependencia", value=dependency)
 
-    def measure_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None:
+    def measure_ms(self, name: str, dependency: str, value_ms: float) -> None:
         with single_metric(
-            name=nombre, unit=MetricUnit.Milliseconds, value=valor_ms, namespace=self.namespace
+            name=name, unit=MetricUnit.Milliseconds, value=value_ms, namespace=self.namespace
         ) as metrica:
-            metrica.add_dimension(name="dependencia", value=dependencia)
+            metrica.add_dimension(name="dependencia", value=dependency)
 
 
 def as_metrics(metrics: Any) -> MetricsSink:

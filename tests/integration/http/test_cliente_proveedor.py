@@ -37,7 +37,7 @@ def _cliente(url: str, esperas: list[float], **kwargs) -> ProviderClient:
         "retry": RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0)),
         "connect_timeout_s": 0.5,
         "read_timeout_s": 3.0,  # held answers never come; a loopback answer comes well within it
-        "error_no_disponible": PasarelaNoDisponible,
+        "unavailable_error": PasarelaNoDisponible,
         "metrics": MetricsSink(),
         "rng": random.Random(7),
         "sleep": esperas.append,

@@ -12,9 +12,9 @@ from mercadofresco.dominio.valores import CAMPOS
 from tests.conftest import load_event
 
 RUTAS = {
-    "PedidoConfirmado": Route(lambda e: None, campos=("pedido_id",)),
-    "CarritoAbandonado": Route(lambda e: None, campos=("carrito_id",)),
-    "ReservaStock": Route(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
+    "PedidoConfirmado": Route(lambda e: None, fields=("pedido_id",)),
+    "CarritoAbandonado": Route(lambda e: None, fields=("carrito_id",)),
+    "ReservaStock": Route(lambda e: None, fields=("pedido_id", "sku", "cantidad")),
 }
 
 
@@ -124,5 +124,5 @@ def test_leer_missing_fields_detail_names_every_missing_field() -> None:
 
 
 def test_leer_version_accepted_when_route_declares_it() -> None:
-    rutas = {"PedidoConfirmado": Route(lambda e: None, campos=("pedido_id",), versiones=frozenset({1, 2}))}
+    rutas = {"PedidoConfirmado": Route(lambda e: None, fields=("pedido_id",), versions=frozenset({1, 2}))}
     assert read(_cuerpo("erp-version-2.json"), rutas, field_checks=CAMPOS).version == 2

@@ -25,8 +25,8 @@ from tests.unit.fuzz.estrategias import (
 )
 
 RUTAS = {
-    "PedidoConfirmado": Route(lambda e: None, campos=("pedido_id",)),
-    "ReservaStock": Route(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
+    "PedidoConfirmado": Route(lambda e: None, fields=("pedido_id",)),
+    "ReservaStock": Route(lambda e: None, fields=("pedido_id", "sku", "cantidad")),
 }
 AVISO = json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"])
 ARN_ERP = "arn:aws:sqs:eu-south-2:123456789012:mercadofresco-erp"

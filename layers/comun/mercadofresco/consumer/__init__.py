@@ -2,7 +2,7 @@
 
 Usage in a handler::
 
-    consumidor = Consumer("erp", {"PedidoConfirmado": Route(avisar, campos=("pedido_id",))},
+    consumidor = Consumer("erp", {"PedidoConfirmado": Route(avisar, fields=("pedido_id",))},
                             defer_on=(CircuitoAbierto,))
 
     def lambda_handler(event, context):

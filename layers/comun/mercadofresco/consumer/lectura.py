@@ -52,9 +52,9 @@ class InvalidMessageError(EventoInvalido):
 class Route:
     """What a consumer does with one event type: its required fields, versions and handler."""
 
-    manejar: Callable[[Event], Any]
-    campos: tuple[str, ...] = ()
-    versiones: frozenset[int] = field(default=VERSIONES_POR_DEFECTO)
+    handler: Callable[[Event], Any]
+    fields: tuple[str, ...] = ()
+    versions: frozenset[int] = field(default=VERSIONES_POR_DEFECTO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +104,8 @@ def _version(datos: Mapping[str, Any], ruta: Route, tipo: str) -> int:
     version = datos["version"]
     if isinstance(version, bool) or not isinstance(version, int):
         raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {echo(version)}")
-    if version not in ruta.versiones:
-        esperadas = ", ".join(str(v) for v in sorted(ruta.versiones))
+    if version not in ruta.versions:
+        esperadas = ", ".join(str(v) for v in sorted(ruta.versions))
         raise InvalidMessageError(DlqReason.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
     return version
 
@@ -135,7 +135,7 @@ def read(
     if ruta is None:
         raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"event type {echo(tipo)} is not one this consumer handles")
     version = _version(datos, ruta, tipo)
-    ausentes = [c for c in ruta.campos if datos.get(c) is None or datos.get(c) == ""]
+    ausentes = [c for c in ruta.fields if datos.get(c) is None or datos.get(c) == ""]
     if ausentes:
         raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
     for campo, validar in (field_checks or {}).items():

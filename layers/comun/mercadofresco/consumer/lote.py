@@ -163,7 +163,7 @@ class Consumer:
     def _manejar(self, evento: Event) -> None:
         with _correlacion(evento):
             logger.info("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
-            self.routes[evento.tipo].manejar(evento)
+            self.routes[evento.tipo].handler(evento)
 
 
 def data_error(exc: BaseException) -> str | None:

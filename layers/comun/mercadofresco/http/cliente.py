@@ -13,7 +13,7 @@ Outcomes
 - 2xx/3xx and 4xx other than 429: returned as :class:`ProviderResponse` (``status``, ``cuerpo``). A 4xx is
   the provider's business answer (402 ``{"motivo": "fondos insuficientes"}``): the caller maps it.
 - 5xx, 429, refused, reset, connect timeout, or a read timeout with ``idempotent=True``:
-  retried; when attempts, budget or ``Retry-After`` bound run out, ``error_no_disponible``.
+  retried; when attempts, budget or ``Retry-After`` bound run out, ``unavailable_error``.
 - Read timeout with ``idempotent=False``: :class:`~mercadofresco.errors.ResultadoDesconocido`,
   never retried (the provider may have acted).
 """
@@ -79,7 +79,7 @@ class ProviderClient:
         Attempts and waits; :class:`RetryPolicy` defaults (2 attempts) otherwise.
     connect_timeout_s, read_timeout_s:
         urllib3 ``Timeout``; their sum also bounds one whole attempt.
-    error_no_disponible:
+    unavailable_error:
         The :class:`TransientError` subclass raised when attempts run out
         (``PasarelaNoDisponible`` for the gateway): the state machine matches it by name.
     rng, sleep:
@@ -102,9 +102,9 @@ class ProviderClient:
         budget: RetryBudget | None = None,
         connect_timeout_s: float = 2.0,
         read_timeout_s: float = 10.0,
-        error_no_disponible: type[DependencyUnavailableError] = DependencyUnavailableError,
+        unavailable_error: type[DependencyUnavailableError] = DependencyUnavailableError,
         metrics: Any = None,
-        cabeceras: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
         rng: random.Random | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -112,7 +112,7 @@ class ProviderClient:
         self.base_url = base_url.rstrip("/")
         self.breaker, self.budget = breaker, budget
         self.retry = retry or RetryPolicy()
-        self.error_no_disponible = error_no_disponible
+        self.unavailable_error = unavailable_error
         self._metricas = as_metrics(metrics)
         self._rng, self._sleep = rng or random.Random(), sleep
         self._timeout = urllib3.Timeout(
@@ -120,23 +120,23 @@ class ProviderClient:
         )
         # Kept here, not as the pool's default headers: urllib3 *replaces* a pool's defaults
         # with any per-request headers, and every idempotent call sends its own key.
-        self._cabeceras = {"Content-Type": "application/json", "Accept": "application/json", **(cabeceras or {})}
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
         self._pool = urllib3.PoolManager(retries=False, timeout=self._timeout)
 
     def post(
-        self, ruta: str, *, json: Any = None, idempotency_key: str | None = None, idempotent: bool = False
+        self, path: str, *, json: Any = None, idempotency_key: str | None = None, idempotent: bool = False
     ) -> ProviderResponse:
-        """POST ``json`` to ``ruta``; ``idempotent`` says whether a read timeout may be retried."""
-        return self.request("POST", ruta, json=json, idempotency_key=idempotency_key, idempotent=idempotent)
+        """POST ``json`` to ``path``; ``idempotent`` says whether a read timeout may be retried."""
+        return self.request("POST", path, json=json, idempotency_key=idempotency_key, idempotent=idempotent)
 
-    def get(self, ruta: str) -> ProviderResponse:
-        """GET ``ruta`` (a read: always idempotent)."""
-        return self.request("GET", ruta, idempotent=True)
+    def get(self, path: str) -> ProviderResponse:
+        """GET ``path`` (a read: always idempotent)."""
+        return self.request("GET", path, idempotent=True)
 
     def request(
         self,
-        metodo: str,
-        ruta: str,
+        method: str,
+        path: str,
         *,
         json: Any = None,
         idempotency_key: str | None = None,
@@ -145,13 +145,13 @@ class ProviderClient:
         """Send with retries as the module docstring describes."""
         cuerpo = None if json is None else _json_bytes(json)
         if idempotency_key:
-            cabeceras = {**self._cabeceras, "Idempotency-Key": idempotency_key_header(idempotency_key)}
+            headers = {**self._headers, "Idempotency-Key": idempotency_key_header(idempotency_key)}
         else:
-            cabeceras = self._cabeceras
+            headers = self._headers
         # Only what reaches the provider counts: a call or a retry the open circuit refuses
         # (CircuitoAbierto propagates from _intentar) neither feeds the budget nor counts as a
         # retry, or an outage would fill the budget exactly while the provider is down.
-        intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotent)
+        intento = self._intentar(method, path, cuerpo, headers, idempotent)
         if self.budget is not None:
             self.budget.record_call()
         numero, motivo = 0, ""
@@ -161,7 +161,7 @@ class ProviderClient:
                 break
             self._sleep(espera)
             numero += 1
-            intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotent)
+            intento = self._intentar(method, path, cuerpo, headers, idempotent)
             self._metricas.count(REINTENTOS, self.dependencia)
         return self._resultado(intento, numero + 1, motivo)
 
@@ -181,13 +181,13 @@ class ProviderClient:
         return espera, motivo
 
     def _intentar(
-        self, metodo: str, ruta: str, cuerpo: bytes | None, cabeceras: dict[str, str], idempotent: bool
+        self, method: str, path: str, cuerpo: bytes | None, headers: dict[str, str], idempotent: bool
     ) -> _Intento:
         """One attempt under the breaker (``CircuitoAbierto`` propagates: nothing was sent)."""
         permiso = self.breaker.acquire() if self.breaker is not None else None
         inicio = time.monotonic()
         try:
-            resp = self._pool.request(metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras, redirect=False)
+            resp = self._pool.request(method, self.base_url + path, body=cuerpo, headers=headers, redirect=False)
         except Exception as exc:
             self._medir(inicio)
             clasificacion = classify(exc, idempotent=idempotent)
@@ -217,7 +217,7 @@ class ProviderClient:
             assert intento.respuesta is not None
             return intento.respuesta
         # The budget's refusal has its own name in the workflow's contract; any other end is "unavailable".
-        tipo = PresupuestoReintentosAgotado if motivo == MOTIVO_PRESUPUESTO else self.error_no_disponible
+        tipo = PresupuestoReintentosAgotado if motivo == MOTIVO_PRESUPUESTO else self.unavailable_error
         error = tipo(
             f"{self.dependencia} unavailable after {intentos} attempt(s) ({motivo}); last: {intento.detalle}",
             dependency=self.dependencia,
