@@ -51,7 +51,7 @@ class ConexionContadora(redis.Connection):
 
 
 class SinMetricas:
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         pass
 
 

@@ -96,7 +96,8 @@ def medir(medida: Medida, cliente: Any, secuencia: list[tuple[int, bool]], llama
 
 def nuestra(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Medida:
     from mercadofresco import aws
-    from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStore, claves, idempotent
+    from mercadofresco.dominio import claves
+    from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStore, idempotent
 
     cliente = aws.client("dynamodb")
     store = IdempotencyStore(tabla, cliente, IdempotencyConfig(local_cache=cache, local_cache_max_items=10_000))

@@ -128,7 +128,7 @@ def _relay_lotes(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrier)
     from psycopg_pool import ConnectionPool
 
     os.sched_setaffinity(0, CPUS_RELAY)
-    eventos = client("events", endpoint_url=url, config=CONFIG_CLIENTE_EVENTOS)  # the Lambda's cliente_eventos()
+    eventos = client("events", endpoint_url=url, config=CONFIG_CLIENTE_EVENTOS)  # the Lambda's events_client()
     with ConnectionPool(dsn, min_size=1, max_size=1, open=True) as pool:
         relay = OutboxRelay(pool, eventos, OutboxConfig(bus_name="bus-mercadofresco"))
         publicadas = 0
@@ -155,7 +155,7 @@ def _relay_ingenuo(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrie
     """One row per transaction, one PutEvents per row: the baseline."""
     from mercadofresco.aws import client
     from mercadofresco.outbox.config import OutboxConfig
-    from mercadofresco.outbox.eventos import FilaOutbox, entrada
+    from mercadofresco.outbox.eventos import OutboxRow, entrada
     from mercadofresco.outbox.postgres import COLUMNAS_FILA
 
     os.sched_setaffinity(0, CPUS_RELAY)
@@ -171,7 +171,7 @@ def _relay_ingenuo(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrie
                 ).fetchone()
                 if fila is None:
                     break
-                eventos.put_events(Entries=[entrada(FilaOutbox(*fila), config)])
+                eventos.put_events(Entries=[entrada(OutboxRow(*fila), config)])
                 conn.execute("UPDATE outbox SET publicado = true, publicado_en = now() WHERE id = %s", (fila[0],))
                 publicadas += 1
         salida.put((publicadas, _cpu_s() - cpu_inicio))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco import aws
-from mercadofresco.errors import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
+from mercadofresco.dominio.errores import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco.process_cache import lazy_module_attribute
@@ -27,7 +27,7 @@ from operaciones import Operaciones
 from solicitud import Solicitud
 
 if TYPE_CHECKING:
-    from mercadofresco.http import ClienteProveedor
+    from mercadofresco.http import ProviderClient
 
 logger = Logger()
 metrics = Metrics()
@@ -39,21 +39,21 @@ CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
 
 
 @lru_cache(maxsize=2)
-def _cliente(clave_api: str) -> ClienteProveedor:
+def _cliente(clave_api: str) -> ProviderClient:
     cabeceras = {"Authorization": f"Bearer {clave_api}"} if clave_api else {}
     return client_from_env(
         "pasarela",
         "PASARELA_URL",
-        error_no_disponible=PasarelaNoDisponible,
+        unavailable_error=PasarelaNoDisponible,
         retry=RetryPolicy.from_env(),  # HTTP_MAX_ATTEMPTS: docs/worst-case-attempts.md counts it
         connect_timeout_s=CONNECT_TIMEOUT_S,
         read_timeout_s=READ_TIMEOUT_S,
-        cabeceras=cabeceras,
+        headers=cabeceras,
         metrics=metrics,
     )
 
 
-def pasarela() -> ClienteProveedor:
+def pasarela() -> ProviderClient:
     """The gateway client for the current API key (no secret configured: no key, for local runs)."""
     arn = os.environ.get("PASARELA_SECRET_ARN", "").strip()
     if not arn:

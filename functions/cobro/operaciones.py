@@ -21,15 +21,17 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.errors import CobroRechazado, PermanentError, ReembolsoRechazado
-from mercadofresco.idempotency import EstadoIdempotencia, claves
-from mercadofresco.idempotency.registro import ErrorGuardado, Registro
-from mercadofresco.validation import codigo_proveedor
+from mercadofresco.dominio import claves
+from mercadofresco.dominio.errores import CobroRechazado, ReembolsoRechazado
+from mercadofresco.errors import PermanentError
+from mercadofresco.idempotency import IdempotencyStatus
+from mercadofresco.idempotency.registro import IdempotencyRecord, StoredError
+from mercadofresco.validation import provider_error_code
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mercadofresco.http import ClienteProveedor
+    from mercadofresco.http import ProviderClient
     from mercadofresco.idempotency import IdempotencyStore
     from solicitud import Solicitud
 
@@ -49,7 +51,7 @@ class CobroCompensado(PermanentError):
 class Operaciones:
     """The function's two operations; ``pasarela`` returns the current client (the API key may rotate)."""
 
-    pasarela: Callable[[], ClienteProveedor]
+    pasarela: Callable[[], ProviderClient]
     store: IdempotencyStore
     reloj_s: Callable[[], float] = field(default=time.time)
 
@@ -122,15 +124,15 @@ class Operaciones:
         ahora = int(self.reloj_s())
         config = self.store.config
         propietario = uuid.uuid4().hex
-        nuevo = Registro(
-            clave, EstadoIdempotencia.EN_CURSO, ahora + config.expires_after_s, ahora + config.lease_s, propietario
+        nuevo = IdempotencyRecord(
+            clave, IdempotencyStatus.EN_CURSO, ahora + config.expires_after_s, ahora + config.lease_s, propietario
         )
         ganado, existente = self.store.registros.claim(nuevo, ahora)
         if not ganado:
-            if existente is None or existente.estado is not EstadoIdempotencia.EN_CURSO:
+            if existente is None or existente.estado is not IdempotencyStatus.EN_CURSO:
                 return
             propietario = existente.propietario  # a live claim of an attempt that will never answer
-        error = ErrorGuardado(
+        error = StoredError(
             tipo=f"{CobroCompensado.__module__}.{CobroCompensado.__qualname__}",
             mensaje=f"the charge of order {pedido_id} was compensated (refunded, or there was none)",
         )
@@ -139,5 +141,5 @@ class Operaciones:
 
 def _exigir_exito(status: int, cuerpo: dict[str, Any], operacion: str, pedido_id: str) -> None:
     if not 200 <= status < 300:
-        error = codigo_proveedor(cuerpo)  # a code only: the body's free text must not reach the execution's cause
+        error = provider_error_code(cuerpo)  # a code only: the body's free text must not reach the execution's cause
         raise RespuestaPasarelaInesperada(f"{operacion} of order {pedido_id}: gateway answered {status} {error}")

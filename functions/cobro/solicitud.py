@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco import validation
+from mercadofresco.dominio import claves, valores
 from mercadofresco.errors import EventoInvalido
-from mercadofresco.idempotency import claves
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 if TYPE_CHECKING:
@@ -49,26 +49,26 @@ class Solicitud:
         operacion = evento.get("operacion")
         if not isinstance(operacion, str) or operacion not in OPERACIONES:
             raise EventoInvalido(
-                f"'operacion' must be one of {', '.join(OPERACIONES)}, got {validation.eco(operacion)}"
+                f"'operacion' must be one of {', '.join(OPERACIONES)}, got {validation.echo(operacion)}"
             )
         pedido = evento.get("pedido")
         if not isinstance(pedido, dict):
             raise EventoInvalido("missing field 'pedido' (the PedidoCreado detail)")
         version = pedido.get("version")
         if isinstance(version, bool) or not isinstance(version, int) or version not in VERSIONES:
-            raise EventoInvalido(f"PedidoCreado version {validation.eco(version)} is not one this function reads (1)")
+            raise EventoInvalido(f"PedidoCreado version {validation.echo(version)} is not one this function reads (1)")
         try:
             solicitud = cls(
                 operacion=operacion,
                 pedido_id=_pedido_id(pedido),
-                importe_centimos=validation.importe_centimos(pedido.get("importe_centimos")),
-                moneda=validation.moneda(pedido.get("moneda", "EUR")),
-                cliente_id=_opcional(pedido, "cliente_id", validation.id_tienda),
+                importe_centimos=valores.importe_centimos(pedido.get("importe_centimos")),
+                moneda=valores.moneda(pedido.get("moneda", "EUR")),
+                cliente_id=_opcional(pedido, "cliente_id", valores.id_tienda),
                 token_tarjeta=_opcional(pedido, "token_tarjeta"),
                 referencia_cobro=_opcional(evento, "referencia_cobro"),
                 lineas=_lineas(pedido),
             )
-        except validation.ValorInvalido as exc:
+        except validation.InvalidValueError as exc:
             raise EventoInvalido(str(exc)) from None  # the named error the workflow's Catch matches
         return solicitud
 
@@ -85,20 +85,20 @@ class Solicitud:
 def _pedido_id(pedido: dict[str, Any]) -> str:
     """The order id in the store's format, checked as what it becomes: ``cobro:{pedido_id}``, the gateway's
     ``Idempotency-Key`` (a UUID-shaped id is refused there: it looks like a MessageId)."""
-    pedido_id = validation.id_tienda(pedido.get("pedido_id"), "pedido_id")
+    pedido_id = valores.id_tienda(pedido.get("pedido_id"), "pedido_id")
     try:
         claves.cobro(pedido_id)
     except IdempotencyKeyError as exc:
-        raise validation.ValorInvalido("pedido_id", f"cannot name the charge: {exc}") from None
+        raise validation.InvalidValueError("pedido_id", f"cannot name the charge: {exc}") from None
     return pedido_id
 
 
 def _texto(valor: Any, campo: str) -> str:
     """A printable string (a card token, a charge reference); its value never appears in the error."""
     try:
-        return validation.identificador(valor, campo)
-    except validation.ValorInvalido:
-        raise validation.ValorInvalido(campo, "must be a non-empty printable string (<= 200)") from None
+        return validation.identifier(valor, campo)
+    except validation.InvalidValueError:
+        raise validation.InvalidValueError(campo, "must be a non-empty printable string (<= 200)") from None
 
 
 def _opcional(datos: dict[str, Any], campo: str, formato: Callable[[Any, str], str] = _texto) -> str | None:
@@ -115,14 +115,14 @@ def _lineas(pedido: dict[str, Any]) -> int:
             raise EventoInvalido(f"line {i} must be an object with 'sku' and 'cantidad'")
         cantidad = linea.get("cantidad")
         # The sku names the line's reservation (reserva:{pedido_id}:{sku}): refused here, before the charge.
-        sku = validation.id_tienda(linea.get("sku"), f"lineas[{i}].sku")
+        sku = valores.id_tienda(linea.get("sku"), f"lineas[{i}].sku")
         try:
             claves.reserva("x", sku)
         except IdempotencyKeyError:
             raise EventoInvalido(f"line {i} has a 'sku' that cannot name its reservation") from None
         if isinstance(cantidad, bool) or not isinstance(cantidad, int) or not 1 <= cantidad <= CANTIDAD_MAX:
             raise EventoInvalido(
-                f"line {i} ({validation.eco(linea['sku'])}) needs a whole 'cantidad' from 1 to {CANTIDAD_MAX}, "
-                f"got {validation.eco(cantidad)}"
+                f"line {i} ({validation.echo(linea['sku'])}) needs a whole 'cantidad' from 1 to {CANTIDAD_MAX}, "
+                f"got {validation.echo(cantidad)}"
             )
     return len(lineas)

@@ -16,16 +16,18 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from mercadofresco.consumer import Consumer, Route, aceptado
+from mercadofresco.consumer import Consumer, Route, accepted
+from mercadofresco.dominio import claves
+from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.http import client_from_env
-from mercadofresco.idempotency import IdempotencyStore, claves
+from mercadofresco.idempotency import IdempotencyKey, IdempotencyStore
 from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
     from mercadofresco.consumer import Event
-    from mercadofresco.http import ClienteProveedor
+    from mercadofresco.http import ProviderClient
 
 logger = Logger()
 metrics = Metrics()
@@ -43,13 +45,13 @@ PLANTILLAS_NO_CONFIRMADO = {
 }
 
 
-def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, store: IdempotencyStore) -> Consumer:
+def crear_consumidor(principal: ProviderClient, secundario: ProviderClient, store: IdempotencyStore) -> Consumer:
     """The e-mail consumer: confirmation and cart reminder, one key each, fallback inside the key."""
 
-    def enviar(clave: claves.Clave, correo: dict[str, Any]) -> None:
-        def por(cliente: ClienteProveedor) -> dict[str, Any]:
+    def enviar(clave: IdempotencyKey, correo: dict[str, Any]) -> None:
+        def por(cliente: ProviderClient) -> dict[str, Any]:
             respuesta = cliente.post("/correos", json=correo, idempotency_key=clave, idempotent=True)
-            return aceptado(respuesta, cliente.dependencia)
+            return accepted(respuesta, cliente.dependencia)
 
         def operacion() -> dict[str, Any]:
             try:
@@ -76,15 +78,16 @@ def crear_consumidor(principal: ClienteProveedor, secundario: ClienteProveedor, 
         correo = {"destinatario": evento["email"], "plantilla": PLANTILLAS_NO_CONFIRMADO[evento.tipo], "datos": datos}
         enviar(claves.correo_no_confirmado(evento["pedido_id"]), correo)
 
-    aviso = Route(avisar_no_confirmado, campos=("pedido_id", "email"))
+    aviso = Route(avisar_no_confirmado, fields=("pedido_id", "email"))
     return Consumer(
         "correo",
         {
-            "PedidoConfirmado": Route(confirmar, campos=("pedido_id", "email")),
-            "CarritoAbandonado": Route(recordar, campos=("carrito_id", "email")),
+            "PedidoConfirmado": Route(confirmar, fields=("pedido_id", "email")),
+            "CarritoAbandonado": Route(recordar, fields=("carrito_id", "email")),
             **dict.fromkeys(PLANTILLAS_NO_CONFIRMADO, aviso),
         },
         defer_on=(CircuitoAbierto,),
+        field_checks=CAMPOS,
     )
 
 

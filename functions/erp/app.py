@@ -20,16 +20,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
-from mercadofresco.consumer import Consumer, Route, aceptado
+from mercadofresco.consumer import Consumer, Route, accepted
+from mercadofresco.dominio import claves
+from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco.http import client_from_env
-from mercadofresco.idempotency import IdempotencyStore, claves
+from mercadofresco.idempotency import IdempotencyKey, IdempotencyStore
 from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
     from mercadofresco.consumer import Event
-    from mercadofresco.http import ClienteProveedor
+    from mercadofresco.http import ProviderClient
 
 logger = Logger()
 metrics = Metrics()
@@ -41,13 +43,13 @@ CAMPOS_AVISO = ("pedido_id", "cliente_id", "importe_centimos", "moneda", "refere
 IDENTIDAD_AVISO = ("pedido_id", "importe_centimos")
 
 
-def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumer:
+def crear_consumidor(erp: ProviderClient, store: IdempotencyStore) -> Consumer:
     """The ERP consumer: one route per event type; an open ``erp`` circuit defers the message."""
 
-    def enviar(ruta: str, clave: claves.Clave, cuerpo: dict[str, Any], identidad: dict[str, Any]) -> dict[str, Any]:
+    def enviar(ruta: str, clave: IdempotencyKey, cuerpo: dict[str, Any], identidad: dict[str, Any]) -> dict[str, Any]:
         def operacion() -> dict[str, Any]:
             respuesta = erp.post(ruta, json=cuerpo, idempotency_key=clave, idempotent=True)
-            return aceptado(respuesta, "erp")
+            return accepted(respuesta, "erp")
 
         return store.run(clave, operacion, payload=identidad)
 
@@ -68,12 +70,13 @@ def crear_consumidor(erp: ClienteProveedor, store: IdempotencyStore) -> Consumer
     return Consumer(
         "erp",
         {
-            "PedidoConfirmado": Route(avisar, campos=("pedido_id",)),
-            "ReservaStock": Route(reservar, campos=("pedido_id", "sku", "cantidad")),
-            "LiberacionStock": Route(liberar, campos=("pedido_id", "sku", "cantidad")),
+            "PedidoConfirmado": Route(avisar, fields=("pedido_id",)),
+            "ReservaStock": Route(reservar, fields=("pedido_id", "sku", "cantidad")),
+            "LiberacionStock": Route(liberar, fields=("pedido_id", "sku", "cantidad")),
         },
         types_by_queue={"cola-mercadofresco-stock": "ReservaStock"},
         defer_on=(CircuitoAbierto,),
+        field_checks=CAMPOS,
     )
 
 

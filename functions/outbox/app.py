@@ -73,7 +73,7 @@ def _volver_a_marcar(senal: PendingSignal) -> None:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     # The relay imports the PostgreSQL driver: loaded by the first invocation, as the pool
     # entorno() opens, not by the init phase (bench/bench_cold_start.py's "first use").
-    from mercadofresco.outbox.relay import OutboxRelay, cliente_eventos
+    from mercadofresco.outbox.relay import OutboxRelay, events_client
 
     senal = _senal()
     if senal is not None and not senal.has_work():
@@ -83,7 +83,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
         logger.info("outbox idle: nothing pending, database not contacted")
         return {"publicadas": 0, "sin_trabajo": 1}
     env = entorno()
-    relay = OutboxRelay(env.pool, cliente_eventos(), env.config)
+    relay = OutboxRelay(env.pool, events_client(), env.config)
     hasta = plazo(context.get_remaining_time_in_millis(), env.config.margin_s, env.config.drain_s)
     resultado = relay.drain(hasta)
     for campo, nombre in CONTADORES.items():
@@ -91,5 +91,5 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
     pendientes = _publicar_estado(relay)
     if senal is not None and pendientes != 0:
         _volver_a_marcar(senal)
-    logger.info("outbox drained", **resultado.como_dict())
-    return resultado.como_dict()
+    logger.info("outbox drained", **resultado.as_dict())
+    return resultado.as_dict()

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco.consumer import Consumer, Route
-from mercadofresco.db import pool_compartido
+from mercadofresco.db import shared_pool
 from mercadofresco.dominio.proyeccion import ESTADO_POR_EVENTO, Resultado, proyectar
+from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.tracing import LazyTracer
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercado
 
 def actualizar_estado(evento: Event) -> None:
     motivo = evento.get("motivo") or evento.get("error")
-    with pool_compartido().connection() as conn:
+    with shared_pool().connection() as conn:
         hecho = proyectar(conn, evento["pedido_id"], evento.tipo, motivo=motivo, evento_id=evento.get("id"))
     if hecho.resultado is Resultado.APLICADO:
         metrics.add_metric(name="EstadosProyectados", unit=MetricUnit.Count, value=1)
@@ -43,7 +44,9 @@ def actualizar_estado(evento: Event) -> None:
 
 
 consumidor = Consumer(
-    "proyeccion", {tipo: Route(actualizar_estado, campos=("pedido_id",)) for tipo in ESTADO_POR_EVENTO}
+    "proyeccion",
+    {tipo: Route(actualizar_estado, fields=("pedido_id",)) for tipo in ESTADO_POR_EVENTO},
+    field_checks=CAMPOS,
 )
 
 

@@ -24,9 +24,11 @@ from typing import Any
 import lectura
 from aws_lambda_powertools import Logger
 from mercadofresco import validation
-from mercadofresco.errors import EventoInvalido, PedidoDuplicado
-from mercadofresco.idempotency import EstadoIdempotencia, IdempotencyConfig, IdempotencyStore, claves
-from mercadofresco.idempotency.registro import Registro
+from mercadofresco.dominio import claves
+from mercadofresco.dominio.errores import PedidoDuplicado
+from mercadofresco.errors import EventoInvalido
+from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStatus, IdempotencyStore
+from mercadofresco.idempotency.registro import IdempotencyRecord
 from mercadofresco.process_cache import lazy_module_attribute
 
 logger = Logger()
@@ -45,9 +47,9 @@ def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
     """One conditional PutItem; a refused claim answers with the record that refused it."""
     ahora = int(reloj_s())
     caduca_bloqueo = ahora + configuracion.lease_s
-    nuevo = Registro(
+    nuevo = IdempotencyRecord(
         clave=claves.pedido(pedido_id),
-        estado=EstadoIdempotencia.EN_CURSO,
+        estado=IdempotencyStatus.EN_CURSO,
         expira_en=caduca_bloqueo + configuracion.expires_after_s,
         caduca_bloqueo=caduca_bloqueo,
         propietario=ejecucion,
@@ -70,8 +72,8 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise EventoInvalido(f"payload must be a JSON object, got {type(event).__name__}")
     try:
-        ejecucion = validation.identificador(event.get("ejecucion"), "ejecucion", max_chars=EJECUCION_MAX_CHARS)
-    except validation.ValorInvalido as exc:
+        ejecucion = validation.identifier(event.get("ejecucion"), "ejecucion", max_chars=EJECUCION_MAX_CHARS)
+    except validation.InvalidValueError as exc:
         raise EventoInvalido(f"payload needs 'ejecucion' (the execution id): {exc}") from None
     pedido = lectura.pedido_creado(event.get("registros"))
     logger.append_keys(pedido_id=pedido["pedido_id"])

@@ -9,7 +9,7 @@ the confirmation carries them); unknown fields pass through. Rules run in order:
 see), then the presence of version 1's fields, then their types. Each line's sku and quantity are
 checked by the charge function, before any charge.
 
-:class:`EventoInvalido`'s message is ``"<mf-motivo>: <detail>"`` (:class:`mercadofresco.dlq.Motivo`):
+:class:`EventoInvalido`'s message is ``"<mf-motivo>: <detail>"`` (:class:`mercadofresco.dlq.DlqReason`):
 the workflow sends the body to the order DLQ with that reason. Anything but one SQS record is
 :class:`LoteNoAdmitido` (a misconfigured pipe): the execution fails loudly, the events are in the
 bus archive for replay.
@@ -21,9 +21,10 @@ import json
 from typing import Any
 
 from mercadofresco import validation
-from mercadofresco.dlq import Motivo
-from mercadofresco.errors import EventoInvalido, LoteNoAdmitido
-from mercadofresco.idempotency import claves
+from mercadofresco.dlq import DlqReason
+from mercadofresco.dominio import claves, valores
+from mercadofresco.dominio.errores import LoteNoAdmitido
+from mercadofresco.errors import EventoInvalido
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 VERSION = 1
@@ -32,7 +33,7 @@ CAMPOS = ("pedido_id", "importe_centimos", "lineas", "email", "moneda")
 CAMPOS_CONFIRMACION = ("pedido_id", "email", "importe_centimos", "moneda", "lineas")
 
 
-def _invalido(motivo: Motivo, detalle: str) -> EventoInvalido:
+def _invalido(motivo: DlqReason, detalle: str) -> EventoInvalido:
     return EventoInvalido(f"{motivo}: {detalle}")
 
 
@@ -47,24 +48,26 @@ def pedido_creado(registros: Any) -> dict[str, Any]:
     try:
         evento = json.loads(registro["body"])
     except ValueError:
-        raise _invalido(Motivo.JSON_INVALIDO, "the body is not JSON") from None
+        raise _invalido(DlqReason.JSON_INVALIDO, "the body is not JSON") from None
     detalle = evento.get("detail") if isinstance(evento, dict) else None
     if not isinstance(detalle, dict):
-        raise _invalido(Motivo.JSON_INVALIDO, "the body is not an EventBridge event with a 'detail' object")
+        raise _invalido(DlqReason.JSON_INVALIDO, "the body is not an EventBridge event with a 'detail' object")
     if "version" not in detalle:
-        raise _invalido(Motivo.CAMPO_AUSENTE, "PedidoCreado needs version")
+        raise _invalido(DlqReason.CAMPO_AUSENTE, "PedidoCreado needs version")
     version = detalle["version"]
     if isinstance(version, bool) or not isinstance(version, int) or version != VERSION:
-        raise _invalido(Motivo.VERSION_DESCONOCIDA, f"PedidoCreado version other than {VERSION}")
+        raise _invalido(DlqReason.VERSION_DESCONOCIDA, f"PedidoCreado version other than {VERSION}")
     if ausentes := [c for c in CAMPOS if c not in detalle]:
-        raise _invalido(Motivo.CAMPO_AUSENTE, f"PedidoCreado needs {', '.join(CAMPOS)}; missing {', '.join(ausentes)}")
+        raise _invalido(
+            DlqReason.CAMPO_AUSENTE, f"PedidoCreado needs {', '.join(CAMPOS)}; missing {', '.join(ausentes)}"
+        )
     importe = detalle["importe_centimos"]
     if isinstance(importe, bool) or not isinstance(importe, int | float):
-        raise _invalido(Motivo.DATO_INVALIDO, "PedidoCreado with a non-numeric importe_centimos")
+        raise _invalido(DlqReason.DATO_INVALIDO, "PedidoCreado with a non-numeric importe_centimos")
     try:
-        claves.pedido(validation.id_tienda(detalle["pedido_id"], "pedido_id"))  # a UUID-shaped id cannot name its claim
-    except (validation.ValorInvalido, IdempotencyKeyError) as exc:
-        raise _invalido(Motivo.DATO_INVALIDO, f"PedidoCreado with a pedido_id no order can have: {exc}") from None
+        claves.pedido(valores.id_tienda(detalle["pedido_id"], "pedido_id"))  # a UUID-shaped id cannot name its claim
+    except (validation.InvalidValueError, IdempotencyKeyError) as exc:
+        raise _invalido(DlqReason.DATO_INVALIDO, f"PedidoCreado with a pedido_id no order can have: {exc}") from None
     return detalle
 
 

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco import validation
-from mercadofresco.db import pool_compartido
+from mercadofresco.db import shared_pool
+from mercadofresco.dominio import valores
 from mercadofresco.dominio.solicitudes import (
     ClaveIdempotenciaInvalida,
     ClaveReutilizada,
@@ -80,7 +81,7 @@ def _conexion() -> Iterator[Connection]:
     from psycopg_pool import PoolTimeout
 
     try:
-        with pool_compartido().connection() as conn:
+        with shared_pool().connection() as conn:
             yield conn
     except (psycopg.OperationalError, PoolTimeout) as exc:
         raise BaseNoDisponible(str(exc)) from exc
@@ -133,15 +134,15 @@ def crear_pedido() -> Response:
 
 
 def leer_pedido(pedido_id: str) -> Response:
-    # An answer repeats what the client sent only as the log policy cuts a value (validation.eco).
+    # An answer repeats what the client sent only as the log policy cuts a value (validation.echo).
     try:
-        validation.id_tienda(pedido_id, "pedido_id")
-    except validation.ValorInvalido as exc:
+        valores.id_tienda(pedido_id, "pedido_id")
+    except validation.InvalidValueError as exc:
         return _error(HTTPStatus.BAD_REQUEST, "invalid_pedido_id", str(exc))
     with _conexion() as conn:
         pedido = consultar_pedido(conn, pedido_id)
     if pedido is None:
-        return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {validation.eco(pedido_id)} does not exist")
+        return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {validation.echo(pedido_id)} does not exist")
     return _json(HTTPStatus.OK, pedido)
 
 

@@ -27,7 +27,7 @@ def test_config_bd_bundle_shipped_in_the_layer_is_the_default_root_certificate(
     monkeypatch.setattr(db, "CA_RDS_EN_CAPA", bundle)
     _entorno_desplegado(monkeypatch)
     # WHEN the configuration is read from the environment
-    config = db.ConfigBD.from_env()
+    config = db.DatabaseConfig.from_env()
     # THEN the bundle is the root certificate, so connections use verify-full
     assert config.sslrootcert == str(bundle)
 
@@ -42,7 +42,7 @@ def test_config_bd_explicit_root_certificate_wins_over_the_layer_bundle(
     _entorno_desplegado(monkeypatch)
     monkeypatch.setenv("AURORA_SSLROOTCERT", "/opt/amazon-root-ca.pem")
     # WHEN / THEN the explicit one is used
-    assert db.ConfigBD.from_env().sslrootcert == "/opt/amazon-root-ca.pem"
+    assert db.DatabaseConfig.from_env().sslrootcert == "/opt/amazon-root-ca.pem"
 
 
 def test_the_layer_ships_the_bundle_so_a_plain_build_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,9 +50,9 @@ def test_the_layer_ships_the_bundle_so_a_plain_build_verifies(monkeypatch: pytes
     _entorno_desplegado(monkeypatch)
     # WHEN / THEN its bundle is there and is the default root certificate: verify-full
     assert db.CA_RDS_EN_CAPA.is_file()
-    assert db.ConfigBD.from_env().sslrootcert == str(db.CA_RDS_EN_CAPA)
+    assert db.DatabaseConfig.from_env().sslrootcert == str(db.CA_RDS_EN_CAPA)
     # AND a configuration built in code (the migrations' admin one) verifies too
-    assert db.ConfigBD(endpoint="h", secret_arn="arn").sslrootcert == str(db.CA_RDS_EN_CAPA)
+    assert db.DatabaseConfig(endpoint="h", secret_arn="arn").sslrootcert == str(db.CA_RDS_EN_CAPA)
 
 
 def test_without_any_bundle_the_connection_is_refused_not_left_unverified(
@@ -61,8 +61,8 @@ def test_without_any_bundle_the_connection_is_refused_not_left_unverified(
     # GIVEN a layer built without the bundle
     monkeypatch.setattr(db, "CA_RDS_EN_CAPA", tmp_path / "absent.pem")
     _entorno_desplegado(monkeypatch)
-    config = db.ConfigBD.from_env()
+    config = db.DatabaseConfig.from_env()
     assert config.sslrootcert is None
     # WHEN / THEN no connection parameters are built (no silent sslmode=require), and the error says the fix
     with pytest.raises(RuntimeError, match="make rds-ca"):
-        db.parametros_aurora(config)
+        db.aurora_parameters(config)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from aws_lambda_powertools import Metrics
-from mercadofresco.metrics import MetricasPowertools, como_metricas
+from mercadofresco.metrics import PowertoolsMetrics, as_metrics
 
 
 def _emf(salida: str) -> list[dict]:
@@ -14,7 +14,7 @@ def _emf(salida: str) -> list[dict]:
 
 def test_metricas_powertools_one_emf_line_with_dependencia(capsys) -> None:
     # WHEN a count is emitted
-    MetricasPowertools().contar("CircuitoAbierto", "pasarela")
+    PowertoolsMetrics().count("CircuitoAbierto", "pasarela")
     # THEN one EMF line in MercadoFresco/Tienda, value 1, dimensions dependencia + the service Powertools
     # adds from POWERTOOLS_SERVICE_NAME (the template's alarms name both)
     [linea] = _emf(capsys.readouterr().out)
@@ -26,12 +26,12 @@ def test_metricas_powertools_one_emf_line_with_dependencia(capsys) -> None:
     assert (linea["dependencia"], linea["CircuitoAbierto"]) == ("pasarela", [1.0])
 
 
-def test_como_metricas_takes_a_handlers_metrics_namespace_without_touching_its_set(capsys) -> None:
+def test_as_metrics_takes_a_handlers_metrics_namespace_without_touching_its_set(capsys) -> None:
     # GIVEN the handler's own Powertools Metrics (with a dimension of its own)
     metrics = Metrics(namespace="Otro/Espacio")
     metrics.add_dimension(name="funcion", value="cobro")
     # WHEN the breaker counts through it
-    como_metricas(metrics).contar("Reintentos", "erp")
+    as_metrics(metrics).count("Reintentos", "erp")
     # THEN the line uses its namespace, and the handler's dimension did not leak into it
     [linea] = _emf(capsys.readouterr().out)
     assert linea["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Otro/Espacio"

@@ -8,7 +8,7 @@ import tomllib
 from typing import Any
 
 import pytest
-from mercadofresco.idempotency import claves
+from mercadofresco.dominio import claves
 from mercadofresco_iam.evaluador import Decision, Solicitud, decidir
 from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
 from mercadofresco_local import RAIZ
@@ -149,10 +149,9 @@ def _prefijos_de(modulo: str) -> set[str]:
             and isinstance(nodo.func, ast.Attribute)
             and isinstance(nodo.func.value, ast.Name)
             and nodo.func.value.id == "claves"
-            and nodo.func.attr not in ("por_contenido", "hash_canonico", "json_canonico")
         ):
             argumentos = ["PED-1", "SKU-1"][: len(nodo.args)]
-            prefijos.add(getattr(claves, nodo.func.attr)(*argumentos).operacion)
+            prefijos.add(getattr(claves, nodo.func.attr)(*argumentos).operation)
     return prefijos
 
 

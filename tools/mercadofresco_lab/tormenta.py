@@ -17,7 +17,7 @@ Defenses (each one a flag of :class:`Defensas`):
   orders wait);
 - ``presupuesto``: the layer's :class:`~mercadofresco.retry.budget.RetryBudget` (10 %):
   a retry without a token fails now, to the next layer;
-- ``breaker``: the layer's :class:`~mercadofresco.circuit_breaker.local.BreakerLocal` (one
+- ``breaker``: the layer's :class:`~mercadofresco.circuit_breaker.local.LocalBreaker` (one
   instance = shared by every consumer of the simulation), 20 consecutive failures open it;
   while open an invocation does not call and defers its order (``ChangeMessageVisibility``)
   without burning a receive.
@@ -30,7 +30,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from mercadofresco.circuit_breaker.config import BreakerConfig
-from mercadofresco.circuit_breaker.local import BreakerLocal
+from mercadofresco.circuit_breaker.local import LocalBreaker
 from mercadofresco.retry.backoff import FullJitterBackoff
 from mercadofresco.retry.budget import RetryBudget
 
@@ -182,9 +182,14 @@ class _Tormenta:
         politica = FullJitterBackoff if defensas.jitter else ExponentialBackoff
         self.backoff_http, self.backoff_flujo = politica(*esc.backoff_http), politica(*esc.backoff_flujo)
         self.presupuesto = RetryBudget("pasarela", None) if defensas.presupuesto else None
-        self.breaker = BreakerLocal(BreakerConfig(local_consecutive_failures=20, open_base_s=5.0,
-                                                  open_max_s=60.0, probe_reservation_s=5.0),
-                                    self.sim.reloj) if defensas.breaker else None
+        self.breaker = (
+            LocalBreaker(
+                BreakerConfig(local_consecutive_failures=20, open_base_s=5.0, open_max_s=60.0, probe_reservation_s=5.0),
+                self.sim.reloj,
+            )
+            if defensas.breaker
+            else None
+        )
 
     def ejecutar(self) -> Resultado:
         for pedido in [_Pedido() for _ in range(self.esc.pedidos)]:
@@ -291,6 +296,12 @@ def simular(defensas: Defensas, seed: int = 1, escenario: Escenario | None = Non
 
 def comparativa(seed: int = 1, escenario: Escenario | None = None) -> list[Resultado]:
     """No defense, each defense alone, all four."""
-    variantes = [Defensas(), Defensas(jitter=True), Defensas(tope=True), Defensas(presupuesto=True),
-                 Defensas(breaker=True), Defensas.todas()]
+    variantes = [
+        Defensas(),
+        Defensas(jitter=True),
+        Defensas(tope=True),
+        Defensas(presupuesto=True),
+        Defensas(breaker=True),
+        Defensas.todas(),
+    ]
     return [simular(d, seed, escenario) for d in variantes]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.idempotency import claves
+from mercadofresco.dominio import claves
 
 from mercadofresco_local import carritos, flujo
 from mercadofresco_local.invariantes import Invariante

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
+from mercadofresco_ops.topologia import de_plantilla
 from sam_emulator.background import BackgroundThread
 from sam_emulator.runtime import mensajes_en_cola
 
@@ -275,30 +276,51 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
         )
     }
     procesados = {p for p, c in res.por_pedido.items() if any(f in inv.PROCESADO for f in c)} & aceptados
-    en_curso = sesion.runtime.ejecuciones_en_curso() + sum(n for nombre, n in res.colas.items() if "pedidos" in nombre)
-    en_dlq, copias = _en_dlq(res, "pedidos", aceptados, procesados)
+    # Which queue is which flow's comes from the template (tools/mercadofresco_ops/topologia.py), by wiring,
+    # never by name: the workflow's input is what a pipe reads, the fan-out what the SNS topic delivers to.
+    topologia, rt = de_plantilla(), sesion.runtime
+
+    def nombre(cola: str) -> str:
+        return rt.plantilla.get_att(cola, "QueueName")
+
+    entrada = list(topologia.colas_de_flujo())
+    en_curso = rt.ejecuciones_en_curso() + sum(res.colas.get(nombre(c), 0) for c in entrada)
+    en_dlq, copias = _en_dlq(res, {nombre(d) for c in entrada if (d := topologia.dlq_de(c))}, aceptados, procesados)
     pendientes = aceptados - procesados - en_dlq
     cortadas = {p for p in pendientes if any(f.startswith(CORTADAS) for f in res.por_pedido.get(p, ()))}
     pedidos = inv.Balance("pedidos", len(aceptados), len(procesados), len(en_dlq), en_curso, copias, len(cortadas))
     confirmados = {p for p, c in res.por_pedido.items() if c.get("Confirmado")}
-    erp = {e["cuerpo"].get("pedido_id") for e in sesion.proveedores.erp.efectos if e["ruta"] == "/avisos"}
     correo = sesion.proveedores.correo_principal.efectos + sesion.proveedores.correo_secundario.efectos
-    correos = {e["cuerpo"].get("datos", {}).get("pedido_id") for e in correo}
+    # What each provider did, by the name its breaker has (correo-principal and correo-secundario are "correo").
+    hechos_de = {
+        "erp": {e["cuerpo"].get("pedido_id") for e in sesion.proveedores.erp.efectos if e["ruta"] == "/avisos"},
+        "correo": {e["cuerpo"].get("datos", {}).get("pedido_id") for e in correo},
+    }
     fanout = []
-    for flujo, hechos in (("erp", erp), ("correo", correos)):
-        cola = sum(n for nombre, n in res.colas.items() if flujo in nombre)
-        en_dlq, copias = _en_dlq(res, flujo, confirmados, hechos & confirmados)
+    for cola, flujo in topologia.reparto().items():
+        if flujo not in hechos_de:
+            continue  # a provider the local run does not simulate: no effects to count
+        hechos = hechos_de[flujo]
+        dlq = {nombre(d)} if (d := topologia.dlq_de(cola)) else set()
+        en_dlq, copias = _en_dlq(res, dlq, confirmados, hechos & confirmados)
         fanout.append(
-            inv.Balance(f"aviso {flujo}", len(confirmados), len(hechos & confirmados), len(en_dlq), cola, copias)
+            inv.Balance(
+                f"aviso {flujo}",
+                len(confirmados),
+                len(hechos & confirmados),
+                len(en_dlq),
+                res.colas.get(nombre(cola), 0),
+                copias,
+            )
         )
     return [pedidos, *fanout]
 
 
-def _en_dlq(res: Resultados, flujo: str, aceptados: set[str], procesados: set[str]) -> tuple[set[str], int]:
-    """(accepted orders only in the flow's DLQ, DLQ messages that are copies of another one counted)."""
+def _en_dlq(res: Resultados, dlqs: set[str], aceptados: set[str], procesados: set[str]) -> tuple[set[str], int]:
+    """(accepted orders only in the flow's DLQs, DLQ messages that are copies of another one counted)."""
     mensajes: Counter[str] = Counter()
     for nombre, n in res.dlq.items():
-        if flujo in nombre and n:
+        if nombre in dlqs and n:
             mensajes.update({p: k for p, k in pedidos_en(nombre).items() if p in aceptados})
     solo_en_dlq = {p for p in mensajes if p not in procesados}
     return solo_en_dlq, sum(mensajes.values()) - len(solo_en_dlq)

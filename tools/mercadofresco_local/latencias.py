@@ -35,6 +35,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco_ops.topologia import de_plantilla
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
@@ -155,7 +157,7 @@ class RegistroInvocaciones:
 
 def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
     """``(pedido_id, type)`` of each order an invocation's event carries (SQS batch or direct payload)."""
-    from mercadofresco.consumer.lectura import InvalidMessageError, desenvolver
+    from mercadofresco.consumer.lectura import InvalidMessageError, unwrap
 
     registros = evento.get("Records") if isinstance(evento, dict) else evento if isinstance(evento, list) else None
     if registros is None:
@@ -165,7 +167,7 @@ def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
         return
     for registro in registros:
         try:
-            datos, tipo_sobre, _ = desenvolver(registro.get("body", ""))
+            datos, tipo_sobre, _ = unwrap(registro.get("body", ""))
         except (InvalidMessageError, AttributeError):
             continue
         if isinstance(datos.get("pedido_id"), str):
@@ -224,11 +226,16 @@ def esperas_de_historia(eventos: Iterable[Mapping[str, Any]]) -> Counter[str]:
     return esperas
 
 
-def marcas_de_consumidores(invocaciones: Iterable[Invocacion], erp: str, correo: str) -> dict[str, dict[str, float]]:
-    """pedido_id -> {"erp": end, "correo": end} of the first successful invocation handling its PedidoConfirmado."""
+def marcas_de_consumidores(
+    invocaciones: Iterable[Invocacion], proveedor_de: Mapping[str, str]
+) -> dict[str, dict[str, float]]:
+    """pedido_id -> {"erp": end, "correo": end} of the first successful invocation handling its PedidoConfirmado.
+
+    ``proveedor_de``: consumer function (logical id) -> the provider it calls (``topologia.reparto``).
+    """
     marcas: dict[str, dict[str, float]] = defaultdict(dict)
     for inv in sorted(invocaciones, key=lambda i: i.fin):
-        clave = {erp: "erp", correo: "correo"}.get(inv.funcion)
+        clave = proveedor_de.get(inv.funcion)
         if clave is None or inv.error:
             continue
         for pedido_id, tipo in inv.pedidos:
@@ -328,7 +335,9 @@ def recoger(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Ej
             if nombre != "iniciada" or m.iniciada is None or valor < m.iniciada:
                 setattr(m, nombre, valor)
         m.esperas += esperas_de_historia(ejecucion.eventos)
-    for pedido_id, valores in marcas_de_consumidores(registro.invocaciones, "ErpFunction", "CorreoFunction").items():
+    topologia = de_plantilla()
+    proveedor_de = {f: p for cola, p in topologia.reparto().items() for f in topologia.funciones_consumidoras(cola)}
+    for pedido_id, valores in marcas_de_consumidores(registro.invocaciones, proveedor_de).items():
         if pedido_id in por_pedido:
             por_pedido[pedido_id].erp = valores.get("erp")
             por_pedido[pedido_id].correo = valores.get("correo")
@@ -355,8 +364,9 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> 
 
 
 def _maquinas_de_pedidos(sesion: Sesion) -> list[str]:
-    maquinas = sesion.runtime.aprovisionador.maquinas  # type: ignore[union-attr]
-    return [arn for nombre, arn in maquinas.items() if "pedido" in nombre.lower()] or list(maquinas.values())
+    """The state machines a pipe starts (the order workflow), by the template's wiring."""
+    maquinas = sesion.runtime.aprovisionador.maquinas  # type: ignore[union-attr]  (logical id -> ARN)
+    return [maquinas[lid] for lid in sorted(set(de_plantilla().colas_de_flujo().values())) if lid in maquinas]
 
 
 def _json(texto: str | None) -> Any:

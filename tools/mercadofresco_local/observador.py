@@ -58,9 +58,9 @@ class Observador:
 
     def arrancar(self) -> Observador:
         from mercadofresco.circuit_breaker import CircuitBreaker
-        from mercadofresco.valkey import cliente_valkey
+        from mercadofresco.valkey import valkey_client
 
-        redis_client = cliente_valkey(self.redis_url, socket_timeout_ms=1000)
+        redis_client = valkey_client(self.redis_url, socket_timeout_ms=1000)
         self._vigilados = {d: CircuitBreaker(d, redis_client, metrics=_SinMetricas()) for d in self.dependencias}
         self.breakers = {d: Transiciones() for d in self.dependencias}
         # A sample lost to a busy server is not worth stopping the watch: the next one follows.
@@ -85,7 +85,7 @@ class Observador:
 class _SinMetricas:
     """The observer only reads: it must not add to the breaker's metrics."""
 
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         return None
 
 

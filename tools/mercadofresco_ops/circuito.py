@@ -61,10 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _argumentos().parse_args(argv)
     try:
         from mercadofresco.circuit_breaker import CircuitBreaker, SharedStateUnavailableError
-        from mercadofresco.metrics import MetricasPowertools
-        from mercadofresco.valkey import PREFIJO_CLAVES, cliente_valkey
+        from mercadofresco.metrics import PowertoolsMetrics
+        from mercadofresco.valkey import PREFIJO_CLAVES, valkey_client
 
-        cliente = cliente_valkey(args.redis_url, socket_timeout_ms=TIMEOUT_OPERADOR_MS)
+        cliente = valkey_client(args.redis_url, socket_timeout_ms=TIMEOUT_OPERADOR_MS)
     except ValueError as exc:
         print(f"mf-circuito: configuración: {exc}", file=sys.stderr)
         return SALIDA_CONFIG
@@ -73,14 +73,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A name becomes a Valkey key and a printed line: refuse what cannot be either (a typo with a
     # stray byte arrives as a lone surrogate) before touching anything.
     if malos := [d for d in [prefijo, *dependencias] if not _NOMBRE.fullmatch(d)]:
-        print(f"mf-circuito: nombre no válido: {ascii(malos[0])[:60]} (letras, dígitos, ':', '.', '_' o '-')",
-              file=sys.stderr)
+        print(
+            f"mf-circuito: nombre no válido: {ascii(malos[0])[:60]} (letras, dígitos, ':', '.', '_' o '-')",
+            file=sys.stderr,
+        )
         return SALIDA_USO
     modo = {"estado": None, "abrir": "abierto", "cerrar": "cerrado" if getattr(args, "forzado", False) else ""}
     try:
         for dependencia in dependencias:
             # The functions' own breaker, through its public API: the same key, the same script.
-            breaker = CircuitBreaker(dependencia, cliente, prefijo=prefijo, metrics=MetricasPowertools())
+            breaker = CircuitBreaker(dependencia, cliente, prefijo=prefijo, metrics=PowertoolsMetrics())
             orden = modo[args.orden]
             decision = breaker.shared_state() if orden is None else breaker.force(orden)
             print(describir(dependencia, decision))

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 PLANTILLA = Path(__file__).resolve().parents[2] / "template.yaml"
 SUFIJO = "NameSuffix"
+MAQUINAS = ("AWS::Serverless::StateMachine", "AWS::StepFunctions::StateMachine")
 
 
 def _id_logico(valor: Any) -> str | None:
@@ -112,7 +113,20 @@ class Topologia:
                 return self._registros_de_maquina(_id_logico(props.get("Target")))
         return None
 
-    def _funciones_consumidoras(self, cola: str) -> list[str]:
+    def reparto(self) -> dict[str, str]:
+        """Fan-out queue -> the provider its consumers call, for each queue the SNS topic delivers to.
+
+        The provider is its breaker name's first word (``erp``; ``correo`` for ``correo-principal`` and its
+        secondary); a subscriber that calls no provider, or several, is left out (the projection).
+        """
+        reparto = {}
+        for cola in self.colas_suscritas():
+            proveedores = {d.split("-")[0] for d in self.dependencias_de_cola(cola)}
+            if len(proveedores) == 1:
+                reparto[cola] = proveedores.pop()
+        return reparto
+
+    def funciones_consumidoras(self, cola: str) -> list[str]:
         """The functions that run for ``cola``'s messages: its SQS consumers, or its pipe's state machine's tasks."""
         funciones = []
         for lid, r in self._recursos.items():
@@ -130,15 +144,46 @@ class Topologia:
                         funciones.append(objetivo)
         return funciones
 
-    def dependencia_de_cola(self, cola: str) -> str | None:
-        """The breaker name behind ``cola`` (a logical id), or None (no provider, or a fallback one)."""
-        urls = {
-            variable
-            for funcion in self._funciones_consumidoras(cola)
+    def dependencias_de_cola(self, cola: str) -> set[str]:
+        """The providers ``cola``'s consumers call (``ERP_URL`` -> ``erp``), by their breaker names."""
+        return {
+            variable.removesuffix("_URL").lower().replace("_", "-")
+            for funcion in self.funciones_consumidoras(cola)
             for variable in self._recursos[funcion]["Properties"].get("Environment", {}).get("Variables", {})
             if variable.endswith("_URL")
         }
-        return urls.pop().removesuffix("_URL").lower().replace("_", "-") if len(urls) == 1 else None
+
+    def dependencia_de_cola(self, cola: str) -> str | None:
+        """The breaker name behind ``cola`` (a logical id), or None (no provider, or a fallback one)."""
+        dependencias = self.dependencias_de_cola(cola)
+        return dependencias.pop() if len(dependencias) == 1 else None
+
+    def dlq_de(self, cola: str) -> str | None:
+        """The logical id of ``cola``'s DLQ (its ``RedrivePolicy``), or None."""
+        props = self._recursos[cola].get("Properties", {})
+        return _id_logico(props.get("RedrivePolicy", {}).get("deadLetterTargetArn"))
+
+    def colas_de_flujo(self) -> dict[str, str]:
+        """Source queue -> the state machine a pipe starts for each of its messages (the order workflow's input)."""
+        return {
+            fuente: maquina
+            for r in self._recursos.values()
+            if r["Type"] == "AWS::Pipes::Pipe"
+            and (fuente := _id_logico(r["Properties"].get("Source")))
+            and (maquina := _id_logico(r["Properties"].get("Target")))
+            and self._recursos.get(maquina, {}).get("Type")
+            in ("AWS::Serverless::StateMachine", "AWS::StepFunctions::StateMachine")
+        }
+
+    def colas_suscritas(self) -> list[str]:
+        """The queues an SNS topic delivers to (the confirmed order's fan-out), in template order."""
+        return [
+            cola
+            for r in self._recursos.values()
+            if r["Type"] == "AWS::SNS::Subscription"
+            and r["Properties"].get("Protocol") == "sqs"
+            and (cola := _id_logico(r["Properties"].get("Endpoint")))
+        ]
 
     def _registros_de_funcion(self, lid: str) -> str:
         grupo = _id_logico(self._recursos[lid]["Properties"].get("LoggingConfig", {}).get("LogGroup"))

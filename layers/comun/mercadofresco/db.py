@@ -26,7 +26,7 @@ from mercadofresco.process_cache import per_environment
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-__all__ = ["CA_RDS_EN_CAPA", "ConfigBD", "crear_pool", "parametros_aurora", "pool_compartido"]
+__all__ = ["CA_RDS_EN_CAPA", "DatabaseConfig", "aurora_parameters", "create_pool", "shared_pool"]
 
 
 # Amazon RDS's CA bundle (and Amazon Root CA 1), shipped in the layer; ``make rds-ca`` refreshes it.
@@ -39,7 +39,7 @@ def _ca_por_defecto() -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class ConfigBD:
+class DatabaseConfig:
     """Where the database is and how to reach it."""
 
     database_url: str | None = None
@@ -47,7 +47,7 @@ class ConfigBD:
     database: str = "mercadofresco"
     secret_arn: str | None = None
     puerto: int = 5432
-    # Read when the configuration is built, so every ConfigBD (the migrations' admin one too) verifies.
+    # Read when the configuration is built, so every DatabaseConfig (the migrations' admin one too) verifies.
     sslrootcert: str | None = field(default_factory=_ca_por_defecto)
     secreto_max_age_s: int = 300
     connect_timeout_s: int = 5
@@ -59,7 +59,7 @@ class ConfigBD:
             raise ValueError("set DATABASE_URL (local) or AURORA_ENDPOINT and AURORA_SECRET_ARN (deployed)")
 
     @classmethod
-    def from_env(cls) -> ConfigBD:
+    def from_env(cls) -> DatabaseConfig:
         return cls(
             database_url=os.environ.get("DATABASE_URL") or None,
             endpoint=os.environ.get("AURORA_ENDPOINT") or None,
@@ -69,7 +69,7 @@ class ConfigBD:
         )
 
 
-def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
+def aurora_parameters(config: DatabaseConfig) -> dict[str, Any]:
     """libpq keyword arguments for Aurora, credentials from the (cached) secret; TLS verifies the server."""
     if not config.sslrootcert:
         # Only a layer built without its bundle gets here: encrypting without verifying would let
@@ -91,7 +91,7 @@ def parametros_aurora(config: ConfigBD) -> dict[str, Any]:
     return parametros
 
 
-def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> ConnectionPool:
+def create_pool(config: DatabaseConfig, *, max_size: int = 1, **opciones: Any) -> ConnectionPool:
     """An open pool; one connection suffices for a Lambda (one invocation at a time)."""
     # The driver (layers/postgres) is imported by the first pool, not by importing this module:
     # ~100 ms of a cold start's init phase otherwise (bench/bench_cold_start.py).
@@ -106,7 +106,7 @@ def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> Conne
         conninfo, kwargs = config.database_url, comunes
     else:
         # A callable: evaluated for every new connection (new password after a rotation).
-        conninfo, kwargs = "", lambda: {**parametros_aurora(config), **comunes}
+        conninfo, kwargs = "", lambda: {**aurora_parameters(config), **comunes}
     return ConnectionPool(
         conninfo,
         kwargs=kwargs,
@@ -122,6 +122,6 @@ def crear_pool(config: ConfigBD, *, max_size: int = 1, **opciones: Any) -> Conne
 
 
 @per_environment(close=lambda pool: pool.close())
-def pool_compartido() -> ConnectionPool:
+def shared_pool() -> ConnectionPool:
     """The execution environment's pool, created on first use and reused by warm invocations."""
-    return crear_pool(ConfigBD.from_env())
+    return create_pool(DatabaseConfig.from_env())

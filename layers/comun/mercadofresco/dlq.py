@@ -20,10 +20,10 @@ __all__ = [
     "ATRIBUTO_DETALLE",
     "ATRIBUTO_FUNCION",
     "ATRIBUTO_MOTIVO",
-    "Motivo",
+    "DlqReason",
 ]
 
-ATRIBUTO_MOTIVO = "mf-motivo"  # a Motivo value
+ATRIBUTO_MOTIVO = "mf-motivo"  # a DlqReason value
 ATRIBUTO_DETALLE = "mf-detalle"  # human-readable error, no card data
 ATRIBUTO_COLA_ORIGEN = "mf-cola-origen"  # URL of the queue the message was consumed from
 ATRIBUTO_FUNCION = "mf-funcion"  # the consumer that classified it
@@ -32,7 +32,7 @@ ATRIBUTO_APLAZAMIENTOS = "mf-aplazamientos"  # deferrals while a circuit was ope
 ATRIBUTO_CUERPO_RECORTADO = "mf-cuerpo-recortado"
 
 
-class Motivo(StrEnum):
+class DlqReason(StrEnum):
     """Why a consumer gave up on a message without retrying it."""
 
     JSON_INVALIDO = "json-invalido"
@@ -44,4 +44,4 @@ class Motivo(StrEnum):
     @property
     def es_envenenado(self) -> bool:
         """Poison: the consumer cannot understand the message (a code/contract problem)."""
-        return self in {Motivo.JSON_INVALIDO, Motivo.VERSION_DESCONOCIDA}
+        return self in {DlqReason.JSON_INVALIDO, DlqReason.VERSION_DESCONOCIDA}

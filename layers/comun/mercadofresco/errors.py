@@ -1,9 +1,12 @@
-"""Domain errors whose *class names* are the contract with the state machine.
+"""The layer's error root and families, and the errors its mechanisms raise.
 
 Step Functions matches a Lambda task's failure by ``errorType``, which the Python
-runtime sets to the exception's class name. The ASL's ``Retry``/``Catch`` clauses
-therefore name these classes: rename one here and the workflow silently stops
-matching it (``tests`` check that every name the ASL uses exists here).
+runtime sets to the exception's class name. The workflow errors a *mechanism* raises
+(an open circuit, a claim in progress, an exhausted retry budget, an unknown outcome, an
+unreadable event) are defined here under the name the ASL's ``Retry``/``Catch`` match:
+rename one and the workflow silently stops matching it. The workflow's own error names
+(a declined charge, a duplicate order...) and the list of every name it may match are the
+domain's, in :mod:`mercadofresco.dominio.errores`.
 
 Two families:
 
@@ -14,20 +17,13 @@ Two families:
 from __future__ import annotations
 
 __all__ = [
-    "NOMBRES_PARA_EL_FLUJO",
     "CircuitoAbierto",
-    "CobroRechazado",
     "DependencyUnavailableError",
     "EventoInvalido",
-    "LoteNoAdmitido",
     "MercadoFrescoError",
     "OperacionEnCurso",
-    "PasarelaNoDisponible",
-    "PedidoDuplicado",
     "PermanentError",
     "PresupuestoReintentosAgotado",
-    "ProveedorNoDisponible",
-    "ReembolsoRechazado",
     "ResultadoDesconocido",
     "TransientError",
 ]
@@ -78,14 +74,6 @@ class DependencyUnavailableError(TransientError):
         self.retry_in_s = retry_in_s
 
 
-class PasarelaNoDisponible(DependencyUnavailableError):
-    """The payment gateway did not answer usefully (5xx, 429, reset, timeout)."""
-
-
-class ProveedorNoDisponible(DependencyUnavailableError):
-    """An external provider other than the gateway (ERP, e-mail) is unavailable."""
-
-
 class CircuitoAbierto(DependencyUnavailableError):
     """The shared circuit breaker for a dependency is open: no call was made (``retry_in_s`` says for how long)."""
 
@@ -98,24 +86,8 @@ class PresupuestoReintentosAgotado(DependencyUnavailableError):
     """The dependency's retry budget refused a retry: fail fast, let the queue/workflow decide."""
 
 
-class CobroRechazado(PermanentError):
-    """The gateway declined the card: a business answer, never retried."""
-
-
-class ReembolsoRechazado(PermanentError):
-    """The gateway refused the refund (nothing to refund, already refunded elsewhere)."""
-
-
 class EventoInvalido(PermanentError):
     """Malformed JSON, missing fields or an unknown ``version``: goes to the DLQ with its reason."""
-
-
-class LoteNoAdmitido(PermanentError):
-    """The order workflow was started with something other than one SQS record (the pipe's BatchSize is 1)."""
-
-
-class PedidoDuplicado(PermanentError):
-    """Another execution holds the order's claim, or the order already has its outcome: nothing to do."""
 
 
 class ResultadoDesconocido(MercadoFrescoError):
@@ -124,28 +96,3 @@ class ResultadoDesconocido(MercadoFrescoError):
     Neither transient nor permanent: retrying could charge twice, giving up could lose a charge.
     The HTTP layer never retries it; the caller reconciles (asks the provider) before acting.
     """
-
-
-#: Every name the state machine may match on, in one place (a test keeps the ASL's a subset of it).
-#: ``IdempotencyPersistenceError`` (the store could not read or write its record; the workflow retries
-#: the claim) is raised by ``mercadofresco.idempotency``, which imports this module, so it is named
-#: here by string; a test checks that every name is an exception class of the layer.
-NOMBRES_PARA_EL_FLUJO = (
-    *(
-        cls.__name__
-        for cls in (
-            PasarelaNoDisponible,
-            ProveedorNoDisponible,
-            CircuitoAbierto,
-            OperacionEnCurso,
-            PresupuestoReintentosAgotado,
-            CobroRechazado,
-            ReembolsoRechazado,
-            EventoInvalido,
-            LoteNoAdmitido,
-            PedidoDuplicado,
-            ResultadoDesconocido,
-        )
-    ),
-    "IdempotencyPersistenceError",
-)

@@ -19,35 +19,35 @@ REINTENTOS = "Reintentos"
 LATENCIA_PROVEEDOR = "LatenciaProveedor"  # ms per HTTP attempt; the p99 alarm on "pasarela" reads it
 
 
-class Metricas(Protocol):
-    """Where counts go: ``contar("CircuitoAbierto", "pasarela")``."""
+class MetricsSink(Protocol):
+    """Where counts go: ``count("CircuitoAbierto", "pasarela")``."""
 
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None: ...
+    def count(self, name: str, dependency: str, value: float = 1) -> None: ...
 
-    def medir_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None: ...
+    def measure_ms(self, name: str, dependency: str, value_ms: float) -> None: ...
 
 
-class MetricasPowertools:
+class PowertoolsMetrics:
     """Counts as Powertools EMF lines in ``MercadoFresco/Tienda`` with dimension ``dependencia``."""
 
     def __init__(self, namespace: str = NAMESPACE_METRICAS) -> None:
         self.namespace = namespace
 
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
-        with single_metric(name=nombre, unit=MetricUnit.Count, value=valor, namespace=self.namespace) as metrica:
-            metrica.add_dimension(name="dependencia", value=dependencia)
+    def count(self, name: str, dependency: str, value: float = 1) -> None:
+        with single_metric(name=name, unit=MetricUnit.Count, value=value, namespace=self.namespace) as metrica:
+            metrica.add_dimension(name="dependencia", value=dependency)
 
-    def medir_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None:
+    def measure_ms(self, name: str, dependency: str, value_ms: float) -> None:
         with single_metric(
-            name=nombre, unit=MetricUnit.Milliseconds, value=valor_ms, namespace=self.namespace
+            name=name, unit=MetricUnit.Milliseconds, value=value_ms, namespace=self.namespace
         ) as metrica:
-            metrica.add_dimension(name="dependencia", value=dependencia)
+            metrica.add_dimension(name="dependencia", value=dependency)
 
 
-def como_metricas(metrics: Any) -> Metricas:
-    """Accept ``None`` (default sink), a :class:`Metricas`, or a Powertools ``Metrics`` (its namespace is used)."""
+def as_metrics(metrics: Any) -> MetricsSink:
+    """Accept ``None`` (default sink), a :class:`MetricsSink`, or a Powertools ``Metrics`` (its namespace is used)."""
     if metrics is None:
-        return MetricasPowertools()
-    if hasattr(metrics, "contar"):
+        return PowertoolsMetrics()
+    if hasattr(metrics, "count"):
         return metrics
-    return MetricasPowertools(getattr(metrics, "namespace", None) or NAMESPACE_METRICAS)
+    return PowertoolsMetrics(getattr(metrics, "namespace", None) or NAMESPACE_METRICAS)

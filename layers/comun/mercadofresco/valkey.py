@@ -61,7 +61,7 @@ def _extraer_token(valor: str | bytes) -> str:
     return texto
 
 
-def cliente_valkey(url: str | None = None, *, socket_timeout_ms: int | None = None) -> redis.Redis:
+def valkey_client(url: str | None = None, *, socket_timeout_ms: int | None = None) -> redis.Redis:
     """A Redis-protocol client for the breaker and the retry budget.
 
     Parameters

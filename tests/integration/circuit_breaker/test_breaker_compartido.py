@@ -6,8 +6,9 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
-from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
-from mercadofresco.errors import CircuitoAbierto, CobroRechazado
+from mercadofresco.circuit_breaker import BreakerConfig, BreakerState, CircuitBreaker
+from mercadofresco.dominio.errores import CobroRechazado
+from mercadofresco.errors import CircuitoAbierto
 
 if TYPE_CHECKING:
     import redis
@@ -51,12 +52,12 @@ def test_breaker_19_consecutive_failures_stays_closed_20th_opens(cliente, redis_
     for _ in range(19):
         _llamar(breaker, dep.falla)
     # THEN it is still closed
-    assert breaker.state().estado is Estado.CERRADO
+    assert breaker.state().estado is BreakerState.CERRADO
     # WHEN the 20th fails
     _llamar(breaker, dep.falla)
     estado = breaker.state()
     # THEN it is open for open_base_s, and call 21 does not reach the dependency
-    assert estado.estado is Estado.ABIERTO
+    assert estado.estado is BreakerState.ABIERTO
     assert estado.abierto_hasta_ms - estado.ahora_ms == 30_000
     assert _llamar(breaker, dep.responde) == "rechazada"
     assert dep.llamadas == 20
@@ -69,11 +70,11 @@ def test_breaker_failure_rate_below_minimum_calls_does_not_open(cliente, redis_p
     for i in range(19):
         _llamar(breaker, dep.falla if i % 2 == 0 else dep.responde)
     # THEN the rate does not count yet
-    assert breaker.state().estado is Estado.CERRADO
+    assert breaker.state().estado is BreakerState.CERRADO
     # WHEN the 20th call fails (11/20 = 55 %)
     _llamar(breaker, dep.falla)
     # THEN the rate opens it
-    assert breaker.state().estado is Estado.ABIERTO
+    assert breaker.state().estado is BreakerState.ABIERTO
 
 
 def test_breaker_failure_rate_under_threshold_stays_closed(cliente, redis_prefix, reloj):
@@ -83,7 +84,7 @@ def test_breaker_failure_rate_under_threshold_stays_closed(cliente, redis_prefix
         _llamar(breaker, dep.falla if i % 5 < 2 else dep.responde)
     # THEN it stays closed and every call reached the dependency
     estado = breaker.state()
-    assert estado.estado is Estado.CERRADO
+    assert estado.estado is BreakerState.CERRADO
     assert (estado.exitos_ventana, estado.fallos_ventana) == (24, 16)
     assert dep.llamadas == 40
 
@@ -100,7 +101,7 @@ def test_breaker_failures_older_than_window_are_forgotten(cliente, redis_prefix,
         _llamar(breaker, dep.falla)
     estado = breaker.state()
     # THEN the rate rule sees 15 < min_calls and it stays closed
-    assert estado.estado is Estado.CERRADO
+    assert estado.estado is BreakerState.CERRADO
     assert estado.fallos_ventana == 15
 
 
@@ -131,7 +132,7 @@ def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_
     assert _llamar(breaker, dep.falla) == "fallo"
     estado = breaker.state()
     # THEN it re-opens for twice as long
-    assert estado.estado is Estado.ABIERTO
+    assert estado.estado is BreakerState.ABIERTO
     assert estado.abierto_hasta_ms - estado.ahora_ms == 60_000
     reloj.avanzar(30)
     assert _llamar(breaker, dep.responde) == "rechazada"
@@ -139,7 +140,7 @@ def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_
     reloj.avanzar(30)
     assert _llamar(breaker, dep.responde) == "exito"
     # THEN it is closed, and the next trip starts again from 30 s
-    assert breaker.state().estado is Estado.CERRADO
+    assert breaker.state().estado is BreakerState.CERRADO
     for _ in range(3):
         _llamar(breaker, dep.falla)
     estado = breaker.state()
@@ -203,7 +204,7 @@ def test_breaker_business_refusal_counts_as_success(cliente, redis_prefix, reloj
             breaker.call(rechaza)
     # THEN the breaker stays closed: the provider is up, it just said no
     estado = breaker.state()
-    assert estado.estado is Estado.CERRADO
+    assert estado.estado is BreakerState.CERRADO
     assert estado.exitos_ventana == 30
 
 
@@ -213,15 +214,15 @@ def test_breaker_forced_open_rejects_and_forced_closed_admits(cliente, redis_pre
     breaker.force("abierto")
     # THEN calls are refused
     assert _llamar(breaker, dep.responde) == "rechazada"
-    assert breaker.state().estado is Estado.FORZADO_ABIERTO
+    assert breaker.state().estado is BreakerState.FORZADO_ABIERTO
     # WHEN forced closed, failures do not open it
     breaker.force("cerrado")
     resultados = [_llamar(breaker, dep.falla) for _ in range(10)]
     assert resultados == ["fallo"] * 10
-    assert breaker.state().estado is Estado.FORZADO_CERRADO
+    assert breaker.state().estado is BreakerState.FORZADO_CERRADO
     # WHEN released to automatic
     breaker.force("")
     # THEN it starts closed with clean counters
     estado = breaker.state()
-    assert (estado.estado, estado.consecutive_failures) == (Estado.CERRADO, 0)
+    assert (estado.estado, estado.consecutive_failures) == (BreakerState.CERRADO, 0)
     assert dep.llamadas == 10

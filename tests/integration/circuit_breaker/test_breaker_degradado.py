@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import redis
-from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
+from mercadofresco.circuit_breaker import BreakerConfig, BreakerState, CircuitBreaker
 from mercadofresco.errors import CircuitoAbierto
-from mercadofresco.valkey import cliente_valkey
+from mercadofresco.valkey import valkey_client
 
 pytestmark = pytest.mark.integration
 
@@ -17,7 +17,7 @@ class _Metricas:
     def __init__(self) -> None:
         self.eventos: list[str] = []
 
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         self.eventos.append(nombre)
 
 
@@ -43,7 +43,7 @@ def test_breaker_closed_port_degrades_to_local_after_one_attempt(redis_privado, 
     url = redis_privado.url
     redis_privado.matar()
     metricas = _Metricas()
-    cliente = cliente_valkey(url)
+    cliente = valkey_client(url)
     viajes = _contar_viajes(cliente)
     breaker = CircuitBreaker("erp", cliente, config=CONFIG, metrics=metricas, clock=reloj)
     # WHEN calls are made
@@ -65,10 +65,10 @@ def test_breaker_closed_port_degrades_to_local_after_one_attempt(redis_privado, 
 def test_breaker_frozen_valkey_degrades_and_recovers_shared_state(redis_privado, reloj):
     # GIVEN a breaker on a private Valkey that works
     metricas = _Metricas()
-    cliente = cliente_valkey(redis_privado.url)
+    cliente = valkey_client(redis_privado.url)
     breaker = CircuitBreaker("correo-principal", cliente, config=CONFIG, metrics=metricas, clock=reloj)
     assert breaker.call(lambda: "ok") == "ok"
-    assert breaker.state().estado is Estado.CERRADO
+    assert breaker.state().estado is BreakerState.CERRADO
     viajes = _contar_viajes(cliente)
     # WHEN the server freezes (SIGSTOP: connections stay open, nothing answers)
     redis_privado.congelar()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
+from mercadofresco.circuit_breaker import BreakerConfig, BreakerState, CircuitBreaker
 from mercadofresco.errors import CircuitoAbierto
 
 from tests.conftest import HANG_GUARD_S, wait_until
@@ -29,7 +29,7 @@ class _Metricas:
     def __init__(self) -> None:
         self.cuenta: dict[str, int] = {}
 
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         self.cuenta[nombre] = self.cuenta.get(nombre, 0) + 1
 
 
@@ -98,7 +98,7 @@ def test_half_open_with_8_processes_admits_exactly_one_probe(cliente: redis.Redi
     assert sorted(resultados) == ["rechazado"] * (PROCESOS - 1) + ["sonda"]
     assert int(cliente.get(f"{redis_prefix}llamadas")) == 1
     # AND the probe's success closed the breaker for everyone
-    assert breaker.state().estado is Estado.CERRADO
+    assert breaker.state().estado is BreakerState.CERRADO
     assert breaker.call(lambda: "ok") == "ok"
 
 
@@ -127,4 +127,4 @@ def test_probe_killed_releases_reservation_after_it_expires(cliente: redis.Redis
     assert int(cliente.get(f"{redis_prefix}llamadas")) == 2
     estado = breaker.state()
     assert estado.aperturas == 2
-    assert estado.estado is Estado.ABIERTO
+    assert estado.estado is BreakerState.ABIERTO

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mercadofresco.circuit_breaker import CircuitBreaker, Estado
+from mercadofresco.circuit_breaker import BreakerState, CircuitBreaker
 from mercadofresco.errors import CircuitoAbierto
 from mercadofresco_ops.circuito import SALIDA_CONFIG, SALIDA_OK, SALIDA_USO, SALIDA_VALKEY, main
 
@@ -26,7 +26,7 @@ def test_mf_circuito_abrir_stops_calls_and_cerrar_restores(cliente, redis_url, r
     assert main([*base, "cerrar", "pasarela"]) == SALIDA_OK
     # THEN calls go through and the state is automatic and closed
     assert breaker.call(lambda: "ok") == "ok"
-    assert breaker.state().estado is Estado.CERRADO
+    assert breaker.state().estado is BreakerState.CERRADO
 
 
 def test_mf_circuito_valkey_unreachable_one_line_error_exit_3(capsys):

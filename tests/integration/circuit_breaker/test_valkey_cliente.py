@@ -6,14 +6,14 @@ import json
 
 import boto3
 import pytest
-from mercadofresco.valkey import SOCKET_TIMEOUT_MS, cliente_valkey
+from mercadofresco.valkey import SOCKET_TIMEOUT_MS, valkey_client
 
 pytestmark = pytest.mark.integration
 
 
 def test_cliente_valkey_redis_url_short_timeouts_no_retries(monkeypatch, redis_url):
     monkeypatch.setenv("REDIS_URL", redis_url)
-    cliente = cliente_valkey()
+    cliente = valkey_client()
     opciones = cliente.connection_pool.connection_kwargs
     assert cliente.ping()
     assert opciones["socket_timeout"] == SOCKET_TIMEOUT_MS / 1000
@@ -29,7 +29,7 @@ def test_cliente_valkey_endpoint_uses_tls_and_token_from_secret(aws, monkeypatch
     monkeypatch.setenv("VALKEY_ENDPOINT", "mercadofresco-catalogo.abc.cache.amazonaws.com:6379")
     monkeypatch.setenv("VALKEY_SECRET_ARN", arn)
     # WHEN the client is built (no connection is opened yet)
-    cliente = cliente_valkey()
+    cliente = valkey_client()
     pool = cliente.connection_pool
     # THEN it speaks TLS to that host and authenticates with the secret's token
     assert pool.connection_class.__name__ == "SSLConnection"
@@ -47,4 +47,4 @@ def test_cliente_valkey_missing_or_bad_configuration_clear_error(monkeypatch, en
     for clave, valor in entorno.items():
         monkeypatch.setenv(clave, valor)
     with pytest.raises(ValueError, match=mensaje):
-        cliente_valkey()
+        valkey_client()

@@ -21,7 +21,7 @@ HANG_GUARD_S = 300  # a worker the test forgot ends on its own
 
 
 class _SinMetricas:
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         print(f"METRICA {nombre} {dependencia}", flush=True)
 
 

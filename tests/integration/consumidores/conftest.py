@@ -18,6 +18,7 @@ import boto3
 import pytest
 from mercadofresco.circuit_breaker import BreakerConfig
 from mercadofresco.consumer import Consumer
+from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco_local.fallos import ControlFallos
@@ -226,4 +227,5 @@ def consumir(
     (mensaje,) = sqs.receive_message(QueueUrl=origen["url"], AttributeNames=["All"], MessageAttributeNames=["All"])[
         "Messages"
     ]
-    return Consumer("prueba", rutas or {}, sqs=sqs)({"Records": [registro_sqs(mensaje, origen["arn"])]})
+    consumidor = Consumer("prueba", rutas or {}, sqs=sqs, field_checks=CAMPOS)
+    return consumidor({"Records": [registro_sqs(mensaje, origen["arn"])]})

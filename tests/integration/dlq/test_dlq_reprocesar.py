@@ -10,7 +10,7 @@ from botocore.awsrequest import AWSResponse
 from dlq_colas import crear_par, drenar, llenar, total
 from mercadofresco_ops.dlq import cli, reproceso
 from mercadofresco_ops.dlq.conexion import resolver_cola
-from mercadofresco_ops.dlq.mensajes import desenvolver
+from mercadofresco_ops.dlq.mensajes import unwrap
 from mercadofresco_ops.dlq.tasa import TokenBucket
 
 from tests.conftest import RelojPrueba
@@ -55,13 +55,13 @@ def test_reprocesar_with_filter_and_transform_moves_exactly_the_filtered_message
     # THEN exactly the 8 version-2 orders reach the source, as version 1, in their envelopes
     informe = json.loads(capsys.readouterr().out)
     movidos = drenar(sqs, origen)
-    eventos = {desenvolver(m["Body"])[0]["pedido_id"]: m for m in movidos}
+    eventos = {unwrap(m["Body"])[0]["pedido_id"]: m for m in movidos}
     assert codigo == cli.OK
     assert (informe["movidos"], informe["omitidos"]) == (8, 4)
     assert sorted(eventos) == sorted(f"p-{n}" for n in range(8))
-    assert all(desenvolver(m["Body"])[0]["version"] == 1 for m in movidos)
-    assert desenvolver(eventos["p-0"]["Body"])[0]["importe_centimos"] == 4820
-    assert sum(desenvolver(m["Body"])[1].tipo == "sns" for m in movidos) == 4
+    assert all(unwrap(m["Body"])[0]["version"] == 1 for m in movidos)
+    assert unwrap(eventos["p-0"]["Body"])[0]["importe_centimos"] == 4820
+    assert sum(unwrap(m["Body"])[1].tipo == "sns" for m in movidos) == 4
     # the consumer's DLQ reason is stripped, the message's own attributes travel
     assert set(eventos["p-0"]["MessageAttributes"]) == {"traza"}
     # and the 4 version-1 orders are still in the DLQ, visible again at once

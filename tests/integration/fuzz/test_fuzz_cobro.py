@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO, EventoInvalido
+from mercadofresco.dominio.errores import NOMBRES_PARA_EL_FLUJO
+from mercadofresco.errors import EventoInvalido
 from mercadofresco_local.proveedores import Pasarela
 
 from tests.conftest import load_event

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import validation
-from mercadofresco.idempotency import claves
+from mercadofresco.dominio import claves, valores
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 from tests.conftest import load_event
@@ -76,8 +76,8 @@ def malo(draw: Any, base: dict[str, Any]) -> str:
 
 def _id_valido(valor: Any) -> bool:
     try:
-        claves.aviso_erp(validation.id_tienda(valor, "pedido_id"))
-    except (validation.ValorInvalido, IdempotencyKeyError):
+        claves.aviso_erp(valores.id_tienda(valor, "pedido_id"))
+    except (validation.InvalidValueError, IdempotencyKeyError):
         return False
     return True
 

@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mercadofresco.validation import ECO_MAX_CHARS
+from mercadofresco.validation import ECHO_MAX_CHARS
 from sam_emulator.moto_lambda import ContextoLambda
 
 from tests.integration.consumidores.conftest import Cola, mensajes, motivo
@@ -115,7 +115,7 @@ def test_fuzz_proyeccion_mixed_batch_bad_records_dead_lettered_once_good_ones_ap
     # AND no attribute nor log line repeats a long value whole
     registros = capsys.readouterr()
     for salida in (json.dumps([m["MessageAttributes"] for m in muertos]), registros.out, registros.err):
-        assert MARCA[: ECO_MAX_CHARS + 1] not in salida
+        assert MARCA[: ECHO_MAX_CHARS + 1] not in salida
 
 
 @ejemplos(0.3)

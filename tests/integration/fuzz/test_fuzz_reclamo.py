@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import validation
-from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO, EventoInvalido, LoteNoAdmitido, PedidoDuplicado
+from mercadofresco.dominio.errores import NOMBRES_PARA_EL_FLUJO, LoteNoAdmitido, PedidoDuplicado
+from mercadofresco.errors import EventoInvalido
 
 from tests.unit.fuzz.estrategias import EVENTOS_AWS, texto_cualquiera, valor_json
 
@@ -122,4 +123,4 @@ def test_fuzz_reclamo_bad_payload_raises_evento_invalido_and_claims_nothing(
     # AND neither the error nor the logs repeat a long value whole
     registros = capsys.readouterr()
     for salida in (str(error.value), registros.out, registros.err):
-        assert MARCA[: validation.ECO_MAX_CHARS + 1] not in salida
+        assert MARCA[: validation.ECHO_MAX_CHARS + 1] not in salida

@@ -8,7 +8,7 @@ Properties, per request:
   exactly one order and one ``PedidoCreado``;
 - the same key with another body is a 422 and writes nothing;
 - no answer and no log line repeats more of what was sent than the log policy allows
-  (``validation.ECO_MAX_CHARS``): a long marker hidden in the request never comes back whole.
+  (``validation.ECHO_MAX_CHARS``): a long marker hidden in the request never comes back whole.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.outbox.migraciones import apply_migrations
-from mercadofresco.validation import ECO_MAX_CHARS
+from mercadofresco.validation import ECHO_MAX_CHARS
 
 from tests.conftest import load_event
 from tests.unit.fuzz.estrategias import importe_malo, json_profundo, moneda_mala, texto_cualquiera, valor_json
@@ -89,7 +89,7 @@ def _enviar(tienda: tuple[Any, str], evento: dict[str, Any], contexto: Any, caps
     # AND neither the answer nor the logs repeat more of the request than the log policy allows
     registros = capsys.readouterr()
     for salida in (respuesta["body"], registros.out, registros.err):
-        assert MARCA[: ECO_MAX_CHARS + 1] not in salida
+        assert MARCA[: ECHO_MAX_CHARS + 1] not in salida
     return estado, cuerpo
 
 
@@ -183,5 +183,5 @@ def test_fuzz_get_pedido_any_id_answers_without_repeating_it(tienda, lambda_cont
     # ...that repeats at most the log policy's share of the id
     registros = capsys.readouterr()
     for salida in (respuesta["body"], registros.out, registros.err):
-        assert MARCA[: ECO_MAX_CHARS + 1] not in salida
-        assert len(pedido_id) <= ECO_MAX_CHARS or pedido_id not in salida
+        assert MARCA[: ECHO_MAX_CHARS + 1] not in salida
+        assert len(pedido_id) <= ECHO_MAX_CHARS or pedido_id not in salida

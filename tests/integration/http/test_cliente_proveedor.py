@@ -1,4 +1,4 @@
-"""ClienteProveedor against a real loopback HTTP server (and the real Redis for breaker/budget)."""
+"""ProviderClient against a real loopback HTTP server (and the real Redis for breaker/budget)."""
 
 from __future__ import annotations
 
@@ -9,44 +9,40 @@ from email.utils import format_datetime
 
 import pytest
 import redis
-from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
-from mercadofresco.errors import (
-    CircuitoAbierto,
-    PasarelaNoDisponible,
-    PresupuestoReintentosAgotado,
-    ResultadoDesconocido,
-)
-from mercadofresco.http import MAX_ATTEMPTS_HTTP, ClienteProveedor
+from mercadofresco.circuit_breaker import BreakerConfig, BreakerState, CircuitBreaker
+from mercadofresco.dominio.errores import PasarelaNoDisponible
+from mercadofresco.errors import CircuitoAbierto, PresupuestoReintentosAgotado, ResultadoDesconocido
+from mercadofresco.http import MAX_ATTEMPTS_HTTP, ProviderClient
 from mercadofresco.retry import FullJitterBackoff, RetryBudget, RetryPolicy
 
 pytestmark = pytest.mark.integration
 
 
-class Metricas:
+class MetricsSink:
     def __init__(self) -> None:
         self.eventos: list[tuple[str, str]] = []
         self.latencias: list[tuple[str, str, float]] = []
 
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         self.eventos.append((nombre, dependencia))
 
-    def medir_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None:
+    def measure_ms(self, nombre: str, dependencia: str, valor_ms: float) -> None:
         self.latencias.append((nombre, dependencia, valor_ms))
 
 
-def _cliente(url: str, esperas: list[float], **kwargs) -> ClienteProveedor:
+def _cliente(url: str, esperas: list[float], **kwargs) -> ProviderClient:
     opciones = {
         "dependencia": "pasarela",
         "base_url": url,
         "retry": RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0)),
         "connect_timeout_s": 0.5,
         "read_timeout_s": 3.0,  # held answers never come; a loopback answer comes well within it
-        "error_no_disponible": PasarelaNoDisponible,
-        "metrics": Metricas(),
+        "unavailable_error": PasarelaNoDisponible,
+        "metrics": MetricsSink(),
         "rng": random.Random(7),
         "sleep": esperas.append,
     }
-    return ClienteProveedor(**{**opciones, **kwargs})
+    return ProviderClient(**{**opciones, **kwargs})
 
 
 def test_post_success_sends_idempotency_key_once(proveedor):
@@ -80,7 +76,7 @@ def test_post_503_then_200_retried_once_with_jitter_and_counted(proveedor):
     proveedor.responder(503)
     proveedor.responder(200, {"ok": True})
     esperas: list[float] = []
-    metricas = Metricas()
+    metricas = MetricsSink()
     respuesta = _cliente(proveedor.url, esperas, metrics=metricas).post("/cobros", json={}, idempotent=True)
     # THEN the second attempt succeeded after a full-jitter wait in [0, base]
     assert respuesta == (200, {"ok": True})
@@ -187,7 +183,7 @@ def test_post_breaker_opens_on_5xx_then_no_request_reaches_provider(proveedor, r
         redis.Redis.from_url(redis_url),
         config=BreakerConfig(consecutive_failures=4),
         prefijo=redis_prefix,
-        metrics=Metricas(),
+        metrics=MetricsSink(),
     )
     for _ in range(10):
         proveedor.responder(500)
@@ -200,7 +196,7 @@ def test_post_breaker_opens_on_5xx_then_no_request_reaches_provider(proveedor, r
     with pytest.raises(CircuitoAbierto):
         cliente.post("/cobros", json={}, idempotent=True)
     assert len(proveedor.peticiones) == 4
-    assert breaker.state().estado is Estado.ABIERTO
+    assert breaker.state().estado is BreakerState.ABIERTO
 
 
 def test_post_402_counts_as_success_for_breaker(proveedor, redis_url, redis_prefix):
@@ -211,7 +207,7 @@ def test_post_402_counts_as_success_for_breaker(proveedor, redis_url, redis_pref
         proveedor.responder(402, {"motivo": "fondos insuficientes"})
     cliente = _cliente(proveedor.url, [], breaker=breaker)
     assert [cliente.post("/cobros", json={}).status for _ in range(5)] == [402] * 5
-    assert breaker.state().estado is Estado.CERRADO
+    assert breaker.state().estado is BreakerState.CERRADO
 
 
 def test_post_503_with_retry_after_http_date_waits_until_then(proveedor):
@@ -238,14 +234,14 @@ def test_calls_and_retries_the_open_circuit_refuses_neither_feed_the_budget_nor_
         cliente_redis,
         config=BreakerConfig(consecutive_failures=1),
         prefijo=redis_prefix,
-        metrics=Metricas(),
+        metrics=MetricsSink(),
     )
     proveedor.responder(503)
-    metricas = Metricas()
+    metricas = MetricsSink()
     cliente = _cliente(proveedor.url, [], breaker=breaker, budget=budget, metrics=metricas)
     with pytest.raises(PresupuestoReintentosAgotado):
         cliente.post("/cobros", json={}, idempotent=True)
-    assert breaker.state().estado is Estado.ABIERTO
+    assert breaker.state().estado is BreakerState.ABIERTO
     # WHEN 20 more calls meet the open circuit
     for _ in range(20):
         with pytest.raises(CircuitoAbierto):
@@ -264,11 +260,11 @@ def test_a_retry_the_open_circuit_refuses_is_not_counted_as_a_retry(proveedor, r
         cliente_redis,
         config=BreakerConfig(consecutive_failures=1),
         prefijo=redis_prefix,
-        metrics=Metricas(),
+        metrics=MetricsSink(),
     )
     budget = RetryBudget("pasarela", cliente_redis, prefijo=redis_prefix)
     proveedor.responder(503)
-    metricas = Metricas()
+    metricas = MetricsSink()
     esperas: list[float] = []
     # WHEN the first attempt fails (the circuit opens) and the retry meets the open circuit
     with pytest.raises(CircuitoAbierto):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from mercadofresco.aws import client
-from mercadofresco.http.factory import url_con_token
+from mercadofresco.http.factory import url_with_token
 
 pytestmark = pytest.mark.integration
 
@@ -20,8 +20,8 @@ def test_url_with_placeholder_gets_the_secrets_token(
     arn = client("secretsmanager").create_secret(Name="simulador", SecretString=json.dumps({"token": "t0k3n"}))["ARN"]
     monkeypatch.setenv("SIMULADOR_SECRET_ARN", arn)
     # THEN the placeholder becomes the token; a real provider's URL is left alone
-    assert url_con_token(URL) == "https://abc.lambda-url.eu-south-2.on.aws/t0k3n/principal"
-    assert url_con_token("https://erp.example/api") == "https://erp.example/api"
+    assert url_with_token(URL) == "https://abc.lambda-url.eu-south-2.on.aws/t0k3n/principal"
+    assert url_with_token("https://erp.example/api") == "https://erp.example/api"
 
 
 def test_placeholder_without_a_secret_is_a_clear_error(
@@ -29,7 +29,7 @@ def test_placeholder_without_a_secret_is_a_clear_error(
 ) -> None:
     monkeypatch.delenv("SIMULADOR_SECRET_ARN", raising=False)
     with pytest.raises(ValueError, match="SIMULADOR_SECRET_ARN is not set"):
-        url_con_token(URL)
+        url_with_token(URL)
 
 
 def test_a_secret_without_a_token_is_a_clear_error(
@@ -38,4 +38,4 @@ def test_a_secret_without_a_token_is_a_clear_error(
     arn = client("secretsmanager").create_secret(Name="otro", SecretString=json.dumps({"api_key": "x"}))["ARN"]
     monkeypatch.setenv("SIMULADOR_SECRET_ARN", arn)
     with pytest.raises(ValueError, match="'token' field"):
-        url_con_token(URL)
+        url_with_token(URL)

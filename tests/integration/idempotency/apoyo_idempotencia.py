@@ -45,7 +45,8 @@ def consumidor_que_muere(endpoint_url: str, tabla: str, pedido_id: str, reclamad
     import threading
 
     from mercadofresco import aws
-    from mercadofresco.idempotency import IdempotencyStore, claves
+    from mercadofresco.dominio import claves
+    from mercadofresco.idempotency import IdempotencyStore
 
     store = IdempotencyStore(tabla, aws.client("dynamodb", endpoint_url=endpoint_url))
 

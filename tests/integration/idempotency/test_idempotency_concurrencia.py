@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from mercadofresco import aws
+from mercadofresco.dominio import claves
 from mercadofresco.errors import OperacionEnCurso
-from mercadofresco.idempotency import IdempotencyStore, claves
+from mercadofresco.idempotency import IdempotencyStore
 
 from tests.conftest import HANG_GUARD_S, plantilla_con_clave
 from tests.integration.idempotency.apoyo_idempotencia import consumidor_que_muere

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from mercadofresco import aws
-from mercadofresco.errors import CobroRechazado, OperacionEnCurso, PasarelaNoDisponible, TransientError
+from mercadofresco.dominio import claves
+from mercadofresco.dominio.errores import CobroRechazado, PasarelaNoDisponible
+from mercadofresco.errors import OperacionEnCurso, TransientError
 from mercadofresco.idempotency import (
     IdempotencyConfig,
     IdempotencyInconsistentStateError,
     IdempotencyPersistenceError,
     IdempotencyStore,
-    claves,
 )
 
 from tests.conftest import HANG_GUARD_S

@@ -8,13 +8,15 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from mercadofresco.errors import CobroRechazado, OperacionEnCurso, PasarelaNoDisponible
+from mercadofresco import aws
+from mercadofresco.dominio import claves
+from mercadofresco.dominio.errores import CobroRechazado, PasarelaNoDisponible
+from mercadofresco.errors import OperacionEnCurso
 from mercadofresco.idempotency import (
     IdempotencyKeyError,
     IdempotencyPayloadMismatchError,
     IdempotencyResultError,
-    OperacionFallidaError,
-    claves,
+    OperationFailedError,
     idempotent,
 )
 
@@ -168,7 +170,7 @@ def test_run_permanent_error_stores_fallido_and_duplicate_replays_it_without_run
     assert guardado["estado"] == {"S": "FALLIDO"}
     assert guardado["error"] == {
         "M": {
-            "tipo": {"S": "mercadofresco.errors.CobroRechazado"},
+            "tipo": {"S": "mercadofresco.dominio.errores.CobroRechazado"},
             "mensaje": {"S": "tarjeta denegada: fondos insuficientes"},
         }
     }
@@ -177,6 +179,29 @@ def test_run_permanent_error_stores_fallido_and_duplicate_replays_it_without_run
     assert str(info.value) == "tarjeta denegada: fondos insuficientes"
     assert duplicado.ejecuciones == 0
     assert dict(llamadas) == {"PutItem": 1}
+
+
+def test_run_fallido_written_before_the_errors_moved_to_dominio_replays_the_same_class(
+    store, leer_item, tabla_idempotencia
+) -> None:
+    # GIVEN a FALLIDO record naming the error's old module (mercadofresco.errors, before dominio.errores)
+    with pytest.raises(CobroRechazado):
+        store.run(CLAVE, Operacion(error=CobroRechazado("tarjeta denegada")))
+    aws.client("dynamodb").update_item(
+        TableName=tabla_idempotencia,
+        Key={"clave": {"S": CLAVE}},
+        UpdateExpression="SET #e.tipo = :t",
+        ExpressionAttributeNames={"#e": "error"},
+        ExpressionAttributeValues={":t": {"S": "mercadofresco.errors.CobroRechazado"}},
+    )
+    assert leer_item(CLAVE)["error"]["M"]["tipo"] == {"S": "mercadofresco.errors.CobroRechazado"}
+    duplicado = Operacion(RESULTADO)
+    # WHEN the same charge comes again
+    with pytest.raises(CobroRechazado) as info:
+        store.run(CLAVE, duplicado)
+    # THEN it gets the same class (the workflow's Catch still matches it by name), without running
+    assert type(info.value) is CobroRechazado
+    assert duplicado.ejecuciones == 0
 
 
 class LimiteExcedido(Exception):
@@ -189,7 +214,7 @@ def test_run_permanent_error_outside_domain_replays_as_operacion_fallida(crear_s
     with pytest.raises(LimiteExcedido):
         store.run(CLAVE, Operacion(error=LimiteExcedido("límite diario")))
     # WHEN the duplicate comes
-    with pytest.raises(OperacionFallidaError) as info:
+    with pytest.raises(OperationFailedError) as info:
         store.run(CLAVE, Operacion(RESULTADO))
     # THEN it gets a clear error carrying the stored type and message
     assert info.value.tipo == f"{__name__}.LimiteExcedido"
@@ -309,7 +334,7 @@ def test_run_result_not_json_records_fallido_so_side_effect_is_not_repeated(stor
     with pytest.raises(IdempotencyResultError):
         store.run(CLAVE, operacion)
     # WHEN the duplicate comes
-    with pytest.raises(OperacionFallidaError) as info:
+    with pytest.raises(OperationFailedError) as info:
         store.run(CLAVE, Operacion(RESULTADO))
     # THEN the record is FALLIDO (the side effect is not run twice) and the duplicate learns why
     assert operacion.ejecuciones == 1

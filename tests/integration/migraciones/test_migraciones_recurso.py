@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 from mercadofresco.aws import client
-from mercadofresco.outbox.exceptions import MigracionError
+from mercadofresco.outbox.exceptions import MigrationError
 from mercadofresco.outbox.migraciones import migration_files, verify_migrations
 from psycopg.conninfo import make_conninfo
 
@@ -164,6 +164,6 @@ def test_verificar_migraciones_schema_behind_names_the_pending_versions(pg_dsn: 
     # GIVEN a schema nobody migrated (a deployed function whose deploy did not run the migrations)
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         # WHEN / THEN the cold-start check refuses, naming what is missing and who applies it
-        with pytest.raises(MigracionError, match=r"MigracionesAurora") as exc:
+        with pytest.raises(MigrationError, match=r"MigracionesAurora") as exc:
             verify_migrations(conn)
         assert ULTIMA_VERSION in str(exc.value)

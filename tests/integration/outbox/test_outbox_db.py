@@ -28,11 +28,11 @@ def secreto(aws: None) -> Iterator[str]:
 
 def test_parametros_aurora_use_cached_secret_tls_and_writer_only(secreto: str) -> None:
     # GIVEN the deployed configuration (the layer's CA bundle by default)
-    config = db.ConfigBD(endpoint="aurora-mf-escritor.cluster-x.eu-south-2.rds.amazonaws.com", secret_arn=secreto)
+    config = db.DatabaseConfig(endpoint="aurora-mf-escritor.cluster-x.eu-south-2.rds.amazonaws.com", secret_arn=secreto)
     # WHEN the connection parameters are built, then the password is rotated
-    p = db.parametros_aurora(config)
+    p = db.aurora_parameters(config)
     client("secretsmanager").put_secret_value(SecretId=secreto, SecretString='{"username": "mf", "password": "new"}')
-    otra = db.parametros_aurora(config)
+    otra = db.aurora_parameters(config)
     # THEN credentials come from the secret, TLS verifies the server and a demoted writer is refused
     assert (p["user"], p["password"], p["sslmode"]) == ("mf", "s3cret", "verify-full")
     assert p["sslrootcert"] == str(db.CA_RDS_EN_CAPA)
@@ -43,9 +43,9 @@ def test_parametros_aurora_use_cached_secret_tls_and_writer_only(secreto: str) -
 
 def test_parametros_aurora_with_rds_ca_verify_the_certificate(secreto: str) -> None:
     # GIVEN a CA bundle path
-    config = db.ConfigBD(endpoint="h", secret_arn=secreto, sslrootcert="/opt/rds-global-bundle.pem")
+    config = db.DatabaseConfig(endpoint="h", secret_arn=secreto, sslrootcert="/opt/rds-global-bundle.pem")
     # WHEN / THEN the server's certificate and host name are verified
-    p = db.parametros_aurora(config)
+    p = db.aurora_parameters(config)
     assert (p["sslmode"], p["sslrootcert"]) == ("verify-full", "/opt/rds-global-bundle.pem")
 
 
@@ -55,20 +55,20 @@ def test_config_bd_without_url_or_aurora_settings_raises_clear_error(monkeypatch
         monkeypatch.delenv(nombre, raising=False)
     # WHEN / THEN the error names what to set
     with pytest.raises(ValueError, match=r"DATABASE_URL.*AURORA_ENDPOINT"):
-        db.ConfigBD.from_env()
+        db.DatabaseConfig.from_env()
 
 
 def test_pool_compartido_is_reused_across_invocations(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN the local configuration
     monkeypatch.setenv("DATABASE_URL", pg_dsn)
-    db.pool_compartido.cache_clear()
+    db.shared_pool.cache_clear()
     try:
         # WHEN two invocations ask for the pool
-        primero, segundo = db.pool_compartido(), db.pool_compartido()
+        primero, segundo = db.shared_pool(), db.shared_pool()
         # THEN they get the same open pool, whose connection answers
         assert primero is segundo
         with primero.connection() as conn:
             assert conn.execute("SELECT 1").fetchone() == (1,)
     finally:
-        db.pool_compartido().close()
-        db.pool_compartido.cache_clear()
+        db.shared_pool().close()
+        db.shared_pool.cache_clear()

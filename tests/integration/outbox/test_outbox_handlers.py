@@ -25,12 +25,12 @@ pytestmark = pytest.mark.integration
 def entorno_nuevo() -> Iterator[None]:
     """Each test gets a fresh execution environment (pool and migrations are cached per environment)."""
     entorno.entorno.cache_clear()
-    db.pool_compartido.cache_clear()
+    db.shared_pool.cache_clear()
     yield
-    if db.pool_compartido.cache_info().currsize:
-        db.pool_compartido().close()
+    if db.shared_pool.cache_info().currsize:
+        db.shared_pool().close()
     entorno.entorno.cache_clear()
-    db.pool_compartido.cache_clear()
+    db.shared_pool.cache_clear()
 
 
 def test_relay_handler_on_fresh_database_migrates_publishes_and_reports_backlog(

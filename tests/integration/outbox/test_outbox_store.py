@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 from mercadofresco.dominio.pedidos import Pedido, crear_pedido
-from mercadofresco.outbox.exceptions import MigracionError, PedidoDuplicado, PedidoInvalido
+from mercadofresco.outbox.exceptions import MigrationError, PedidoDuplicado, PedidoInvalido
 from mercadofresco.outbox.migraciones import apply_migrations, migration_files
 
 from tests.conftest import HANG_GUARD_S
@@ -123,7 +123,7 @@ def test_aplicar_migraciones_when_schema_conflicts_raises_and_keeps_nothing(pg_d
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         conn.execute("CREATE TABLE outbox (x int)")
     # WHEN the migration step runs
-    with psycopg.connect(pg_dsn) as conn, pytest.raises(MigracionError, match="schema unchanged"):
+    with psycopg.connect(pg_dsn) as conn, pytest.raises(MigrationError, match="schema unchanged"):
         apply_migrations(conn)
     # THEN no partial migration was kept
     with psycopg.connect(pg_dsn) as conn:

@@ -7,7 +7,7 @@ import threading
 import pytest
 import redis
 from mercadofresco.retry import RetryBudget
-from mercadofresco.valkey import cliente_valkey
+from mercadofresco.valkey import valkey_client
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +84,7 @@ def test_budget_stale_deposits_do_not_travel(redis_url, redis_prefix):
 
 def test_budget_valkey_unreachable_falls_back_to_an_empty_local_bucket():
     # GIVEN a budget whose Valkey refuses connections
-    budget = RetryBudget("erp", cliente_valkey("redis://127.0.0.1:1/0"), capacidad=3)
+    budget = RetryBudget("erp", valkey_client("redis://127.0.0.1:1/0"), capacidad=3)
     # WHEN it is asked for retries before it made any call
     # THEN none is granted: the fallback has no capacity of its own to add to the fleet's
     assert [budget.allow_retry() for _ in range(3)] == [False, False, False]
@@ -98,7 +98,7 @@ def test_budget_fleet_with_valkey_lost_by_most_stays_within_ten_percent_plus_ten
     # GIVEN 8 concurrent "Lambdas" on one dependency: 2 reach Valkey, 6 have lost it (socket timeouts
     # under load do exactly this to a few instances at a time)
     sanos = [_presupuesto(redis_url, redis_prefix) for _ in range(2)]
-    degradados = [RetryBudget("pasarela", cliente_valkey("redis://127.0.0.1:1/0")) for _ in range(LAMBDAS - 2)]
+    degradados = [RetryBudget("pasarela", valkey_client("redis://127.0.0.1:1/0")) for _ in range(LAMBDAS - 2)]
     presupuestos = sanos + degradados
     concedidos = [0] * LAMBDAS
 

@@ -61,7 +61,7 @@ def tienda_url(pg_dsn: str) -> Iterator[str]:
     """The template's api-mercadofresco-tienda on loopback (sam_emulator.http_api), on this schema."""
     with psycopg.connect(pg_dsn) as conn:
         apply_migrations(conn)
-    db.pool_compartido.cache_clear()
+    db.shared_pool.cache_clear()
     tienda = Funcion(
         "TiendaFunction", "mercadofresco-tienda", ruta_codigo("functions/tienda/"), entorno={"DATABASE_URL": pg_dsn}
     )
@@ -74,9 +74,9 @@ def tienda_url(pg_dsn: str) -> Iterator[str]:
             yield api.url
     finally:
         entorno_comun([])  # the process's own environment back (the function's DATABASE_URL out)
-        if db.pool_compartido.cache_info().currsize:
-            db.pool_compartido().close()
-        db.pool_compartido.cache_clear()
+        if db.shared_pool.cache_info().currsize:
+            db.shared_pool().close()
+        db.shared_pool.cache_clear()
 
 
 class Plataforma:

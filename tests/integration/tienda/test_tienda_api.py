@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from mercadofresco.dominio.solicitudes import registrar_pedido
 from mercadofresco.outbox.migraciones import apply_migrations
-from mercadofresco.validation import ECO_MAX_CHARS
+from mercadofresco.validation import ECHO_MAX_CHARS
 
 from tests.conftest import HANG_GUARD_S, load_event, wait_until
 
@@ -199,7 +199,7 @@ def test_get_pedido_unknown_answers_404_repeating_at_most_the_log_policy(tienda:
     # WHEN read THEN 404, and the answer cuts the id as the log policy cuts a value
     estado, cuerpo, _ = _invocar(tienda, evento, lambda_context)
     assert estado == 404
-    assert "P" * (ECO_MAX_CHARS + 1) not in cuerpo["message"]
+    assert "P" * (ECHO_MAX_CHARS + 1) not in cuerpo["message"]
 
 
 def test_post_pedidos_database_down_answers_503_with_retry_after(

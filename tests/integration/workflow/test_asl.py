@@ -12,7 +12,7 @@ import json
 
 import pytest
 from cfn_lint_mensajeria import asl as asl_reglas
-from mercadofresco.errors import NOMBRES_PARA_EL_FLUJO
+from mercadofresco.dominio.errores import NOMBRES_PARA_EL_FLUJO
 from mercadofresco_local.asl import errores_de_dominio, marcadores, problemas
 from sam_emulator.template import Plantilla
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-from mercadofresco.errors import CobroRechazado, EventoInvalido, PasarelaNoDisponible, ReembolsoRechazado
+from mercadofresco.dominio.errores import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
+from mercadofresco.errors import EventoInvalido
 from mercadofresco_local.proveedores import Fallo, Pasarela
 
 from tests.conftest import load_event

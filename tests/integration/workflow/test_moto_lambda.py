@@ -8,7 +8,7 @@ import zipfile
 
 import boto3
 import pytest
-from mercadofresco.errors import CobroRechazado
+from mercadofresco.dominio.errores import CobroRechazado
 from sam_emulator.moto_lambda import en_proceso
 
 pytestmark = pytest.mark.integration

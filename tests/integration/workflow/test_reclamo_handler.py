@@ -11,7 +11,8 @@ from typing import Any
 
 import boto3
 import pytest
-from mercadofresco.errors import EventoInvalido, LoteNoAdmitido, PedidoDuplicado
+from mercadofresco.dominio.errores import LoteNoAdmitido, PedidoDuplicado
+from mercadofresco.errors import EventoInvalido
 
 from tests.conftest import load_event
 from tests.integration.workflow.conftest import tiempos_plantilla

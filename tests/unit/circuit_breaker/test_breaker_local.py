@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker, Estado
+from mercadofresco.circuit_breaker import BreakerConfig, BreakerState, CircuitBreaker
 from mercadofresco.errors import CircuitoAbierto
 
 
@@ -18,11 +18,11 @@ class Reloj:
         return self.ahora
 
 
-class Metricas:
+class MetricsSink:
     def __init__(self) -> None:
         self.eventos: list[tuple[str, str]] = []
 
-    def contar(self, nombre: str, dependencia: str, valor: float = 1) -> None:
+    def count(self, nombre: str, dependencia: str, valor: float = 1) -> None:
         self.eventos.append((nombre, dependencia))
 
 
@@ -38,7 +38,7 @@ def _abrir(breaker: CircuitBreaker, n: int = 5) -> None:
 
 def test_local_breaker_opens_after_local_threshold_and_emits_metric() -> None:
     # GIVEN a breaker without Valkey (threshold local_consecutive_failures = 5)
-    metricas, reloj = Metricas(), Reloj()
+    metricas, reloj = MetricsSink(), Reloj()
     breaker = CircuitBreaker("erp", None, metrics=metricas, clock=reloj)
     # WHEN 5 calls fail
     _abrir(breaker)
@@ -48,12 +48,12 @@ def test_local_breaker_opens_after_local_threshold_and_emits_metric() -> None:
         breaker.call(lambda: llamadas.append(1))
     assert llamadas == []
     assert metricas.eventos == [("CircuitoAbierto", "erp")]
-    assert breaker.state().estado is Estado.ABIERTO
+    assert breaker.state().estado is BreakerState.ABIERTO
 
 
 def test_local_breaker_half_open_single_probe_then_closes() -> None:
     reloj = Reloj()
-    breaker = CircuitBreaker("erp", None, metrics=Metricas(), clock=reloj)
+    breaker = CircuitBreaker("erp", None, metrics=MetricsSink(), clock=reloj)
     _abrir(breaker)
     # WHEN the cool-down passes: one probe is admitted, a second caller is refused meanwhile
     reloj.ahora += 30
@@ -63,13 +63,13 @@ def test_local_breaker_half_open_single_probe_then_closes() -> None:
     # THEN its success closes the breaker
     assert sonda.es_sonda
     sonda.success()
-    assert breaker.state().estado is Estado.CERRADO
+    assert breaker.state().estado is BreakerState.CERRADO
     assert breaker.call(lambda: "ok") == "ok"
 
 
 def test_local_breaker_failed_probe_doubles_open_time() -> None:
     reloj = Reloj()
-    breaker = CircuitBreaker("erp", None, config=BreakerConfig(open_base_s=10), metrics=Metricas(), clock=reloj)
+    breaker = CircuitBreaker("erp", None, config=BreakerConfig(open_base_s=10), metrics=MetricsSink(), clock=reloj)
     _abrir(breaker)
     reloj.ahora += 10
     with pytest.raises(ConnectionResetError):

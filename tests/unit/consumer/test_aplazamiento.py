@@ -6,14 +6,14 @@ import random
 
 import pytest
 from botocore.stub import ANY
-from mercadofresco.consumer.aplazamiento import DeferralPolicy, MensajeRetenido, defer, recepciones_agotadas
-from mercadofresco.consumer.colas import Cola
+from mercadofresco.consumer.aplazamiento import DeferralPolicy, HeldMessage, defer, receives_exhausted
+from mercadofresco.consumer.colas import Queue
 
 from tests.conftest import load_event
 
 URL = "https://sqs.eu-south-2.amazonaws.com/123456789012/"
-COLA = Cola("arn:aws:sqs:eu-south-2:123456789012:mercadofresco-erp", URL + "mercadofresco-erp", URL + "erp-f", 4)
-STOCK = Cola(
+COLA = Queue("arn:aws:sqs:eu-south-2:123456789012:mercadofresco-erp", URL + "mercadofresco-erp", URL + "erp-f", 4)
+STOCK = Queue(
     "arn:aws:sqs:eu-south-2:123456789012:cola-mercadofresco-stock.fifo",
     URL + "cola-mercadofresco-stock.fifo",
     URL + "mercadofresco-stock-fallidos.fifo",
@@ -104,7 +104,7 @@ def test_aplazar_fifo_with_receives_to_spare_holds_by_visibility(sqs) -> None:
         {"QueueUrl": STOCK.url, "ReceiptHandle": record["receiptHandle"], "VisibilityTimeout": ANY},
     )
     # WHEN deferred  THEN it is reported failed on purpose (its group stops; nothing re-sent)
-    with pytest.raises(MensajeRetenido):
+    with pytest.raises(HeldMessage):
         defer(cliente, STOCK, record, DeferralPolicy(), "erp", "CircuitoAbierto: erp")
 
 
@@ -181,7 +181,7 @@ def test_aplazar_standard_carries_receives_spent_by_earlier_copies(sqs) -> None:
 )
 def test_recepciones_agotadas_counts_receives_across_copies(previas: int, recibido: int, agotadas: bool) -> None:
     # maxReceiveCount 4 across every copy; a first copy (previas 0) is left to SQS's own redrive
-    detalle = recepciones_agotadas(COLA, _copia(previas, recibido))
+    detalle = receives_exhausted(COLA, _copia(previas, recibido))
     assert (detalle is not None) is agotadas
     if agotadas:
         assert f"{previas + recibido} receives" in detalle

@@ -6,19 +6,19 @@ import base64
 import json
 
 import pytest
-from mercadofresco.consumer.colas import Cola, Colas, ColaSinDlqError, con_atributos, send_to_dlq
-from mercadofresco.dlq import Motivo
+from mercadofresco.consumer.colas import ColaSinDlqError, Queue, Queues, send_to_dlq, with_attributes
+from mercadofresco.dlq import DlqReason
 
 from tests.conftest import load_event
 
 URL = "https://sqs.eu-south-2.amazonaws.com/123456789012/"
-COLA = Cola(
+COLA = Queue(
     "arn:aws:sqs:eu-south-2:123456789012:mercadofresco-erp",
     URL + "mercadofresco-erp",
     URL + "mercadofresco-erp-fallidos",
     4,
 )
-STOCK = Cola(
+STOCK = Queue(
     "arn:aws:sqs:eu-south-2:123456789012:cola-mercadofresco-stock.fifo",
     URL + "cola-mercadofresco-stock.fifo",
     URL + "mercadofresco-stock-fallidos.fifo",
@@ -26,7 +26,7 @@ STOCK = Cola(
 )
 
 
-def test_con_atributos_keeps_originals_converts_binary_and_ours_win() -> None:
+def test_with_attributes_keeps_originals_converts_binary_and_ours_win() -> None:
     # GIVEN a record with a string, a binary and a stale mf-motivo attribute
     record = {
         "messageAttributes": {
@@ -36,7 +36,7 @@ def test_con_atributos_keeps_originals_converts_binary_and_ours_win() -> None:
         }
     }
     # WHEN our attributes are added
-    atributos = con_atributos(record, {"mf-motivo": "json-invalido"})
+    atributos = with_attributes(record, {"mf-motivo": "json-invalido"})
     # THEN
     assert atributos == {
         "traza": {"DataType": "String", "StringValue": "t-1"},
@@ -45,9 +45,9 @@ def test_con_atributos_keeps_originals_converts_binary_and_ours_win() -> None:
     }
 
 
-def test_con_atributos_never_exceeds_sqs_limit_of_ten() -> None:
+def test_with_attributes_never_exceeds_sqs_limit_of_ten() -> None:
     record = {"messageAttributes": {f"a{i}": {"stringValue": "x", "dataType": "String"} for i in range(10)}}
-    atributos = con_atributos(record, {f"mf-{i}": "y" for i in range(4)})
+    atributos = with_attributes(record, {f"mf-{i}": "y" for i in range(4)})
     assert len(atributos) == 10
     assert all(f"mf-{i}" in atributos for i in range(4))
 
@@ -71,7 +71,7 @@ def test_enviar_a_dlq_standard_sends_body_verbatim_with_reason(sqs) -> None:
         },
     )
     # WHEN / THEN (the Stubber fails on any other request shape)
-    send_to_dlq(cliente, COLA, record, Motivo.JSON_INVALIDO, "body is not JSON", "erp")
+    send_to_dlq(cliente, COLA, record, DlqReason.JSON_INVALIDO, "body is not JSON", "erp")
 
 
 def test_enviar_a_dlq_fifo_keeps_group_and_dedups_by_message_id(sqs) -> None:
@@ -93,14 +93,14 @@ def test_enviar_a_dlq_fifo_keeps_group_and_dedups_by_message_id(sqs) -> None:
             "MessageDeduplicationId": record["messageId"],
         },
     )
-    send_to_dlq(cliente, STOCK, record, Motivo.CAMPO_AUSENTE, "sku", "erp")
+    send_to_dlq(cliente, STOCK, record, DlqReason.CAMPO_AUSENTE, "sku", "erp")
 
 
 def test_enviar_a_dlq_without_redrive_policy_refuses_to_drop(sqs) -> None:
     cliente, _ = sqs
-    sin_dlq = Cola(COLA.arn, COLA.url, None, None)
+    sin_dlq = Queue(COLA.arn, COLA.url, None, None)
     with pytest.raises(ColaSinDlqError) as info:
-        send_to_dlq(cliente, sin_dlq, {"body": "x", "messageId": "m"}, Motivo.JSON_INVALIDO, "x", "erp")
+        send_to_dlq(cliente, sin_dlq, {"body": "x", "messageId": "m"}, DlqReason.JSON_INVALIDO, "x", "erp")
     assert "mercadofresco-erp" in str(info.value)
 
 
@@ -115,7 +115,7 @@ def test_de_arn_reads_redrive_policy_once(sqs) -> None:
         {"QueueUrl": COLA.url, "AttributeNames": ["RedrivePolicy"]},
     )
     stubber.add_response("get_queue_url", {"QueueUrl": COLA.dlq_url}, {"QueueName": "mercadofresco-erp-fallidos"})
-    colas = Colas(cliente)
+    colas = Queues(cliente)
     # WHEN resolved twice
     primera = colas.de_arn(COLA.arn)
     segunda = colas.de_arn(COLA.arn)

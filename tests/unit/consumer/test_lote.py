@@ -44,7 +44,7 @@ def test_consumidor_transient_error_fails_only_its_record(sqs) -> None:
         if evento["pedido_id"] == "PED-2026-084420":
             raise ConnectionError("provider reset")
 
-    consumidor = Consumer("erp", {"PedidoConfirmado": Route(manejar, campos=("pedido_id",))}, sqs=cliente)
+    consumidor = Consumer("erp", {"PedidoConfirmado": Route(manejar, fields=("pedido_id",))}, sqs=cliente)
     event = load_event("erp-lote-mixto.json")
     espera_cola(stubber, "mercadofresco-erp", "mercadofresco-erp-fallidos")
     for _ in range(2):  # the malformed body and the version-2 event go to the DLQ

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.consumer import InvalidMessageError
-from mercadofresco.consumer.proveedores import aceptado
-from mercadofresco.dlq import Motivo
-from mercadofresco.http import Respuesta
+from mercadofresco.consumer.proveedores import accepted
+from mercadofresco.dlq import DlqReason
+from mercadofresco.http import ProviderResponse
 
 
 @pytest.mark.parametrize("status", [200, 201, 202, 409])
 def test_aceptado_2xx_and_409_return_body(status: int) -> None:
-    assert aceptado(Respuesta(status, {"ok": True}), "erp") == {"ok": True}
+    assert accepted(ProviderResponse(status, {"ok": True}), "erp") == {"ok": True}
 
 
 @pytest.mark.parametrize("status", [400, 404, 422])
 def test_aceptado_other_4xx_is_permanent_data_error(status: int) -> None:
     # WHEN the provider refuses this message
     with pytest.raises(InvalidMessageError) as info:
-        aceptado(Respuesta(status, {"error": "peticion_invalida"}), "correo-principal")
+        accepted(ProviderResponse(status, {"error": "peticion_invalida"}), "correo-principal")
     # THEN it is bad data for the DLQ, naming the provider and its answer
-    assert info.value.motivo is Motivo.DATO_INVALIDO
+    assert info.value.motivo is DlqReason.DATO_INVALIDO
     assert "correo-principal" in info.value.detalle and str(status) in info.value.detalle

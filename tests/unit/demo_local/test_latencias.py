@@ -51,7 +51,7 @@ def test_consumers_marks_first_successful_confirmation_per_order_and_function() 
         inv("CorreoFunction", 12.0, False, _registro("PedidoConfirmado", "P1")),
     ]
     # WHEN the consumers' marks are computed
-    marcas = lat.marcas_de_consumidores(invocaciones, "ErpFunction", "CorreoFunction")
+    marcas = lat.marcas_de_consumidores(invocaciones, {"ErpFunction": "erp", "CorreoFunction": "correo"})
     # THEN the ERP mark is the end of the successful retry, not the failure nor the reservation
     assert marcas == {"P1": {"erp": 20.5, "correo": 12.5}}
 

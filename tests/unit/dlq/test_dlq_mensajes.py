@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from dlq_generadores import crudo, pedido
 from mercadofresco_ops.dlq.adaptadores import v2_a_v1
-from mercadofresco_ops.dlq.mensajes import desenvolver, envolver, leer
+from mercadofresco_ops.dlq.mensajes import envolver, leer, unwrap
 
 from tests.conftest import load_event
 
@@ -47,21 +47,21 @@ def test_leer_reads_consumer_and_system_attributes() -> None:
 def test_envolver_returns_the_transformed_event_in_the_same_envelope(sobre) -> None:
     # GIVEN a version-2 order (amount nested as importe{centimos, moneda}) in some envelope
     evento = {"version": 2, "pedido_id": "ped-0001", "importe": {"centimos": 4820, "moneda": "EUR"}, "x": 1}
-    interior, forma = desenvolver(json.dumps(sobre(evento)))
+    interior, forma = unwrap(json.dumps(sobre(evento)))
 
     # WHEN transformed and wrapped again
     cuerpo = envolver(v2_a_v1(interior), forma)
 
     # THEN unwrapping the new body gives the version-1 event, in the same envelope, extra fields kept
-    nuevo, forma_nueva = desenvolver(cuerpo)
+    nuevo, forma_nueva = unwrap(cuerpo)
     assert forma_nueva.tipo == forma.tipo
     assert nuevo == {"version": 1, "pedido_id": "ped-0001", "importe_centimos": 4820, "moneda": "EUR", "x": 1}
 
 
 def test_v2_a_v1_turns_the_project_sample_into_a_version_1_pedido() -> None:
     # GIVEN the project's sample version-2 PedidoCreado and its version-1 sibling
-    v2 = desenvolver(load_event("flujo/pedido-version-2.json")[0]["body"])[0]
-    v1 = desenvolver(load_event("flujo/pedido-creado.json")[0]["body"])[0]
+    v2 = unwrap(load_event("flujo/pedido-version-2.json")[0]["body"])[0]
+    v1 = unwrap(load_event("flujo/pedido-creado.json")[0]["body"])[0]
 
     # WHEN adapted
     adaptado = v2_a_v1(v2)

@@ -47,6 +47,14 @@ PLANTILLA = textwrap.dedent(
               Type: SQS
               Properties:
                 Queue: !GetAtt ColaAvisos.Arn
+      Tema:
+        Type: AWS::SNS::Topic
+      SuscripcionAvisos:
+        Type: AWS::SNS::Subscription
+        Properties:
+          TopicArn: !Ref Tema
+          Protocol: sqs
+          Endpoint: !GetAtt ColaAvisos.Arn
     """
 )
 
@@ -66,6 +74,23 @@ def test_topologia_new_consumer_in_the_template_gives_its_dlq_and_log_group(tmp_
     assert topologia.patron("ColaAvisosFallidos", "QueueName").fullmatch("mf-avisos-fallidos-dev")["sufijo"] == "-dev"
     # AND the breaker behind its queue is the one provider its consumer calls
     assert topologia.dependencia_de_cola("ColaAvisos") == "correo-principal"
+    # AND, subscribed to the topic, it is a fan-out flow of that provider (what the local run's balances read)
+    assert topologia.dlq_de("ColaAvisos") == "ColaAvisosFallidos"
+    assert topologia.reparto() == {"ColaAvisos": "correo"}
+    assert topologia.funciones_consumidoras("ColaAvisos") == ["AvisosFunction"]
+
+
+def test_flows_of_the_project_template_come_from_its_wiring() -> None:
+    # GIVEN the project's template  WHEN its flows are read
+    topologia = Topologia()
+    # THEN the workflow's input is the queue the pipe reads, and the fan-out the topic's subscribers that call a
+    # provider (the projection calls none)
+    assert topologia.colas_de_flujo() == {"ColaPedidos": "ProcesarPedido"}
+    assert topologia.reparto() == {"ColaErp": "erp", "ColaCorreo": "correo"}
+    assert {c: topologia.dlq_de(c) for c in topologia.reparto()} == {
+        "ColaErp": "ColaErpFallidos",
+        "ColaCorreo": "ColaCorreoFallidos",
+    }
 
 
 def test_dependencia_de_origen_per_source_queue_of_the_project_template() -> None:

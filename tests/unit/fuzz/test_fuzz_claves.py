@@ -7,8 +7,9 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mercadofresco.http.cliente import cabecera_idempotency_key
-from mercadofresco.idempotency import claves
+from mercadofresco.dominio import claves
+from mercadofresco.http.cliente import idempotency_key_header
+from mercadofresco.idempotency import IdempotencyKey, keys
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 
 from tests.unit.fuzz.estrategias import texto_cualquiera, texto_fuera_de_latin1, valor_json
@@ -24,18 +25,18 @@ CONSTRUCTORES_1 = (
 CONSTRUCTORES_2 = (claves.reserva, claves.liberacion)
 
 
-def _clave_o_error(construir, *partes) -> claves.Clave | None:
+def _clave_o_error(construir, *partes) -> IdempotencyKey | None:
     try:
         clave = construir(*partes)
     except IdempotencyKeyError as exc:
         assert len(str(exc)) <= MENSAJE_MAX_CHARS
         return None
-    assert isinstance(clave, claves.Clave)
+    assert isinstance(clave, IdempotencyKey)
     return clave
 
 
 def _cabecera_fiel(clave: str) -> None:
-    cabecera = cabecera_idempotency_key(clave)
+    cabecera = idempotency_key_header(clave)
     assert cabecera.isascii() and cabecera.isprintable() and " " not in cabecera
     assert unquote(cabecera, errors="strict") == clave  # nothing mangled: the provider can recover the key
 
@@ -60,11 +61,11 @@ def test_fuzz_line_key_builder_any_sku_gives_key_or_idempotency_key_error(constr
 
 
 @given(obj=valor_json)
-def test_fuzz_por_contenido_any_json_is_stable_and_ascii(obj) -> None:
+def test_fuzz_key_from_content_any_json_is_stable_and_ascii(obj) -> None:
     # GIVEN any JSON value WHEN keyed by content, twice
-    primera = _clave_o_error(claves.por_contenido, "evento", obj)
+    primera = _clave_o_error(keys.key_from_content, "evento", obj)
     # THEN the same key both times (a hash: always ASCII), or a clear error both times
-    assert primera == _clave_o_error(claves.por_contenido, "evento", obj)
+    assert primera == _clave_o_error(keys.key_from_content, "evento", obj)
     if primera is not None:
         _cabecera_fiel(primera)
 
@@ -73,7 +74,7 @@ def test_fuzz_por_contenido_any_json_is_stable_and_ascii(obj) -> None:
 def test_fuzz_cabecera_idempotency_key_any_text_is_ascii_and_injective_or_refused(texto) -> None:
     # GIVEN any string offered as an Idempotency-Key (the client accepts plain str too)
     try:
-        cabecera = cabecera_idempotency_key(texto)
+        cabecera = idempotency_key_header(texto)
     except ValueError as exc:
         # THEN only text that is not text (a lone surrogate) is refused, with a clear error
         assert any(0xD800 <= ord(c) <= 0xDFFF for c in texto)
@@ -86,5 +87,5 @@ def test_fuzz_cabecera_idempotency_key_any_text_is_ascii_and_injective_or_refuse
 
 def test_cabecera_idempotency_key_no_two_keys_share_a_header() -> None:
     # GIVEN a key with "Ñ" and one spelling its escape literally WHEN encoded THEN they stay different
-    assert cabecera_idempotency_key("reserva:P:Ñ") != cabecera_idempotency_key("reserva:P:%C3%91")
-    assert cabecera_idempotency_key("cobro:PED-2026-084417") == "cobro:PED-2026-084417"
+    assert idempotency_key_header("reserva:P:Ñ") != idempotency_key_header("reserva:P:%C3%91")
+    assert idempotency_key_header("cobro:PED-2026-084417") == "cobro:PED-2026-084417"

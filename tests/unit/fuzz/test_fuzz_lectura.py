@@ -7,10 +7,10 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import dlq
-from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, Cola, send_to_dlq
+from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, Queue, send_to_dlq
 from mercadofresco.consumer.lectura import InvalidMessageError, Route, read
-from mercadofresco.dlq import Motivo
-from mercadofresco.validation import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
+from mercadofresco.dlq import DlqReason
+from mercadofresco.dominio.valores import CAMPOS, IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
 
 from tests.conftest import load_event
 from tests.unit.fuzz.estrategias import (
@@ -25,8 +25,8 @@ from tests.unit.fuzz.estrategias import (
 )
 
 RUTAS = {
-    "PedidoConfirmado": Route(lambda e: None, campos=("pedido_id",)),
-    "ReservaStock": Route(lambda e: None, campos=("pedido_id", "sku", "cantidad")),
+    "PedidoConfirmado": Route(lambda e: None, fields=("pedido_id",)),
+    "ReservaStock": Route(lambda e: None, fields=("pedido_id", "sku", "cantidad")),
 }
 AVISO = json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"])
 ARN_ERP = "arn:aws:sqs:eu-south-2:123456789012:mercadofresco-erp"
@@ -36,9 +36,9 @@ DLQ_ERP = "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp-fallidos"
 def _leer(cuerpo: str):
     """The event, or None after checking the refusal carries a reason and a bounded, safe detail."""
     try:
-        evento = read(cuerpo, RUTAS)
+        evento = read(cuerpo, RUTAS, field_checks=CAMPOS)
     except InvalidMessageError as exc:
-        assert exc.motivo in set(Motivo) - {Motivo.APLAZAMIENTOS_AGOTADOS}
+        assert exc.motivo in set(DlqReason) - {DlqReason.APLAZAMIENTOS_AGOTADOS}
         assert exc.detalle and "Traceback" not in exc.detalle
         return None
     for campo in ("importe_centimos", "moneda"):
@@ -108,11 +108,11 @@ def test_fuzz_dead_letter_always_fits_and_keeps_reason_and_origin_cutting_the_bo
         "provide-client-params.sqs.SendMessage", lambda params, **_: enviados.append(params), unique_id="enviados"
     )
     stubber.add_response("send_message", {"MessageId": "m-dlq"})
-    cola = Cola(ARN_ERP, "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp", DLQ_ERP, 3)
+    cola = Queue(ARN_ERP, "https://sqs.eu-south-2.amazonaws.com/1/mercadofresco-erp", DLQ_ERP, 3)
     atributos = {k: {"dataType": "String", "stringValue": v} for k, v in originales.items()}
     record = {"messageId": "m-1", "body": cuerpo, "messageAttributes": atributos, "attributes": {}}
     # WHEN it is dead-lettered with its reason
-    send_to_dlq(sqs, cola, record, Motivo.DATO_INVALIDO, detalle, "erp")
+    send_to_dlq(sqs, cola, record, DlqReason.DATO_INVALIDO, detalle, "erp")
     # THEN the message SQS got fits its size limit and always carries its reason and origin
     (envio,) = enviados
     assert _bytes_sqs(envio) <= MAX_MENSAJE_BYTES

@@ -8,8 +8,8 @@ import sys
 
 from hypothesis import given
 from hypothesis import strategies as st
+from mercadofresco.dominio.valores import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
 from mercadofresco.errors import EventoInvalido
-from mercadofresco.validation import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
 
 from tests.conftest import FUNCIONES, load_event
 from tests.unit.fuzz.estrategias import (
@@ -92,7 +92,7 @@ def test_fuzz_solicitud_any_id_or_token_gives_request_or_error_that_never_echoes
     # WHEN parsed THEN a request with keys that can be built, or a refusal that does not repeat the token
     solicitud = _leer(_con(campo, valor))
     if solicitud is not None:
-        from mercadofresco.idempotency import claves
+        from mercadofresco.dominio import claves
 
         claves.cobro(solicitud.pedido_id)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mercadofresco.http import ClienteProveedor, Respuesta
+from mercadofresco.http import ProviderClient, ProviderResponse
 from mercadofresco.http.cliente import CUERPO_TEXTO_MAX, body_of
 
 
@@ -26,11 +26,11 @@ def test_cuerpo_long_text_truncated() -> None:
 
 
 def test_respuesta_unpacks_as_status_and_body() -> None:
-    status, cuerpo = Respuesta(402, {"motivo": "x"})
+    status, cuerpo = ProviderResponse(402, {"motivo": "x"})
     assert (status, cuerpo) == (402, {"motivo": "x"})
 
 
 def test_cliente_strips_trailing_slash_and_defaults_to_two_attempts() -> None:
-    cliente = ClienteProveedor(dependencia="erp", base_url="http://erp.local/")
+    cliente = ProviderClient(dependencia="erp", base_url="http://erp.local/")
     assert cliente.base_url == "http://erp.local"
     assert cliente.retry.max_attempts == 2

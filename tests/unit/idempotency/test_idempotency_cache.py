@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from mercadofresco.idempotency.cache import CacheCompletados
-from mercadofresco.idempotency.registro import EstadoIdempotencia, Registro
+from mercadofresco.idempotency.cache import CompletedCache
+from mercadofresco.idempotency.registro import IdempotencyRecord, IdempotencyStatus
 
 T0_S = 1_790_000_000
 
 
-def registro(clave: str, estado: EstadoIdempotencia = EstadoIdempotencia.COMPLETADO) -> Registro:
-    return Registro(clave=clave, estado=estado, expira_en=T0_S + 100, resultado_json='{"ok": true}')
+def registro(clave: str, estado: IdempotencyStatus = IdempotencyStatus.COMPLETADO) -> IdempotencyRecord:
+    return IdempotencyRecord(clave=clave, estado=estado, expira_en=T0_S + 100, resultado_json='{"ok": true}')
 
 
-@pytest.mark.parametrize("estado", [EstadoIdempotencia.EN_CURSO, EstadoIdempotencia.FALLIDO])
-def test_cache_refuses_records_not_completado(estado: EstadoIdempotencia) -> None:
+@pytest.mark.parametrize("estado", [IdempotencyStatus.EN_CURSO, IdempotencyStatus.FALLIDO])
+def test_cache_refuses_records_not_completado(estado: IdempotencyStatus) -> None:
     # GIVEN a cache
-    cache = CacheCompletados(max_items=4)
+    cache = CompletedCache(max_items=4)
     # WHEN an unfinished or failed record is offered
     with pytest.raises(ValueError):
         cache.put(registro("cobro:PED-1", estado))
@@ -26,7 +26,7 @@ def test_cache_refuses_records_not_completado(estado: EstadoIdempotencia) -> Non
 
 def test_cache_evicts_expired_entry_on_read() -> None:
     # GIVEN a cached COMPLETADO record
-    cache = CacheCompletados(max_items=4)
+    cache = CompletedCache(max_items=4)
     cache.put(registro("cobro:PED-1"))
     # WHEN it is read at expira_en, then one second after
     vivo = cache.get("cobro:PED-1", T0_S + 100)
@@ -39,7 +39,7 @@ def test_cache_evicts_expired_entry_on_read() -> None:
 
 def test_cache_bounded_evicts_least_recently_used() -> None:
     # GIVEN a cache of 2 holding A and B, with A read last
-    cache = CacheCompletados(max_items=2)
+    cache = CompletedCache(max_items=2)
     cache.put(registro("A"))
     cache.put(registro("B"))
     cache.get("A", T0_S)
@@ -51,19 +51,19 @@ def test_cache_bounded_evicts_least_recently_used() -> None:
 
 def test_record_round_trips_through_dynamodb_item() -> None:
     # GIVEN a FALLIDO record with every attribute
-    from mercadofresco.idempotency.registro import ErrorGuardado
+    from mercadofresco.idempotency.registro import StoredError
 
-    original = Registro(
+    original = IdempotencyRecord(
         clave="cobro:PED-1",
-        estado=EstadoIdempotencia.FALLIDO,
+        estado=IdempotencyStatus.FALLIDO,
         expira_en=T0_S,
         caduca_bloqueo=T0_S - 1,
         propietario="p",
         hash_payload="h",
-        error=ErrorGuardado("mercadofresco.errors.CobroRechazado", "denegada"),
+        error=StoredError("mercadofresco.dominio.errores.CobroRechazado", "denegada"),
     )
     # WHEN encoded as a typed item and decoded
     item = original.a_item()
     # THEN nothing is lost and the error keeps its class name and module
-    assert Registro.de_item(item) == original
-    assert (original.error.nombre, original.error.modulo) == ("CobroRechazado", "mercadofresco.errors")
+    assert IdempotencyRecord.de_item(item) == original
+    assert (original.error.nombre, original.error.modulo) == ("CobroRechazado", "mercadofresco.dominio.errores")

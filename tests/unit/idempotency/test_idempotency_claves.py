@@ -6,7 +6,8 @@ import uuid
 from decimal import Decimal
 
 import pytest
-from mercadofresco.idempotency import Clave, IdempotencyKeyError, claves
+from mercadofresco.dominio import claves
+from mercadofresco.idempotency import IdempotencyKey, IdempotencyKeyError, keys
 
 
 def test_domain_builders_produce_the_lesson_keys() -> None:
@@ -20,7 +21,7 @@ def test_domain_builders_produce_the_lesson_keys() -> None:
         claves.reserva("PED-2026-084417", "SKU-TOM-1KG"),
         claves.recordatorio_carrito("CAR-77"),
     ]
-    # THEN they are exactly the lesson's, each a Clave naming its operation
+    # THEN they are exactly the lesson's, each a IdempotencyKey naming its operation
     assert construidas == [
         "cobro:PED-2026-084417",
         "reembolso:PED-2026-084417",
@@ -29,8 +30,8 @@ def test_domain_builders_produce_the_lesson_keys() -> None:
         "reserva:PED-2026-084417:SKU-TOM-1KG",
         "recordatorio-carrito:CAR-77",
     ]
-    assert all(type(c) is Clave for c in construidas)
-    assert [c.operacion for c in construidas[:2]] == ["cobro", "reembolso"]
+    assert all(type(c) is IdempotencyKey for c in construidas)
+    assert [c.operation for c in construidas[:2]] == ["cobro", "reembolso"]
 
 
 @pytest.mark.parametrize("falso_id", [str(uuid.uuid4()), uuid.uuid4().hex, "059f36b4-87a3-44ab-83d2-661975830a7d"])
@@ -62,13 +63,13 @@ def test_builders_bad_part_raise_key_error(malo: object) -> None:
     assert "reserva" in str(info.value)
 
 
-def test_por_contenido_independent_of_key_order_and_sensitive_to_values() -> None:
+def test_key_from_content_independent_of_key_order_and_sensitive_to_values() -> None:
     # GIVEN the same content with keys in another order (nested too), and one changed value
     a = {"sku": "SKU-1", "cantidad": 2, "extra": {"x": 1, "y": [1, 2]}}
     b = {"extra": {"y": [1, 2], "x": 1}, "cantidad": 2, "sku": "SKU-1"}
     c = {"sku": "SKU-1", "cantidad": 3, "extra": {"x": 1, "y": [1, 2]}}
     # WHEN content keys are built
-    ka, kb, kc = (claves.por_contenido("ajuste-stock", o) for o in (a, b, c))
+    ka, kb, kc = (keys.key_from_content("ajuste-stock", o) for o in (a, b, c))
     # THEN order does not matter, values do, and the key says it is a content hash
     assert ka == kb != kc
     assert ka.startswith("ajuste-stock:sha256:") and len(ka.rsplit(":", 1)[1]) == 64
@@ -77,9 +78,9 @@ def test_por_contenido_independent_of_key_order_and_sensitive_to_values() -> Non
 def test_canonical_json_keeps_decimal_exact_and_refuses_unknown_types() -> None:
     # GIVEN an amount as Decimal (a float would round it) and an object JSON cannot express
     # WHEN canonical JSON is built
-    texto = claves.json_canonico({"importe": Decimal("48.20"), "b": 1})
+    texto = keys.canonical_json({"importe": Decimal("48.20"), "b": 1})
     with pytest.raises(IdempotencyKeyError) as info:
-        claves.json_canonico({"x": object()})
+        keys.canonical_json({"x": object()})
     # THEN the Decimal is its exact string and the unknown type is a clear error
     assert texto == '{"b":1,"importe":"48.20"}'
     assert "object is not JSON-serialisable" in str(info.value)
@@ -89,5 +90,5 @@ def test_operation_name_must_be_lowercase_slug() -> None:
     # GIVEN an operation name with spaces and capitals
     # WHEN a content key is built
     with pytest.raises(IdempotencyKeyError):
-        claves.por_contenido("Ajuste Stock", {"a": 1})
+        keys.key_from_content("Ajuste Stock", {"a": 1})
     # THEN it is refused (asserted by the raise)

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from botocore.stub import ANY, Stubber
 from mercadofresco import aws
+from mercadofresco.dominio import claves
 from mercadofresco.errors import OperacionEnCurso
-from mercadofresco.idempotency import IdempotencyError, IdempotencyStore, claves
+from mercadofresco.idempotency import IdempotencyError, IdempotencyStore, keys
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,7 +54,7 @@ def test_claim_is_one_conditional_put_returning_all_old(stub: tuple[Any, Stubber
             "ExpressionAttributeValues": {
                 ":ahora": {"N": str(T0_S)},
                 ":en_curso": {"S": "EN_CURSO"},
-                ":hash": {"S": claves.hash_canonico({"pedido_id": "PED-2026-084417"})},
+                ":hash": {"S": keys.canonical_hash({"pedido_id": "PED-2026-084417"})},
             },
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         },

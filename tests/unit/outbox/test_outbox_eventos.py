@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 
 import pytest
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.eventos import FilaOutbox, entrada, tamano_entrada, trocear
+from mercadofresco.outbox.eventos import OutboxRow, entrada, split_entries, tamano_entrada
 
 CONFIG = OutboxConfig(bus_name="bus-mercadofresco")
 
 
-def _fila(agregado: str = "p1", **payload: object) -> FilaOutbox:
+def _fila(agregado: str = "p1", **payload: object) -> OutboxRow:
     id_ = uuid.uuid4()
-    return FilaOutbox(
+    return OutboxRow(
         id=id_,
         tipo_agregado="pedido",
         agregado_id=agregado,
@@ -27,7 +27,7 @@ def _fila(agregado: str = "p1", **payload: object) -> FilaOutbox:
     )
 
 
-def _items(*filas: FilaOutbox) -> list[tuple[FilaOutbox, dict, int]]:
+def _items(*filas: OutboxRow) -> list[tuple[OutboxRow, dict, int]]:
     return [(f, e, tamano_entrada(e)) for f in filas for e in [entrada(f, CONFIG)]]
 
 
@@ -57,7 +57,7 @@ def test_trocear_groups_ten_entries_a_call() -> None:
     # GIVEN 25 events of different orders
     items = _items(*(_fila(f"p{i}") for i in range(25)))
     # WHEN / THEN they go in calls of 10, 10 and 5, in order
-    llamadas = list(trocear(items, CONFIG))
+    llamadas = list(split_entries(items, CONFIG))
     assert [len(c) for c in llamadas] == [10, 10, 5]
     assert [i for c in llamadas for i in c] == items
 
@@ -66,7 +66,7 @@ def test_trocear_never_exceeds_the_byte_limit() -> None:
     # GIVEN events of ~100 KB each
     items = _items(*(_fila(f"p{i}", relleno="x" * 100_000) for i in range(5)))
     # WHEN / THEN no call carries more than 256 KB (two per call)
-    llamadas = list(trocear(items, CONFIG))
+    llamadas = list(split_entries(items, CONFIG))
     assert [len(c) for c in llamadas] == [2, 2, 1]
     assert all(sum(t for _, _, t in c) <= 256 * 1024 for c in llamadas)
 
@@ -75,7 +75,7 @@ def test_trocear_puts_two_events_of_one_order_in_consecutive_calls() -> None:
     # GIVEN p1's creation, p2's, then p1's cancellation
     items = _items(_fila("p1"), _fila("p2"), _fila("p1"))
     # WHEN / THEN p1's second event starts a new call (entries of one call are not ordered)
-    assert [[f.agregado_id for f, _, _ in c] for c in trocear(items, CONFIG)] == [["p1", "p2"], ["p1"]]
+    assert [[f.agregado_id for f, _, _ in c] for c in split_entries(items, CONFIG)] == [["p1", "p2"], ["p1"]]
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from botocore import exceptions as bc
-from mercadofresco.retry import Clasificacion, clasificar
+from mercadofresco.retry import Classification, classify
 from urllib3 import exceptions as u3
 
-C = Clasificacion
+C = Classification
 
 
 @pytest.mark.parametrize(
@@ -28,8 +28,8 @@ C = Clasificacion
         (504, C.TRANSITORIO),
     ],
 )
-def test_clasificar_http_status(status: int, esperado: Clasificacion) -> None:
-    assert clasificar(status) is esperado
+def test_clasificar_http_status(status: int, esperado: Classification) -> None:
+    assert classify(status) is esperado
 
 
 def _cliente_error(codigo: str, status: int) -> bc.ClientError:
@@ -62,8 +62,8 @@ def _cliente_error(codigo: str, status: int) -> bc.ClientError:
         (ValueError("bug"), False, C.PERMANENTE),
     ],
 )
-def test_clasificar_exception(error: BaseException, idempotent: bool, esperado: Clasificacion) -> None:
-    assert clasificar(error, idempotent=idempotent) is esperado
+def test_clasificar_exception(error: BaseException, idempotent: bool, esperado: Classification) -> None:
+    assert classify(error, idempotent=idempotent) is esperado
 
 
 @pytest.mark.parametrize(
@@ -77,5 +77,5 @@ def test_clasificar_exception(error: BaseException, idempotent: bool, esperado: 
         (C.EXITO, False),
     ],
 )
-def test_clasificacion_only_transient_ones_retryable(clasificacion: Clasificacion, reintentable: bool) -> None:
+def test_clasificacion_only_transient_ones_retryable(clasificacion: Classification, reintentable: bool) -> None:
     assert clasificacion.reintentable is reintentable

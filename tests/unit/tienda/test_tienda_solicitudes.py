@@ -12,7 +12,7 @@ from mercadofresco.dominio.solicitudes import (
     validar_clave,
     validar_solicitud,
 )
-from mercadofresco.validation import ECO_MAX_CHARS
+from mercadofresco.validation import ECHO_MAX_CHARS
 
 
 def _cuerpo(**cambios: Any) -> dict[str, Any]:
@@ -126,7 +126,7 @@ def test_validar_solicitud_never_repeats_more_of_a_value_than_the_log_policy_all
     # WHEN it is validated
     with pytest.raises(SolicitudInvalida) as info:
         validar_solicitud(cuerpo, "PED-1")
-    # THEN every problem is listed, each repeating at most ECO_MAX_CHARS of what was sent
+    # THEN every problem is listed, each repeating at most ECHO_MAX_CHARS of what was sent
     assert len(info.value.errores) == 3
-    assert "x" * (ECO_MAX_CHARS + 1) not in str(info.value)
+    assert "x" * (ECHO_MAX_CHARS + 1) not in str(info.value)
     assert "and 1995 more" in str(info.value)

@@ -89,7 +89,7 @@ class MensajeDlq:
         }
 
 
-def desenvolver(cuerpo: str) -> tuple[dict[str, Any] | None, Sobre]:
+def unwrap(cuerpo: str) -> tuple[dict[str, Any] | None, Sobre]:
     """The event inside ``cuerpo``: raw JSON, an SNS notification's ``Message``, or EventBridge's ``detail``.
 
     EventBridge's own top-level ``version`` ("0") is the envelope's, never the event's: only
@@ -100,7 +100,7 @@ def desenvolver(cuerpo: str) -> tuple[dict[str, Any] | None, Sobre]:
     except (ValueError, TypeError, RecursionError):  # RecursionError: JSON nested deeper than Python's stack
         return None, Sobre(None)
     if isinstance(datos, dict) and datos.get("Type") == "Notification" and isinstance(datos.get("Message"), str):
-        interior, _ = desenvolver(datos["Message"])
+        interior, _ = unwrap(datos["Message"])
         return interior, Sobre("sns", datos)
     if isinstance(datos, dict) and isinstance(datos.get("detail"), dict) and "detail-type" in datos:
         return datos["detail"], Sobre("eventbridge", datos)
@@ -154,7 +154,7 @@ def leer(mensaje: dict[str, Any]) -> MensajeDlq:
     cuerpo = cuerpo if isinstance(cuerpo, str) else ""
     sistema = mensaje.get("Attributes") or {}
     atributos = mensaje.get("MessageAttributes") or {}
-    evento, sobre = desenvolver(cuerpo)
+    evento, sobre = unwrap(cuerpo)
     return MensajeDlq(
         message_id=str(mensaje.get("MessageId", "?")),
         cuerpo=cuerpo,

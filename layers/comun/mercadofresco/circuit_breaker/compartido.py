@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from mercadofresco.circuit_breaker.estado import Decision, Estado, SharedStateUnavailableError
+from mercadofresco.circuit_breaker.estado import BreakerState, Decision, SharedStateUnavailableError
 
 if TYPE_CHECKING:
     import redis
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 _LUA = files("mercadofresco.circuit_breaker").joinpath("circuito.lua").read_text()
 
 
-class EstadoCompartido:
+class SharedBreakerState:
     """The script's caller for one dependency's key."""
 
     def __init__(self, clave: str, redis_client: redis.Redis, config: BreakerConfig) -> None:
@@ -58,7 +58,7 @@ class EstadoCompartido:
         admitido, estado, hasta, aperturas, sonda, motivo, ahora, ok, ko, seguidos = _texto(r).split("|")
         return Decision(
             admitido=admitido == "1",
-            estado=Estado(estado),
+            estado=BreakerState(estado),
             abierto_hasta_ms=int(hasta),
             aperturas=int(aperturas),
             es_sonda=sonda == "1",

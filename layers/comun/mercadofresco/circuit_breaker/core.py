@@ -13,7 +13,7 @@ One Valkey round trip per guarded call, in every state but one. How:
   trip, once per cool-down) because every other process waits on it.
 
 Degraded mode: if Valkey errors or exceeds the client's socket timeout (tens of ms, see
-``mercadofresco.valkey``), the call goes on under :class:`BreakerLocal`, the metric
+``mercadofresco.valkey``), the call goes on under :class:`LocalBreaker`, the metric
 ``EstadoCompartidoNoDisponible`` is emitted, and Valkey is tried again after
 ``shared_retry_s``.
 """
@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mercadofresco.circuit_breaker.config import BreakerConfig
 from mercadofresco.circuit_breaker.estado import Decision, SharedStateUnavailableError
-from mercadofresco.circuit_breaker.local import BreakerLocal
+from mercadofresco.circuit_breaker.local import LocalBreaker
 from mercadofresco.errors import CircuitoAbierto, PermanentError
-from mercadofresco.metrics import CIRCUITO_ABIERTO, ESTADO_COMPARTIDO_NO_DISPONIBLE, como_metricas
+from mercadofresco.metrics import CIRCUITO_ABIERTO, ESTADO_COMPARTIDO_NO_DISPONIBLE, as_metrics
 from mercadofresco.valkey import PREFIJO_CLAVES
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ T = TypeVar("T")
 logger = logging.getLogger("mercadofresco.circuit_breaker")
 
 
-class Permiso:
+class Permit:
     """Leave to make one call; report its outcome with :meth:`success` / :meth:`failure` (``guard`` does it)."""
 
     __slots__ = ("_breaker", "es_sonda", "local", "registrado", "token")
@@ -70,12 +70,12 @@ class CircuitBreaker:
     dependencia:
         ``pasarela``, ``erp``, ``correo-principal``...: one breaker (one key) per dependency.
     redis_client:
-        From :func:`mercadofresco.valkey.cliente_valkey` (short socket timeouts), or ``None``
+        From :func:`mercadofresco.valkey.valkey_client` (short socket timeouts), or ``None``
         for a process-local breaker only.
     config:
         Thresholds and durations, :class:`BreakerConfig` defaults otherwise.
     metrics:
-        A :class:`~mercadofresco.metrics.Metricas`, a Powertools ``Metrics``
+        A :class:`~mercadofresco.metrics.MetricsSink`, a Powertools ``Metrics``
         (its namespace is used) or ``None`` (Powertools EMF in ``MercadoFresco/Tienda``).
     prefijo:
         Key prefix; the key is ``{prefijo}circuito:{dependencia}``.
@@ -108,15 +108,15 @@ class CircuitBreaker:
         self.dependencia = dependencia
         self.config = config or BreakerConfig()
         self.clave = f"{prefijo}circuito:{dependencia}"
-        self._metricas = como_metricas(metrics)
+        self._metricas = as_metrics(metrics)
         self._clock = clock
         self._reloj_local = clock or time.monotonic
-        self._local = BreakerLocal(self.config, self._reloj_local)
+        self._local = LocalBreaker(self.config, self._reloj_local)
         self._compartido = None
         if redis_client is not None:
-            from mercadofresco.circuit_breaker.compartido import EstadoCompartido  # imports redis
+            from mercadofresco.circuit_breaker.compartido import SharedBreakerState  # imports redis
 
-            self._compartido = EstadoCompartido(self.clave, redis_client, self.config)
+            self._compartido = SharedBreakerState(self.clave, redis_client, self.config)
         self._pendientes: list[str] = []
         self._lock = threading.Lock()
         # Probe tokens: unique per process (random base) and per call (a counter, whose next() is atomic
@@ -125,7 +125,7 @@ class CircuitBreaker:
         self._degradado_hasta: float | None = None  # set while Valkey is considered unavailable
 
     @contextmanager
-    def guard(self) -> Iterator[Permiso]:
+    def guard(self) -> Iterator[Permit]:
         """Admit one call or raise :class:`CircuitoAbierto`; record how the block ended.
 
         An exception out of the block is a failure, except :class:`PermanentError` (the
@@ -148,7 +148,7 @@ class CircuitBreaker:
         with self.guard():
             return fn(*args, **kwargs)
 
-    def acquire(self) -> Permiso:
+    def acquire(self) -> Permit:
         """Ask leave for one call (one round trip, carrying this process's pending outcomes)."""
         if self._usa_compartido():
             token = f"{self._token_base}-{next(self._contador)}"
@@ -167,7 +167,7 @@ class CircuitBreaker:
                 return self._execute("estado")
             except SharedStateUnavailableError as exc:
                 self._degradar(exc)
-        return self._local.instantanea()
+        return self._local.snapshot()
 
     def shared_state(self) -> Decision:
         """The state as Valkey holds it, for operators: never the local fallback.
@@ -213,7 +213,7 @@ class CircuitBreaker:
             )
         return decision
 
-    def _permiso(self, decision: Decision, *, token: str, local: bool) -> Permiso:
+    def _permiso(self, decision: Decision, *, token: str, local: bool) -> Permit:
         if not decision.admitido:
             espera_s = max(0.0, (decision.abierto_hasta_ms - decision.ahora_ms) / 1000)
             raise CircuitoAbierto(
@@ -221,16 +221,16 @@ class CircuitBreaker:
                 dependency=self.dependencia,
                 retry_in_s=espera_s,
             )
-        return Permiso(self, es_sonda=decision.es_sonda, token=token, local=local)
+        return Permit(self, es_sonda=decision.es_sonda, token=token, local=local)
 
-    def _registrar(self, permiso: Permiso, *, exito: bool) -> None:
+    def _registrar(self, permiso: Permit, *, exito: bool) -> None:
         if permiso.registrado:
             return
         permiso.registrado = True
         if permiso.local:
             motivo = self._local.record(exito, es_sonda=permiso.es_sonda)
             if motivo:
-                local = self._local.instantanea()
+                local = self._local.snapshot()
                 self._anunciar_apertura(motivo, local.aperturas, local.abierto_hasta_ms, compartido=False)
         elif permiso.es_sonda:
             try:
@@ -256,7 +256,7 @@ class CircuitBreaker:
                 "reintento_s": self.config.shared_retry_s,
             },
         )
-        self._metricas.contar(ESTADO_COMPARTIDO_NO_DISPONIBLE, self.dependencia)
+        self._metricas.count(ESTADO_COMPARTIDO_NO_DISPONIBLE, self.dependencia)
 
     def _anunciar_apertura(self, motivo: str, aperturas: int, abierto_hasta_ms: int, *, compartido: bool) -> None:
         logger.warning(
@@ -269,7 +269,7 @@ class CircuitBreaker:
                 "compartido": compartido,
             },
         )
-        self._metricas.contar(CIRCUITO_ABIERTO, self.dependencia)
+        self._metricas.count(CIRCUITO_ABIERTO, self.dependencia)
 
     def _ahora_ms(self) -> int | None:
         return None if self._clock is None else int(self._clock() * 1000)

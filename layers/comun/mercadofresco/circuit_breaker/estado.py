@@ -8,7 +8,7 @@ from enum import Enum
 from mercadofresco.errors import MercadoFrescoError
 
 
-class Estado(Enum):
+class BreakerState(Enum):
     """A breaker's state as an operator reads it."""
 
     CERRADO = "cerrado"
@@ -23,7 +23,7 @@ class Decision:
     """One script call's answer: admit or not, and the state it saw after recording outcomes."""
 
     admitido: bool
-    estado: Estado
+    estado: BreakerState
     abierto_hasta_ms: int
     aperturas: int
     es_sonda: bool

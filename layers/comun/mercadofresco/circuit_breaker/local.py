@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from mercadofresco.circuit_breaker.estado import Decision, Estado
+from mercadofresco.circuit_breaker.estado import BreakerState, Decision
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mercadofresco.circuit_breaker.config import BreakerConfig
 
 
-class BreakerLocal:
+class LocalBreaker:
     """Process-local state machine; ``reloj`` returns seconds."""
 
     def __init__(self, config: BreakerConfig, reloj: Callable[[], float]) -> None:
@@ -34,22 +34,22 @@ class BreakerLocal:
         with self._lock:
             ahora = self._reloj()
             if self._abierto_hasta == 0:
-                return self._decision(True, Estado.CERRADO, ahora)
+                return self._decision(True, BreakerState.CERRADO, ahora)
             if ahora < self._abierto_hasta or ahora < self._sonda_hasta:
-                estado = Estado.ABIERTO if ahora < self._abierto_hasta else Estado.SEMIABIERTO
+                estado = BreakerState.ABIERTO if ahora < self._abierto_hasta else BreakerState.SEMIABIERTO
                 return self._decision(False, estado, ahora)
             self._sonda_hasta = ahora + self._config.probe_reservation_s
-            return self._decision(True, Estado.SEMIABIERTO, ahora, es_sonda=True)
+            return self._decision(True, BreakerState.SEMIABIERTO, ahora, es_sonda=True)
 
-    def instantanea(self) -> Decision:
+    def snapshot(self) -> Decision:
         """The state now, reserving nothing."""
         with self._lock:
             ahora = self._reloj()
             if self._abierto_hasta == 0:
-                estado = Estado.CERRADO
+                estado = BreakerState.CERRADO
             else:
-                estado = Estado.ABIERTO if ahora < self._abierto_hasta else Estado.SEMIABIERTO
-            return self._decision(estado is Estado.CERRADO, estado, ahora)
+                estado = BreakerState.ABIERTO if ahora < self._abierto_hasta else BreakerState.SEMIABIERTO
+            return self._decision(estado is BreakerState.CERRADO, estado, ahora)
 
     def record(self, exito: bool, *, es_sonda: bool) -> str:
         """Record one outcome; returns the opening reason when this outcome opened the breaker."""
@@ -72,7 +72,7 @@ class BreakerLocal:
         self._seguidos = 0
         return motivo
 
-    def _decision(self, admitido: bool, estado: Estado, ahora: float, *, es_sonda: bool = False) -> Decision:
+    def _decision(self, admitido: bool, estado: BreakerState, ahora: float, *, es_sonda: bool = False) -> Decision:
         return Decision(
             admitido=admitido,
             estado=estado,

@@ -2,7 +2,7 @@
 
 Usage in a handler::
 
-    consumidor = Consumer("erp", {"PedidoConfirmado": Route(avisar, campos=("pedido_id",))},
+    consumidor = Consumer("erp", {"PedidoConfirmado": Route(avisar, fields=("pedido_id",))},
                             defer_on=(CircuitoAbierto,))
 
     def lambda_handler(event, context):
@@ -18,6 +18,6 @@ from __future__ import annotations
 from mercadofresco.consumer.aplazamiento import DeferralPolicy
 from mercadofresco.consumer.lectura import Event, InvalidMessageError, Route, read
 from mercadofresco.consumer.lote import Consumer
-from mercadofresco.consumer.proveedores import aceptado
+from mercadofresco.consumer.proveedores import accepted
 
-__all__ = ["Consumer", "DeferralPolicy", "Event", "InvalidMessageError", "Route", "aceptado", "read"]
+__all__ = ["Consumer", "DeferralPolicy", "Event", "InvalidMessageError", "Route", "accepted", "read"]

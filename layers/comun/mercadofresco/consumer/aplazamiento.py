@@ -5,7 +5,7 @@ receive: four of them and a 30-minute ERP outage has sent every notice to the DL
 standard queue's message is *re-sent* to the same queue with ``DelaySeconds`` and an
 incremented ``mf-aplazamientos`` attribute, and the original is acknowledged: the copy
 starts again at receive count 0. After ``max_deferrals`` deferrals the message goes
-to the DLQ with ``Motivo.APLAZAMIENTOS_AGOTADOS`` — an outage that long needs a person.
+to the DLQ with ``DlqReason.APLAZAMIENTOS_AGOTADOS`` — an outage that long needs a person.
 
 A FIFO queue takes no per-message ``DelaySeconds``, and a re-send with the same dedup id
 inside 5 minutes would be silently dropped. There the message is *held*: its visibility
@@ -37,10 +37,10 @@ from mercadofresco import dlq
 from mercadofresco.consumer.colas import (
     ATRIBUTO_RECEPCIONES_PREVIAS,
     aplazamientos,
-    con_atributos,
+    previous_receives,
     recepciones,
-    recepciones_previas,
     send_to_dlq,
+    with_attributes,
 )
 from mercadofresco.errors import TransientError
 from mercadofresco.retry.backoff import EqualJitterBackoff
@@ -48,7 +48,7 @@ from mercadofresco.retry.backoff import EqualJitterBackoff
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from mercadofresco.consumer.colas import Cola
+    from mercadofresco.consumer.colas import Queue
 
 logger = Logger(child=True)
 
@@ -56,7 +56,7 @@ SQS_MAX_DELAY_S = 900  # SendMessage's DelaySeconds (and our hold) maximum
 RELEVO_MAX_S = 10  # a record handed over for lack of invocation time is due again within this (jittered)
 
 
-class MensajeRetenido(TransientError):
+class HeldMessage(TransientError):
     """A FIFO message held by visibility while its circuit is open: reported failed on purpose."""
 
 
@@ -104,7 +104,7 @@ class _SinAzar(random.Random):
 _SIN_AZAR = _SinAzar()
 
 
-def recepciones_agotadas(cola: Cola, record: dict[str, Any]) -> str | None:
+def receives_exhausted(cola: Queue, record: dict[str, Any]) -> str | None:
     """Why a deferred copy must not be tried again, or ``None``.
 
     SQS counts receives per copy; a copy starts at 0. So a standard queue's copy carries
@@ -112,7 +112,7 @@ def recepciones_agotadas(cola: Cola, record: dict[str, Any]) -> str | None:
     queue's safety net stays one net (and the calls per message stay 2 x 4 = 8, not 8 per copy).
     FIFO copies carry nothing: their holds are receives that made no call.
     """
-    previas = recepciones_previas(record)
+    previas = previous_receives(record)
     total = previas + recepciones(record)
     if not previas or cola.max_recepciones is None or total <= cola.max_recepciones:
         return None
@@ -121,7 +121,7 @@ def recepciones_agotadas(cola: Cola, record: dict[str, Any]) -> str | None:
 
 def defer(
     sqs: BaseClient,
-    cola: Cola,
+    cola: Queue,
     record: dict[str, Any],
     politica: DeferralPolicy,
     funcion: str,
@@ -130,7 +130,7 @@ def defer(
     minimo_s: float = 0,
     cuenta: bool = True,
 ) -> None:
-    """Defer ``record``; return to acknowledge it, or raise :class:`MensajeRetenido` to keep it (FIFO).
+    """Defer ``record``; return to acknowledge it, or raise :class:`HeldMessage` to keep it (FIFO).
 
     ``minimo_s``: wait at least this long (capped at 900 s), e.g. the time the breaker says it
     stays open: a copy that comes back before the circuit can close only costs an invocation.
@@ -141,7 +141,7 @@ def defer(
     n = aplazamientos(record)
     if cuenta and n >= politica.max_deferrals:
         detalle = f"{n} deferrals while {causa}"
-        send_to_dlq(sqs, cola, record, dlq.Motivo.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
+        send_to_dlq(sqs, cola, record, dlq.DlqReason.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
         return
     if cuenta:
         espera_s = max(politica.espera_s(n), min(politica.max_delay_s, math.ceil(minimo_s)))
@@ -153,7 +153,7 @@ def defer(
             QueueUrl=cola.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=espera_s
         )
         logger.info("message held (FIFO)", espera_s=espera_s, causa=causa, message_id=record.get("messageId"))
-        raise MensajeRetenido(f"held {espera_s} s while {causa}")
+        raise HeldMessage(f"held {espera_s} s while {causa}")
     propios = {dlq.ATRIBUTO_APLAZAMIENTOS: str(siguiente)}
     envio: dict[str, Any] = {"QueueUrl": cola.url, "MessageBody": record["body"]}
     if cola.fifo:
@@ -161,9 +161,9 @@ def defer(
         envio["MessageDeduplicationId"] = f"aplazado:{record['messageId']}"
     else:
         # This receive made no call (the circuit was open); the ones before it may have.
-        propios[ATRIBUTO_RECEPCIONES_PREVIAS] = str(recepciones_previas(record) + recepciones(record) - 1)
+        propios[ATRIBUTO_RECEPCIONES_PREVIAS] = str(previous_receives(record) + recepciones(record) - 1)
         envio["DelaySeconds"] = espera_s
-    envio["MessageAttributes"] = con_atributos(record, propios)
+    envio["MessageAttributes"] = with_attributes(record, propios)
     sqs.send_message(**envio)
     logger.info(
         "message deferred", aplazamientos=siguiente, espera_s=espera_s, causa=causa, message_id=record["messageId"]

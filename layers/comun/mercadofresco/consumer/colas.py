@@ -22,7 +22,7 @@ from mercadofresco.errors import MercadoFrescoError
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from mercadofresco.dlq import Motivo
+    from mercadofresco.dlq import DlqReason
 
 logger = Logger(child=True)
 
@@ -45,7 +45,7 @@ class ColaSinDlqError(MercadoFrescoError, RuntimeError):
 
 
 @dataclass(frozen=True, slots=True)
-class Cola:
+class Queue:
     """A source queue as a consumer needs it."""
 
     arn: str
@@ -62,12 +62,12 @@ class Cola:
         return self.nombre.endswith(".fifo")
 
 
-class Colas:
-    """Resolves a record's ``eventSourceARN`` to its :class:`Cola`, cached for the container's life."""
+class Queues:
+    """Resolves a record's ``eventSourceARN`` to its :class:`Queue`, cached for the container's life."""
 
     def __init__(self, sqs: BaseClient | None = None) -> None:
         self._sqs = sqs
-        self._cache: dict[str, Cola] = {}
+        self._cache: dict[str, Queue] = {}
 
     @property
     def sqs(self) -> BaseClient:
@@ -78,13 +78,13 @@ class Colas:
         # DLQ): the same event file then works in any account, moto's included (events/ for sam local).
         return self.sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[-1])["QueueUrl"]
 
-    def de_arn(self, arn: str) -> Cola:
+    def de_arn(self, arn: str) -> Queue:
         if arn not in self._cache:
             url = self._url(arn)
             atributos = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])
             redrive = json.loads(atributos.get("Attributes", {}).get("RedrivePolicy") or "{}")
             destino = redrive.get("deadLetterTargetArn")
-            self._cache[arn] = Cola(
+            self._cache[arn] = Queue(
                 arn=arn,
                 url=url,
                 dlq_url=self._url(destino) if destino else None,
@@ -93,7 +93,7 @@ class Colas:
         return self._cache[arn]
 
 
-def atributos_originales(record: dict[str, Any], excluir: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+def original_attributes(record: dict[str, Any], excluir: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
     """The record's message attributes in ``SendMessage`` form (Lambda's event uses camelCase)."""
     salida: dict[str, dict[str, Any]] = {}
     for nombre, valor in (record.get("messageAttributes") or {}).items():
@@ -107,10 +107,10 @@ def atributos_originales(record: dict[str, Any], excluir: frozenset[str] = froze
     return salida
 
 
-def con_atributos(record: dict[str, Any], propios: dict[str, str]) -> dict[str, dict[str, Any]]:
+def with_attributes(record: dict[str, Any], propios: dict[str, str]) -> dict[str, dict[str, Any]]:
     """The record's attributes with ``propios`` set (ours win), within SQS's limit of 10."""
     nuestros = {k: {"DataType": "String", "StringValue": v} for k, v in propios.items()}
-    originales = atributos_originales(record, excluir=frozenset(nuestros))
+    originales = original_attributes(record, excluir=frozenset(nuestros))
     cabe = MAX_ATRIBUTOS - len(nuestros)
     return dict(list(originales.items())[:cabe]) | nuestros
 
@@ -166,13 +166,13 @@ def aplazamientos(record: dict[str, Any]) -> int:
     return _entero(record, dlq.ATRIBUTO_APLAZAMIENTOS)
 
 
-def recepciones_previas(record: dict[str, Any]) -> int:
+def previous_receives(record: dict[str, Any]) -> int:
     """Receives the earlier copies of this message spent before being deferred."""
     return _entero(record, ATRIBUTO_RECEPCIONES_PREVIAS)
 
 
 def send_to_dlq(
-    sqs: BaseClient, cola: Cola, record: dict[str, Any], motivo: Motivo, detalle: str, funcion: str
+    sqs: BaseClient, cola: Queue, record: dict[str, Any], motivo: DlqReason, detalle: str, funcion: str
 ) -> None:
     """Copy ``record`` to ``cola``'s DLQ with why (``mf-*`` attributes); the caller then acknowledges it.
 
@@ -188,7 +188,7 @@ def send_to_dlq(
         dlq.ATRIBUTO_COLA_ORIGEN: cola.url,
         dlq.ATRIBUTO_FUNCION: funcion,
     }
-    cuerpo, atributos = _que_quepa(record["body"], con_atributos(record, propios), propios)
+    cuerpo, atributos = _que_quepa(record["body"], with_attributes(record, propios), propios)
     envio: dict[str, Any] = {"QueueUrl": cola.dlq_url, "MessageBody": cuerpo, "MessageAttributes": atributos}
     if cola.dlq_url.endswith(".fifo"):
         envio["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "sin-grupo"

@@ -13,13 +13,14 @@ A body reaches a consumer queue in one of three shapes, and the consumer must no
 Tolerant reader: only the contract's required fields are checked; unknown fields are kept
 in ``Event.datos`` and ignored, so a producer may add fields before its consumers know them
 (the lesson's compatible evolution). What cannot be read raises :class:`InvalidMessageError`
-with its :class:`~mercadofresco.dlq.Motivo`, which the batch glue turns into a dead letter.
+with its :class:`~mercadofresco.dlq.DlqReason`, which the batch glue turns into a dead letter.
 
-Presence is not validity: every field of :data:`VALORES` an event carries is checked for what
-it is (:mod:`mercadofresco.validation`: an amount is a positive whole number of cents, a
-currency ISO 4217, an e-mail an address, an order, customer or sku id the store's format), in every consumer, so an
-amount of ``"48.20"`` or ``-100`` never reaches the ERP or a customer's e-mail. A bad value is
-``dato-invalido``; its detail names the field and never repeats an e-mail address.
+Presence is not validity: every field an event carries that has a check in ``field_checks`` (the
+domain's, :data:`mercadofresco.dominio.valores.CAMPOS`: an amount is a positive whole number of cents,
+a currency ISO 4217, an order id the store's format) is checked for what it is, in every consumer, so
+an amount of ``"48.20"`` or ``-100`` never reaches the ERP or a customer's e-mail. A bad value
+(:class:`~mercadofresco.validation.InvalidValueError`) is ``dato-invalido``; its detail names the
+field and never repeats an e-mail address.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco import validation
-from mercadofresco.dlq import Motivo
+from mercadofresco.dlq import DlqReason
 from mercadofresco.errors import EventoInvalido
-from mercadofresco.validation import eco
+from mercadofresco.validation import InvalidValueError, echo
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -42,7 +42,7 @@ VERSIONES_POR_DEFECTO = frozenset({1})
 class InvalidMessageError(EventoInvalido):
     """A message the consumer will never process: goes to the DLQ with ``motivo``."""
 
-    def __init__(self, motivo: Motivo, detalle: str) -> None:
+    def __init__(self, motivo: DlqReason, detalle: str) -> None:
         super().__init__(f"{motivo.value}: {detalle}")
         self.motivo = motivo
         self.detalle = detalle
@@ -52,9 +52,9 @@ class InvalidMessageError(EventoInvalido):
 class Route:
     """What a consumer does with one event type: its required fields, versions and handler."""
 
-    manejar: Callable[[Event], Any]
-    campos: tuple[str, ...] = ()
-    versiones: frozenset[int] = field(default=VERSIONES_POR_DEFECTO)
+    handler: Callable[[Event], Any]
+    fields: tuple[str, ...] = ()
+    versions: frozenset[int] = field(default=VERSIONES_POR_DEFECTO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +77,15 @@ def _json_objeto(texto: str, que: str) -> dict[str, Any]:
     try:
         valor = json.loads(texto)
     except (TypeError, ValueError) as exc:
-        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
     except RecursionError:  # nested deeper than the interpreter's stack: poison, not a transient failure
-        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is JSON nested too deeply to read") from None
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is JSON nested too deeply to read") from None
     if not isinstance(valor, dict):
-        raise InvalidMessageError(Motivo.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
     return valor
 
 
-def desenvolver(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
+def unwrap(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
     """Strip the envelope: return ``(datos, tipo_del_sobre, sobre)``."""
     datos = _json_objeto(cuerpo, "body")
     if datos.get("Type") == "Notification" and isinstance(datos.get("Message"), str) and "TopicArn" in datos:
@@ -93,88 +93,55 @@ def desenvolver(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
     if "detail-type" in datos and "detail" in datos and "source" in datos:
         detalle = datos["detail"]
         if not isinstance(detalle, dict):
-            raise InvalidMessageError(Motivo.JSON_INVALIDO, "EventBridge detail is not an object")
+            raise InvalidMessageError(DlqReason.JSON_INVALIDO, "EventBridge detail is not an object")
         return detalle, str(datos["detail-type"]), "eventbridge"
     return datos, None, "sqs"
 
 
 def _version(datos: Mapping[str, Any], ruta: Route, tipo: str) -> int:
     if "version" not in datos:
-        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
+        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
     version = datos["version"]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise InvalidMessageError(Motivo.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {eco(version)}")
-    if version not in ruta.versiones:
-        esperadas = ", ".join(str(v) for v in sorted(ruta.versiones))
-        raise InvalidMessageError(Motivo.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
+        raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {echo(version)}")
+    if version not in ruta.versions:
+        esperadas = ", ".join(str(v) for v in sorted(ruta.versions))
+        raise InvalidMessageError(DlqReason.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
     return version
 
 
-def read(cuerpo: str, rutas: Mapping[str, Route], tipo_por_defecto: str | None = None) -> Event:
-    """Read ``cuerpo`` as one of the event types in ``rutas``.
+def read(
+    body: str,
+    routes: Mapping[str, Route],
+    default_type: str | None = None,
+    field_checks: Mapping[str, Callable[[Any], Any]] | None = None,
+) -> Event:
+    """Read ``body`` as one of the event types in ``routes``, checking each field that has a check.
 
     The type comes from the EventBridge ``detail-type``, else the body's ``tipo``, else
-    ``tipo_por_defecto`` (a queue that only ever carries one type, like the stock queue).
+    ``default_type`` (a queue that only ever carries one type, like the stock queue).
+    ``field_checks`` maps a field to a function raising :class:`InvalidValueError` on a bad value.
 
     Raises
     ------
     InvalidMessageError
         Not JSON, unknown type, missing field or ``version``, or a version this consumer does not read.
     """
-    datos, tipo_sobre, sobre = desenvolver(cuerpo)
-    tipo = tipo_sobre or datos.get("tipo") or tipo_por_defecto
+    datos, tipo_sobre, sobre = unwrap(body)
+    tipo = tipo_sobre or datos.get("tipo") or default_type
     if not tipo:
-        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
-    ruta = rutas.get(tipo) if isinstance(tipo, str) else None
+        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
+    ruta = routes.get(tipo) if isinstance(tipo, str) else None
     if ruta is None:
-        raise InvalidMessageError(Motivo.DATO_INVALIDO, f"event type {eco(tipo)} is not one this consumer handles")
+        raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"event type {echo(tipo)} is not one this consumer handles")
     version = _version(datos, ruta, tipo)
-    ausentes = [c for c in ruta.campos if datos.get(c) is None or datos.get(c) == ""]
+    ausentes = [c for c in ruta.fields if datos.get(c) is None or datos.get(c) == ""]
     if ausentes:
-        raise InvalidMessageError(Motivo.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
-    for campo, validar in VALORES.items():
+        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
+    for campo, validar in (field_checks or {}).items():
         if campo in datos:
             try:
                 validar(datos[campo])
-            except validation.ValorInvalido as exc:
-                raise InvalidMessageError(Motivo.DATO_INVALIDO, f"{tipo}: {exc}") from None
+            except InvalidValueError as exc:
+                raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{tipo}: {exc}") from None
     return Event(tipo=tipo, version=version, datos=datos, sobre=sobre)
-
-
-CANTIDAD_MAX = 10_000  # units of one sku in one order line
-LINEAS_MAX = 200
-
-
-def _cantidad(valor: Any, campo: str = "cantidad") -> int:
-    if isinstance(valor, bool) or not isinstance(valor, int) or not 1 <= valor <= CANTIDAD_MAX:
-        raise validation.ValorInvalido(campo, f"must be a whole number from 1 to {CANTIDAD_MAX}, got {eco(valor)}")
-    return valor
-
-
-def _lineas(valor: Any) -> list[Any]:
-    if not isinstance(valor, list) or len(valor) > LINEAS_MAX:
-        raise validation.ValorInvalido("lineas", f"must be a list of at most {LINEAS_MAX} order lines")
-    for i, linea in enumerate(valor):
-        if not isinstance(linea, dict):
-            raise validation.ValorInvalido(f"lineas[{i}]", "must be an object with sku and cantidad")
-        validation.id_tienda(linea.get("sku"), f"lineas[{i}].sku")
-        _cantidad(linea.get("cantidad"), f"lineas[{i}].cantidad")
-    return valor
-
-
-# Field -> its check, applied to every event that carries the field (whatever its type or consumer).
-VALORES: dict[str, Callable[[Any], Any]] = {
-    "pedido_id": lambda v: validation.id_tienda(v, "pedido_id"),
-    "carrito_id": lambda v: validation.identificador(v, "carrito_id"),  # the carts table's, not the store's
-    "cliente_id": lambda v: validation.id_tienda(v, "cliente_id"),
-    "sku": lambda v: validation.id_tienda(v, "sku"),
-    "cantidad": _cantidad,
-    "importe_centimos": validation.importe_centimos,
-    "moneda": validation.moneda,
-    "email": validation.email,
-    "lineas": _lineas,
-    # Optional text the projection stores (the outcome's reason, the event's id): a code or null, never an object.
-    "motivo": lambda v: v is None or validation.identificador(v, "motivo"),
-    "error": lambda v: v is None or validation.identificador(v, "error"),
-    "id": lambda v: v is None or validation.identificador(v, "id"),
-}

@@ -8,7 +8,7 @@ outcome                       what happens                                      
 ============================  ==================================================  =================
 handled                       acknowledged                                        no
 bad input / permanent error   copied to the DLQ with ``mf-motivo``, acknowledged  no
-a value the store refuses     the same (:func:`error_de_datos`: never transient)  no
+a value the store refuses     the same (:func:`data_error`: never transient)  no
 a ``defer_on`` error          deferred (:mod:`.aplazamiento`), acknowledged       no
 too little invocation left    handed over (re-sent, not counted), acknowledged    no
 any other error (transient)   reported in ``batchItemFailures``; SQS redelivers   yes (safety net)
@@ -29,21 +29,21 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.exceptions import OrphanedChildLoggerError
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mercadofresco.consumer.aplazamiento import DeferralPolicy, defer, recepciones_agotadas
-from mercadofresco.consumer.colas import Colas, send_to_dlq
+from mercadofresco.consumer.aplazamiento import DeferralPolicy, defer, receives_exhausted
+from mercadofresco.consumer.colas import Queues, send_to_dlq
 from mercadofresco.consumer.lectura import InvalidMessageError, read
-from mercadofresco.dlq import Motivo
+from mercadofresco.dlq import DlqReason
 from mercadofresco.errors import PermanentError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from aws_lambda_powertools.utilities.batch import BatchProcessor
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
     from botocore.client import BaseClient
 
-    from mercadofresco.consumer.colas import Cola
+    from mercadofresco.consumer.colas import Queue
     from mercadofresco.consumer.lectura import Event, Route
 
 logger = Logger(child=True)
@@ -74,6 +74,9 @@ class Consumer:
         Deferral policy and SQS client (defaults: :class:`DeferralPolicy`, the project's client).
     reserve_ms
         Start a record only with this much of the invocation left; later ones are deferred.
+    field_checks
+        Field -> check raising :class:`~mercadofresco.validation.InvalidValueError`, applied to every
+        event carrying the field (the domain's: :data:`mercadofresco.dominio.valores.CAMPOS`).
     """
 
     def __init__(
@@ -86,14 +89,16 @@ class Consumer:
         policy: DeferralPolicy | None = None,
         sqs: BaseClient | None = None,
         reserve_ms: int = RESERVA_POR_REGISTRO_MS,
+        field_checks: Mapping[str, Callable[[Any], Any]] | None = None,
     ) -> None:
         self.function_name = function_name
         self.routes = routes
         self.types_by_queue = dict(types_by_queue or {})
         self.defer_on = defer_on
         self.policy = policy or DeferralPolicy()
-        self.colas = Colas(sqs)
+        self.colas = Queues(sqs)
         self.reserve_ms = reserve_ms
+        self.field_checks = dict(field_checks or {})
 
     def __call__(self, event: dict[str, Any], context: Any = None) -> PartialItemFailureResponse:
         registros = _registros_sqs(event)
@@ -119,15 +124,15 @@ class Consumer:
             event=event, record_handler=self.registro, processor=procesador, context=context
         )
 
-    def _tipo_por_defecto(self, cola: Cola) -> str | None:
+    def _tipo_por_defecto(self, cola: Queue) -> str | None:
         return next((t for prefijo, t in self.types_by_queue.items() if cola.nombre.startswith(prefijo)), None)
 
     def registro(self, record: SQSRecord, lambda_context: Any = None) -> None:
         """Handle one record; return to acknowledge it, raise to report it failed."""
         crudo = record.raw_event
         cola = self.colas.de_arn(record.event_source_arn)
-        if agotadas := recepciones_agotadas(cola, crudo):
-            send_to_dlq(self.colas.sqs, cola, crudo, Motivo.APLAZAMIENTOS_AGOTADOS, agotadas, self.function_name)
+        if agotadas := receives_exhausted(cola, crudo):
+            send_to_dlq(self.colas.sqs, cola, crudo, DlqReason.APLAZAMIENTOS_AGOTADOS, agotadas, self.function_name)
             return
         if lambda_context is not None and lambda_context.get_remaining_time_in_millis() < self.reserve_ms:
             # Not started, so no call was made: defer rather than fail (a failure would burn a receive).
@@ -135,11 +140,11 @@ class Consumer:
             defer(self.colas.sqs, cola, crudo, self.policy, self.function_name, causa, cuenta=False)
             return
         try:
-            evento = read(record.body, self.routes, self._tipo_por_defecto(cola))
+            evento = read(record.body, self.routes, self._tipo_por_defecto(cola), self.field_checks)
             self._manejar(evento)
             metrics.add_metric(name="MensajesProcesados", unit=MetricUnit.Count, value=1)
         except (InvalidMessageError, PermanentError) as exc:
-            motivo = exc.motivo if isinstance(exc, InvalidMessageError) else Motivo.DATO_INVALIDO
+            motivo = exc.motivo if isinstance(exc, InvalidMessageError) else DlqReason.DATO_INVALIDO
             detalle = exc.detalle if isinstance(exc, InvalidMessageError) else f"{type(exc).__name__}: {exc}"
             self._al_dlq(cola, crudo, motivo, detalle)
         except self.defer_on as exc:
@@ -147,21 +152,21 @@ class Consumer:
             defer(self.colas.sqs, cola, crudo, self.policy, self.function_name, causa, minimo_s=minimo_s)
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
         except Exception as exc:
-            if (detalle := error_de_datos(exc)) is None:
+            if (detalle := data_error(exc)) is None:
                 raise  # transient (or unknown): batchItemFailures, SQS redelivers
-            self._al_dlq(cola, crudo, Motivo.DATO_INVALIDO, detalle)
+            self._al_dlq(cola, crudo, DlqReason.DATO_INVALIDO, detalle)
 
-    def _al_dlq(self, cola: Cola, crudo: dict[str, Any], motivo: Motivo, detalle: str) -> None:
+    def _al_dlq(self, cola: Queue, crudo: dict[str, Any], motivo: DlqReason, detalle: str) -> None:
         send_to_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.function_name)
         metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
 
     def _manejar(self, evento: Event) -> None:
         with _correlacion(evento):
             logger.info("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
-            self.routes[evento.tipo].manejar(evento)
+            self.routes[evento.tipo].handler(evento)
 
 
-def error_de_datos(exc: BaseException) -> str | None:
+def data_error(exc: BaseException) -> str | None:
     """Why ``exc`` was caused by the record's own values (it fails the same way on every delivery), or ``None``.
 
     A lone surrogate cannot be encoded for a driver or an SDK (``UnicodeError``). PostgreSQL refuses a

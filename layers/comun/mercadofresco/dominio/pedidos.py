@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco import validation
-from mercadofresco.idempotency import claves
+from mercadofresco.dominio import claves, valores
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 from mercadofresco.outbox.exceptions import PedidoDuplicado, PedidoInvalido
 from mercadofresco.outbox.postgres import add_event
@@ -73,27 +73,27 @@ class Pedido:
         if not self.pedido_id or not self.cliente_id:
             raise PedidoInvalido("pedido_id and cliente_id must not be empty")
         if not self.lineas:
-            raise PedidoInvalido(f"order {validation.eco(self.pedido_id)} has no lines")
+            raise PedidoInvalido(f"order {validation.echo(self.pedido_id)} has no lines")
         if any(lin.cantidad < 1 or lin.precio_centimos < 0 or not lin.sku for lin in self.lineas):
             raise PedidoInvalido(
-                f"order {validation.eco(self.pedido_id)} has a line with no sku, quantity < 1 or a negative price"
+                f"order {validation.echo(self.pedido_id)} has a line with no sku, quantity < 1 or a negative price"
             )
         if len(self.moneda) != 3:
-            raise PedidoInvalido(f"currency {validation.eco(self.moneda)} is not an ISO 4217 code")
+            raise PedidoInvalido(f"currency {validation.echo(self.moneda)} is not an ISO 4217 code")
         # The values every consumer and the charge will check again (mercadofresco.validation): an order
         # that would be refused downstream is refused here, before its row and its event exist.
         try:
-            validation.id_tienda(self.pedido_id, "pedido_id")
-            validation.id_tienda(self.cliente_id, "cliente_id")
+            valores.id_tienda(self.pedido_id, "pedido_id")
+            valores.id_tienda(self.cliente_id, "cliente_id")
             for linea in self.lineas:
-                validation.id_tienda(linea.sku, "sku")
+                valores.id_tienda(linea.sku, "sku")
                 claves.reserva(self.pedido_id, linea.sku)  # the keys the workflow will build from them
             claves.cobro(self.pedido_id)
-            validation.importe_centimos(self.importe_centimos)
-            validation.moneda(self.moneda)
+            valores.importe_centimos(self.importe_centimos)
+            valores.moneda(self.moneda)
             if self.email is not None:
-                validation.email(self.email)
-        except (validation.ValorInvalido, IdempotencyKeyError) as exc:
+                valores.email(self.email)
+        except (validation.InvalidValueError, IdempotencyKeyError) as exc:
             raise PedidoInvalido(f"order has an invalid value: {exc}") from None
 
     def evento_creado(self) -> dict[str, Any]:

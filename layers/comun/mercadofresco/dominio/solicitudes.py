@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco import validation
+from mercadofresco.dominio import valores
 from mercadofresco.dominio.pedidos import LineaPedido, Pedido, crear_pedido
+from mercadofresco.dominio.valores import nuevo_pedido_id
 from mercadofresco.errors import PermanentError
 from mercadofresco.outbox.exceptions import OutboxError, PedidoInvalido
-from mercadofresco.validation import eco, nuevo_pedido_id
+from mercadofresco.validation import echo
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -78,7 +80,7 @@ class ClaveReutilizada(OutboxError, PermanentError):
 
     def __init__(self, clave: str, pedido_id: str) -> None:
         super().__init__(
-            f"Idempotency-Key {eco(clave)} was already used for order {pedido_id} with a different request body;"
+            f"Idempotency-Key {echo(clave)} was already used for order {pedido_id} with a different request body;"
             " send a new key for a new order, or the same body to get that order back"
         )
         self.clave = clave
@@ -98,15 +100,15 @@ def _es_entero(valor: Any) -> bool:
 
 
 def _id(datos: Mapping[str, Any], campo: str, donde: str, errores: list[str]) -> str | None:
-    """A customer or sku id in the store's format (:func:`mercadofresco.validation.id_tienda`)."""
+    """A customer or sku id in the store's format (:func:`mercadofresco.valores.id_tienda`)."""
     valor = datos.get(campo)
     if not isinstance(valor, str) or not valor.strip():
         errores.append(f"{donde}{campo}: required, a non-empty string")
         return None
     try:
-        return validation.id_tienda(valor, campo)
-    except validation.ValorInvalido:
-        errores.append(f"{donde}{campo}: {validation.ID_TIENDA_FORMATO}")
+        return valores.id_tienda(valor, campo)
+    except validation.InvalidValueError:
+        errores.append(f"{donde}{campo}: {valores.ID_TIENDA_FORMATO}")
         return None
 
 
@@ -115,7 +117,7 @@ def _desconocidos(datos: Mapping[str, Any], conocidos: frozenset[str]) -> str | 
     extra = sorted(set(datos) - conocidos)
     if not extra:
         return None
-    nombrados = ", ".join(eco(nombre) for nombre in extra[:MAX_CAMPOS_DESCONOCIDOS])
+    nombrados = ", ".join(echo(nombre) for nombre in extra[:MAX_CAMPOS_DESCONOCIDOS])
     resto = len(extra) - MAX_CAMPOS_DESCONOCIDOS
     return f"unknown field(s) {nombrados}" + (f" and {resto} more" if resto > 0 else "")
 
@@ -123,7 +125,7 @@ def _desconocidos(datos: Mapping[str, Any], conocidos: frozenset[str]) -> str | 
 def _entero_positivo(datos: Mapping[str, Any], campo: str, maximo: int, donde: str, errores: list[str]) -> int | None:
     valor = datos.get(campo)
     if not _es_entero(valor) or not 1 <= valor <= maximo:
-        errores.append(f"{donde}{campo}: required, an integer from 1 to {maximo} (got {eco(valor)})")
+        errores.append(f"{donde}{campo}: required, an integer from 1 to {maximo} (got {echo(valor)})")
         return None
     return valor
 
@@ -170,12 +172,12 @@ def validar_solicitud(cuerpo: Any, pedido_id: str) -> Pedido:
     cliente_id = _id(cuerpo, "cliente_id", "", errores)
     email = cuerpo.get("email")
     try:
-        validation.email(email)  # also refuses NUL/control characters PostgreSQL or a mail header cannot take
-    except validation.ValorInvalido:
+        valores.email(email)  # also refuses NUL/control characters PostgreSQL or a mail header cannot take
+    except validation.InvalidValueError:
         errores.append("email: required, an address like nombre@dominio.es")  # never echoed: personal data
     moneda = cuerpo.get("moneda", "EUR")
     if not isinstance(moneda, str) or moneda not in MONEDAS_ISO_4217:  # a list or a dict is not hashable
-        errores.append(f"moneda: an ISO 4217 code such as EUR (got {validation.eco(moneda)})")
+        errores.append(f"moneda: an ISO 4217 code such as EUR (got {validation.echo(moneda)})")
     lineas = _lineas(cuerpo.get("lineas"), errores)
     if errores:
         raise SolicitudInvalida(errores)
@@ -256,7 +258,7 @@ def registrar_pedido(
             creado, pedido_id = False, fila[1]
         leido = consultar_pedido(conn, pedido_id)
     if leido is None:  # the key's order is gone (deleted by an operator): say so, never invent one
-        raise OutboxError(f"Idempotency-Key {eco(clave)} points to order {pedido_id}, which no longer exists")
+        raise OutboxError(f"Idempotency-Key {echo(clave)} points to order {pedido_id}, which no longer exists")
     return PedidoRegistrado(leido, creado)
 
 

@@ -2,7 +2,7 @@
 
 One attempt = one guarded call: the shared breaker admits it (or raises ``CircuitoAbierto``
 with no network call), urllib3 sends it with explicit connect/read timeouts and no retries of
-its own, the outcome is classified by :func:`mercadofresco.retry.clasificar` and recorded in the
+its own, the outcome is classified by :func:`mercadofresco.retry.classify` and recorded in the
 breaker. Transient outcomes are retried by *this* loop only: at most ``retry.max_attempts``
 attempts (:data:`~mercadofresco.retry.MAX_ATTEMPTS_HTTP` = 2 by default, because the workflow's
 ``Retry`` governs the charge), full-jitter waits, ``Retry-After`` honoured for 429/503 within a
@@ -10,10 +10,10 @@ bound, and the dependency's retry budget asked before every retry.
 
 Outcomes
 --------
-- 2xx/3xx and 4xx other than 429: returned as :class:`Respuesta` (``status``, ``cuerpo``). A 4xx is
+- 2xx/3xx and 4xx other than 429: returned as :class:`ProviderResponse` (``status``, ``cuerpo``). A 4xx is
   the provider's business answer (402 ``{"motivo": "fondos insuficientes"}``): the caller maps it.
 - 5xx, 429, refused, reset, connect timeout, or a read timeout with ``idempotent=True``:
-  retried; when attempts, budget or ``Retry-After`` bound run out, ``error_no_disponible``.
+  retried; when attempts, budget or ``Retry-After`` bound run out, ``unavailable_error``.
 - Read timeout with ``idempotent=False``: :class:`~mercadofresco.errors.ResultadoDesconocido`,
   never retried (the provider may have acted).
 """
@@ -29,21 +29,16 @@ from urllib.parse import quote
 
 import urllib3
 
-from mercadofresco.errors import (
-    DependencyUnavailableError,
-    PresupuestoReintentosAgotado,
-    ProveedorNoDisponible,
-    ResultadoDesconocido,
-)
-from mercadofresco.metrics import LATENCIA_PROVEEDOR, REINTENTOS, como_metricas
+from mercadofresco.errors import DependencyUnavailableError, PresupuestoReintentosAgotado, ResultadoDesconocido
+from mercadofresco.metrics import LATENCIA_PROVEEDOR, REINTENTOS, as_metrics
 from mercadofresco.retry.backoff import retry_after_s
-from mercadofresco.retry.clasificacion import Clasificacion, clasificar
+from mercadofresco.retry.clasificacion import Classification, classify
 from mercadofresco.retry.politica import RetryPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mercadofresco.circuit_breaker.core import CircuitBreaker, Permiso
+    from mercadofresco.circuit_breaker.core import CircuitBreaker, Permit
     from mercadofresco.retry.budget import RetryBudget
 
 logger = logging.getLogger("mercadofresco.http")
@@ -54,7 +49,7 @@ MOTIVO_RETRY_AFTER = "Retry-After above the limit"
 MOTIVO_PRESUPUESTO = "retry budget exhausted"
 
 
-class Respuesta(NamedTuple):
+class ProviderResponse(NamedTuple):
     """A provider's answer: ``status, cuerpo = cliente.post(...)``."""
 
     status: int
@@ -62,14 +57,14 @@ class Respuesta(NamedTuple):
 
 
 class _Intento(NamedTuple):
-    clasificacion: Clasificacion
-    respuesta: Respuesta | None
+    clasificacion: Classification
+    respuesta: ProviderResponse | None
     retry_after_s: float | None
     error: BaseException | None
     detalle: str
 
 
-class ClienteProveedor:
+class ProviderClient:
     """HTTP client for one provider, with the project's retry, budget and breaker discipline.
 
     Parameters
@@ -84,7 +79,7 @@ class ClienteProveedor:
         Attempts and waits; :class:`RetryPolicy` defaults (2 attempts) otherwise.
     connect_timeout_s, read_timeout_s:
         urllib3 ``Timeout``; their sum also bounds one whole attempt.
-    error_no_disponible:
+    unavailable_error:
         The :class:`TransientError` subclass raised when attempts run out
         (``PasarelaNoDisponible`` for the gateway): the state machine matches it by name.
     rng, sleep:
@@ -92,7 +87,7 @@ class ClienteProveedor:
 
     Examples
     --------
-    >>> cliente = ClienteProveedor(dependencia="pasarela", base_url="https://pasarela.example")
+    >>> cliente = ProviderClient(dependencia="pasarela", base_url="https://pasarela.example")
     >>> status, cuerpo = cliente.post("/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1",
     ...                               idempotent=True)  # doctest: +SKIP
     """
@@ -107,9 +102,9 @@ class ClienteProveedor:
         budget: RetryBudget | None = None,
         connect_timeout_s: float = 2.0,
         read_timeout_s: float = 10.0,
-        error_no_disponible: type[DependencyUnavailableError] = ProveedorNoDisponible,
+        unavailable_error: type[DependencyUnavailableError] = DependencyUnavailableError,
         metrics: Any = None,
-        cabeceras: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
         rng: random.Random | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -117,46 +112,46 @@ class ClienteProveedor:
         self.base_url = base_url.rstrip("/")
         self.breaker, self.budget = breaker, budget
         self.retry = retry or RetryPolicy()
-        self.error_no_disponible = error_no_disponible
-        self._metricas = como_metricas(metrics)
+        self.unavailable_error = unavailable_error
+        self._metricas = as_metrics(metrics)
         self._rng, self._sleep = rng or random.Random(), sleep
         self._timeout = urllib3.Timeout(
             connect=connect_timeout_s, read=read_timeout_s, total=connect_timeout_s + read_timeout_s
         )
         # Kept here, not as the pool's default headers: urllib3 *replaces* a pool's defaults
         # with any per-request headers, and every idempotent call sends its own key.
-        self._cabeceras = {"Content-Type": "application/json", "Accept": "application/json", **(cabeceras or {})}
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
         self._pool = urllib3.PoolManager(retries=False, timeout=self._timeout)
 
     def post(
-        self, ruta: str, *, json: Any = None, idempotency_key: str | None = None, idempotent: bool = False
-    ) -> Respuesta:
-        """POST ``json`` to ``ruta``; ``idempotent`` says whether a read timeout may be retried."""
-        return self.solicitar("POST", ruta, json=json, idempotency_key=idempotency_key, idempotent=idempotent)
+        self, path: str, *, json: Any = None, idempotency_key: str | None = None, idempotent: bool = False
+    ) -> ProviderResponse:
+        """POST ``json`` to ``path``; ``idempotent`` says whether a read timeout may be retried."""
+        return self.request("POST", path, json=json, idempotency_key=idempotency_key, idempotent=idempotent)
 
-    def get(self, ruta: str) -> Respuesta:
-        """GET ``ruta`` (a read: always idempotent)."""
-        return self.solicitar("GET", ruta, idempotent=True)
+    def get(self, path: str) -> ProviderResponse:
+        """GET ``path`` (a read: always idempotent)."""
+        return self.request("GET", path, idempotent=True)
 
-    def solicitar(
+    def request(
         self,
-        metodo: str,
-        ruta: str,
+        method: str,
+        path: str,
         *,
         json: Any = None,
         idempotency_key: str | None = None,
         idempotent: bool = False,
-    ) -> Respuesta:
+    ) -> ProviderResponse:
         """Send with retries as the module docstring describes."""
         cuerpo = None if json is None else _json_bytes(json)
         if idempotency_key:
-            cabeceras = {**self._cabeceras, "Idempotency-Key": cabecera_idempotency_key(idempotency_key)}
+            headers = {**self._headers, "Idempotency-Key": idempotency_key_header(idempotency_key)}
         else:
-            cabeceras = self._cabeceras
+            headers = self._headers
         # Only what reaches the provider counts: a call or a retry the open circuit refuses
         # (CircuitoAbierto propagates from _intentar) neither feeds the budget nor counts as a
         # retry, or an outage would fill the budget exactly while the provider is down.
-        intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotent)
+        intento = self._intentar(method, path, cuerpo, headers, idempotent)
         if self.budget is not None:
             self.budget.record_call()
         numero, motivo = 0, ""
@@ -166,13 +161,13 @@ class ClienteProveedor:
                 break
             self._sleep(espera)
             numero += 1
-            intento = self._intentar(metodo, ruta, cuerpo, cabeceras, idempotent)
-            self._metricas.contar(REINTENTOS, self.dependencia)
+            intento = self._intentar(method, path, cuerpo, headers, idempotent)
+            self._metricas.count(REINTENTOS, self.dependencia)
         return self._resultado(intento, numero + 1, motivo)
 
     def _espera_antes_de_reintentar(self, numero: int, intento: _Intento) -> tuple[float | None, str]:
         """Seconds to wait before another attempt, or ``None`` and why not (attempts, Retry-After, budget)."""
-        if not self.retry.queda_intento(numero):
+        if not self.retry.has_attempt_left(numero):
             return None, MOTIVO_INTENTOS
         espera = self.retry.espera_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
         motivo = MOTIVO_RETRY_AFTER if espera is None else ""
@@ -186,32 +181,34 @@ class ClienteProveedor:
         return espera, motivo
 
     def _intentar(
-        self, metodo: str, ruta: str, cuerpo: bytes | None, cabeceras: dict[str, str], idempotent: bool
+        self, method: str, path: str, cuerpo: bytes | None, headers: dict[str, str], idempotent: bool
     ) -> _Intento:
         """One attempt under the breaker (``CircuitoAbierto`` propagates: nothing was sent)."""
         permiso = self.breaker.acquire() if self.breaker is not None else None
         inicio = time.monotonic()
         try:
-            resp = self._pool.request(metodo, self.base_url + ruta, body=cuerpo, headers=cabeceras, redirect=False)
+            resp = self._pool.request(method, self.base_url + path, body=cuerpo, headers=headers, redirect=False)
         except Exception as exc:
             self._medir(inicio)
-            clasificacion = clasificar(exc, idempotent=idempotent)
-            _anotar(permiso, fallo=clasificacion is not Clasificacion.PERMANENTE)
-            if clasificacion is Clasificacion.PERMANENTE:
+            clasificacion = classify(exc, idempotent=idempotent)
+            _anotar(permiso, fallo=clasificacion is not Classification.PERMANENTE)
+            if clasificacion is Classification.PERMANENTE:
                 raise  # not a provider failure (a bad URL, our bug): surface it as it is
             return _Intento(clasificacion, None, None, exc, f"{type(exc).__name__}: {exc}")
         self._medir(inicio)
-        clasificacion = clasificar(resp.status)
+        clasificacion = classify(resp.status)
         _anotar(permiso, fallo=clasificacion.reintentable)
         espera = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
-        return _Intento(clasificacion, Respuesta(resp.status, body_of(resp.data)), espera, None, f"HTTP {resp.status}")
+        return _Intento(
+            clasificacion, ProviderResponse(resp.status, body_of(resp.data)), espera, None, f"HTTP {resp.status}"
+        )
 
     def _medir(self, inicio: float) -> None:
         """Latency of one attempt (a timeout counts as its full wait): the provider's p99 alarm reads it."""
-        self._metricas.medir_ms(LATENCIA_PROVEEDOR, self.dependencia, round((time.monotonic() - inicio) * 1000, 1))
+        self._metricas.measure_ms(LATENCIA_PROVEEDOR, self.dependencia, round((time.monotonic() - inicio) * 1000, 1))
 
-    def _resultado(self, intento: _Intento, intentos: int, motivo: str) -> Respuesta:
-        if intento.clasificacion is Clasificacion.RESULTADO_DESCONOCIDO:
+    def _resultado(self, intento: _Intento, intentos: int, motivo: str) -> ProviderResponse:
+        if intento.clasificacion is Classification.RESULTADO_DESCONOCIDO:
             raise ResultadoDesconocido(
                 f"{self.dependencia}: no answer in time to a non-idempotent operation ({intento.detalle}); "
                 "it may have happened: reconcile before repeating it"
@@ -220,7 +217,7 @@ class ClienteProveedor:
             assert intento.respuesta is not None
             return intento.respuesta
         # The budget's refusal has its own name in the workflow's contract; any other end is "unavailable".
-        tipo = PresupuestoReintentosAgotado if motivo == MOTIVO_PRESUPUESTO else self.error_no_disponible
+        tipo = PresupuestoReintentosAgotado if motivo == MOTIVO_PRESUPUESTO else self.unavailable_error
         error = tipo(
             f"{self.dependencia} unavailable after {intentos} attempt(s) ({motivo}); last: {intento.detalle}",
             dependency=self.dependencia,
@@ -235,7 +232,7 @@ class ClienteProveedor:
 _SEGURO_EN_CABECERA = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
 
 
-def cabecera_idempotency_key(clave: str) -> str:
+def idempotency_key_header(clave: str) -> str:
     """The ``Idempotency-Key`` header value for ``clave``: ASCII, the same on every attempt and redelivery.
 
     HTTP header values are bytes that urllib3 writes as Latin-1: a key with "ñ" would reach the
@@ -243,7 +240,7 @@ def cabecera_idempotency_key(clave: str) -> str:
     request raise. Keys are therefore percent-encoded as UTF-8 (RFC 3986), which changes nothing for
     the plain ASCII keys the builders produce from the domain (``cobro:PED-2026-084417``). A string
     that is not text (a lone surrogate) is refused with ``ValueError`` before any call is made; the
-    key builders (:mod:`mercadofresco.idempotency.claves`) already refuse such parts.
+    key builders (:mod:`mercadofresco.dominio.claves`) already refuse such parts.
     """
     try:
         return quote(clave, safe=_SEGURO_EN_CABECERA, encoding="utf-8", errors="strict")
@@ -251,7 +248,7 @@ def cabecera_idempotency_key(clave: str) -> str:
         raise ValueError("Idempotency-Key is not encodable text (lone surrogate): refused before any call") from exc
 
 
-def _anotar(permiso: Permiso | None, *, fallo: bool) -> None:
+def _anotar(permiso: Permit | None, *, fallo: bool) -> None:
     if permiso is not None:
         permiso.failure() if fallo else permiso.success()
 

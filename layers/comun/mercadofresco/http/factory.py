@@ -1,6 +1,6 @@
 """The provider client wired from the environment: one way for every function (charge, ERP, e-mail).
 
-A :class:`~mercadofresco.http.ClienteProveedor` behind the dependency's shared breaker and
+A :class:`~mercadofresco.http.ProviderClient` behind the dependency's shared breaker and
 retry budget (both in Valkey), its base URL from an environment variable.
 
 A sandbox provider (the stack's own ``simulador-*`` function URL) is reached through a path
@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     import redis
 
     from mercadofresco.circuit_breaker import BreakerConfig
-    from mercadofresco.http.cliente import ClienteProveedor
+    from mercadofresco.http.cliente import ProviderClient
 
-__all__ = ["ENV_SECRETO_SANDBOX", "MARCA_TOKEN", "client_from_env", "token_sandbox", "url_con_token"]
+__all__ = ["ENV_SECRETO_SANDBOX", "MARCA_TOKEN", "client_from_env", "token_sandbox", "url_with_token"]
 
 ENV_SECRETO_SANDBOX = "SIMULADOR_SECRET_ARN"
 MARCA_TOKEN = "{token}"  # where the sandbox's path token goes in a provider URL
@@ -39,7 +39,7 @@ def token_sandbox() -> str:
     return str(secreto["token"])
 
 
-def url_con_token(url: str) -> str:
+def url_with_token(url: str) -> str:
     """``url`` with the sandbox token in place of ``{token}``; any other URL unchanged."""
     return url.replace(MARCA_TOKEN, token_sandbox()) if MARCA_TOKEN in url else url
 
@@ -51,25 +51,25 @@ def client_from_env(
     redis_client: redis.Redis | None = None,
     config: BreakerConfig | None = None,
     **kwargs: Any,
-) -> ClienteProveedor:
+) -> ProviderClient:
     """The provider client for ``dependencia`` at ``$variable_url``, with its shared breaker and budget.
 
-    ``redis_client`` defaults to :func:`mercadofresco.valkey.cliente_valkey` (the breaker's
+    ``redis_client`` defaults to :func:`mercadofresco.valkey.valkey_client` (the breaker's
     and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefijo`` (private
-    Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ClienteProveedor``.
+    Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ProviderClient``.
     """
     from mercadofresco.circuit_breaker import CircuitBreaker
-    from mercadofresco.http.cliente import ClienteProveedor
+    from mercadofresco.http.cliente import ProviderClient
     from mercadofresco.retry import RetryBudget, RetryPolicy
 
     url = os.environ.get(variable_url, "").strip()
     if not url:
         raise ValueError(f"environment variable {variable_url} (base URL of {dependencia}) is not set")
-    url = url_con_token(url)
+    url = url_with_token(url)
     if redis_client is None:
-        from mercadofresco.valkey import cliente_valkey
+        from mercadofresco.valkey import valkey_client
 
-        redis_client = cliente_valkey()
+        redis_client = valkey_client()
     reloj = kwargs.pop("clock", None)
     prefijo = kwargs.pop("prefijo", None)
     claves_extra = {"prefijo": prefijo} if prefijo else {}
@@ -78,4 +78,4 @@ def client_from_env(
     reloj_budget = {"clock": reloj} if reloj is not None else {}
     budget = RetryBudget(dependencia, redis_client, **claves_extra, **reloj_budget)
     kwargs.setdefault("retry", RetryPolicy.from_env())
-    return ClienteProveedor(dependencia=dependencia, base_url=url, breaker=breaker, budget=budget, **kwargs)
+    return ProviderClient(dependencia=dependencia, base_url=url, breaker=breaker, budget=budget, **kwargs)

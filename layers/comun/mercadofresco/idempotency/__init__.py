@@ -13,7 +13,8 @@ on the ``alias/mercadofresco-datos`` key. It never scans or queries.
 
 Usage::
 
-    from mercadofresco.idempotency import IdempotencyStore, claves, idempotent
+    from mercadofresco.dominio import claves
+    from mercadofresco.idempotency import IdempotencyStore, idempotent
 
     store = IdempotencyStore.from_env()
 
@@ -23,8 +24,6 @@ Usage::
 
 from __future__ import annotations
 
-from mercadofresco.idempotency import claves
-from mercadofresco.idempotency.claves import Clave
 from mercadofresco.idempotency.config import IdempotencyConfig, lease_for_timeout
 from mercadofresco.idempotency.decorator import idempotent
 from mercadofresco.idempotency.exceptions import (
@@ -34,24 +33,26 @@ from mercadofresco.idempotency.exceptions import (
     IdempotencyPayloadMismatchError,
     IdempotencyPersistenceError,
     IdempotencyResultError,
-    OperacionFallidaError,
+    OperationFailedError,
 )
-from mercadofresco.idempotency.registro import EstadoIdempotencia
+from mercadofresco.idempotency.keys import IdempotencyKey, key_from_content, make_key
+from mercadofresco.idempotency.registro import IdempotencyStatus
 from mercadofresco.idempotency.store import IdempotencyStore
 
 __all__ = [
-    "Clave",
-    "EstadoIdempotencia",
     "IdempotencyConfig",
     "IdempotencyError",
     "IdempotencyInconsistentStateError",
+    "IdempotencyKey",
     "IdempotencyKeyError",
     "IdempotencyPayloadMismatchError",
     "IdempotencyPersistenceError",
     "IdempotencyResultError",
+    "IdempotencyStatus",
     "IdempotencyStore",
-    "OperacionFallidaError",
-    "claves",
+    "OperationFailedError",
     "idempotent",
+    "key_from_content",
     "lease_for_timeout",
+    "make_key",
 ]

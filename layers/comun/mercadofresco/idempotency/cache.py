@@ -10,18 +10,18 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from mercadofresco.idempotency.registro import EstadoIdempotencia
+from mercadofresco.idempotency.registro import IdempotencyStatus
 
 if TYPE_CHECKING:
-    from mercadofresco.idempotency.registro import Registro
+    from mercadofresco.idempotency.registro import IdempotencyRecord
 
 
-class CacheCompletados:
+class CompletedCache:
     """A bounded, thread-safe map key → ``COMPLETADO`` record, evicting at ``expira_en``."""
 
     def __init__(self, max_items: int) -> None:
         self.max_items = max_items
-        self._registros: OrderedDict[str, Registro] = OrderedDict()
+        self._registros: OrderedDict[str, IdempotencyRecord] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -30,7 +30,7 @@ class CacheCompletados:
     def __contains__(self, clave: object) -> bool:
         return clave in self._registros
 
-    def get(self, clave: str, ahora_s: float) -> Registro | None:
+    def get(self, clave: str, ahora_s: float) -> IdempotencyRecord | None:
         """The cached record, or ``None``; an expired one is evicted on the way."""
         with self._lock:
             registro = self._registros.get(clave)
@@ -42,9 +42,9 @@ class CacheCompletados:
             self._registros.move_to_end(clave)
             return registro
 
-    def put(self, registro: Registro) -> None:
+    def put(self, registro: IdempotencyRecord) -> None:
         """Cache a ``COMPLETADO`` record; any other state is refused (never cached)."""
-        if registro.estado is not EstadoIdempotencia.COMPLETADO:
+        if registro.estado is not IdempotencyStatus.COMPLETADO:
             raise ValueError(f"only COMPLETADO records are cached, got {registro.estado} for {registro.clave!r}")
         with self._lock:
             self._registros[registro.clave] = registro

@@ -11,7 +11,7 @@ from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from mercadofresco.idempotency.claves import Clave
+    from mercadofresco.idempotency.keys import IdempotencyKey
     from mercadofresco.idempotency.store import IdempotencyStore
 
 P = ParamSpec("P")
@@ -21,7 +21,7 @@ R = TypeVar("R")
 def idempotent(
     store: IdempotencyStore,
     *,
-    clave: Callable[..., Clave],
+    clave: Callable[..., IdempotencyKey],
     payload_fields: Sequence[str] | None = None,
     payload: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mercadofresco.idempotency.exceptions import IdempotencyPersistenceError
-from mercadofresco.idempotency.registro import EstadoIdempotencia, Registro, error_a_atributo
+from mercadofresco.idempotency.registro import IdempotencyRecord, IdempotencyStatus, error_attribute
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from mercadofresco.idempotency.registro import ErrorGuardado
+    from mercadofresco.idempotency.registro import StoredError
 
 _CCF = "ConditionalCheckFailedException"
 
@@ -48,13 +48,13 @@ class DynamoDBRecords:
         self.table_name = table_name
         self.client = client
 
-    def claim(self, nuevo: Registro, ahora_s: int) -> tuple[bool, Registro | None]:
+    def claim(self, nuevo: IdempotencyRecord, ahora_s: int) -> tuple[bool, IdempotencyRecord | None]:
         """One conditional PutItem. ``(True, None)`` if claimed, else ``(False, record found)``.
 
         The record found comes from ``ReturnValuesOnConditionCheckFailure=ALL_OLD``: no GetItem.
         It is ``None`` only if DynamoDB returned no item with the refusal.
         """
-        valores: dict[str, Any] = {":ahora": {"N": str(ahora_s)}, ":en_curso": {"S": EstadoIdempotencia.EN_CURSO}}
+        valores: dict[str, Any] = {":ahora": {"N": str(ahora_s)}, ":en_curso": {"S": IdempotencyStatus.EN_CURSO}}
         if nuevo.hash_payload is not None:
             valores[":hash"] = {"S": nuevo.hash_payload}
         condicion = _RECLAMO.format(hash=_RECLAMO_HASH if nuevo.hash_payload is not None else "")
@@ -67,7 +67,7 @@ class DynamoDBRecords:
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
         if isinstance(respuesta, _Rechazo):
-            return False, None if respuesta.item is None else Registro.de_item(respuesta.item)
+            return False, None if respuesta.item is None else IdempotencyRecord.de_item(respuesta.item)
         return True, None
 
     def complete(self, clave: str, propietario: str, resultado_json: str, expira_en: int) -> bool:
@@ -77,21 +77,21 @@ class DynamoDBRecords:
             propietario,
             "SET #estado = :estado, #resultado = :resultado, #expira_en = :expira_en REMOVE #caduca_bloqueo",
             {
-                ":estado": {"S": EstadoIdempotencia.COMPLETADO},
+                ":estado": {"S": IdempotencyStatus.COMPLETADO},
                 ":resultado": {"S": resultado_json},
                 ":expira_en": {"N": str(expira_en)},
             },
         )
 
-    def mark_failed(self, clave: str, propietario: str, error: ErrorGuardado, expira_en: int) -> bool:
+    def mark_failed(self, clave: str, propietario: str, error: StoredError, expira_en: int) -> bool:
         """EN_CURSO → FALLIDO with the error; ``False`` if the claim is no longer ours."""
         return self._terminar(
             clave,
             propietario,
             "SET #estado = :estado, #error = :error, #expira_en = :expira_en REMOVE #caduca_bloqueo",
             {
-                ":estado": {"S": EstadoIdempotencia.FALLIDO},
-                ":error": error_a_atributo(error),
+                ":estado": {"S": IdempotencyStatus.FALLIDO},
+                ":error": error_attribute(error),
                 ":expira_en": {"N": str(expira_en)},
             },
         )
@@ -108,11 +108,11 @@ class DynamoDBRecords:
         )
         return not isinstance(respuesta, _Rechazo)
 
-    def read(self, clave: str) -> Registro | None:
+    def read(self, clave: str) -> IdempotencyRecord | None:
         """Strongly consistent GetItem (used only while waiting for another consumer's outcome)."""
         respuesta = self._llamar("get_item", Key={"clave": {"S": clave}}, ConsistentRead=True)
         item = None if isinstance(respuesta, _Rechazo) else respuesta.get("Item")
-        return None if item is None else Registro.de_item(item)
+        return None if item is None else IdempotencyRecord.de_item(item)
 
     def _terminar(self, clave: str, propietario: str, actualizacion: str, valores: dict[str, Any]) -> bool:
         texto = f"{actualizacion} {_ES_MIO}"

@@ -17,7 +17,7 @@ __all__ = [
     "IdempotencyPayloadMismatchError",
     "IdempotencyPersistenceError",
     "IdempotencyResultError",
-    "OperacionFallidaError",
+    "OperationFailedError",
 ]
 
 
@@ -54,7 +54,7 @@ class IdempotencyResultError(IdempotencyError, PermanentError):
     """The operation's result is not JSON-serialisable, so it cannot be stored for duplicates."""
 
 
-class OperacionFallidaError(IdempotencyError, PermanentError):
+class OperationFailedError(IdempotencyError, PermanentError):
     """A duplicate of an operation recorded ``FALLIDO`` whose error class is not a domain error.
 
     ``tipo`` is the stored qualified class name of the original error, ``mensaje`` its message.

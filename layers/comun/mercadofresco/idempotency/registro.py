@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["ErrorGuardado", "EstadoIdempotencia", "Registro", "error_a_atributo"]
+__all__ = ["IdempotencyRecord", "IdempotencyStatus", "StoredError", "error_attribute"]
 
 
-class EstadoIdempotencia(StrEnum):
+class IdempotencyStatus(StrEnum):
     """The three states of a record; with only two, two simultaneous consumers both run."""
 
     EN_CURSO = "EN_CURSO"
@@ -33,7 +33,7 @@ class EstadoIdempotencia(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class ErrorGuardado:
+class StoredError:
     """A permanent failure as stored: qualified class name and message."""
 
     tipo: str
@@ -49,17 +49,17 @@ class ErrorGuardado:
 
 
 @dataclass(frozen=True, slots=True)
-class Registro:
+class IdempotencyRecord:
     """One idempotency record, decoded."""
 
     clave: str
-    estado: EstadoIdempotencia
+    estado: IdempotencyStatus
     expira_en: int
     caduca_bloqueo: int | None = None
     propietario: str | None = None
     hash_payload: str | None = None
     resultado_json: str | None = None
-    error: ErrorGuardado | None = None
+    error: StoredError | None = None
 
     def expirado(self, ahora_s: float) -> bool:
         """Past ``expira_en``: DynamoDB's TTL deletes late (up to 48 h), so treat it as absent."""
@@ -68,7 +68,7 @@ class Registro:
     def bloqueo_vivo(self, ahora_s: float) -> bool:
         """An ``EN_CURSO`` claim whose lease has not ended."""
         return (
-            self.estado is EstadoIdempotencia.EN_CURSO
+            self.estado is IdempotencyStatus.EN_CURSO
             and self.caduca_bloqueo is not None
             and self.caduca_bloqueo >= int(ahora_s)
         )
@@ -89,27 +89,27 @@ class Registro:
             "propietario": None if self.propietario is None else {"S": self.propietario},
             "hash_payload": None if self.hash_payload is None else {"S": self.hash_payload},
             "resultado": None if self.resultado_json is None else {"S": self.resultado_json},
-            "error": None if self.error is None else error_a_atributo(self.error),
+            "error": None if self.error is None else error_attribute(self.error),
         }
         item.update({k: v for k, v in opcionales.items() if v is not None})
         return item
 
     @classmethod
-    def de_item(cls, item: dict[str, dict[str, Any]]) -> Registro:
+    def de_item(cls, item: dict[str, dict[str, Any]]) -> IdempotencyRecord:
         """Decode a low-level item (as GetItem or an ``ALL_OLD`` answer returns it)."""
         error = item.get("error", {}).get("M")
         return cls(
             clave=item["clave"]["S"],
-            estado=EstadoIdempotencia(item["estado"]["S"]),
+            estado=IdempotencyStatus(item["estado"]["S"]),
             expira_en=int(item["expira_en"]["N"]),
             caduca_bloqueo=int(item["caduca_bloqueo"]["N"]) if "caduca_bloqueo" in item else None,
             propietario=item.get("propietario", {}).get("S"),
             hash_payload=item.get("hash_payload", {}).get("S"),
             resultado_json=item.get("resultado", {}).get("S"),
-            error=None if error is None else ErrorGuardado(tipo=error["tipo"]["S"], mensaje=error["mensaje"]["S"]),
+            error=None if error is None else StoredError(tipo=error["tipo"]["S"], mensaje=error["mensaje"]["S"]),
         )
 
 
-def error_a_atributo(error: ErrorGuardado) -> dict[str, Any]:
+def error_attribute(error: StoredError) -> dict[str, Any]:
     """The ``error`` map attribute of a ``FALLIDO`` record."""
     return {"M": {"tipo": {"S": error.tipo}, "mensaje": {"S": error.mensaje}}}

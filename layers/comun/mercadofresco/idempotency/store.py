@@ -32,8 +32,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco import errors
-from mercadofresco.idempotency import claves
-from mercadofresco.idempotency.cache import CacheCompletados
+from mercadofresco.idempotency import keys
+from mercadofresco.idempotency.cache import CompletedCache
 from mercadofresco.idempotency.config import IdempotencyConfig
 from mercadofresco.idempotency.dynamodb import DynamoDBRecords
 from mercadofresco.idempotency.exceptions import (
@@ -43,9 +43,10 @@ from mercadofresco.idempotency.exceptions import (
     IdempotencyPayloadMismatchError,
     IdempotencyPersistenceError,
     IdempotencyResultError,
-    OperacionFallidaError,
+    OperationFailedError,
 )
-from mercadofresco.idempotency.registro import ErrorGuardado, EstadoIdempotencia, Registro
+from mercadofresco.idempotency.keys import IdempotencyKey
+from mercadofresco.idempotency.registro import IdempotencyRecord, IdempotencyStatus, StoredError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -96,7 +97,7 @@ class IdempotencyStore:
         self.table_name = table_name
         self.config = config or IdempotencyConfig()
         self.registros = DynamoDBRecords(table_name, client)
-        self.cache = CacheCompletados(self.config.local_cache_max_items) if self.config.local_cache else None
+        self.cache = CompletedCache(self.config.local_cache_max_items) if self.config.local_cache else None
         self._now_s = now_s
         self._sleep = sleep
 
@@ -108,13 +109,13 @@ class IdempotencyStore:
             raise IdempotencyError(f"environment variable {ENV_TABLA} (the idempotency table's name) is not set")
         return cls(tabla, None, config or IdempotencyConfig.from_env(), **kwargs)
 
-    def run(self, clave: claves.Clave, operacion: Callable[[], Any], payload: Any = None) -> Any:
+    def run(self, clave: IdempotencyKey, operacion: Callable[[], Any], payload: Any = None) -> Any:
         """Run ``operacion`` once for ``clave`` and return its (JSON round-tripped) result.
 
         Parameters
         ----------
         clave
-            A key from :mod:`mercadofresco.idempotency.claves` (a plain ``str`` is refused).
+            A key from :mod:`mercadofresco.dominio.claves` (a plain ``str`` is refused).
         operacion
             Zero-argument callable returning a JSON-serialisable value.
         payload
@@ -133,12 +134,12 @@ class IdempotencyStore:
         Exception
             The operation's own error (first run), or the stored permanent one (duplicate).
         """
-        if type(clave) is not claves.Clave:
+        if type(clave) is not IdempotencyKey:
             raise IdempotencyKeyError(
-                f"idempotency key must be built with mercadofresco.idempotency.claves (e.g. claves.cobro(pedido_id)), "
+                f"idempotency key must be made by idempotency.keys.make_key (e.g. claves.cobro(pedido_id)), "
                 f"got {type(clave).__name__} {clave!r}"
             )
-        hash_payload = None if payload is None else claves.hash_canonico(payload)
+        hash_payload = None if payload is None else keys.canonical_hash(payload)
         if self.cache is not None and (guardado := self.cache.get(clave, self._now_s())) is not None:
             _validar_payload(guardado, hash_payload)
             return guardado.resultado()
@@ -148,13 +149,13 @@ class IdempotencyStore:
             return self._ejecutar(clave, operacion, propietario, hash_payload)
         return self._responder_duplicado(existente)
 
-    def _reclamar(self, clave: str, hash_payload: str | None, propietario: str) -> Registro | None:
+    def _reclamar(self, clave: str, hash_payload: str | None, propietario: str) -> IdempotencyRecord | None:
         """Claim the key: ``None`` if ours now, else the outcome-bearing record found."""
         for _ in range(MAX_CLAIM_ATTEMPTS):
             ahora = self._now_s()
-            nuevo = Registro(
+            nuevo = IdempotencyRecord(
                 clave=clave,
-                estado=EstadoIdempotencia.EN_CURSO,
+                estado=IdempotencyStatus.EN_CURSO,
                 expira_en=int(ahora) + self.config.expires_after_s,
                 caduca_bloqueo=int(ahora) + self.config.lease_s,
                 propietario=propietario,
@@ -165,7 +166,7 @@ class IdempotencyStore:
                 return None
             if existente is not None:
                 _validar_payload(existente, hash_payload)
-                if existente.estado is EstadoIdempotencia.EN_CURSO and self.config.wait_for_completion_s > 0:
+                if existente.estado is IdempotencyStatus.EN_CURSO and self.config.wait_for_completion_s > 0:
                     existente = self._esperar(existente, hash_payload)
             if existente is not None:  # None: refused but gone by the time we looked; claim again
                 return existente
@@ -173,7 +174,7 @@ class IdempotencyStore:
             f"claim on {clave!r} refused {MAX_CLAIM_ATTEMPTS} times but no record could be read; retry later"
         )
 
-    def _esperar(self, en_curso: Registro, hash_payload: str | None) -> Registro | None:
+    def _esperar(self, en_curso: IdempotencyRecord, hash_payload: str | None) -> IdempotencyRecord | None:
         """Poll a live claim until its outcome, up to ``wait_for_completion_s``.
 
         Returns the finished record, the same ``EN_CURSO`` one when time runs out, or
@@ -187,7 +188,7 @@ class IdempotencyStore:
             if leido is None or leido.expirado(ahora):
                 return None
             _validar_payload(leido, hash_payload)
-            if leido.estado is not EstadoIdempotencia.EN_CURSO:
+            if leido.estado is not IdempotencyStatus.EN_CURSO:
                 return leido
             if not leido.bloqueo_vivo(ahora):
                 return None
@@ -215,15 +216,15 @@ class IdempotencyStore:
         if not self.registros.complete(clave, propietario, resultado_json, expira_en):
             logger.warning("idempotency claim lost before completion (lease too short?)", extra={"clave": clave})
         elif self.cache is not None:
-            completado = Registro(
-                clave, EstadoIdempotencia.COMPLETADO, expira_en, None, propietario, hash_payload, resultado_json
+            completado = IdempotencyRecord(
+                clave, IdempotencyStatus.COMPLETADO, expira_en, None, propietario, hash_payload, resultado_json
             )
             self.cache.put(completado)
         return json.loads(resultado_json)
 
     def _registrar_fallo(self, clave: str, propietario: str, exc: BaseException) -> bool:
         tipo = f"{type(exc).__module__}.{type(exc).__qualname__}"
-        error = ErrorGuardado(tipo=tipo, mensaje=str(exc)[:MAX_ERROR_MESSAGE_CHARS])
+        error = StoredError(tipo=tipo, mensaje=str(exc)[:MAX_ERROR_MESSAGE_CHARS])
         expira_en = int(self._now_s()) + self.config.expires_after_s
         return self.registros.mark_failed(clave, propietario, error, expira_en)
 
@@ -237,13 +238,13 @@ class IdempotencyStore:
             fallo.add_note(f"while recording the operation's {type(exc).__name__}: {exc}")
             raise
 
-    def _responder_duplicado(self, registro: Registro) -> Any:
+    def _responder_duplicado(self, registro: IdempotencyRecord) -> Any:
         """A duplicate's answer: the stored result, the stored failure, or 'in progress'."""
-        if registro.estado is EstadoIdempotencia.COMPLETADO:
+        if registro.estado is IdempotencyStatus.COMPLETADO:
             if self.cache is not None:
                 self.cache.put(registro)
             return registro.resultado()
-        if registro.estado is EstadoIdempotencia.FALLIDO:
+        if registro.estado is IdempotencyStatus.FALLIDO:
             raise _reconstruir_error(registro)
         raise errors.OperacionEnCurso(
             f"operation {registro.clave!r} is EN_CURSO in another consumer until "
@@ -251,23 +252,46 @@ class IdempotencyStore:
         )
 
 
-def _validar_payload(registro: Registro, hash_payload: str | None) -> None:
+def _validar_payload(registro: IdempotencyRecord, hash_payload: str | None) -> None:
     # Only when both sides carry a hash: a caller that validates nothing accepts any record.
     if hash_payload is not None and registro.hash_payload is not None and hash_payload != registro.hash_payload:
         raise IdempotencyPayloadMismatchError(registro.clave, registro.hash_payload, hash_payload)
 
 
-def _reconstruir_error(registro: Registro) -> Exception:
+_DOMINIO = "mercadofresco.dominio."
+
+
+def _errores_de_la_capa(raiz: type[Exception] = errors.MercadoFrescoError) -> list[type[Exception]]:
+    return [raiz, *(c for sub in raiz.__subclasses__() for c in _errores_de_la_capa(sub))]
+
+
+def _clase_guardada(guardado: StoredError) -> type[Exception] | None:
+    """The class a stored error names, if it is one the workflow matches: of ``errors`` or of ``dominio``.
+
+    Only an already imported class of the layer is looked up (a record never makes us import a module).
+    A record written while the workflow's own errors lived in ``mercadofresco.errors`` (before they
+    moved to ``mercadofresco.dominio.errores``) names that module: it still resolves, by the class's name.
+    """
+    replayable = [
+        c for c in _errores_de_la_capa() if c.__module__ == errors.__name__ or c.__module__.startswith(_DOMINIO)
+    ]
+    exacta = next((c for c in replayable if (c.__module__, c.__name__) == (guardado.modulo, guardado.nombre)), None)
+    if exacta is not None or guardado.modulo != errors.__name__:
+        return exacta
+    return next((c for c in replayable if c.__name__ == guardado.nombre), None)
+
+
+def _reconstruir_error(registro: IdempotencyRecord) -> Exception:
     """The stored permanent failure again: the same domain class (the workflow's Catch matches it by name)."""
-    guardado = registro.error or ErrorGuardado(tipo="desconocido", mensaje="FALLIDO record without error")
-    clase = getattr(errors, guardado.nombre, None) if guardado.modulo == errors.__name__ else None
+    guardado = registro.error or StoredError(tipo="desconocido", mensaje="FALLIDO record without error")
+    clase = _clase_guardada(guardado)
     error: Exception | None = None
-    if isinstance(clase, type) and issubclass(clase, Exception):
+    if clase is not None:
         try:
             error = clase(guardado.mensaje)
         except TypeError:  # a domain error with a richer constructor: fall back to the generic one
             error = None
     if error is None:
-        error = OperacionFallidaError(registro.clave, guardado.tipo, guardado.mensaje)
+        error = OperationFailedError(registro.clave, guardado.tipo, guardado.mensaje)
     error.add_note(f"replayed from idempotency record {registro.clave!r} (FALLIDO); the operation did not run")
     return error

@@ -23,7 +23,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.db import ConfigBD, parametros_aurora
+from mercadofresco.db import DatabaseConfig, aurora_parameters
 from mercadofresco.errors import MercadoFrescoError
 from mercadofresco.outbox.migraciones import apply_migrations
 
@@ -45,7 +45,7 @@ class RespuestaError(MercadoFrescoError):
 
 
 @dataclass
-class Respondedor:
+class CustomResourceResponder:
     """Sends exactly one answer to a custom-resource event (the first caller wins)."""
 
     evento: dict[str, Any]
@@ -123,32 +123,32 @@ def create_runtime_role(conn: Connection, usuario: str, password: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Credenciales:
+class Credentials:
     usuario: str
     password: str
 
 
-def read_credentials(secreto_arn: str) -> Credenciales:
+def read_credentials(secreto_arn: str) -> Credentials:
     """username/password of a Secrets Manager secret (JSON, as RDS and the template write them)."""
     from mercadofresco import aws
 
     valor = json.loads(aws.client("secretsmanager").get_secret_value(SecretId=secreto_arn)["SecretString"])
-    return Credenciales(valor["username"], valor["password"])
+    return Credentials(valor["username"], valor["password"])
 
 
-def connect(config: ConfigBD, timeout_s: float) -> Connection:
+def connect(config: DatabaseConfig, timeout_s: float) -> Connection:
     """One autocommit connection as the admin user (``DATABASE_URL`` locally; Aurora over TLS deployed)."""
     import psycopg
 
     espera = max(1, min(10, int(timeout_s)))
     if config.database_url:
         return psycopg.connect(config.database_url, autocommit=True, connect_timeout=espera)
-    return psycopg.connect(**parametros_aurora(config), autocommit=True, connect_timeout=espera)
+    return psycopg.connect(**aurora_parameters(config), autocommit=True, connect_timeout=espera)
 
 
 def migrate_from_properties(propiedades: dict[str, Any], plazo_s: float, database_url: str | None) -> dict[str, str]:
     """Create/Update: the resource's properties name the endpoint, the database and both secrets."""
-    admin = ConfigBD(
+    admin = DatabaseConfig(
         database_url=database_url,
         endpoint=propiedades.get("Endpoint") or None,
         database=propiedades.get("Database") or "mercadofresco",
@@ -160,7 +160,7 @@ def migrate_from_properties(propiedades: dict[str, Any], plazo_s: float, databas
         return apply(conn, runtime, statement_timeout_ms=int(plazo_s * 1000))
 
 
-def apply(conn: Connection, runtime: Credenciales | None, *, statement_timeout_ms: int) -> dict[str, str]:
+def apply(conn: Connection, runtime: Credentials | None, *, statement_timeout_ms: int) -> dict[str, str]:
     """Apply pending migrations and (re)create the runtime role; what the resource reports back."""
     from psycopg import sql  # see create_runtime_role
 
@@ -188,7 +188,7 @@ def run(
     """
     propiedades = evento.get("ResourceProperties") or {}
     id_fisico = evento.get("PhysicalResourceId") or f"migraciones-{propiedades.get('Database', 'mercadofresco')}"
-    respondedor = Respondedor(evento, id_fisico)
+    respondedor = CustomResourceResponder(evento, id_fisico)
     plazo_s = max(1.0, restante_ms() / 1000 - MARGEN_WATCHDOG_S)
     watchdog = threading.Timer(
         plazo_s, respondedor.responder, args=("FAILED", f"migrations did not finish within {plazo_s:.0f} s")

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mercadofresco.db import pool_compartido
+from mercadofresco.db import shared_pool
 from mercadofresco.outbox.config import OutboxConfig
 from mercadofresco.outbox.migraciones import apply_migrations, verify_migrations
 from mercadofresco.process_cache import per_environment
@@ -23,25 +23,25 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 
-__all__ = ["EntornoOutbox", "entorno", "plazo"]
+__all__ = ["OutboxEnvironment", "entorno", "plazo"]
 
 
 @dataclass(frozen=True, slots=True)
-class EntornoOutbox:
+class OutboxEnvironment:
     pool: ConnectionPool
     config: OutboxConfig
 
 
 @per_environment
-def entorno() -> EntornoOutbox:
+def entorno() -> OutboxEnvironment:
     """The environment's pool (schema migrated) and config; built on first use."""
-    pool = pool_compartido()
+    pool = shared_pool()
     with pool.connection() as conn:
         if os.environ.get("DATABASE_URL"):
             apply_migrations(conn)
         else:
             verify_migrations(conn)
-    return EntornoOutbox(pool, OutboxConfig.from_env())
+    return OutboxEnvironment(pool, OutboxConfig.from_env())
 
 
 def plazo(restante_ms: int, margin_s: float, max_s: float = float("inf")) -> float:

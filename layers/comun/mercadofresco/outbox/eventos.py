@@ -19,7 +19,7 @@ _BYTES_CAMPO_TIME = 14  # how EventBridge counts a present ``Time`` towards the 
 
 
 @dataclass(frozen=True, slots=True)
-class FilaOutbox:
+class OutboxRow:
     """A claimed outbox row; ``bloqueada`` = an earlier event of its aggregate is held elsewhere.
 
     ``detalle`` is the entry's ``Detail`` as PostgreSQL wrote it (``postgres.COLUMNAS_FILA``): the
@@ -41,7 +41,7 @@ class FilaOutbox:
         return (self.tipo_agregado, self.agregado_id)
 
 
-def entrada(fila: FilaOutbox, config: OutboxConfig) -> dict[str, Any]:
+def entrada(fila: OutboxRow, config: OutboxConfig) -> dict[str, Any]:
     """The ``PutEvents`` entry for a row: its ``Detail`` carries the outbox id as ``id``."""
     return {
         "Source": config.source,
@@ -59,15 +59,15 @@ def tamano_entrada(ent: dict[str, Any]) -> int:
     return tamano + (_BYTES_CAMPO_TIME if "Time" in ent else 0)
 
 
-def trocear(
-    pendientes: Iterable[tuple[FilaOutbox, dict[str, Any], int]], config: OutboxConfig
-) -> Iterator[list[tuple[FilaOutbox, dict[str, Any], int]]]:
+def split_entries(
+    pendientes: Iterable[tuple[OutboxRow, dict[str, Any], int]], config: OutboxConfig
+) -> Iterator[list[tuple[OutboxRow, dict[str, Any], int]]]:
     """Group ``(row, entry, size)`` in order into calls of ≤ N entries and ≤ the byte limit.
 
     A call also holds at most one event per aggregate: EventBridge does not order the
     entries of one call, so two events of the same order go in consecutive calls.
     """
-    actual: list[tuple[FilaOutbox, dict[str, Any], int]] = []
+    actual: list[tuple[OutboxRow, dict[str, Any], int]] = []
     bytes_actual = 0
     agregados: set[tuple[str, str]] = set()
     for item in pendientes:

@@ -17,5 +17,5 @@ class PedidoDuplicado(OutboxError, PermanentError):
     """An order with this ``pedido_id`` already exists: nothing was written."""
 
 
-class MigracionError(OutboxError):
+class MigrationError(OutboxError):
     """A migration file could not be applied; the transaction was rolled back."""

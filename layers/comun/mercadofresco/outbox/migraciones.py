@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from mercadofresco.outbox.exceptions import MigracionError
+from mercadofresco.outbox.exceptions import MigrationError
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -46,12 +46,12 @@ def verify_migrations(conn: Connection) -> None:
 
     Raises
     ------
-    MigracionError
+    MigrationError
         Naming the pending versions and who applies them.
     """
     pendientes = pending_migrations(conn)
     if pendientes:
-        raise MigracionError(
+        raise MigrationError(
             f"database schema is behind this code: {pendientes} not applied; the deploy applies them "
             "(custom resource MigracionesAurora, functions/migraciones) - redeploy or check its log"
         )
@@ -62,7 +62,7 @@ def apply_migrations(conn: Connection) -> list[str]:
 
     Raises
     ------
-    MigracionError
+    MigrationError
         A file failed; nothing of this call was kept.
     """
     import psycopg  # already loaded by ``conn``'s pool: importing this module does not load the driver
@@ -80,5 +80,5 @@ def apply_migrations(conn: Connection) -> list[str]:
                 conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
                 aplicadas_ahora.append(version)
     except psycopg.Error as exc:
-        raise MigracionError(f"migration failed, schema unchanged: {exc}") from exc
+        raise MigrationError(f"migration failed, schema unchanged: {exc}") from exc
     return aplicadas_ahora

@@ -72,6 +72,6 @@ def pending_signal_from_env() -> PendingSignal | None:
     """The signal when ``OUTBOX_PENDING_SIGNAL=valkey``, on the layer's Valkey client; ``None`` otherwise."""
     if os.environ.get(ENV_PENDING_SIGNAL, "").strip().lower() != "valkey":
         return None
-    from mercadofresco.valkey import cliente_valkey
+    from mercadofresco.valkey import valkey_client
 
-    return PendingSignal(cliente_valkey())
+    return PendingSignal(valkey_client())

@@ -16,14 +16,14 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.outbox.eventos import FilaOutbox
+from mercadofresco.outbox.eventos import OutboxRow
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from psycopg import Connection
 
-# A ``FilaOutbox``'s columns, in order. PostgreSQL writes the entry's ``Detail`` (jsonb to text, in C):
+# A ``OutboxRow``'s columns, in order. PostgreSQL writes the entry's ``Detail`` (jsonb to text, in C):
 # parsing the payload into a dict and dumping it again cost the relay ~0.01 ms per event (~5 % of it).
 # ``||`` keeps its right operand's keys, so the outbox id and the row's version beat the payload's.
 COLUMNAS_FILA = (
@@ -77,10 +77,10 @@ class OutboxStatus:
     aparcadas: int
 
 
-def claim(conn: Connection, lote: int) -> list[FilaOutbox]:
+def claim(conn: Connection, lote: int) -> list[OutboxRow]:
     """Lock up to ``lote`` pending rows no other relay holds, oldest first."""
     filas = conn.execute(_RECLAMAR, {"lote": lote}).fetchall()
-    return [FilaOutbox(*fila) for fila in filas]
+    return [OutboxRow(*fila) for fila in filas]
 
 
 def mark_published(conn: Connection, ids: list[uuid.UUID]) -> None:

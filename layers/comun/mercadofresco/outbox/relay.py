@@ -28,7 +28,7 @@ from psycopg_pool import PoolTimeout
 
 from mercadofresco.aws import client
 from mercadofresco.outbox import postgres
-from mercadofresco.outbox.eventos import entrada, tamano_entrada, trocear
+from mercadofresco.outbox.eventos import entrada, split_entries, tamano_entrada
 from mercadofresco.process_cache import per_environment
 
 if TYPE_CHECKING:
@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
     from mercadofresco.outbox.config import OutboxConfig
-    from mercadofresco.outbox.eventos import FilaOutbox
+    from mercadofresco.outbox.eventos import OutboxRow
 
-__all__ = ["CONFIG_CLIENTE_EVENTOS", "ERRORES_BD", "OutboxRelay", "Resultado", "cliente_eventos"]
+__all__ = ["CONFIG_CLIENTE_EVENTOS", "ERRORES_BD", "OutboxRelay", "Resultado", "events_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ CONFIG_CLIENTE_EVENTOS = Config(
 
 
 @per_environment
-def cliente_eventos() -> BaseClient:
+def events_client() -> BaseClient:
     """The relay's EventBridge client, one per execution environment (``CONFIG_CLIENTE_EVENTOS``)."""
     return client("events", config=CONFIG_CLIENTE_EVENTOS)
 
@@ -86,7 +86,7 @@ class Resultado:
         for campo, valor in asdict(otro).items():
             setattr(self, campo, getattr(self, campo) + valor)
 
-    def como_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, int]:
         return asdict(self)
 
 
@@ -98,7 +98,7 @@ class OutboxRelay:
     pool
         A psycopg ``ConnectionPool`` (its ``check`` replaces connections a restart broke).
     eventos
-        A boto3 ``events`` client (:func:`cliente_eventos` in Lambda).
+        A boto3 ``events`` client (:func:`events_client` in Lambda).
     reloj, dormir
         Injectable monotonic clock and sleep, so tests compress time.
     """
@@ -169,9 +169,9 @@ class OutboxRelay:
             return self._config.lock_wait_s  # everything waits on another relay's commit
         return 0.0
 
-    def _planificar(self, conn: Any, filas: list[FilaOutbox], res: Resultado) -> list[tuple[FilaOutbox, dict, int]]:
+    def _planificar(self, conn: Any, filas: list[OutboxRow], res: Resultado) -> list[tuple[OutboxRow, dict, int]]:
         """Entries to send, in order; park the ones that can never fit, hold the ones that must wait."""
-        enviables: list[tuple[FilaOutbox, dict, int]] = []
+        enviables: list[tuple[OutboxRow, dict, int]] = []
         esperan: set[tuple[str, str]] = set()
         for fila in filas:
             if fila.bloqueada or fila.agregado in esperan:
@@ -190,7 +190,7 @@ class OutboxRelay:
         return enviables
 
     def _publicar(
-        self, enviables: list[tuple[FilaOutbox, dict, int]], res: Resultado
+        self, enviables: list[tuple[OutboxRow, dict, int]], res: Resultado
     ) -> tuple[list[uuid.UUID], dict[uuid.UUID, tuple[int, str]]]:
         """Send in calls, re-sending only rejected entries; a rejected row holds back its aggregate."""
         aceptadas: list[uuid.UUID] = []
@@ -199,9 +199,9 @@ class OutboxRelay:
         for ronda in range(1 + self._config.resends_per_batch):
             if ronda:
                 self._dormir(self._config.resend_wait_s * ronda)  # rejections are often throttling
-            rechazadas: list[tuple[FilaOutbox, dict, int]] = []
+            rechazadas: list[tuple[OutboxRow, dict, int]] = []
             detenidos: set[tuple[str, str]] = set()
-            for llamada in trocear(pendientes, self._config):
+            for llamada in split_entries(pendientes, self._config):
                 enviar = [item for item in llamada if item[0].agregado not in detenidos]
                 res.retenidas += len(llamada) - len(enviar)
                 if not enviar:

@@ -1,7 +1,7 @@
 """Retries that do not turn an outage into a storm (lesson, sections 5-8).
 
 - :class:`FullJitterBackoff` and friends: how long to wait (policy, no loop).
-- :func:`clasificar` / :class:`Clasificacion`: which outcomes deserve a retry, in one table.
+- :func:`classify` / :class:`Classification`: which outcomes deserve a retry, in one table.
 - :class:`RetryPolicy`: how many attempts one layer makes (:data:`MAX_ATTEMPTS_HTTP` = 2).
 - :class:`RetryBudget`: retries at most ~10 % of calls per dependency, shared in Valkey.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.retry.backoff import Backoff, EqualJitterBackoff, FullJitterBackoff, NoBackoff, retry_after_s
-from mercadofresco.retry.clasificacion import Clasificacion, clasificar
+from mercadofresco.retry.clasificacion import Classification, classify
 from mercadofresco.retry.politica import MAX_ATTEMPTS_HTTP, RetryPolicy
 
 if TYPE_CHECKING:
@@ -22,13 +22,13 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_ATTEMPTS_HTTP",
     "Backoff",
-    "Clasificacion",
+    "Classification",
     "EqualJitterBackoff",
     "FullJitterBackoff",
     "NoBackoff",
     "RetryBudget",
     "RetryPolicy",
-    "clasificar",
+    "classify",
     "retry_after_s",
 ]
 

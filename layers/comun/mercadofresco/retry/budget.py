@@ -73,7 +73,7 @@ class RetryBudget:
     dependencia:
         Budget name (``pasarela``, ``erp``, ``correo-principal``): one bucket per dependency.
     redis_client:
-        A client from :func:`mercadofresco.valkey.cliente_valkey`, or ``None`` for a budget of
+        A client from :func:`mercadofresco.valkey.valkey_client`, or ``None`` for a budget of
         this process only.
     prefijo:
         Key prefix (tests use a private one).

@@ -1,7 +1,7 @@
 """Which failures deserve a retry: the one table the whole project uses (lesson, section 6).
 
 =============================================  ===============================================
-outcome                                        :class:`Clasificacion`
+outcome                                        :class:`Classification`
 =============================================  ===============================================
 HTTP 2xx/3xx                                   ``EXITO``
 HTTP 429                                       ``TRANSITORIO_ESPERA_LARGA`` (honour Retry-After)
@@ -46,7 +46,7 @@ THROTTLING_CODES = frozenset(
 )  # botocore's standard retry mode treats these as throttling (botocore/retries/standard.py)
 
 
-class Clasificacion(Enum):
+class Classification(Enum):
     """What an outcome means for the caller's retry decision."""
 
     EXITO = "exito"
@@ -59,10 +59,10 @@ class Clasificacion(Enum):
     @property
     def reintentable(self) -> bool:
         """Whether the retry loop may try again (budget and attempts permitting)."""
-        return self in (Clasificacion.TRANSITORIO, Clasificacion.TRANSITORIO_ESPERA_LARGA)
+        return self in (Classification.TRANSITORIO, Classification.TRANSITORIO_ESPERA_LARGA)
 
 
-def clasificar(resultado: int | BaseException, *, idempotent: bool = False) -> Clasificacion:
+def classify(resultado: int | BaseException, *, idempotent: bool = False) -> Classification:
     """Classify an HTTP status or an exception raised by urllib3, botocore or the socket layer.
 
     Parameters
@@ -75,8 +75,8 @@ def clasificar(resultado: int | BaseException, *, idempotent: bool = False) -> C
 
     Examples
     --------
-    >>> clasificar(402)
-    <Clasificacion.PERMANENTE: 'permanente'>
+    >>> classify(402)
+    <Classification.PERMANENTE: 'permanente'>
     """
     if isinstance(resultado, int):
         return _por_status(resultado)
@@ -85,45 +85,45 @@ def clasificar(resultado: int | BaseException, *, idempotent: bool = False) -> C
     return _red(resultado, idempotent=idempotent)
 
 
-def _por_status(status: int) -> Clasificacion:
+def _por_status(status: int) -> Classification:
     if status == 429:
-        return Clasificacion.TRANSITORIO_ESPERA_LARGA
+        return Classification.TRANSITORIO_ESPERA_LARGA
     if status >= 500:
-        return Clasificacion.TRANSITORIO
+        return Classification.TRANSITORIO
     if status >= 400:
-        return Clasificacion.PERMANENTE
-    return Clasificacion.EXITO
+        return Classification.PERMANENTE
+    return Classification.EXITO
 
 
-def _lectura_agotada(idempotent: bool) -> Clasificacion:
-    return Clasificacion.TRANSITORIO if idempotent else Clasificacion.RESULTADO_DESCONOCIDO
+def _lectura_agotada(idempotent: bool) -> Classification:
+    return Classification.TRANSITORIO if idempotent else Classification.RESULTADO_DESCONOCIDO
 
 
-def _red(exc: BaseException, *, idempotent: bool) -> Clasificacion:
+def _red(exc: BaseException, *, idempotent: bool) -> Classification:
     # Order matters: urllib3's NewConnectionError subclasses ConnectTimeoutError, and both are
     # TimeoutError subclasses like ReadTimeoutError; the connect side is checked first.
     if isinstance(exc, u3.ConnectTimeoutError | u3.NewConnectionError | ConnectionRefusedError):
-        return Clasificacion.TRANSITORIO
+        return Classification.TRANSITORIO
     if isinstance(exc, u3.ReadTimeoutError | socket.timeout | TimeoutError):
         return _lectura_agotada(idempotent)
     if isinstance(exc, u3.ProtocolError | u3.SSLError | u3.ProxyError | ConnectionError):
-        return Clasificacion.TRANSITORIO  # reset/aborted: the lesson and DESIGN treat a broken link as transient
-    return Clasificacion.PERMANENTE
+        return Classification.TRANSITORIO  # reset/aborted: the lesson and DESIGN treat a broken link as transient
+    return Classification.PERMANENTE
 
 
-def _botocore(exc: BaseException, *, idempotent: bool) -> Clasificacion:
+def _botocore(exc: BaseException, *, idempotent: bool) -> Classification:
     from botocore import exceptions as bc  # botocore only when the error came from it
 
     if isinstance(exc, bc.ClientError):
         error = exc.response.get("Error", {})
         codigo = error.get("Code", "")
         if codigo == "ConditionalCheckFailedException":
-            return Clasificacion.NO_ES_ERROR
+            return Classification.NO_ES_ERROR
         if codigo in THROTTLING_CODES:
-            return Clasificacion.TRANSITORIO_ESPERA_LARGA
+            return Classification.TRANSITORIO_ESPERA_LARGA
         return _por_status(int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)))
     if isinstance(exc, bc.ReadTimeoutError):
         return _lectura_agotada(idempotent)
     if isinstance(exc, bc.ConnectTimeoutError | bc.EndpointConnectionError | bc.ConnectionClosedError):
-        return Clasificacion.TRANSITORIO
-    return Clasificacion.PERMANENTE
+        return Classification.TRANSITORIO
+    return Classification.PERMANENTE

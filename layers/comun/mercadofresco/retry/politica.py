@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mercadofresco.retry.backoff import Backoff, FullJitterBackoff
-from mercadofresco.retry.clasificacion import Clasificacion
+from mercadofresco.retry.clasificacion import Classification
 
 if TYPE_CHECKING:
     import random
@@ -63,12 +63,12 @@ class RetryPolicy:
         except ValueError:
             raise ValueError(f"HTTP_MAX_ATTEMPTS must be a whole number >= 1, got {valor!r}") from None
 
-    def queda_intento(self, intento: int) -> bool:
+    def has_attempt_left(self, intento: int) -> bool:
         """Whether attempt ``intento`` (0-based, just failed) may be followed by another."""
         return intento + 1 < self.max_attempts
 
     def espera_s(
-        self, reintento: int, clasificacion: Clasificacion, retry_after: float | None, rng: random.Random
+        self, reintento: int, clasificacion: Classification, retry_after: float | None, rng: random.Random
     ) -> float | None:
         """Seconds to wait before retry number ``reintento`` (0-based), or ``None`` to give up now.
 
@@ -78,6 +78,6 @@ class RetryPolicy:
         if retry_after is not None:
             return retry_after if retry_after <= self.retry_after_max_s else None
         espera = self.backoff.compute(reintento, rng)
-        if clasificacion is Clasificacion.TRANSITORIO_ESPERA_LARGA:
+        if clasificacion is Classification.TRANSITORIO_ESPERA_LARGA:
             espera += self.min_429_wait_s
         return espera
