@@ -286,7 +286,13 @@ def _minimo_privilegio(nivel: Nivel, registro: Path, fase: str, parametros: dict
     Called while the stack that made them still exists (its physical ids resolve the roles); what its
     containers write later lands in the next phase's files.
     """
-    from mercadofresco_iam.desplegado import comprobar_despliegue, fisicos_de_pila, leer_registro, plantilla_desplegada
+    from mercadofresco_iam.desplegado import (
+        arn_de_secreto,
+        comprobar_despliegue,
+        fisicos_de_pila,
+        leer_registro,
+        plantilla_desplegada,
+    )
 
     cuenta = nivel.cliente("sts").get_caller_identity()["Account"]
     fisicos = fisicos_de_pila(nivel.cliente, PILA, REGION, cuenta)
@@ -300,7 +306,9 @@ def _minimo_privilegio(nivel: Nivel, registro: Path, fase: str, parametros: dict
         if r["ResourceType"] == "AWS::Lambda::Function"
     }
     maquinas = [n for n, r in nivel.plantilla()["Resources"].items() if r["Type"] == "AWS::Serverless::StateMachine"]
-    llamadas = leer_registro(carpeta, funciones, maquinas[0] if len(maquinas) == 1 else None)
+    llamadas = leer_registro(
+        carpeta, funciones, maquinas[0] if len(maquinas) == 1 else None, arn_de_secreto(nivel.cliente)
+    )
     plantilla = plantilla_desplegada(RAIZ / "template.yaml", parametros, REGION, cuenta, PILA, fisicos)
     informe = comprobar_despliegue(llamadas, plantilla)
     texto = informe.texto()

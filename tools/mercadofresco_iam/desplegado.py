@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from mercadofresco_iam.comprobacion import Informe
 
 __all__ = [
+    "arn_de_secreto",
     "comprobar_despliegue",
     "destino",
     "fisicos_de_pila",
@@ -57,11 +58,17 @@ def llamada_de_tarea(principal: str, recurso: str, parametros: Mapping[str, Any]
     return Llamada(principal, coincide["servicio"], accion[0].upper() + accion[1:], dict(parametros))
 
 
-def leer_registro(carpeta: Path, funciones: Mapping[str, str], maquina: str | None) -> Registro:
+def leer_registro(
+    carpeta: Path,
+    funciones: Mapping[str, str],
+    maquina: str | None,
+    arn_de_secreto: Callable[[str], str | None] = lambda _nombre: None,
+) -> Registro:
     """Every recorded line under ``carpeta``; ``funciones`` maps a function's name to its logical id.
 
     A function the stack does not name, or a task when the stack has no single state machine, keeps a
-    principal no role belongs to (the check reports it as such).
+    principal no role belongs to (the check reports it as such). A secret asked for by name is
+    authorised against its ARN (``arn_de_secreto``, the account's answer), as IAM does.
     """
     registro = Registro()
     for ruta in sorted(carpeta.glob("*.jsonl")):
@@ -72,7 +79,11 @@ def leer_registro(carpeta: Path, funciones: Mapping[str, str], maquina: str | No
                 registro.anotar(llamada_de_tarea(principal, dato["recurso"], dato.get("parametros") or {}))
             else:
                 principal = funciones.get(dato["funcion"], f"(function {dato['funcion']})")
-                registro.anotar(Llamada(principal, dato["servicio"], dato["operacion"], dato["parametros"]))
+                parametros = dato["parametros"]
+                secreto = parametros.get("SecretId") if dato["servicio"] == "secretsmanager" else None
+                if secreto and not secreto.startswith("arn:") and (arn := arn_de_secreto(secreto)):
+                    parametros = {**parametros, "SecretId": arn}
+                registro.anotar(Llamada(principal, dato["servicio"], dato["operacion"], parametros))
     return registro
 
 
@@ -103,12 +114,29 @@ def fisicos_de_pila(cliente: Callable[[str], Any], pila: str, region: str, cuent
             valor = {"Ref": fisico, "Arn": arn.format("logs", f"log-group:{fisico}:*")}  # CloudFormation's GetAtt Arn
         elif tipo == "AWS::S3::Bucket":
             valor = {"Ref": fisico, "Arn": f"arn:aws:s3:::{fisico}"}
-        elif tipo in ("AWS::SNS::Topic", "AWS::StepFunctions::StateMachine", "AWS::SecretsManager::Secret"):
+        elif tipo == "AWS::SecretsManager::Secret":
+            # AWS's Ref is the secret's ARN; MiniStack's physical id is its name (emulated_account.gaps).
+            secreto = cliente("secretsmanager").describe_secret(SecretId=fisico)["ARN"]
+            valor = {"Ref": secreto, "Arn": secreto}
+        elif tipo in ("AWS::SNS::Topic", "AWS::StepFunctions::StateMachine"):
             valor = {"Ref": fisico, "Arn": fisico, "TopicArn": fisico, "Name": fisico.rsplit(":", 1)[-1]}
         else:
             valor = {"Ref": fisico}
         fisicos[r["LogicalResourceId"]] = valor
     return fisicos
+
+
+def arn_de_secreto(cliente: Callable[[str], Any]) -> Callable[[str], str | None]:
+    """A secret's name -> its ARN in the account (None if there is no such secret)."""
+    sm = cliente("secretsmanager")
+
+    def arn(nombre: str) -> str | None:
+        try:
+            return sm.describe_secret(SecretId=nombre)["ARN"]
+        except sm.exceptions.ResourceNotFoundException:
+            return None
+
+    return arn
 
 
 def plantilla_desplegada(

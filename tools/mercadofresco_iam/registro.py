@@ -28,13 +28,13 @@ from sam_emulator.principal import current_principal
 from mercadofresco_iam.acciones import solicitudes_de
 
 if TYPE_CHECKING:
-
     from mercadofresco_iam.acciones import Destino
     from mercadofresco_iam.evaluador import Solicitud
 
 __all__ = ["Llamada", "Registro"]
 
 _CLAVE_CONTEXTO = "mercadofresco_iam.parametros"
+
 
 @dataclass(frozen=True, slots=True)
 class Llamada:

@@ -182,9 +182,14 @@ class _Tormenta:
         politica = FullJitterBackoff if defensas.jitter else ExponentialBackoff
         self.backoff_http, self.backoff_flujo = politica(*esc.backoff_http), politica(*esc.backoff_flujo)
         self.presupuesto = RetryBudget("pasarela", None) if defensas.presupuesto else None
-        self.breaker = BreakerLocal(BreakerConfig(local_consecutive_failures=20, open_base_s=5.0,
-                                                  open_max_s=60.0, probe_reservation_s=5.0),
-                                    self.sim.reloj) if defensas.breaker else None
+        self.breaker = (
+            BreakerLocal(
+                BreakerConfig(local_consecutive_failures=20, open_base_s=5.0, open_max_s=60.0, probe_reservation_s=5.0),
+                self.sim.reloj,
+            )
+            if defensas.breaker
+            else None
+        )
 
     def ejecutar(self) -> Resultado:
         for pedido in [_Pedido() for _ in range(self.esc.pedidos)]:
@@ -291,6 +296,12 @@ def simular(defensas: Defensas, seed: int = 1, escenario: Escenario | None = Non
 
 def comparativa(seed: int = 1, escenario: Escenario | None = None) -> list[Resultado]:
     """No defense, each defense alone, all four."""
-    variantes = [Defensas(), Defensas(jitter=True), Defensas(tope=True), Defensas(presupuesto=True),
-                 Defensas(breaker=True), Defensas.todas()]
+    variantes = [
+        Defensas(),
+        Defensas(jitter=True),
+        Defensas(tope=True),
+        Defensas(presupuesto=True),
+        Defensas(breaker=True),
+        Defensas.todas(),
+    ]
     return [simular(d, seed, escenario) for d in variantes]

@@ -38,7 +38,6 @@ def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
             entorno[clave] = f"{float(valor) / compresion:.3f}"
 
 
-
 def entornos_nuevos() -> None:
     """Forget the layer's per-execution-environment caches, as new Lambda containers would.
 

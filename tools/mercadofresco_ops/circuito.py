@@ -73,8 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A name becomes a Valkey key and a printed line: refuse what cannot be either (a typo with a
     # stray byte arrives as a lone surrogate) before touching anything.
     if malos := [d for d in [prefijo, *dependencias] if not _NOMBRE.fullmatch(d)]:
-        print(f"mf-circuito: nombre no válido: {ascii(malos[0])[:60]} (letras, dígitos, ':', '.', '_' o '-')",
-              file=sys.stderr)
+        print(
+            f"mf-circuito: nombre no válido: {ascii(malos[0])[:60]} (letras, dígitos, ':', '.', '_' o '-')",
+            file=sys.stderr,
+        )
         return SALIDA_USO
     modo = {"estado": None, "abrir": "abierto", "cerrar": "cerrado" if getattr(args, "forzado", False) else ""}
     try:

@@ -145,3 +145,15 @@ def test_the_docker_flags_mount_the_recorder_and_its_folder(tmp_path: Path) -> N
     assert f"{tmp_path}:/var/mf-iam-registro" in banderas
     assert {"PYTHONPATH=/var/mf-iam-codigo", "MF_IAM_REGISTRO=/var/mf-iam-registro"} <= set(banderas)
     assert (gaps.RECORDER_SOURCE / "sitecustomize.py").is_file()
+
+
+def test_a_secret_asked_for_by_name_is_authorised_by_its_arn(tmp_path: Path) -> None:
+    arn = f"arn:aws:secretsmanager:{REGION}:{CUENTA}:secret:mf-valkey-AbCdEf"
+    linea = {"funcion": "f", "servicio": "secretsmanager", "operacion": "GetSecretValue"}
+    _escribir(
+        tmp_path,
+        "f.1.jsonl",
+        [{**linea, "parametros": {"SecretId": "mf-valkey"}}, {**linea, "parametros": {"SecretId": "otro"}}],
+    )
+    registro = leer_registro(tmp_path, {"f": "F"}, None, {"mf-valkey": arn}.get)
+    assert [ll.parametros["SecretId"] for ll in registro.llamadas()] == [arn, "otro"]  # unknown: left as asked

@@ -158,38 +158,67 @@ def clasificar(mensajes: Sequence[MensajeDlq], version_esperada: Any = 1) -> Dia
         evidencias.append(f"contenido: sin defecto visible en {n}/{n} (JSON válido, version {version_esperada!r})")
     aplazados = sum(m.motivo == Motivo.APLAZAMIENTOS_AGOTADOS for m in mensajes)
     if aplazados >= PROPORCION_DOMINANTE * n:
-        return Diagnostico(TRANSITORIO, "alta", "Agotaron los aplazamientos con el circuito abierto: la dependencia "
-                           "estuvo caída. Cuando vuelva, el redrive los procesa.", evidencias, dist, n)
+        return Diagnostico(
+            TRANSITORIO,
+            "alta",
+            "Agotaron los aplazamientos con el circuito abierto: la dependencia "
+            "estuvo caída. Cuando vuelva, el redrive los procesa.",
+            evidencias,
+            dist,
+            n,
+        )
     if dist.forma == "ventana":
         confianza = "media" if defectuosos else "alta"
-        return Diagnostico(TRANSITORIO, confianza, "Contenido sano y entrada concentrada en una ventana: una caída "
-                           "pasajera. Confirma la caída en las métricas de la dependencia (paso 3) antes del redrive.",
-                           evidencias, dist, n)
+        return Diagnostico(
+            TRANSITORIO,
+            confianza,
+            "Contenido sano y entrada concentrada en una ventana: una caída "
+            "pasajera. Confirma la caída en las métricas de la dependencia (paso 3) antes del redrive.",
+            evidencias,
+            dist,
+            n,
+        )
     sin_motivo = sum(m.motivo is None for m in mensajes)
     if dist.forma == "goteo" and sin_motivo >= PROPORCION_DOMINANTE * n:
         # Valid content, no reason, over hours: the consumer failed on *good* messages now and then.
         # Not bad data (nothing is wrong with them): a dependency that flaps, or a consumer bug.
-        return Diagnostico(TRANSITORIO, "baja", f"Mensajes válidos sin motivo que gotean durante "
-                           f"{duracion_legible(dist.duracion_s)}: el consumidor falló {n} veces con mensajes sanos "
-                           "sin reconocerlos como inválidos. Es una dependencia intermitente (timeouts, 5xx a ratos) "
-                           "o un fallo del consumidor, no datos malos. Mira los errores del consumidor en esa franja "
-                           "(paso 3, «Errores por tipo»): si son timeouts/5xx de la dependencia, reprocesa cuando esté "
-                           "estable; si es una excepción del código, corrígela y después reprocesa.",
-                           evidencias, dist, n)
-    return Diagnostico(DE_DATOS, "baja", "Contenido aparentemente sano pero entrada en goteo, con motivos del "
-                       "consumidor: rechaza mensajes concretos. Busca la excepción en los registros por MessageId "
-                       "(paso 3) antes de decidir.", evidencias, dist, n)
+        return Diagnostico(
+            TRANSITORIO,
+            "baja",
+            f"Mensajes válidos sin motivo que gotean durante "
+            f"{duracion_legible(dist.duracion_s)}: el consumidor falló {n} veces con mensajes sanos "
+            "sin reconocerlos como inválidos. Es una dependencia intermitente (timeouts, 5xx a ratos) "
+            "o un fallo del consumidor, no datos malos. Mira los errores del consumidor en esa franja "
+            "(paso 3, «Errores por tipo»): si son timeouts/5xx de la dependencia, reprocesa cuando esté "
+            "estable; si es una excepción del código, corrígela y después reprocesa.",
+            evidencias,
+            dist,
+            n,
+        )
+    return Diagnostico(
+        DE_DATOS,
+        "baja",
+        "Contenido aparentemente sano pero entrada en goteo, con motivos del "
+        "consumidor: rechaza mensajes concretos. Busca la excepción en los registros por MessageId "
+        "(paso 3) antes de decidir.",
+        evidencias,
+        dist,
+        n,
+    )
 
 
 def _por_contenido(firmas: Counter[str], n: int, dist: Distribucion, evidencias: list[str]) -> Diagnostico:
     """Most of the sample has a content defect: the content decides (the distribution only colours the text)."""
     defectuosos = sum(firmas.values())
-    (principal, veces), = firmas.most_common(1)
+    ((principal, veces),) = firmas.most_common(1)
     evidencias.append(f"contenido: {defectuosos}/{n} con defecto; el más común «{principal}» en {veces}/{n}")
     mayoria = defectuosos >= PROPORCION_DOMINANTE * n
     if veces >= PROPORCION_DOMINANTE * defectuosos and not principal.startswith(("campo-ausente", "dato-invalido")):
-        tipo, confianza, explicacion = ENVENENADO, "alta" if mayoria else "media", _explicar_envenenado(
-            principal, veces, n, dist)
+        tipo, confianza, explicacion = (
+            ENVENENADO,
+            "alta" if mayoria else "media",
+            _explicar_envenenado(principal, veces, n, dist),
+        )
     else:
         tipo, explicacion = DE_DATOS, _explicar_datos(firmas, dist)
         confianza = "alta" if mayoria and dist.forma == "goteo" else "media"
@@ -199,37 +228,48 @@ def _por_contenido(firmas: Counter[str], n: int, dist: Distribucion, evidencias:
 def _explicar_envenenado(principal: str, veces: int, n: int, dist: Distribucion) -> str:
     texto = f"El contenido es la prueba: {veces}/{n} mensajes comparten el mismo defecto ({principal}). "
     if dist.forma == "ventana":
-        texto += (f"La distribución (una ventana de {duracion_legible(dist.duracion_s)}) parece la de un fallo "
-                  "transitorio, pero es solo una pista: coincide con el tiempo en que un productor nuevo convivió "
-                  "con un consumidor antiguo (¿hubo un despliegue?). ")
+        texto += (
+            f"La distribución (una ventana de {duracion_legible(dist.duracion_s)}) parece la de un fallo "
+            "transitorio, pero es solo una pista: coincide con el tiempo en que un productor nuevo convivió "
+            "con un consumidor antiguo (¿hubo un despliegue?). "
+        )
     return texto + "Un redrive sin corregir el consumidor los devolverá a la DLQ."
 
 
 def _explicar_datos(firmas: Counter[str], dist: Distribucion) -> str:
     forma = f"en goteo durante {duracion_legible(dist.duracion_s)}" if dist.forma == "goteo" else "en una ventana"
-    defectos = ("Valores que el consumidor rechazó" if len(firmas) == 1
-                else f"Defectos distintos de un mensaje a otro ({len(firmas)} firmas)")
-    return (f"{defectos}, {forma}: son datos de origen incorrectos, no una caída ni un contrato roto. Corrige el "
-            "dato en origen; el redrive sin corregir solo los devolverá a la DLQ.")
+    defectos = (
+        "Valores que el consumidor rechazó"
+        if len(firmas) == 1
+        else f"Defectos distintos de un mensaje a otro ({len(firmas)} firmas)"
+    )
+    return (
+        f"{defectos}, {forma}: son datos de origen incorrectos, no una caída ni un contrato roto. Corrige el "
+        "dato en origen; el redrive sin corregir solo los devolverá a la DLQ."
+    )
 
 
 def _evidencia_distribucion(dist: Distribucion) -> str:
     if dist.forma == "desconocida":
         return "distribución temporal: muestra demasiado pequeña"
-    return (f"distribución temporal: {dist.forma} — de {momento(dist.inicio)} a {momento(dist.fin)} UTC "
-            f"({duracion_legible(dist.duracion_s)}); {dist.concentracion:.0%} dentro de alguna franja de "
-            f"{duracion_legible(VENTANA_S)} (es una pista, no la prueba)")
+    return (
+        f"distribución temporal: {dist.forma} — de {momento(dist.inicio)} a {momento(dist.fin)} UTC "
+        f"({duracion_legible(dist.duracion_s)}); {dist.concentracion:.0%} dentro de alguna franja de "
+        f"{duracion_legible(VENTANA_S)} (es una pista, no la prueba)"
+    )
 
 
 def _evidencia_recepciones(mensajes: Sequence[MensajeDlq]) -> str:
     cuentas = Counter(m.recepciones for m in mensajes if m.recepciones is not None)
     if not cuentas:
         return "ApproximateReceiveCount: no disponible"
-    (valor, veces), = cuentas.most_common(1)
+    ((valor, veces),) = cuentas.most_common(1)
     total = sum(cuentas.values())
     if veces >= PROPORCION_UNIFORME * total:
-        return (f"ApproximateReceiveCount uniforme = {valor} en {veces}/{total} (mismo historial de entregas; "
-                "cada inspección suma una)")
+        return (
+            f"ApproximateReceiveCount uniforme = {valor} en {veces}/{total} (mismo historial de entregas; "
+            "cada inspección suma una)"
+        )
     return f"ApproximateReceiveCount variado: {dict(sorted(cuentas.items()))}"
 
 
@@ -238,8 +278,10 @@ def _evidencia_motivos(mensajes: Sequence[MensajeDlq]) -> str:
     n = len(mensajes)
     sin = motivos.get("sin motivo", 0)
     if sin == n:
-        return (f"motivo (mf-motivo): ausente en {n}/{n} — los movió el redrive de SQS: el consumidor falló "
-                "sin reconocerlos como inválidos")
+        return (
+            f"motivo (mf-motivo): ausente en {n}/{n} — los movió el redrive de SQS: el consumidor falló "
+            "sin reconocerlos como inválidos"
+        )
     veces = motivos.most_common(1)[0][1]
     mismo = "mismo error" if veces >= PROPORCION_DOMINANTE * n else "errores distintos"
     return f"motivo (mf-motivo): {mismo} — {dict(motivos.most_common())}"
