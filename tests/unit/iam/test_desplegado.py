@@ -90,7 +90,7 @@ def _escribir(carpeta: Path, nombre: str, lineas: list[dict]) -> None:
     (carpeta / nombre).write_text("".join(json.dumps(linea) + "\n" for linea in lineas))
 
 
-def _plantilla() -> object:
+def _plantilla(**parametros: str) -> object:
     tabla = "mercadofresco-idempotencia"
     fisicos = {
         "TablaIdempotencia": {"Ref": tabla, "Arn": f"arn:aws:dynamodb:{REGION}:{CUENTA}:table/{tabla}"},
@@ -101,7 +101,7 @@ def _plantilla() -> object:
     }
     return plantilla_desplegada(
         RAIZ / "template.yaml",
-        {"SubnetIds": "subnet-a,subnet-b", "SecurityGroupIds": "sg-1", "ReservedConcurrency": "disabled"},
+        {"SubnetIds": "subnet-a,subnet-b", "SecurityGroupIds": "sg-1", "ReservedConcurrency": "disabled", **parametros},
         REGION,
         CUENTA,
         "mercadofresco-dev",
@@ -157,3 +157,17 @@ def test_a_secret_asked_for_by_name_is_authorised_by_its_arn(tmp_path: Path) -> 
     )
     registro = leer_registro(tmp_path, {"f": "F"}, None, {"mf-valkey": arn}.get)
     assert [ll.parametros["SecretId"] for ll in registro.llamadas()] == [arn, "otro"]  # unknown: left as asked
+
+
+def test_with_chaos_enabled_the_extension_policy_is_part_of_the_targets_roles(tmp_path: Path) -> None:
+    # ChaosExtensionPolicy names one of its roles under a condition (Fn::If in Roles): it is resolved.
+    _escribir(tmp_path, "mercadofresco-erp.1.jsonl", [_put("liberacion:p1:sku-1")])
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, None)
+
+    def acciones_sin_uso(**parametros: str) -> set[str]:
+        informe = comprobar_despliegue(registro, _plantilla(**parametros))
+        assert not informe.denegadas and not informe.sin_rol
+        return {a for u in informe.sin_uso if u.principal == "ErpFunction" for a in u.acciones}
+
+    assert "s3:GetObject" in acciones_sin_uso(Chaos="enabled")
+    assert "s3:GetObject" not in acciones_sin_uso()
