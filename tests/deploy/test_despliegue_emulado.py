@@ -90,6 +90,7 @@ def test_every_request_made_in_the_account_is_allowed_by_its_role(nivel: dict[st
     assert set(comprobaciones) == {"despliegue-1", "despliegue-2-caos"}
     for fase, informe in comprobaciones.items():
         print(f"--- {fase}\n{informe['texto']}")  # the unused grants, shown with -s or when a test fails
+        assert "error" not in informe, informe["error"]
         assert informe["solicitudes"] > 0, fase
         assert not informe["sin_rol"], informe["texto"]
         assert not informe["denegadas"], informe["texto"]
