@@ -26,8 +26,16 @@ if ! command -v dockerd >/dev/null 2>&1; then
 fi
 if ! pgrep -x dockerd >/dev/null 2>&1; then
   echo "docker: starting dockerd (log: $LOG)"
-  # setsid: the daemon outlives the make/pytest that started it, like the services do.
-  setsid dockerd >"$LOG" 2>&1 </dev/null &
+  # setsid: the daemon outlives the make/pytest that started it, like the services do. It inherits no
+  # other descriptor: under `flock /tmp/docker-level.lock make ...` the lock's would stay open in the
+  # daemon, and the lock would stay held after the level ends, blocking every later level.
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done
+    exec setsid dockerd >"$LOG" 2>&1 </dev/null
+  ) &
   echo $! >"$PIDFILE"
 fi
 for _ in $(seq 1 120); do answers && { echo "docker: daemon reachable"; exit 0; }; sleep 0.5; done
