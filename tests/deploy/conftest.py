@@ -15,12 +15,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 RAIZ = Path(__file__).resolve().parents[2]
+_INICIO = time.monotonic()  # the session's start, as near as a conftest gets (imported at collection)
 
 
 def _listo() -> str | None:
@@ -55,3 +57,15 @@ def nivel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([str(RAIZ / "tools"), str(RAIZ / "layers" / "comun")])}
     subprocess.run([sys.executable, "-m", "emulated_account", "run", "--out", str(salida)], cwd=RAIZ, env=entorno)
     return json.loads(salida.read_text()) if salida.exists() else {}
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The level's wall time, on one line CI's log shows last (README, Tests: "deploy level: ...")."""
+    resultados = {
+        estado: [r for r in terminalreporter.stats.get(estado, []) if "deploy" in getattr(r, "keywords", {})]
+        for estado in ("passed", "failed", "error", "skipped")
+    }
+    if not any(resultados.values()):
+        return
+    partes = ", ".join(f"{len(r)} {estado}" for estado, r in resultados.items() if r)
+    terminalreporter.write_line(f"deploy level: {partes} in {time.monotonic() - _INICIO:.0f} s", bold=True)

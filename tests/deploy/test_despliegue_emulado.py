@@ -19,6 +19,12 @@ def _pedidos(nivel: dict[str, Any], escenario: str) -> list[dict[str, Any]]:
     return [registros[p["pedido_id"]] for p in nivel["smoke"][escenario]["pedidos"]]
 
 
+def _confirmado(pedido: dict[str, Any]) -> None:
+    assert pedido["estado"] == "CONFIRMADO", pedido
+    assert pedido["cobro"] == "COMPLETADO" and pedido["cobro_en_pasarela"] is not None, pedido
+    assert pedido["aviso-erp"] == "COMPLETADO" and pedido["correo-confirmacion"] == "COMPLETADO", pedido
+
+
 def test_the_real_template_deploys_into_an_empty_account(nivel: dict[str, Any]) -> None:
     assert nivel.get("build") == 0, "sam build failed (build/deploy-level/sam-build.log)"
     assert nivel.get("deploy") == 0, "sam deploy failed (build/deploy-level/sam-deploy-1.log)"
@@ -31,9 +37,7 @@ def test_orders_are_confirmed_end_to_end(nivel: dict[str, Any]) -> None:
     pedidos = _pedidos(nivel, "confirmados")
     assert pedidos, "mf-smoke placed no order"
     for pedido in pedidos:
-        assert pedido["estado"] == "CONFIRMADO", pedido
-        assert pedido["cobro"] == "COMPLETADO" and pedido["cobro_en_pasarela"] is not None, pedido
-        assert pedido["aviso-erp"] == "COMPLETADO" and pedido["correo-confirmacion"] == "COMPLETADO", pedido
+        _confirmado(pedido)
 
 
 def test_a_declined_card_is_rejected_and_the_customer_told(nivel: dict[str, Any]) -> None:
@@ -62,3 +66,42 @@ def test_sam_delete_then_a_second_deploy_succeeds(nivel: dict[str, Any]) -> None
     assert nivel["pila_tras_delete"].startswith("ninguna"), nivel["pila_tras_delete"]
     assert nivel.get("redeploy") == 0, "the second sam deploy failed (build/deploy-level/sam-deploy-2.log)"
     assert nivel["pila_tras_redeploy"] == "CREATE_COMPLETE"
+
+
+def test_chaos_enabled_deploys_with_the_extension_attached_and_an_order_still_confirms(nivel: dict[str, Any]) -> None:
+    # The second deploy is the Chaos=enabled one (the FIS extension's stand-in: emulated_account.gaps).
+    assert nivel.get("redeploy") == 0, "the Chaos=enabled sam deploy failed (build/deploy-level/sam-deploy-2.log)"
+    for nombre, funcion in nivel["caos_en_funciones"].items():
+        assert nivel["capa_fis"] in funcion["capas"], (nombre, funcion)
+        assert funcion["wrapper"] == "/opt/aws-fis/bootstrap", (nombre, funcion)
+        assert funcion["configuracion_fis"].startswith("arn:aws:s3:::mercadofresco-caos-"), (nombre, funcion)
+    con_caos = nivel["con_caos"]
+    assert con_caos["smoke"]["confirmados"]["codigo"] == 0, con_caos["smoke"]
+    registros = con_caos["registros"]["pedidos"]
+    (pedido,) = [registros[p["pedido_id"]] for p in con_caos["smoke"]["confirmados"]["pedidos"]]
+    _confirmado(pedido)
+    assert con_caos["registros"]["dlqs"] == dict.fromkeys(con_caos["registros"]["dlqs"], 0)
+
+
+def test_every_request_made_in_the_account_is_allowed_by_its_role(nivel: dict[str, Any]) -> None:
+    """Least privilege by execution at the deploy level: each function's and the state machine's recorded
+    requests against the roles of the transformed template.yaml (both deploys, each with its parameters)."""
+    comprobaciones = nivel["minimo_privilegio"]
+    assert set(comprobaciones) == {"despliegue-1", "despliegue-2-caos"}
+    for fase, informe in comprobaciones.items():
+        print(f"--- {fase}\n{informe['texto']}")  # the unused grants, shown with -s or when a test fails
+        assert "error" not in informe, informe["error"]
+        assert informe["solicitudes"] > 0, fase
+        assert not informe["sin_rol"], informe["texto"]
+        assert not informe["denegadas"], informe["texto"]
+    # The recorders saw the order path: the store, the state machine's tasks and every consumer that ran.
+    vistos = set(comprobaciones["despliegue-1"]["principales"])
+    esperados = {
+        "TiendaFunction",
+        "ProcesarPedido",
+        "CobroFunction",
+        "ErpFunction",
+        "CorreoFunction",
+        "ProyeccionFunction",
+    }
+    assert esperados <= vistos, vistos

@@ -29,9 +29,11 @@ def test_only_the_archive_the_fis_experiments_and_the_metric_math_alarms_are_dro
     }
     assert quitados == esperados
     assert "ArchivoBusMercadoFresco" in quitados
-    assert {n for n in quitados if n.startswith("ExperimentoCaos")} == {
-        n for n, r in plantilla["Resources"].items() if r["Type"] == "AWS::FIS::ExperimentTemplate"
-    } != set()
+    assert (
+        {n for n in quitados if n.startswith("ExperimentoCaos")}
+        == {n for n, r in plantilla["Resources"].items() if r["Type"] == "AWS::FIS::ExperimentTemplate"}
+        != set()
+    )
     # The single-metric alarms (each DLQ > 0) stay.
     assert any(r["Type"] == "AWS::CloudWatch::Alarm" for r in adaptada["Resources"].values())
 
@@ -63,3 +65,35 @@ def test_generated_secrets_without_punctuation_say_which_characters(plantilla: d
     secreto = gaps.adapt(plantilla, GATEWAY)["Resources"]["SimuladorSecret"]["Properties"]["GenerateSecretString"]
     assert secreto["ExcludePunctuation"] is True
     assert set("?#/%&=+") <= set(secreto["ExcludeCharacters"])
+
+
+def test_the_fis_extension_stand_in_is_named_by_the_public_parameter_and_injects_nothing(
+    aws: None, tmp_path: Path
+) -> None:
+    import io
+    import subprocess
+    import zipfile
+
+    import boto3
+
+    def cliente(servicio: str) -> object:
+        return boto3.client(servicio, region_name="eu-south-2")
+
+    # GIVEN an account with neither AWS's public parameters nor its layers; WHEN the gap provides them
+    publicos = tmp_path / "parametros-publicos.json"
+    publicos.write_text(json.dumps({"/aws/service/otro": "x"}))
+    capa = gaps.fis_extension_stand_in(cliente, "x86_64", publicos)
+    # THEN the public parameter Chaos=enabled resolves names the published layer (the others are kept)
+    nombre = "/aws/service/fis/lambda-extension/AWS-FIS-extension-x86_64/1.x.x"
+    assert json.loads(publicos.read_text()) == {"/aws/service/otro": "x", nombre: capa}
+    # AND its /opt/aws-fis/bootstrap, executable, runs the runtime command it wraps, unchanged
+    (version,) = cliente("lambda").list_layer_versions(LayerName="stand-in-aws-fis-extension-x86_64")["LayerVersions"]
+    assert version["LayerVersionArn"] == capa
+    with zipfile.ZipFile(io.BytesIO(gaps._stand_in_zip())) as zf:
+        info = zf.getinfo("aws-fis/bootstrap")
+        assert (info.external_attr >> 16) & 0o111
+        zf.extractall(tmp_path)
+    bootstrap = tmp_path / "aws-fis" / "bootstrap"
+    bootstrap.chmod(0o755)
+    hecho = subprocess.run([str(bootstrap), "printf", "%s|%s", "a b", "c"], capture_output=True, text=True, check=True)
+    assert hecho.stdout == "a b|c"

@@ -5,6 +5,11 @@ botocore exactly, older than the project's. It listens on ``PUENTE:<free port>``
 and the Lambda containers reach it at the same address (custom resources' ``ResponseURL`` and the
 functions' ``AWS_ENDPOINT_URL`` included), and runs every function in Docker from the locally built
 ``public.ecr.aws/lambda/python:3.13`` (``tools/sam_local/build-image.sh``), never pulling.
+
+With ``registro_iam`` set, every AWS request the functions and the state machine make is recorded
+there (:func:`emulated_account.gaps.recorder_docker_flags`, ``ministack_del_nivel.py``) for the
+least-privilege check (:mod:`mercadofresco_iam.desplegado`). AWS's public SSM parameters the level
+publishes are served from :attr:`MiniStack.parametros_publicos`.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import TYPE_CHECKING
 import urllib3
 from sam_emulator.moto_server import puerto_libre
 
+from emulated_account import gaps
 from emulated_account.infraestructura import PUENTE
 
 if TYPE_CHECKING:
@@ -26,6 +32,7 @@ if TYPE_CHECKING:
 
 RAIZ = Path(__file__).resolve().parents[2]
 MINISTACK = Path(os.environ.get("MINISTACK_BIN", RAIZ / ".venv-ministack" / "bin" / "ministack"))
+LANZADOR = Path(__file__).with_name("ministack_del_nivel.py")  # MiniStack's main, plus what the level adds
 REGION = "eu-south-2"  # samconfig.toml's
 ARRANQUE_MAX_S = 120  # a hang guard: it is ready in ~5 s on a quiet machine
 CA_EN_CONTENEDOR = "/var/mf-ca"
@@ -38,6 +45,7 @@ class MiniStack:
 
     carpeta: Path
     certificados: Certificados
+    registro_iam: Path | None = None  # where the functions' and the state machine's requests are written
     puerto: int = field(default_factory=puerto_libre)
     _proceso: subprocess.Popen[bytes] | None = None
 
@@ -48,6 +56,11 @@ class MiniStack:
     @property
     def endpoint(self) -> str:
         return f"http://{self.gateway}"
+
+    @property
+    def parametros_publicos(self) -> Path:
+        """AWS's public SSM parameters in this account, as JSON (name -> value; ``ministack_del_nivel.py``)."""
+        return self.carpeta / "parametros-publicos.json"
 
     @property
     def log(self) -> Path:
@@ -67,17 +80,27 @@ class MiniStack:
             "LAMBDA_DOCKER_FLAGS": (
                 f"-e SSL_CERT_FILE={CA_EN_CONTENEDOR}/ca.pem -e AURORA_SSLROOTCERT={CA_EN_CONTENEDOR}/ca.pem"
                 f" -v {self.certificados.carpeta}:{CA_EN_CONTENEDOR}:ro"
+                + (f" {gaps.recorder_docker_flags(self.registro_iam)}" if self.registro_iam else "")
             ),
             "TMPDIR": str(self.carpeta),
+            "MF_PARAMETROS_PUBLICOS": str(self.parametros_publicos),
+            **({"MF_IAM_REGISTRO": str(self.registro_iam)} if self.registro_iam else {}),
         }
 
     def start(self) -> MiniStack:
         if not MINISTACK.exists():
             raise OSError(f"{MINISTACK} is missing: make test-deploy installs it (requirements/ministack.txt)")
         self.carpeta.mkdir(parents=True, exist_ok=True)
+        if self.registro_iam:
+            self.registro_iam.mkdir(parents=True, exist_ok=True)
+            self.registro_iam.chmod(0o777)  # written from inside the containers, whatever their user
         with self.log.open("ab") as log:
             self._proceso = subprocess.Popen(
-                [str(MINISTACK)], env=self.entorno(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                [str(MINISTACK.with_name("python")), str(LANZADOR)],
+                env=self.entorno(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
             )
         http = urllib3.PoolManager(retries=False, timeout=2)
         limite = time.monotonic() + ARRANQUE_MAX_S

@@ -13,11 +13,11 @@ import json
 import re
 import string
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +95,30 @@ GAPS = (
         "the level's PostgreSQL and Valkey speak TLS like Aurora and ElastiCache, with a certificate of its own "
         "CA; ElastiCache's chains to a public CA the runtime already trusts",
         "TLS and passwords are still required and verified (emulated_account.infraestructura)",
+    ),
+    Gap(
+        "Chaos=enabled: the FIS Lambda extension is a stand-in layer published in the emulated account, and "
+        "the public SSM parameter /aws/service/fis/lambda-extension/AWS-FIS-extension-<arch>/1.x.x names it",
+        "MiniStack has neither AWS's public parameters nor AWS's layers; the stand-in's /opt/aws-fis/bootstrap "
+        "only execs the runtime (no fault; the level's image's bootstrap does not run AWS_LAMBDA_EXEC_WRAPPER "
+        "anyway), so a Chaos=enabled stack runs exactly as a disabled one until an experiment starts",
+        "the stack's own Chaos=enabled resources deploy (layer reference, wrapper variables, configuration "
+        "bucket and policy, FIS role) and an order still confirms; the faults themselves are the local chaos "
+        "campaign's (mf-caos --local); the experiment templates as in the FIS gap above (fis_extension_stand_in)",
+    ),
+    Gap(
+        "every function container and the state machine's tasks carry the request recorder (an observation)",
+        "MiniStack evaluates no role unless AUTH=true, and then with its own partial evaluator: the "
+        "least-privilege check is mercadofresco_iam's, over the transformed template's roles, as for the "
+        "local run and the chaos campaign",
+        "nothing is changed: each call is written as one JSON line, then made as it was "
+        "(recorder_docker_flags, ministack_del_nivel.py, mercadofresco_iam.desplegado)",
+    ),
+    Gap(
+        "the least-privilege check reads a secret's Ref as its ARN, and a secret asked for by name as its ARN",
+        "MiniStack's Ref of AWS::SecretsManager::Secret is the secret's name (AWS's is its ARN): the functions "
+        "get the name, and a role's statement on the name would match no request",
+        "IAM authorises a secret by its ARN however it is named: the ARN is the account's (DescribeSecret)",
     ),
     Gap(
         "Tracing: Active has no effect",
@@ -288,3 +312,59 @@ def warm_providers(plantilla: dict[str, Any], pila: str, cliente: Callable[[str]
         lam.invoke(FunctionName=funcion, Payload=json.dumps(evento).encode())
         calentadas.append(funcion)
     return calentadas
+
+
+# The recorder's source (a sitecustomize, stdlib only) and where the containers write, inside them.
+RECORDER_SOURCE = Path(__file__).resolve().parents[1] / "mercadofresco_iam" / "en_contenedor"
+_RECORDER_IN_CONTAINER = "/var/mf-iam-codigo"
+_RECORDS_IN_CONTAINER = "/var/mf-iam-registro"
+
+
+def recorder_docker_flags(registro: Path) -> str:
+    """``docker run`` flags (MiniStack's LAMBDA_DOCKER_FLAGS) that record each function's AWS requests.
+
+    The recorder is on ``PYTHONPATH`` (the runtime's bootstrap appends it after the code and the layers,
+    still before the standard library, where ``sitecustomize`` is looked up) and writes to ``registro``.
+    """
+    return (
+        f"-v {RECORDER_SOURCE}:{_RECORDER_IN_CONTAINER}:ro -v {registro}:{_RECORDS_IN_CONTAINER} "
+        f"-e PYTHONPATH={_RECORDER_IN_CONTAINER} -e MF_IAM_REGISTRO={_RECORDS_IN_CONTAINER}"
+    )
+
+
+FIS_EXTENSION_PARAMETER = "/aws/service/fis/lambda-extension/AWS-FIS-extension-{arquitectura}/1.x.x"
+# AWS runs the wrapper with the runtime's command line as its arguments: exec'ing them is "no fault".
+FIS_STAND_IN_BOOTSTRAP = """#!/bin/sh
+# Stand-in for the FIS Lambda extension in the emulated account (tools/emulated_account/gaps.py): no fault.
+exec "$@"
+"""
+
+
+def _stand_in_zip() -> bytes:
+    import io
+    import zipfile
+
+    contenido = io.BytesIO()
+    with zipfile.ZipFile(contenido, "w") as zf:
+        entrada = zipfile.ZipInfo("aws-fis/bootstrap")
+        entrada.external_attr = 0o100755 << 16  # executable, as AWS's is
+        zf.writestr(entrada, FIS_STAND_IN_BOOTSTRAP)
+    return contenido.getvalue()
+
+
+def fis_extension_stand_in(cliente: Callable[[str], Any], arquitectura: str, parametros_publicos: Path) -> str:
+    """Publish the stand-in extension layer and the public SSM parameter ``Chaos=enabled`` resolves; its ARN.
+
+    An account cannot write under ``/aws/`` (MiniStack refuses it as AWS does): the parameter goes to
+    the emulator's public parameters, ``parametros_publicos`` (``MiniStack.parametros_publicos``).
+    """
+    capa = cliente("lambda").publish_layer_version(
+        LayerName=f"stand-in-aws-fis-extension-{arquitectura}",
+        Description="emulated account only: execs the runtime, injects no fault (tools/emulated_account/gaps.py)",
+        Content={"ZipFile": _stand_in_zip()},
+        CompatibleArchitectures=[arquitectura],
+    )["LayerVersionArn"]
+    publicos = json.loads(parametros_publicos.read_text()) if parametros_publicos.exists() else {}
+    publicos[FIS_EXTENSION_PARAMETER.format(arquitectura=arquitectura)] = capa
+    parametros_publicos.write_text(json.dumps(publicos, indent=1))
+    return capa

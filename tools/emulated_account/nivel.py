@@ -42,7 +42,7 @@ from emulated_account.emulador import REGION, MiniStack
 from emulated_account.infraestructura import PUENTE, AuroraDelNivel, Certificados, ValkeyDelNivel
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from botocore.client import BaseClient
 
@@ -82,6 +82,7 @@ class Nivel:
             "SAM_CLI_TELEMETRY": "0",
         }
         self.entorno.pop("AWS_PROFILE", None)
+        self.valores: dict[str, str] = {}
 
     def cliente(self, servicio: str) -> BaseClient:
         import boto3
@@ -143,6 +144,7 @@ class Nivel:
             "SimuladorTarjetasRechazadas": f"tok_rechazada,{CLIENTE_RECHAZADO}",
             **parametros,
         }
+        self.valores = valores  # the last deploy's parameter values (the least-privilege check resolves with them)
         return self._sam(
             "deploy", "--template-file", str(BUILD_DIR / "template.yaml"), "--stack-name", PILA,
             "--region", REGION, "--resolve-s3", "--no-confirm-changeset", "--no-fail-on-empty-changeset",
@@ -258,6 +260,19 @@ class Nivel:
                 return registros
             time.sleep(3)  # polling records that announce nothing
 
+    def extension_fis(self, funciones: tuple[str, ...]) -> dict[str, Any]:
+        """Each function's layers and exec wrapper, as deployed (``Chaos=enabled`` attaches the extension)."""
+        lam, vistas = self.cliente("lambda"), {}
+        for nombre in funciones:
+            configuracion = lam.get_function_configuration(FunctionName=nombre)
+            variables = configuracion.get("Environment", {}).get("Variables", {})
+            vistas[nombre] = {
+                "capas": [c["Arn"] for c in configuracion.get("Layers", [])],
+                "wrapper": variables.get("AWS_LAMBDA_EXEC_WRAPPER"),
+                "configuracion_fis": variables.get("AWS_FIS_CONFIGURATION_LOCATION"),
+            }
+        return vistas
+
     def estado_pila(self) -> str:
         try:
             return self.cliente("cloudformation").describe_stacks(StackName=PILA)["Stacks"][0]["StackStatus"]
@@ -265,16 +280,83 @@ class Nivel:
             return f"ninguna ({type(exc).__name__})"
 
 
+def _minimo_privilegio(nivel: Nivel, registro: Path, fase: str, parametros: dict[str, str]) -> dict[str, Any]:
+    """:func:`_comprobar_minimo_privilegio`, or the error that stopped it (the test shows it; the level goes on)."""
+    try:
+        return _comprobar_minimo_privilegio(nivel, registro, fase, parametros)
+    except Exception as exc:  # the check's own failure is an outcome to assert, not a reason to skip the redeploy
+        _paso(f"least privilege ({fase}) could not be checked: {exc!r}")
+        return {"error": repr(exc), "texto": repr(exc), "solicitudes": 0, "denegadas": [], "sin_rol": []}
+
+
+def _comprobar_minimo_privilegio(nivel: Nivel, registro: Path, fase: str, parametros: dict[str, str]) -> dict[str, Any]:
+    """The requests recorded so far (moved to ``registro/<fase>``) against the deployed stack's roles.
+
+    Called while the stack that made them still exists (its physical ids resolve the roles); what its
+    containers write later lands in the next phase's files.
+    """
+    from mercadofresco_iam.desplegado import (
+        arn_de_secreto,
+        comprobar_despliegue,
+        fisicos_de_pila,
+        leer_registro,
+        plantilla_desplegada,
+    )
+
+    cuenta = nivel.cliente("sts").get_caller_identity()["Account"]
+    fisicos = fisicos_de_pila(nivel.cliente, PILA, REGION, cuenta)
+    carpeta = registro / fase
+    carpeta.mkdir()
+    for linea in registro.glob("*.jsonl"):
+        linea.rename(carpeta / linea.name)
+    funciones = {
+        r["PhysicalResourceId"]: r["LogicalResourceId"]
+        for r in nivel.cliente("cloudformation").describe_stack_resources(StackName=PILA)["StackResources"]
+        if r["ResourceType"] == "AWS::Lambda::Function"
+    }
+    maquinas = [n for n, r in nivel.plantilla()["Resources"].items() if r["Type"] == "AWS::Serverless::StateMachine"]
+    llamadas = leer_registro(
+        carpeta, funciones, maquinas[0] if len(maquinas) == 1 else None, arn_de_secreto(nivel.cliente)
+    )
+    plantilla = plantilla_desplegada(RAIZ / "template.yaml", parametros, REGION, cuenta, PILA, fisicos)
+    informe = comprobar_despliegue(llamadas, plantilla)
+    texto = informe.texto()
+    (nivel.carpeta / f"minimo-privilegio-{fase}.txt").write_text(texto + "\n")
+    _paso(f"least privilege ({fase}): " + texto.splitlines()[0] + f" (build/deploy-level/minimo-privilegio-{fase}.txt)")
+    return {
+        "solicitudes": informe.solicitudes,
+        "principales": sorted({ll.principal for ll in llamadas.llamadas()}),
+        "denegadas": [f"{d.principal}: {d.solicitud.accion} on {d.solicitud.recurso}" for d in informe.denegadas],
+        "sin_rol": sorted(informe.sin_rol),
+        "sin_uso": [f"{u.principal} {u.sid}" for u in informe.sin_uso],
+        "texto": texto,
+    }
+
+
+def _pedidos(nivel: Nivel, escenarios: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The emulator's gaps bridged (routes, warm providers, the SQS pipe), then ``escenarios()``'s orders."""
+    plantilla = nivel.plantilla()
+    obs: dict[str, Any] = {
+        "rutas_creadas": gaps.add_http_api_routes(plantilla, PILA, nivel.cliente),
+        "calentadas": gaps.warm_providers(plantilla, PILA, nivel.cliente),
+    }
+    with gaps.sqs_pipes_running(plantilla, PILA, nivel.cliente):
+        obs["smoke"] = escenarios()
+    obs["registros"] = nivel.registros_finales(obs["smoke"])
+    return obs
+
+
 def ejecutar(salida: Path) -> int:
     inicio = time.monotonic()
     obs: dict[str, Any] = {"gaps": [g.what for g in gaps.GAPS]}
     with tempfile.TemporaryDirectory(prefix="mf-deploy-") as tmp, contextlib.ExitStack() as pila:
         carpeta = Path(tmp)
+        registro = carpeta / "registro-iam"
         certificados = Certificados.emitir(carpeta / "ca", PUENTE)
         _paso("starting the level's PostgreSQL and Valkey (TLS, passwords) and MiniStack")
         aurora = pila.enter_context(AuroraDelNivel(certificados=certificados))
         valkey = pila.enter_context(ValkeyDelNivel(certificados=certificados))
-        ms = pila.enter_context(MiniStack(carpeta / "ministack", certificados))
+        ms = pila.enter_context(MiniStack(carpeta / "ministack", certificados, registro_iam=registro))
         # This process's own AWS clients (the Pipe emulation's, see gaps.sqs_pipes_running) go to the emulator.
         os.environ.update(
             AWS_ENDPOINT_URL=ms.endpoint,
@@ -285,6 +367,8 @@ def ejecutar(salida: Path) -> int:
         os.environ.pop("AWS_PROFILE", None)
         nivel = Nivel(ms, aurora, valkey, Path(os.environ.get("MF_DEPLOY_LOGS", RAIZ / "build" / "deploy-level")))
         nivel.carpeta.mkdir(parents=True, exist_ok=True)
+        for viejo in nivel.carpeta.glob("minimo-privilegio-*.txt"):
+            viejo.unlink()
         try:
             parametros = nivel.infraestructura_existente()
             obs["build"] = nivel.construir()
@@ -293,22 +377,34 @@ def ejecutar(salida: Path) -> int:
             obs["deploy_s"] = round(time.monotonic() - t0)
             obs["pila"] = nivel.estado_pila()
             if obs["deploy"] == 0:
-                plantilla = nivel.plantilla()
-                obs["rutas_creadas"] = gaps.add_http_api_routes(plantilla, PILA, nivel.cliente)
-                obs["calentadas"] = gaps.warm_providers(plantilla, PILA, nivel.cliente)
-                with gaps.sqs_pipes_running(plantilla, PILA, nivel.cliente):
-                    obs["smoke"] = {
+
+                def escenarios() -> dict[str, Any]:
+                    smoke = {
                         "confirmados": nivel.smoke("confirmados", PEDIDOS_CONFIRMADOS),
                         "rechazado": nivel.smoke("rechazado", 1, CLIENTE_RECHAZADO),
                     }
                     with nivel.pasarela_caida():
-                        obs["smoke"]["pasarela_caida"] = nivel.smoke("pasarela-caida", 1)
-                obs["registros"] = nivel.registros_finales(obs["smoke"])
+                        smoke["pasarela_caida"] = nivel.smoke("pasarela-caida", 1)
+                    return smoke
+
+                obs.update(_pedidos(nivel, escenarios))
+                obs["minimo_privilegio"] = {
+                    "despliegue-1": _minimo_privilegio(nivel, registro, "despliegue-1", nivel.valores)
+                }
                 obs["delete"] = nivel._sam("delete", "--stack-name", PILA, "--region", REGION, "--no-prompts",
                                            log="sam-delete.log")  # fmt: skip
                 obs["pila_tras_delete"] = nivel.estado_pila()
-                obs["redeploy"] = nivel.desplegar(parametros, "sam-deploy-2.log")
+                # The second deploy, into the same account, is the Chaos=enabled one (issue 29): the FIS
+                # extension's stand-in is the emulator's gap (gaps.fis_extension_stand_in).
+                obs["capa_fis"] = gaps.fis_extension_stand_in(nivel.cliente, ARQUITECTURA, ms.parametros_publicos)
+                obs["redeploy"] = nivel.desplegar({**parametros, "Chaos": "enabled"}, "sam-deploy-2.log")
                 obs["pila_tras_redeploy"] = nivel.estado_pila()
+                if obs["redeploy"] == 0:
+                    obs["caos_en_funciones"] = nivel.extension_fis(("mercadofresco-erp", "mercadofresco-correo"))
+                    obs["con_caos"] = _pedidos(nivel, lambda: {"confirmados": nivel.smoke("caos-confirmado", 1)})
+                    obs["minimo_privilegio"]["despliegue-2-caos"] = _minimo_privilegio(
+                        nivel, registro, "despliegue-2-caos", nivel.valores
+                    )
         finally:
             obs["segundos"] = round(time.monotonic() - inicio)
             salida.write_text(json.dumps(obs, indent=1, default=str))

@@ -116,6 +116,12 @@ def experimento(seed: int = 1, clientes: tuple[int, ...] = CLIENTES, repeticione
     for nombre in ESTRATEGIAS:
         for n in clientes:
             runs = [simular(nombre, n, seed * 1000 + r) for r in range(repeticiones)]
-            out.append(ResultadoOcc(nombre, n, round(sum(r.llamadas for r in runs) / repeticiones),
-                                    sum(r.tiempo_s for r in runs) / repeticiones))
+            out.append(
+                ResultadoOcc(
+                    nombre,
+                    n,
+                    round(sum(r.llamadas for r in runs) / repeticiones),
+                    sum(r.tiempo_s for r in runs) / repeticiones,
+                )
+            )
     return out

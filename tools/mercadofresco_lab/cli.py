@@ -1,7 +1,7 @@
 """``mf-lab``: run the retry-storm lab's experiments and print their tables.
 
-    mf-lab brooker  [--seed N] [--repeticiones R] [--png DIR]
-    mf-lab tormenta [--seed N] [--png DIR]
+mf-lab brooker  [--seed N] [--repeticiones R] [--png DIR]
+mf-lab tormenta [--seed N] [--png DIR]
 """
 
 from __future__ import annotations
@@ -28,27 +28,39 @@ def tabla_brooker(resultados: list[brooker.ResultadoOcc]) -> str:
 
 def tabla_tormenta(resultados: list[tormenta.Resultado]) -> str:
     """One row per set of defenses."""
-    cab = (f"{'defenses':<32} {'calls':>6} {'retry %':>7} {'in outage':>9} {'after':>6} {'peak/s':>6} "
-           f"{'relapses':>8} {'DLQ':>4} {'drain s':>7}")
+    cab = (
+        f"{'defenses':<32} {'calls':>6} {'retry %':>7} {'in outage':>9} {'after':>6} {'peak/s':>6} "
+        f"{'relapses':>8} {'DLQ':>4} {'drain s':>7}"
+    )
     filas = [cab, "-" * len(cab)]
     for r in resultados:
-        filas.append(f"{r.defensas.nombre():<32} {r.llamadas:>6} {100 * r.cuota_reintentos:>6.0f}% "
-                     f"{r.llamadas_en_caida:>9} {r.llamadas_tras_caida:>6} {r.pico_recuperacion_rps:>6} "
-                     f"{r.recaidas:>8} {r.en_dlq:>4} {r.drenado_tras_caida_s:>7.0f}")
+        filas.append(
+            f"{r.defensas.nombre():<32} {r.llamadas:>6} {100 * r.cuota_reintentos:>6.0f}% "
+            f"{r.llamadas_en_caida:>9} {r.llamadas_tras_caida:>6} {r.pico_recuperacion_rps:>6} "
+            f"{r.recaidas:>8} {r.en_dlq:>4} {r.drenado_tras_caida_s:>7.0f}"
+        )
     return "\n".join(filas)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mf-lab", description="Retry-storm lab (lesson 07-05, section 8).")
     sub = parser.add_subparsers(dest="orden", required=True)
-    for nombre, ayuda in (("brooker", "Brooker's backoff-and-jitter experiment"),
-                          ("tormenta", "the lesson's storm with the four defenses")):
+    for nombre, ayuda in (
+        ("brooker", "Brooker's backoff-and-jitter experiment"),
+        ("tormenta", "the lesson's storm with the four defenses"),
+    ):
         p = sub.add_parser(nombre, help=ayuda)
         p.add_argument("--seed", type=int, default=1, help="same seed, same numbers (default 1)")
         p.add_argument("--png", type=Path, metavar="DIR", help="also write the plot into DIR")
         if nombre == "brooker":
-            p.add_argument("--repeticiones", type=int, default=3, choices=range(1, 21), metavar="R",
-                           help="runs averaged per point, 1-20 (default 3)")
+            p.add_argument(
+                "--repeticiones",
+                type=int,
+                default=3,
+                choices=range(1, 21),
+                metavar="R",
+                help="runs averaged per point, 1-20 (default 3)",
+            )
     return parser
 
 

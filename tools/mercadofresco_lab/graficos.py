@@ -50,9 +50,11 @@ def tormenta(resultados: list[Resultado], escenario: Escenario, carpeta: Path) -
         eje.axvspan(*escenario.caida_s, color="red", alpha=0.12, label="503 for 30 s")
         eje.set(ylabel="gateway calls / s")
         eje.legend(fontsize=8, ncol=3)
-    juntas.set_title(f"Retry storm: {escenario.pedidos} orders, SDK {escenario.intentos_http} × workflow "
-                     f"{escenario.intentos_flujo} × maxReceiveCount {escenario.recepciones}; gateway capacity "
-                     f"{escenario.capacidad} concurrent")
+    juntas.set_title(
+        f"Retry storm: {escenario.pedidos} orders, SDK {escenario.intentos_http} × workflow "
+        f"{escenario.intentos_flujo} × maxReceiveCount {escenario.recepciones}; gateway capacity "
+        f"{escenario.capacidad} concurrent"
+    )
     solas.set(title="each defense alone", xlabel="simulated seconds")
     fig.tight_layout()
     return _guardar(fig, carpeta / TORMENTA_PNG)

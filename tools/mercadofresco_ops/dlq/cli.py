@@ -57,8 +57,11 @@ def inspeccionar(args: argparse.Namespace, opciones: Opciones) -> int:
     if args.json:
         presentacion.imprimir_json({"cola": dlq.nombre, "cuentas": antes, "mensajes": [m.a_dict() for m in lista]})
     else:
-        presentacion.mensajes(lista, f"{dlq.nombre}: {antes['visibles']} visibles, {antes['en_vuelo']} en vuelo "
-                              f"(se muestran {len(lista)}; nada se borra)")
+        presentacion.mensajes(
+            lista,
+            f"{dlq.nombre}: {antes['visibles']} visibles, {antes['en_vuelo']} en vuelo "
+            f"(se muestran {len(lista)}; nada se borra)",
+        )
     return OK
 
 
@@ -71,12 +74,23 @@ def clasificar(args: argparse.Namespace, opciones: Opciones) -> int:
     if not lista:
         cuentas = contar(sqs, dlq)
         vacia = not any(cuentas.values())
-        texto = (f"{dlq.nombre} está vacía: nada que clasificar." if vacia else
-                 f"{dlq.nombre}: ningún mensaje visible ({cuentas['en_vuelo']} en vuelo, {cuentas['retrasados']} "
-                 "retrasados: otra lectura o un reprocesado en curso): sin clasificación; repite en unos segundos.")
+        texto = (
+            f"{dlq.nombre} está vacía: nada que clasificar."
+            if vacia
+            else f"{dlq.nombre}: ningún mensaje visible ({cuentas['en_vuelo']} en vuelo, {cuentas['retrasados']} "
+            "retrasados: otra lectura o un reprocesado en curso): sin clasificación; repite en unos segundos."
+        )
         if args.json:
-            presentacion.imprimir_json({"cola": dlq.nombre, "tipo": "vacía" if vacia else "sin muestra",
-                                        "explicacion": texto, "muestra": 0, "cuentas": cuentas, "grupos": []})
+            presentacion.imprimir_json(
+                {
+                    "cola": dlq.nombre,
+                    "tipo": "vacía" if vacia else "sin muestra",
+                    "explicacion": texto,
+                    "muestra": 0,
+                    "cuentas": cuentas,
+                    "grupos": [],
+                }
+            )
         else:
             presentacion.salida.print(escape(texto))
         return OK if vacia else FALLO
@@ -90,8 +104,9 @@ def clasificar(args: argparse.Namespace, opciones: Opciones) -> int:
 
 def reprocesar(args: argparse.Namespace, opciones: Opciones) -> int:
     if args.nativo and (args.filtro or args.transformar or args.maximo or args.motivo):
-        raise ErrorOperador("--nativo mueve todo tal cual: --filtro, --motivo, --transformar y --max exigen el modo "
-                            "normal")
+        raise ErrorOperador(
+            "--nativo mueve todo tal cual: --filtro, --motivo, --transformar y --max exigen el modo normal"
+        )
     _positivo(args.maximo, "--max")
     transformar = reproceso.cargar_transformacion(args.transformar) if args.transformar else None
     if args.filtro:
@@ -105,12 +120,19 @@ def reprocesar(args: argparse.Namespace, opciones: Opciones) -> int:
         return FALLO
     if args.nativo:
         return _reprocesar_nativo(args, sqs, dlq, destino)
-    plan = reproceso.Plan(dlq, destino, args.filtro, transformar, args.maximo, args.visibilidad_s, args.simulacro,
-                          args.motivo)
+    plan = reproceso.Plan(
+        dlq, destino, args.filtro, transformar, args.maximo, args.visibilidad_s, args.simulacro, args.motivo
+    )
     inicio = datetime.now(UTC)
     total = contar(sqs, dlq)["visibles"]
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=presentacion.errores, disable=args.simulacro) as barra:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=presentacion.errores,
+        disable=args.simulacro,
+    ) as barra:
         tarea = barra.add_task(f"{dlq.nombre} → {destino.nombre} a {args.tasa:g}/s", total=args.maximo or total)
         resultado = reproceso.reprocesar(sqs, plan, TokenBucket(args.tasa), lambda n: barra.advance(tarea, n))
     quedan = contar(sqs, dlq)
@@ -136,24 +158,48 @@ def _consumidor_sano(args: argparse.Namespace, opciones: Opciones, dlq: Any, des
     return False
 
 
-def _informe_reproceso(args: argparse.Namespace, dlq: Any, destino: Any, resultado: Any, quedan: dict,
-                       inicio: datetime) -> None:
-    verificar = shlex.join(["mf-dlq", "verificar", "--queue", dlq.nombre, "--destino", destino.nombre,
-                            "--esperados", str(resultado.movidos), "--desde", f"{inicio:%Y-%m-%dT%H:%M:%SZ}"])
+def _informe_reproceso(
+    args: argparse.Namespace, dlq: Any, destino: Any, resultado: Any, quedan: dict, inicio: datetime
+) -> None:
+    verificar = shlex.join(
+        [
+            "mf-dlq",
+            "verificar",
+            "--queue",
+            dlq.nombre,
+            "--destino",
+            destino.nombre,
+            "--esperados",
+            str(resultado.movidos),
+            "--desde",
+            f"{inicio:%Y-%m-%dT%H:%M:%SZ}",
+        ]
+    )
     if args.json:
-        presentacion.imprimir_json({"simulacro": args.simulacro, "destino": destino.nombre, **resultado.a_dict(),
-                                    "quedan_en_dlq": quedan, "verificar": verificar})
+        presentacion.imprimir_json(
+            {
+                "simulacro": args.simulacro,
+                "destino": destino.nombre,
+                **resultado.a_dict(),
+                "quedan_en_dlq": quedan,
+                "verificar": verificar,
+            }
+        )
         return
     verbo = "se moverían" if args.simulacro else "movidos"
-    presentacion.salida.print(f"{verbo}: {resultado.movidos}  omitidos por el filtro: {resultado.omitidos}  "
-                              f"fallidos: {len(resultado.fallidos)}  quedan en la DLQ: {quedan}")
+    presentacion.salida.print(
+        f"{verbo}: {resultado.movidos}  omitidos por el filtro: {resultado.omitidos}  "
+        f"fallidos: {len(resultado.fallidos)}  quedan en la DLQ: {quedan}"
+    )
     for message_id, error in resultado.fallidos.items():
         presentacion.salida.print(f"  [red]{message_id}[/red]: {escape(error)} (sigue en la DLQ)")
     for ejemplo in resultado.ejemplos:
         presentacion.salida.print(f"  ejemplo: {escape(ejemplo)}", highlight=False)
     if quedan["en_vuelo"]:
-        presentacion.salida.print(f"{quedan['en_vuelo']} mensajes en vuelo (otra lectura o un corte): vuelven a la "
-                                  "DLQ al vencer su visibilidad; entonces repite la orden.")
+        presentacion.salida.print(
+            f"{quedan['en_vuelo']} mensajes en vuelo (otra lectura o un corte): vuelven a la "
+            "DLQ al vencer su visibilidad; entonces repite la orden."
+        )
     if not args.simulacro:
         presentacion.salida.print("Siguiente paso (verificar, en ~5 min):")
         presentacion.orden(verificar)
@@ -214,8 +260,15 @@ def cancelar(args: argparse.Namespace, opciones: Opciones) -> int:
     return OK
 
 
-ORDENES = {"inspeccionar": inspeccionar, "clasificar": clasificar, "reprocesar": reprocesar,
-           "verificar": verificar, "tareas": tareas, "mover-estado": tareas, "cancelar": cancelar}
+ORDENES = {
+    "inspeccionar": inspeccionar,
+    "clasificar": clasificar,
+    "reprocesar": reprocesar,
+    "verificar": verificar,
+    "tareas": tareas,
+    "mover-estado": tareas,
+    "cancelar": cancelar,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -100,8 +100,11 @@ def resolver_cola(sqs: BaseClient, cola: str) -> Cola:
 
 def contar(sqs: BaseClient, cola: Cola) -> dict[str, int]:
     """Visible, in-flight and delayed messages (SQS's approximate counts)."""
-    nombres = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-               "ApproximateNumberOfMessagesDelayed"]
+    nombres = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
     with errores_de_aws(f"cola {cola.nombre}"):
         atributos = sqs.get_queue_attributes(QueueUrl=cola.url, AttributeNames=nombres)["Attributes"]
     return {
@@ -154,7 +157,9 @@ def liberar(sqs: BaseClient, cola: Cola, recibos: list[str | None]) -> None:
     """
     recibos = [r for r in recibos if r]
     for inicio in range(0, len(recibos), 10):
-        entradas = [{"Id": str(i), "ReceiptHandle": r, "VisibilityTimeout": 0}
-                    for i, r in enumerate(recibos[inicio:inicio + 10])]
+        entradas = [
+            {"Id": str(i), "ReceiptHandle": r, "VisibilityTimeout": 0}
+            for i, r in enumerate(recibos[inicio : inicio + 10])
+        ]
         with suppress(ClientError, BotoCoreError):
             sqs.change_message_visibility_batch(QueueUrl=cola.url, Entries=entradas)

@@ -62,8 +62,12 @@ class Grupo:
             **self.diagnostico.a_dict(),
             "orden": self.orden,
             "nota_orden": self.nota_orden,
-            "afectados": {"pedidos": self.pedidos, "total_pedidos": self.total_pedidos,
-                          "clientes": self.clientes, "total_clientes": self.total_clientes},
+            "afectados": {
+                "pedidos": self.pedidos,
+                "total_pedidos": self.total_pedidos,
+                "clientes": self.clientes,
+                "total_clientes": self.total_clientes,
+            },
             "ejemplos": self.ejemplos,
         }
 
@@ -79,8 +83,13 @@ class Informe:
     grupos: list[Grupo]
 
     def a_dict(self) -> dict[str, Any]:
-        return {**self.global_.a_dict(), "tipo": self.tipo, "confianza": self.confianza,
-                "explicacion": self.explicacion, "grupos": [g.a_dict() for g in self.grupos]}
+        return {
+            **self.global_.a_dict(),
+            "tipo": self.tipo,
+            "confianza": self.confianza,
+            "explicacion": self.explicacion,
+            "grupos": [g.a_dict() for g in self.grupos],
+        }
 
 
 def registros_del_consumidor(cola: str) -> str:
@@ -128,6 +137,7 @@ def _descripcion(clave: tuple[str | None, str, str | None, str | None]) -> str:
 
 def _filtro(tipo: str, version: str) -> str:
     """JMESPath that selects events with exactly this tipo and version (a missing field is ``null``)."""
+
     def literal(texto: str) -> str:
         return "`" + texto.replace("`", "\\`") + "`"
 
@@ -139,12 +149,21 @@ def orden_reprocesar(cola: str, clave: tuple[str | None, str, str | None, str | 
     motivo, clase, tipo, version = clave
     if clase == ILEGIBLE:
         evidencia = shlex.join(["mf-dlq", "inspeccionar", "--queue", cola, "-n", "100", "--json"])
-        return evidencia + " > ilegibles.json", ("no se reprocesan: tal cual volverían a la DLQ; guarda la evidencia "
-                                                 "y corrige el productor")
+        return evidencia + " > ilegibles.json", (
+            "no se reprocesan: tal cual volverían a la DLQ; guarda la evidencia y corrige el productor"
+        )
     if tipo is None or version is None:
         return None, "tipo o version demasiado grandes para un filtro: revísalos con inspeccionar"
-    partes = ["mf-dlq", "reprocesar", "--queue", cola, "--motivo", motivo or SIN_MOTIVO, "--filtro",
-              _filtro(tipo, version)]
+    partes = [
+        "mf-dlq",
+        "reprocesar",
+        "--queue",
+        cola,
+        "--motivo",
+        motivo or SIN_MOTIVO,
+        "--filtro",
+        _filtro(tipo, version),
+    ]
     return shlex.join(partes), "añade --dry-run para ver antes qué movería"
 
 
@@ -168,10 +187,22 @@ def _explicacion_global(grupos: list[Grupo]) -> tuple[str, str, str]:
         (tipo,) = tipos
         confianzas = [g.diagnostico.confianza for g in grupos]
         confianza = min(confianzas, key=["baja", "media", "alta"].index)
-        return tipo, confianza, (f"{len(grupos)} grupos, todos {tipo}, con motivos o contenidos distintos ({resumen}): "
-                                 "cada uno con su orden, abajo.")
-    return MIXTO, "alta", (f"La DLQ mezcla {len(grupos)} problemas distintos ({resumen}). Un veredicto único sería "
-                           "falso para parte de ella: trata cada grupo por separado, con su propia orden.")
+        return (
+            tipo,
+            confianza,
+            (
+                f"{len(grupos)} grupos, todos {tipo}, con motivos o contenidos distintos ({resumen}): "
+                "cada uno con su orden, abajo."
+            ),
+        )
+    return (
+        MIXTO,
+        "alta",
+        (
+            f"La DLQ mezcla {len(grupos)} problemas distintos ({resumen}). Un veredicto único sería "
+            "falso para parte de ella: trata cada grupo por separado, con su propia orden."
+        ),
+    )
 
 
 def clasificar_grupos(mensajes: Sequence[MensajeDlq], version_esperada: Any = 1, cola: str = "DLQ") -> Informe:
@@ -191,11 +222,19 @@ def clasificar_grupos(mensajes: Sequence[MensajeDlq], version_esperada: Any = 1,
         if clave[1] != ILEGIBLE and orden and diagnostico.tipo in (DE_DATOS, ENVENENADO):
             nota = PRIMERO_CORREGIR[diagnostico.tipo] + nota
         pedidos, clientes = _ids(miembros, CAMPOS_PEDIDO), _ids(miembros, CAMPOS_CLIENTE)
-        grupos.append(Grupo(
-            motivo=clave[0], contenido=_descripcion(clave), diagnostico=diagnostico, orden=orden, nota_orden=nota,
-            pedidos=pedidos[:AFECTADOS_MAX], total_pedidos=len(pedidos),
-            clientes=clientes[:AFECTADOS_MAX], total_clientes=len(clientes),
-            ejemplos=[m.message_id for m in miembros[:EJEMPLOS_MAX]],
-        ))
+        grupos.append(
+            Grupo(
+                motivo=clave[0],
+                contenido=_descripcion(clave),
+                diagnostico=diagnostico,
+                orden=orden,
+                nota_orden=nota,
+                pedidos=pedidos[:AFECTADOS_MAX],
+                total_pedidos=len(pedidos),
+                clientes=clientes[:AFECTADOS_MAX],
+                total_clientes=len(clientes),
+                ejemplos=[m.message_id for m in miembros[:EJEMPLOS_MAX]],
+            )
+        )
     tipo, confianza, explicacion = _explicacion_global(grupos)
     return Informe(tipo, confianza, explicacion, clasificar(mensajes, version_esperada), grupos)

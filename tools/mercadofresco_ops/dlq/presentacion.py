@@ -96,20 +96,26 @@ def informe(inf: Informe, cola: str) -> None:
         d = g.diagnostico
         color = COLORES.get(d.tipo, "white")
         motivo = escape(g.motivo) if g.motivo else "sin motivo (redrive)"
-        salida.print(f"\n[bold]Grupo {n}/{len(inf.grupos)}[/bold]: {d.muestra} mensajes · motivo {motivo} · "
-                     f"{escape(recortar(g.contenido, 200))}")
+        salida.print(
+            f"\n[bold]Grupo {n}/{len(inf.grupos)}[/bold]: {d.muestra} mensajes · motivo {motivo} · "
+            f"{escape(recortar(g.contenido, 200))}"
+        )
         salida.print(f"  Veredicto: [bold {color}]{d.tipo.upper()}[/bold {color}] (confianza {d.confianza})")
         salida.print(f"  {escape(d.explicacion)}", highlight=False)
         salida.print("  [bold]Evidencias[/bold]")
         for evidencia in d.evidencias:
             salida.print(f"  • {escape(evidencia)}", highlight=False)
         if g.total_pedidos or g.total_clientes:
-            salida.print(f"  Afecta a {g.total_pedidos} pedido(s): {escape(_lista(g.pedidos, g.total_pedidos))}; "
-                         f"{g.total_clientes} cliente(s)/carrito(s): {escape(_lista(g.clientes, g.total_clientes))}",
-                         highlight=False)
+            salida.print(
+                f"  Afecta a {g.total_pedidos} pedido(s): {escape(_lista(g.pedidos, g.total_pedidos))}; "
+                f"{g.total_clientes} cliente(s)/carrito(s): {escape(_lista(g.clientes, g.total_clientes))}",
+                highlight=False,
+            )
         salida.print(f"  Ejemplos (MessageId, paso 3): {escape(', '.join(g.ejemplos))}", highlight=False)
-        salida.print(f"  Orden ({escape(g.nota_orden)}):" if g.orden else f"  Sin orden de reprocesado: "
-                     f"{escape(g.nota_orden)}", highlight=False)
+        salida.print(
+            f"  Orden ({escape(g.nota_orden)}):" if g.orden else f"  Sin orden de reprocesado: {escape(g.nota_orden)}",
+            highlight=False,
+        )
         if g.orden:
             orden(g.orden)
     if inf.global_.distribucion.histograma:

@@ -69,8 +69,13 @@ class Resultado:
     detenido: str | None = None  # why the run stopped early (an AWS call failed); what moved stays moved
 
     def a_dict(self) -> dict[str, Any]:
-        return {"movidos": self.movidos, "omitidos": self.omitidos, "fallidos": self.fallidos,
-                "ejemplos": self.ejemplos, "detenido": self.detenido}
+        return {
+            "movidos": self.movidos,
+            "omitidos": self.omitidos,
+            "fallidos": self.fallidos,
+            "ejemplos": self.ejemplos,
+            "detenido": self.detenido,
+        }
 
 
 def cargar_transformacion(ruta: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -108,8 +113,10 @@ def resolver_destino(sqs: BaseClient, dlq: Cola, destino: str | None) -> Cola:
             # Visibility 0: a peek that does not hide the messages from the move that follows.
             origenes = {leer(m).cola_origen for m in muestrear(sqs, dlq, 10, visibilidad_s=0)} - {None}
             if len(origenes) != 1:
-                raise ErrorOperador(f"no sé a qué cola devolver los mensajes de {dlq.nombre} (ninguna RedrivePolicy "
-                                    f"apunta a ella; mf-cola-origen: {sorted(origenes) or 'ausente'}): usa --destino")
+                raise ErrorOperador(
+                    f"no sé a qué cola devolver los mensajes de {dlq.nombre} (ninguna RedrivePolicy "
+                    f"apunta a ella; mf-cola-origen: {sorted(origenes) or 'ausente'}): usa --destino"
+                )
             fuentes = list(origenes)
         cola = resolver_cola(sqs, fuentes[0])
     if cola.arn == dlq.arn:
@@ -175,8 +182,11 @@ def reprocesar(
     visibilidad = 5 if plan.simulacro else plan.visibilidad_s
     try:
         while plan.maximo is None or resultado.movidos < plan.maximo:
-            lote = [m for m in recibir(sqs, plan.dlq, plan.tamano_lote(cubo.tasa_por_s), visibilidad, espera_s=1)
-                    if m["MessageId"] not in vistos]
+            lote = [
+                m
+                for m in recibir(sqs, plan.dlq, plan.tamano_lote(cubo.tasa_por_s), visibilidad, espera_s=1)
+                if m["MessageId"] not in vistos
+            ]
             if not lote:
                 break
             for crudo in lote:

@@ -107,9 +107,7 @@ def _alarmas(clientes: Clientes, origen: Cola) -> Comprobacion:
     return Comprobacion(nombre, True, f"ninguna en ALARM ({vigiladas}{circuito})")
 
 
-def _serie(
-    cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime, window_s: int = VENTANA_S
-) -> list[float]:
+def _serie(cloudwatch: BaseClient, cola: Cola, metrica: str, ahora: datetime, window_s: int = VENTANA_S) -> list[float]:
     """The metric's per-minute maxima over the last ``window_s``, oldest first (only minutes with data)."""
     datos = cloudwatch.get_metric_statistics(
         Namespace="AWS/SQS",
@@ -139,5 +137,6 @@ def _crecimiento(cloudwatch: BaseClient, dlq: Cola, ahora: datetime) -> Comproba
     if len(serie) < 2:
         return Comprobacion(nombre, True, f"sin datos suficientes en los últimos {CRECIMIENTO_S // 60} min")
     crece = serie[-1] > serie[0]
-    return Comprobacion(nombre, not crece, f"de {serie[0]:.0f} a {serie[-1]:.0f} mensajes en los últimos "
-                        f"{CRECIMIENTO_S // 60} min")
+    return Comprobacion(
+        nombre, not crece, f"de {serie[0]:.0f} a {serie[-1]:.0f} mensajes en los últimos {CRECIMIENTO_S // 60} min"
+    )

@@ -19,8 +19,9 @@ PERIODO_S = 60
 def dlq_vacia(sqs: BaseClient, dlq: Cola) -> Comprobacion:
     """Zero visible, in flight (they would come back) and delayed."""
     cuentas = contar(sqs, dlq)
-    return Comprobacion(f"{dlq.nombre} a cero", not any(cuentas.values()),
-                        ", ".join(f"{k} {v}" for k, v in cuentas.items()))
+    return Comprobacion(
+        f"{dlq.nombre} a cero", not any(cuentas.values()), ", ".join(f"{k} {v}" for k, v in cuentas.items())
+    )
 
 
 def borrados_en_origen(cloudwatch: BaseClient, origen: Cola, desde: datetime, ahora: datetime | None = None) -> float:

@@ -1,0 +1,173 @@
+"""The deploy level's recorders and their check (mercadofresco_iam.desplegado, emulated_account.gaps).
+
+The in-container recorder is run as the Lambda runtime runs it (a fresh interpreter, the folder on
+``PYTHONPATH``); its lines and the state machine's are read back and evaluated against the roles of
+the real template, resolved as a deployed stack's, so a request a role denies fails the check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from emulated_account import gaps
+from mercadofresco_iam.desplegado import comprobar_despliegue, leer_registro, llamada_de_tarea, plantilla_desplegada
+
+RAIZ = Path(__file__).resolve().parents[3]
+CUENTA = "000000000000"
+REGION = "eu-south-2"
+
+# A function's calls, made through botocore's Stubber (nothing leaves the process): the recorder
+# wraps the client's API call, so a stubbed call goes through it as a real one would.
+_FUNCION = """
+import boto3
+from botocore.stub import Stubber
+ddb = boto3.client("dynamodb", region_name="eu-south-2", aws_access_key_id="a", aws_secret_access_key="b")
+with Stubber(ddb) as stub:
+    stub.add_response("put_item", {})
+    ddb.put_item(TableName="mercadofresco-idempotencia", Item={"clave": {"S": "liberacion:p1:sku-1"}})
+"""
+
+
+def _ejecutar_funcion(carpeta: Path | None) -> subprocess.CompletedProcess[str]:
+    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, str(gaps.RECORDER_SOURCE)])}
+    entorno["AWS_LAMBDA_FUNCTION_NAME"] = "mercadofresco-erp"
+    entorno.pop("MF_IAM_REGISTRO", None)
+    if carpeta is not None:
+        entorno["MF_IAM_REGISTRO"] = str(carpeta)
+    return subprocess.run([sys.executable, "-c", _FUNCION], env=entorno, capture_output=True, text=True, check=True)
+
+
+def test_the_container_recorder_writes_each_call_once_and_lets_it_through(tmp_path: Path) -> None:
+    _ejecutar_funcion(tmp_path)
+    (fichero,) = tmp_path.glob("mercadofresco-erp.*.jsonl")
+    lineas = [json.loads(linea) for linea in fichero.read_text().splitlines()]
+    assert lineas == [
+        {
+            "funcion": "mercadofresco-erp",
+            "servicio": "dynamodb",
+            "operacion": "PutItem",
+            "parametros": {"TableName": "mercadofresco-idempotencia", "Item": {"clave": {"S": "liberacion:p1:sku-1"}}},
+        }
+    ]
+
+
+def test_without_its_folder_the_recorder_records_nothing(tmp_path: Path) -> None:
+    _ejecutar_funcion(None)  # the call still succeeds
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("recurso", "parametros", "esperada"),
+    [
+        ("arn:aws:states:::sqs:sendMessage", {"QueueUrl": "u"}, ("sqs", "SendMessage")),
+        ("arn:aws:states:::sqs:sendMessage.waitForTaskToken", {"QueueUrl": "u"}, ("sqs", "SendMessage")),
+        ("arn:aws:states:::lambda:invoke", {"FunctionName": "f"}, ("lambda", "Invoke")),
+        ("arn:aws:states:::dynamodb:updateItem", {"TableName": "t"}, ("dynamodb", "UpdateItem")),
+        ("arn:aws:states:::events:putEvents", {"Entries": []}, ("events", "PutEvents")),
+        ("arn:aws:states:::sns:publish", {"TopicArn": "t"}, ("sns", "Publish")),
+        ("arn:aws:states:::aws-sdk:dynamodb:getItem", {"TableName": "t"}, ("dynamodb", "GetItem")),
+    ],
+)
+def test_a_task_is_the_api_call_its_integration_makes(recurso: str, parametros: dict, esperada: tuple) -> None:
+    llamada = llamada_de_tarea("ProcesarPedido", recurso, parametros)
+    assert (llamada.servicio, llamada.operacion) == esperada
+    assert llamada.parametros == parametros and llamada.principal == "ProcesarPedido"
+
+
+def test_a_direct_function_arn_is_an_invoke_and_an_unknown_task_is_kept_to_be_denied() -> None:
+    arn = f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-cobro"
+    assert llamada_de_tarea("M", arn, {"x": 1}).parametros == {"FunctionName": arn}
+    desconocida = llamada_de_tarea("M", "arn:aws:states:::states:startExecution", {})
+    assert (desconocida.servicio, desconocida.operacion) == ("states", "arn:aws:states:::states:startExecution")
+
+
+def _escribir(carpeta: Path, nombre: str, lineas: list[dict]) -> None:
+    (carpeta / nombre).write_text("".join(json.dumps(linea) + "\n" for linea in lineas))
+
+
+def _plantilla(**parametros: str) -> object:
+    tabla = "mercadofresco-idempotencia"
+    fisicos = {
+        "TablaIdempotencia": {"Ref": tabla, "Arn": f"arn:aws:dynamodb:{REGION}:{CUENTA}:table/{tabla}"},
+        "ErpFunction": {
+            "Ref": "mercadofresco-erp",
+            "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-erp",
+        },
+    }
+    return plantilla_desplegada(
+        RAIZ / "template.yaml",
+        {"SubnetIds": "subnet-a,subnet-b", "SecurityGroupIds": "sg-1", "ReservedConcurrency": "disabled", **parametros},
+        REGION,
+        CUENTA,
+        "mercadofresco-dev",
+        fisicos,
+    )
+
+
+def _put(clave: str) -> dict:
+    return {
+        "funcion": "mercadofresco-erp",
+        "servicio": "dynamodb",
+        "operacion": "PutItem",
+        "parametros": {"TableName": "mercadofresco-idempotencia", "Item": {"clave": {"S": clave}}},
+    }
+
+
+def test_recorded_requests_are_judged_by_the_deployed_role_and_a_denied_one_fails(tmp_path: Path) -> None:
+    # GIVEN the ERP consumer's recorded writes: a stock release's key (its role lists it) and one it does not
+    _escribir(tmp_path, "mercadofresco-erp.1.jsonl", [_put("liberacion:p1:sku-1"), _put("correo-confirmacion:p1")])
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, "ProcesarPedido")
+    # WHEN they are evaluated against the transformed template's roles, as deployed
+    informe = comprobar_despliegue(registro, _plantilla())
+    # THEN only the write outside its key prefixes is denied
+    assert informe.solicitudes == 2 and not informe.sin_rol
+    assert [dict(d.solicitud.contexto)["dynamodb:LeadingKeys"] for d in informe.denegadas] == [
+        ("correo-confirmacion:p1",)
+    ]
+
+
+def test_a_function_the_stack_does_not_name_has_no_role(tmp_path: Path) -> None:
+    _escribir(tmp_path, "otra.1.jsonl", [{**_put("liberacion:p1:s"), "funcion": "otra"}])
+    _escribir(tmp_path, "states.1.jsonl", [{"recurso": "arn:aws:states:::sqs:sendMessage", "parametros": {}}])
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, None)
+    assert {ll.principal for ll in registro.llamadas()} == {"(function otra)", "(state machine)"}
+    assert comprobar_despliegue(registro, _plantilla()).sin_rol == {"(function otra)", "(state machine)"}
+
+
+def test_the_docker_flags_mount_the_recorder_and_its_folder(tmp_path: Path) -> None:
+    banderas = gaps.recorder_docker_flags(tmp_path).split()
+    assert f"{gaps.RECORDER_SOURCE}:/var/mf-iam-codigo:ro" in banderas
+    assert f"{tmp_path}:/var/mf-iam-registro" in banderas
+    assert {"PYTHONPATH=/var/mf-iam-codigo", "MF_IAM_REGISTRO=/var/mf-iam-registro"} <= set(banderas)
+    assert (gaps.RECORDER_SOURCE / "sitecustomize.py").is_file()
+
+
+def test_a_secret_asked_for_by_name_is_authorised_by_its_arn(tmp_path: Path) -> None:
+    arn = f"arn:aws:secretsmanager:{REGION}:{CUENTA}:secret:mf-valkey-AbCdEf"
+    linea = {"funcion": "f", "servicio": "secretsmanager", "operacion": "GetSecretValue"}
+    _escribir(
+        tmp_path,
+        "f.1.jsonl",
+        [{**linea, "parametros": {"SecretId": "mf-valkey"}}, {**linea, "parametros": {"SecretId": "otro"}}],
+    )
+    registro = leer_registro(tmp_path, {"f": "F"}, None, {"mf-valkey": arn}.get)
+    assert [ll.parametros["SecretId"] for ll in registro.llamadas()] == [arn, "otro"]  # unknown: left as asked
+
+
+def test_with_chaos_enabled_the_extension_policy_is_part_of_the_targets_roles(tmp_path: Path) -> None:
+    # ChaosExtensionPolicy names one of its roles under a condition (Fn::If in Roles): it is resolved.
+    _escribir(tmp_path, "mercadofresco-erp.1.jsonl", [_put("liberacion:p1:sku-1")])
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, None)
+
+    def acciones_sin_uso(**parametros: str) -> set[str]:
+        informe = comprobar_despliegue(registro, _plantilla(**parametros))
+        assert not informe.denegadas and not informe.sin_rol
+        return {a for u in informe.sin_uso if u.principal == "ErpFunction" for a in u.acciones}
+
+    assert "s3:GetObject" in acciones_sin_uso(Chaos="enabled")
+    assert "s3:GetObject" not in acciones_sin_uso()

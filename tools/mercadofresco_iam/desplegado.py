@@ -1,0 +1,191 @@
+"""The recorder and the roles wired to the deploy level: requests made inside the emulated account.
+
+Inside MiniStack the functions run in Docker and the state machine's tasks in MiniStack's own
+process, so the in-process hook of :mod:`registro` cannot see them. Two recorders write JSON
+lines to one folder instead (``tools/emulated_account``: ``en_contenedor/sitecustomize.py`` in
+every function container, ``ministack_con_registro.py`` around the state machine's task
+dispatch); :func:`leer_registro` turns those lines into the same :class:`~registro.Llamada`
+objects a local run records, and :func:`comprobar_despliegue` evaluates them against the roles
+of the *transformed* ``template.yaml``, resolved with the deployed stack's physical ids.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from sam_emulator.template import Plantilla
+
+from mercadofresco_iam.acciones import Destino
+from mercadofresco_iam.comprobacion import comprobar
+from mercadofresco_iam.registro import Llamada, Registro
+from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+
+    from mercadofresco_iam.comprobacion import Informe
+
+__all__ = [
+    "arn_de_secreto",
+    "comprobar_despliegue",
+    "destino",
+    "fisicos_de_pila",
+    "leer_registro",
+    "llamada_de_tarea",
+    "plantilla_desplegada",
+]
+
+# arn:aws:states:::<service>:<action>[.sync|.waitForTaskToken], or the aws-sdk form.
+_TAREA = re.compile(r"^arn:aws:states:::(?:aws-sdk:)?(?P<servicio>[a-z0-9-]+):(?P<accion>[A-Za-z0-9]+)")
+_FUNCION_DIRECTA = re.compile(r"^arn:aws:lambda:[^:]*:[0-9]*:function:")
+
+
+def llamada_de_tarea(principal: str, recurso: str, parametros: Mapping[str, Any]) -> Llamada:
+    """The API call a Task state makes: ``arn:aws:states:::sqs:sendMessage`` is SQS ``SendMessage``.
+
+    A resource this does not know is kept as ``states:<resource>`` on ``*``: no role grants it, so it
+    shows up as denied instead of passing unseen.
+    """
+    if _FUNCION_DIRECTA.match(recurso):
+        return Llamada(principal, "lambda", "Invoke", {"FunctionName": recurso})
+    coincide = _TAREA.match(recurso)
+    if coincide is None or coincide["servicio"] == "states":
+        return Llamada(principal, "states", recurso, {})
+    accion = coincide["accion"]
+    return Llamada(principal, coincide["servicio"], accion[0].upper() + accion[1:], dict(parametros))
+
+
+def leer_registro(
+    carpeta: Path,
+    funciones: Mapping[str, str],
+    maquina: str | None,
+    arn_de_secreto: Callable[[str], str | None] = lambda _nombre: None,
+) -> Registro:
+    """Every recorded line under ``carpeta``; ``funciones`` maps a function's name to its logical id.
+
+    A function the stack does not name, or a task when the stack has no single state machine, keeps a
+    principal no role belongs to (the check reports it as such). A secret asked for by name is
+    authorised against its ARN (``arn_de_secreto``, the account's answer), as IAM does.
+    """
+    registro = Registro()
+    for ruta in sorted(carpeta.glob("*.jsonl")):
+        for linea in ruta.read_text(encoding="utf-8").splitlines():
+            dato = json.loads(linea)
+            if "recurso" in dato:
+                principal = maquina or "(state machine)"
+                registro.anotar(llamada_de_tarea(principal, dato["recurso"], dato.get("parametros") or {}))
+            else:
+                principal = funciones.get(dato["funcion"], f"(function {dato['funcion']})")
+                parametros = dato["parametros"]
+                secreto = parametros.get("SecretId") if dato["servicio"] == "secretsmanager" else None
+                if secreto and not secreto.startswith("arn:") and (arn := arn_de_secreto(secreto)):
+                    parametros = {**parametros, "SecretId": arn}
+                registro.anotar(Llamada(principal, dato["servicio"], dato["operacion"], parametros))
+    return registro
+
+
+def fisicos_de_pila(cliente: Callable[[str], Any], pila: str, region: str, cuenta: str) -> dict[str, Any]:
+    """Logical id -> ``{"Ref": ..., <attribute>: ...}`` for the deployed stack, as its roles reference them."""
+    recursos = cliente("cloudformation").describe_stack_resources(StackName=pila)["StackResources"]
+    fisicos: dict[str, Any] = {}
+    for r in recursos:
+        tipo, fisico = r["ResourceType"], r.get("PhysicalResourceId", "")
+        arn = f"arn:aws:{{}}:{region}:{cuenta}:{{}}"
+        if tipo == "AWS::Lambda::Function":
+            valor = {
+                "Ref": fisico,
+                "Arn": cliente("lambda").get_function(FunctionName=fisico)["Configuration"]["FunctionArn"],
+            }
+        elif tipo == "AWS::SQS::Queue":
+            atributos = cliente("sqs").get_queue_attributes(QueueUrl=fisico, AttributeNames=["QueueArn"])["Attributes"]
+            valor = {"Ref": fisico, "Arn": atributos["QueueArn"], "QueueName": fisico.rsplit("/", 1)[-1]}
+        elif tipo == "AWS::DynamoDB::Table":
+            tabla = cliente("dynamodb").describe_table(TableName=fisico)["Table"]
+            valor = {"Ref": fisico, "Arn": tabla["TableArn"], "StreamArn": tabla.get("LatestStreamArn")}
+        elif tipo == "AWS::KMS::Key":
+            valor = {"Ref": fisico, "Arn": cliente("kms").describe_key(KeyId=fisico)["KeyMetadata"]["Arn"]}
+        elif tipo == "AWS::Events::EventBus":
+            nombre = fisico.rsplit("/", 1)[-1]
+            valor = {"Ref": nombre, "Name": nombre, "Arn": arn.format("events", f"event-bus/{nombre}")}
+        elif tipo == "AWS::Logs::LogGroup":
+            valor = {"Ref": fisico, "Arn": arn.format("logs", f"log-group:{fisico}:*")}  # CloudFormation's GetAtt Arn
+        elif tipo == "AWS::S3::Bucket":
+            valor = {"Ref": fisico, "Arn": f"arn:aws:s3:::{fisico}"}
+        elif tipo == "AWS::SecretsManager::Secret":
+            # AWS's Ref is the secret's ARN; MiniStack's physical id is its name (emulated_account.gaps).
+            secreto = cliente("secretsmanager").describe_secret(SecretId=fisico)["ARN"]
+            valor = {"Ref": secreto, "Arn": secreto}
+        elif tipo in ("AWS::SNS::Topic", "AWS::StepFunctions::StateMachine"):
+            valor = {"Ref": fisico, "Arn": fisico, "TopicArn": fisico, "Name": fisico.rsplit(":", 1)[-1]}
+        else:
+            valor = {"Ref": fisico}
+        fisicos[r["LogicalResourceId"]] = valor
+    return fisicos
+
+
+def arn_de_secreto(cliente: Callable[[str], Any]) -> Callable[[str], str | None]:
+    """A secret's name -> its ARN in the account (None if there is no such secret)."""
+    sm = cliente("secretsmanager")
+
+    def arn(nombre: str) -> str | None:
+        try:
+            return sm.describe_secret(SecretId=nombre)["ARN"]
+        except sm.exceptions.ResourceNotFoundException:
+            return None
+
+    return arn
+
+
+def plantilla_desplegada(
+    ruta: Path, parametros: Mapping[str, str], region: str, cuenta: str, pila: str, fisicos: dict[str, Any]
+) -> Plantilla:
+    """``template.yaml`` with the deploy's parameter values (the rest at their defaults) and physical ids."""
+    base = Plantilla(ruta=ruta)
+    valores: dict[str, Any] = {}
+    for nombre, definicion in base.doc.get("Parameters", {}).items():
+        valor = str(parametros.get(nombre, definicion.get("Default", "")))
+        valores[nombre] = (
+            [v for v in valor.split(",") if v] if definicion.get("Type") == "CommaDelimitedList" else valor
+        )
+    return Plantilla(ruta=ruta, parametros=valores, region=region, cuenta=cuenta, pila=pila, fisicos=fisicos)
+
+
+def destino(plantilla: Plantilla) -> Destino:
+    """The stack's region and account, and each table's partition key (only the names are resolved)."""
+    claves = {}
+    for logical_id, recurso in plantilla.de_tipo("AWS::DynamoDB::Table").items():
+        propiedades = recurso["Properties"]
+        (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
+        claves[plantilla.resolver(propiedades.get("TableName", logical_id))] = hash_
+    return Destino(plantilla.region, plantilla.cuenta, claves)
+
+
+def _roles_sin_condiciones(transformada: dict[str, Any], plantilla: Plantilla) -> dict[str, Any]:
+    """Each attached policy's ``Roles`` with its ``Fn::If`` chosen by the deploy's conditions.
+
+    :func:`~mercadofresco_iam.roles.politicas_por_principal` reads ``Roles`` as plain references;
+    ``Chaos=enabled``'s ``ChaosExtensionPolicy`` lists one role under a condition.
+    """
+
+    def elegir(nodo: Any) -> Any:
+        if isinstance(nodo, dict) and set(nodo) == {"Fn::If"}:
+            condicion, si, no = nodo["Fn::If"]
+            return elegir(si if plantilla.condicion(condicion) else no)
+        return nodo
+
+    for recurso in transformada["Resources"].values():
+        propiedades = recurso.get("Properties", {})
+        if recurso.get("Type") in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy") and "Roles" in propiedades:
+            roles = [elegir(r) for r in propiedades["Roles"]]
+            propiedades["Roles"] = [r for r in roles if r != {"Ref": "AWS::NoValue"}]
+    return transformada
+
+
+def comprobar_despliegue(registro: Registro, plantilla: Plantilla) -> Informe:
+    """Every recorded call against its principal's role in the transformed template, as deployed."""
+    transformada = _roles_sin_condiciones(plantilla_transformada(plantilla.ruta, plantilla.region), plantilla)
+    politicas = politicas_por_principal(plantilla, transformada)
+    return comprobar(registro.solicitudes(destino(plantilla)), politicas)
