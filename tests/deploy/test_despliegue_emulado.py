@@ -71,10 +71,12 @@ def test_sam_delete_then_a_second_deploy_succeeds(nivel: dict[str, Any]) -> None
 def test_chaos_enabled_deploys_with_the_extension_attached_and_an_order_still_confirms(nivel: dict[str, Any]) -> None:
     # The second deploy is the Chaos=enabled one (the FIS extension's stand-in: emulated_account.gaps).
     assert nivel.get("redeploy") == 0, "the Chaos=enabled sam deploy failed (build/deploy-level/sam-deploy-2.log)"
+    # The configuration location is the stack's own chaos bucket, whatever its name.
+    assert nivel["bucket_caos"], "no ChaosConfigBucket in the Chaos=enabled stack"
     for nombre, funcion in nivel["caos_en_funciones"].items():
         assert nivel["capa_fis"] in funcion["capas"], (nombre, funcion)
         assert funcion["wrapper"] == "/opt/aws-fis/bootstrap", (nombre, funcion)
-        assert funcion["configuracion_fis"].startswith("arn:aws:s3:::mercadofresco-caos-"), (nombre, funcion)
+        assert funcion["configuracion_fis"].startswith(f"arn:aws:s3:::{nivel['bucket_caos']}/"), (nombre, funcion)
     con_caos = nivel["con_caos"]
     assert con_caos["smoke"]["confirmados"]["codigo"] == 0, con_caos["smoke"]
     registros = con_caos["registros"]["pedidos"]

@@ -273,6 +273,11 @@ class Nivel:
             }
         return vistas
 
+    def id_fisico(self, logico: str) -> str | None:
+        """The physical id of one of the stack's resources (``None`` when the stack has no such resource)."""
+        recursos = self.cliente("cloudformation").describe_stack_resources(StackName=PILA)["StackResources"]
+        return next((r["PhysicalResourceId"] for r in recursos if r["LogicalResourceId"] == logico), None)
+
     def estado_pila(self) -> str:
         try:
             return self.cliente("cloudformation").describe_stacks(StackName=PILA)["Stacks"][0]["StackStatus"]
@@ -401,6 +406,7 @@ def ejecutar(salida: Path) -> int:
                 obs["pila_tras_redeploy"] = nivel.estado_pila()
                 if obs["redeploy"] == 0:
                     obs["caos_en_funciones"] = nivel.extension_fis(("mercadofresco-erp", "mercadofresco-correo"))
+                    obs["bucket_caos"] = nivel.id_fisico("ChaosConfigBucket")
                     obs["con_caos"] = _pedidos(nivel, lambda: {"confirmados": nivel.smoke("caos-confirmado", 1)})
                     obs["minimo_privilegio"]["despliegue-2-caos"] = _minimo_privilegio(
                         nivel, registro, "despliegue-2-caos", nivel.valores
