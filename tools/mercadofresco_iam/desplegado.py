@@ -163,29 +163,8 @@ def destino(plantilla: Plantilla) -> Destino:
     return Destino(plantilla.region, plantilla.cuenta, claves)
 
 
-def _roles_sin_condiciones(transformada: dict[str, Any], plantilla: Plantilla) -> dict[str, Any]:
-    """Each attached policy's ``Roles`` with its ``Fn::If`` chosen by the deploy's conditions.
-
-    :func:`~mercadofresco_iam.roles.politicas_por_principal` reads ``Roles`` as plain references;
-    ``Chaos=enabled``'s ``ChaosExtensionPolicy`` lists one role under a condition.
-    """
-
-    def elegir(nodo: Any) -> Any:
-        if isinstance(nodo, dict) and set(nodo) == {"Fn::If"}:
-            condicion, si, no = nodo["Fn::If"]
-            return elegir(si if plantilla.condicion(condicion) else no)
-        return nodo
-
-    for recurso in transformada["Resources"].values():
-        propiedades = recurso.get("Properties", {})
-        if recurso.get("Type") in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy") and "Roles" in propiedades:
-            roles = [elegir(r) for r in propiedades["Roles"]]
-            propiedades["Roles"] = [r for r in roles if r != {"Ref": "AWS::NoValue"}]
-    return transformada
-
-
 def comprobar_despliegue(registro: Registro, plantilla: Plantilla) -> Informe:
     """Every recorded call against its principal's role in the transformed template, as deployed."""
-    transformada = _roles_sin_condiciones(plantilla_transformada(plantilla.ruta, plantilla.region), plantilla)
+    transformada = plantilla_transformada(plantilla.ruta, plantilla.region)
     politicas = politicas_por_principal(plantilla, transformada)
     return comprobar(registro.solicitudes(destino(plantilla)), politicas)

@@ -119,6 +119,14 @@ def _nombre_rol(referencia: Any) -> str | None:
     return None
 
 
+def _elegir(resuelta: Plantilla, nodo: Any) -> Any:
+    """``nodo`` with its ``Fn::If`` chosen by the run's conditions (an attached policy may name a role under one)."""
+    while isinstance(nodo, dict) and set(nodo) == {"Fn::If"}:
+        condicion, si, no = nodo["Fn::If"]
+        nodo = si if resuelta.condicion(condicion) else no
+    return nodo
+
+
 def politicas_por_principal(plantilla: Plantilla, transformada: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Function / state machine / pipe logical id -> the policy documents of its role, resolved."""
     resuelta = _Resuelta(
@@ -136,7 +144,9 @@ def politicas_por_principal(plantilla: Plantilla, transformada: dict[str, Any]) 
         if recurso["Type"] not in _ADJUNTAS or not resuelta.condicion(recurso.get("Condition")):
             continue
         roles = propiedades.get("Roles", []) if recurso["Type"] != "AWS::IAM::RolePolicy" else [propiedades["RoleName"]]
-        for rol in roles:
+        for rol in (_elegir(resuelta, r) for r in roles):
+            if rol == {"Ref": "AWS::NoValue"}:
+                continue
             adjuntas.setdefault(rol.get("Ref", rol) if isinstance(rol, dict) else rol, []).append(
                 propiedades["PolicyDocument"]
             )
