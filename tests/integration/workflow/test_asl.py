@@ -105,10 +105,10 @@ def test_asl_cobrar_first_attempt_retries_only_what_never_reaches_the_code(defin
     assert capturas["States.ALL"] == "QuedaReconsulta"  # anything else: the outcome is unknown
 
 
-def _entradas_al_bucle(definicion: dict) -> dict[str, dict]:
-    """(state, the Assign of its catcher) for every Catch that enters the re-ask loop."""
+def _entradas_al_bucle(definicion: dict) -> dict[str, str]:
+    """(state, the Output of its catcher) for every Catch that enters the re-ask loop."""
     return {
-        nombre: c.get("Assign")
+        nombre: c["Output"]
         for nombre, cuerpo in definicion["States"].items()
         for c in cuerpo.get("Catch", [])
         if c["Next"] == "QuedaReconsulta"
@@ -129,15 +129,20 @@ def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandone
     assert estados["QuedaReconsulta"]["Choices"][0]["Next"] == "EsperarFinBloqueo"
     assert estados["EsperarFinBloqueo"]["Next"] == "Reconsultar"
     # AND each entry starts the loop for its own operation, with its own count
+    def entra(operacion: str) -> str:
+        return f"{{% $merge([$states.input, {{'reconsulta': {{'operacion': '{operacion}', 'n': 0}}}}]) %}}"
+
     assert _entradas_al_bucle(definicion) == {
-        "Cobrar": {"operacion": "cobro", "reconsultas": 0},
-        "ReintentarCobro": {"operacion": "cobro", "reconsultas": 0},
-        "Reembolsar": {"operacion": "reembolso", "reconsultas": 0},
-        "Reconsultar": None,  # a re-ask that failed again: the same operation, its count goes on
+        "Cobrar": entra("cobro"),
+        "ReintentarCobro": entra("cobro"),
+        "Reembolsar": entra("reembolso"),
+        "Reconsultar": "{% $states.input %}",  # a re-ask that failed again: the same operation, its count goes on
     }
-    assert estados["Reconsultar"]["Arguments"]["Payload"]["operacion"] == "{% $operacion %}"
+    assert estados["Reconsultar"]["Arguments"]["Payload"]["operacion"] == "{% $states.input.reconsulta.operacion %}"
     # AND when the bound is reached an unknown charge is compensated (refund), never dropped
-    assert estados["QuedaReconsulta"]["Choices"][1] == {"Condition": "{% $operacion = 'cobro' %}", "Next": "Reembolsar"}
+    assert estados["QuedaReconsulta"]["Choices"][1] == {
+        "Condition": "{% $states.input.reconsulta.operacion = 'cobro' %}", "Next": "Reembolsar",
+    }  # fmt: skip
     assert estados["QuedaReconsulta"]["Default"] == "ReembolsoPendiente"
     for nombre in ("Reembolsar", "Reconsultar"):
         assert _capturas(estados[nombre])["ReembolsoRechazado"] == "ComprobarSinCobro"
@@ -152,21 +157,19 @@ def test_asl_the_re_ask_loop_is_written_once(definicion):
     # charge and refund steps share it: no second loop for one of them
     assert sorted(esperas) == ["EsperarCapacidad", "EsperarFinBloqueo"]
     assert {"QuedaReconsulta"} == {d for d in destinos if d.startswith("Queda")}
-    # AND a counting Pass is gone: the loops count in variables
+    # AND a counting Pass is gone: the Catch that enters a loop and its Choice count in the state's data
     assert not [e.name for e in asl_reglas.walk(definicion) if e.name.startswith("Contar")]
 
 
-def test_asl_every_state_using_variables_is_jsonata(definicion):
-    # GIVEN every state that assigns or reads a workflow variable (Assign, "$name" in an expression)
-    def usa_variables(cuerpo: dict) -> bool:
-        texto = json.dumps(cuerpo)
-        return '"Assign"' in texto or re.search(r"\{%[^%]*\$(?!states\b)[a-z_]+\b(?!\()", texto) is not None
-
-    usan = [e for e in asl_reglas.walk(definicion) if usa_variables(e.body)]
-    # THEN each is a JSONata-mode state: MiniStack 1.5.33 (the deploy level) drops an Assign and fails on a
-    # $var anywhere else (docs/decisions/0101-transiciones-del-flujo.md), so a JSONPath state using them
-    # would run locally and break deployed
-    assert usan and [e.label for e in usan if e.body.get("QueryLanguage") != "JSONata"] == []
+def test_asl_uses_no_workflow_variables(definicion):
+    # GIVEN every state, its catchers and its Choice rules
+    texto = json.dumps(definicion["States"])
+    # THEN none assigns or reads a workflow variable ("$name" other than $states and functions): MiniStack
+    # 1.5.33 (the deploy level) drops a Catch's or a Choice rule's Assign unless the whole machine is
+    # JSONata and fails on a $var in a JSONPath state, while moto runs them: the loop would pass here and
+    # break deployed (docs/decisions/0101-transiciones-del-flujo.md, the reproduction)
+    assert '"Assign"' not in texto
+    assert re.findall(r"\$(?!states\b)[a-z_]+\b(?!\()", " ".join(re.findall(r"\{%.*?%\}", texto))) == []
 
 
 def test_asl_both_claim_closes_are_the_same_write(definicion):
@@ -200,7 +203,7 @@ def test_asl_template_max_visits_are_the_loop_bounds(definicion, plantilla):
     # GIVEN the visits the worst-case rule multiplies (template Metadata) and the loops' Choice bounds
     visitas = plantilla.recursos["ProcesarPedido"]["Metadata"]["Mensajeria"]["VisitasMaximas"]
     condicion = definicion["States"]["QuedaReconsulta"]["Choices"][0]["Condition"]
-    (por_operacion,) = re.fullmatch(r"\{% \$reconsultas < (\d+) %\}", condicion).groups()
+    (por_operacion,) = re.fullmatch(r"\{% \$states\.input\.reconsulta\.n < (\d+) %\}", condicion).groups()
     # THEN they are the same numbers: Reconsultar asks again that many times about the charge, then as many
     # about its refund (a bigger loop would silently exceed the documented attempts)
     assert visitas == {"Reconsultar": 2 * int(por_operacion)}
