@@ -12,8 +12,8 @@ next start of the same order, e.g. a redrive; a claim held by another execution,
 outcome, raises :class:`PedidoDuplicado` (the workflow ends in ``Duplicado``).
 
 Answer (the execution's state from here on): ``{"pedido": <detail>, "confirmacion": <PedidoConfirmado
-without the charge>, "cobro": {"referencia_cobro": null}, "esperas_capacidad"|"consultas_cobro"|
-"intentos_reembolso": {"n": 0}}`` — the counters bound the workflow's loops.
+without the charge>, "cobro": {"referencia_cobro": null}}``. The workflow's loops count in its own
+variables, not in this answer.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ logger = Logger()
 
 configuracion = IdempotencyConfig.from_env()
 reloj_s = time.time  # injectable: the local run and the tests move time instead of waiting
-CONTADORES = ("esperas_capacidad", "consultas_cobro", "intentos_reembolso")
 EJECUCION_MAX_CHARS = 256  # Step Functions' limit on an execution ARN
 
 
@@ -85,5 +84,4 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         "pedido": pedido,
         "confirmacion": lectura.confirmacion(pedido),
         "cobro": {"referencia_cobro": None},
-        **{contador: {"n": 0} for contador in CONTADORES},
     }

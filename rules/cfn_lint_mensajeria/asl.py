@@ -201,7 +201,36 @@ def _default_rules():
 
 def schema_problems(definition: dict) -> list[str]:
     """cfn-lint's own ASL checks (E3601), run by wrapping the definition in a native
-    ``AWS::StepFunctions::StateMachine`` — the only place cfn-lint applies them."""
+    ``AWS::StepFunctions::StateMachine`` — the only place cfn-lint applies them.
+
+    cfn-lint 1.58's schema reads ``QueryLanguage`` only at the top of a definition: in a JSONPath
+    definition it holds a state with its own ``QueryLanguage: JSONata`` to the JSONPath forms (a
+    ``Wait``'s ``"Seconds": "{% ... %}"`` is "not of type 'number'"). Such a state is checked alone,
+    in a JSONata definition, and what the whole definition's check says inside it is replaced by that.
+    """
+    propios = {
+        _schema_path(e): e.body for e in walk(definition)
+        if e.body.get("QueryLanguage") == "JSONata" and definition.get("QueryLanguage") != "JSONata"
+    }
+    problems = [
+        p for p in _schema_check(definition) if not any(p.startswith((f"{ruta}/", f"{ruta}:")) for ruta in propios)
+    ]
+    for ruta, body in propios.items():
+        solo = {"QueryLanguage": "JSONata", "StartAt": "S", "States": {"S": body}}
+        problems.extend(ruta + p.removeprefix("States/S") for p in _schema_check(solo))
+    return problems
+
+
+def _schema_path(estado: Estado) -> str:
+    """Where a state sits in a definition, as cfn-lint's E3601 paths spell it (Map: ItemProcessor)."""
+    partes = []
+    for nombre in estado.scope:
+        base, corchete, indice = nombre.partition("[")
+        partes += ["States", base, "Branches", indice.rstrip("]")] if corchete else ["States", nombre, "ItemProcessor"]
+    return "/".join([*partes, "States", estado.name])
+
+
+def _schema_check(definition: dict) -> list[str]:
     from cfnlint.api import lint
 
     wrapper = {

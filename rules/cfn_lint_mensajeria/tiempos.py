@@ -3,17 +3,19 @@
 Each bound a relation ties is declared once, in the template's ``Mappings.Plazos``: a bounded
 function reads its ``Timeout`` and its idempotency lease ``IDEMPOTENCY_LEASE_S`` (environment) from
 there with ``Fn::FindInMap``, keyed by its logical id (``TimeoutS``, ``LeaseS``). A state machine's
-``TimeoutSeconds`` and ``Wait`` seconds live in its ASL, the only place Step Functions takes them as
-numbers (a ``DefinitionSubstitutions`` value lands there as text), so its ``Plazos`` entry (keyed by
-its logical id: ``TimeoutSeconds`` and one key per related ``Wait``) must equal them. What ties them
-is declared on the state machine::
+``Plazos`` entry is keyed by its logical id: ``TimeoutSeconds`` and one key per related ``Wait``. A
+JSONata-mode ``Wait`` reads its entry: ``"Seconds": "{% ${X} %}"`` with the ``DefinitionSubstitutions``
+value ``X: !FindInMap [Plazos, <machine>, <Wait>]`` (the substitution lands as text, the expression
+turns it into the number). ``TimeoutSeconds`` (and a JSONPath ``Wait``) is a JSON number in the ASL,
+the only form Step Functions takes, so it must equal its declaration. What ties them is declared on
+the state machine::
 
     Metadata:
       Mensajeria:
         Tiempos:
           Reclamo: ReclamoFunction            # its lease must outlive the execution (TimeoutSeconds)
           EsperasTrasBloqueo:                 # each Wait must outlast the lease of the function it asks again
-            EsperarFinBloqueoCobro: CobroFunction
+            EsperarFinBloqueo: CobroFunction
 
 :func:`tiempos` reads them all; :func:`problemas` lists the broken relations:
 
@@ -21,14 +23,16 @@ is declared on the state machine::
   runs lets a second consumer repeat the side effect);
 - re-ask ``Wait`` > that function's lease (asking before the lease lapsed only meets ``OperacionEnCurso``);
 - claim lease > ``TimeoutSeconds`` (a live execution must never lose its order's claim);
-- a bounded function's ``Timeout`` and lease come from ``Plazos``, and the ASL's values equal
-  their declaration (a literal beside the declaration is a second place that drifts).
+- a bounded function's ``Timeout`` and lease come from ``Plazos``, a related ``Wait`` that reads a
+  substitution reads it from its own ``Plazos`` key, and the ASL's numbers equal their declaration
+  (a literal beside the declaration is a second place that drifts).
 
 Tests, the local run and the tools read the values from here instead of copying them.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,12 +45,15 @@ from cfn_lint_mensajeria.recursos import (
     function_env,
     function_props,
     function_timeout_s,
+    props,
     resources,
 )
 
 ENV_LEASE = "IDEMPOTENCY_LEASE_S"
 PLAZOS = "Plazos"  # the Mappings entry that declares every bound
 TIMEOUT_KEY, LEASE_KEY, TIMEOUT_SECONDS_KEY = "TimeoutS", "LeaseS", "TimeoutSeconds"
+# A JSONata Seconds that is one DefinitionSubstitutions placeholder: "{% ${EsperarFinBloqueoS} %}"
+SUSTITUCION = re.compile(r"^\{%\s*\$\{(\w+)\}\s*%\}$")
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,8 @@ class Flujo:
     esperas_s: dict[str, int]
     reclamo: str | None = None
     esperas_tras_bloqueo: dict[str, str] = field(default_factory=dict)
+    # Waits whose Seconds is a substitution placeholder: Wait -> the DefinitionSubstitutions value as written
+    esperas_sustituidas: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,23 +94,38 @@ def tiempos(template: dict, base_dir: str | Path) -> Tiempos:
             escritos = {"Timeout": p.get("Timeout"), ENV_LEASE: variables.get(ENV_LEASE)}
             if fuera := [nombre for nombre, valor in escritos.items() if not _de_plazos(valor)]:
                 literales[fid] = fuera
+    declarados = (template.get("Mappings") or {}).get(PLAZOS) or {}
+    declarados = declarados if isinstance(declarados, dict) else {}
     flujos = {}
     for mid, res in resources(template, *STATE_MACHINES).items():
         definition, _ = definition_of(res, Path(base_dir))
         if definition is None:
             continue
-        esperas = {
-            e.name: e.body["Seconds"] for e in walk(definition) if e.body.get("Type") == "Wait" and "Seconds" in e.body
-        }
+        sustituciones = props(res).get("DefinitionSubstitutions") or {}
+        esperas, sustituidas = {}, {}
+        for e in walk(definition):
+            if e.body.get("Type") != "Wait" or "Seconds" not in e.body:
+                continue
+            segundos = e.body["Seconds"]
+            if isinstance(segundos, str) and (marcador := SUSTITUCION.match(segundos)):
+                segundos = sustituidas[e.name] = sustituciones.get(marcador[1])
+                if _de_plazos(segundos):
+                    segundos = _declarado(declarados, segundos["Fn::FindInMap"])
+            esperas[e.name] = as_int(segundos)
         meta = ((res.get("Metadata") or {}).get("Mensajeria") or {}).get("Tiempos") or {}
         flujos[mid] = Flujo(
             as_int(definition.get("TimeoutSeconds")),
             esperas,
             meta.get("Reclamo"),
             dict(meta.get("EsperasTrasBloqueo") or {}),
+            sustituidas,
         )
-    declarados = (template.get("Mappings") or {}).get(PLAZOS) or {}
-    return Tiempos(timeouts, leases, flujos, declarados if isinstance(declarados, dict) else {}, literales)
+    return Tiempos(timeouts, leases, flujos, declarados, literales)
+
+
+def _declarado(declarados: dict[str, Any], claves: list[Any]) -> Any:
+    """The value ``Fn::FindInMap [Plazos, id, name]`` reads, or None."""
+    return (declarados.get(claves[1]) or {}).get(claves[2]) if len(claves) == 3 else None
 
 
 def _de_plazos(valor: Any) -> bool:
@@ -157,7 +181,17 @@ def problemas(t: Tiempos) -> list[tuple[list[Any], str]]:
             en_asl = {TIMEOUT_SECONDS_KEY: flujo.timeout_s}
             en_asl |= {espera: flujo.esperas_s.get(espera) for espera in flujo.esperas_tras_bloqueo}
             for nombre, segundos in en_asl.items():
-                if as_int(declarado.get(nombre)) != segundos:
+                if nombre in flujo.esperas_sustituidas:
+                    valor = flujo.esperas_sustituidas[nombre]
+                    if not (_de_plazos(valor) and valor["Fn::FindInMap"] == [PLAZOS, mid, nombre]):
+                        encontrados.append(
+                            (
+                                ["Resources", mid, "Properties", "DefinitionSubstitutions"],
+                                f"{mid}: Wait {nombre} reads the substitution {valor!r}, not its declaration: "
+                                f"substitute !FindInMap [{PLAZOS}, {mid}, {nombre}]",
+                            )
+                        )
+                elif as_int(declarado.get(nombre)) != segundos:
                     encontrados.append(
                         (
                             ["Resources", mid, "Properties"],

@@ -50,7 +50,7 @@ def test_scenario_viernes_circuit_opens_and_closes_without_a_double_charge(escen
 
 
 # A hang guard, not a speed target: orders whose charge met the naive consumer's claim wait out the
-# workflow's EsperarFinBloqueoCobro (Mappings.Plazos; real seconds here) before they are confirmed.
+# workflow's EsperarFinBloqueo (Mappings.Plazos; real seconds here) before they are confirmed.
 def test_scenario_cobro_duplicado_charges_each_order_once(escenario: Callable[..., Informe]) -> None:
     # GIVEN / WHEN 12 orders consumed from a queue whose visibility (1 s) is shorter than the gateway's latency
     informe = escenario("cobro-duplicado", 12)

@@ -95,7 +95,7 @@ def cobro_duplicado(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
     try:
         crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
         # The workflow's Cobrar meets the naive consumer's live claim (OperacionEnCurso) on some orders and
-        # resolves it as designed: a Wait past the charge's lease (EsperarFinBloqueoCobro, Mappings.Plazos, real
+        # resolves it as designed: a Wait past the charge's lease (EsperarFinBloqueo, Mappings.Plazos, real
         # seconds outside the chaos scenario), then the same key again. The drain allows for that wait.
         espera_s = espera_resolucion_s()
         limite_s = 120 + n / ritmo + 1.2 * n + espera_s
@@ -126,9 +126,13 @@ def cobro_duplicado(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
 
 
 def espera_resolucion_s() -> float:
-    """Seconds of the workflow's Wait before it asks the gateway again about an unknown charge outcome."""
-    definicion = json.loads((RAIZ / "statemachines" / "procesar_pedido.asl.json").read_text())
-    return float(definicion["States"]["EsperarFinBloqueoCobro"]["Seconds"])
+    """Seconds of the workflow's Wait before it asks the gateway again about an unknown outcome
+    (``EsperarFinBloqueo``), read where they are declared (``Mappings.Plazos``)."""
+    from cfn_lint_mensajeria.tiempos import tiempos
+    from cfnlint.decode import decode
+
+    plantilla, _ = decode(str(RAIZ / "template.yaml"))
+    return float(tiempos(plantilla, RAIZ).flujos["ProcesarPedido"].esperas_s["EsperarFinBloqueo"])
 
 
 def _mostrar_un_pedido(sesion: Sesion, res: flujo.Resultados, informe: Informe) -> None:

@@ -7,14 +7,15 @@ Stages of one order, each from a recorded instant, never from what the scenario 
 ``publicado``      its ``publicado_en`` (``now()`` of the relay's transaction, which claims the row
                    *before* its ``PutEvents``: up to one relay batch early)
 ``iniciada``       the workflow execution's ``ExecutionStarted`` event (moto's history)
-``cobrado``        the last exit of a charge state (``Cobrar``, ``ReintentarCobro``, ``ConsultarCobro``)
+``cobrado``        the last exit of a charge state (``Cobrar``, ``ReintentarCobro``, ``Reconsultar``) before
+                   any ``Reembolsar`` (after it, ``Reconsultar`` asks about the refund)
 ``confirmado``     the exit of ``Confirmar`` (``PedidoConfirmado`` published)
 ``avisado``        the end of the later of the two consumers' invocations that handled the order's
                    ``PedidoConfirmado``: the ERP notice and the confirmation e-mail
 =================  ==========================================================================
 
 Time an execution spends in ``Wait`` states (``EsperarCapacidad`` after the charge was throttled,
-``EsperarFinBloqueoCobro`` before asking the gateway again) lies inside those stages; it is also
+``EsperarFinBloqueo`` before asking the gateway again) lies inside those stages; it is also
 reported on its own line, since only the chaos scenario compresses it (with the leases it must
 outlast): elsewhere a throttled order's 60 s ``EsperarCapacidad`` is 60 real seconds in its stage.
 
@@ -43,8 +44,9 @@ if TYPE_CHECKING:
     from mercadofresco_local.informe import Informe
     from mercadofresco_local.sesion import Sesion
 
-ESTADOS_COBRO = frozenset({"Cobrar", "ReintentarCobro", "ConsultarCobro"})
+ESTADOS_COBRO = frozenset({"Cobrar", "ReintentarCobro", "Reconsultar"})
 ESTADO_CONFIRMAR = "Confirmar"
+ESTADO_REEMBOLSO = "Reembolsar"
 # (label, from, to): consecutive stages, then end to end.
 ETAPAS = (
     ("commit → en el bus", "creado", "publicado"),
@@ -203,6 +205,8 @@ def marcas_de_historia(eventos: Iterable[Mapping[str, Any]]) -> dict[str, float]
         tipo = evento["type"]
         if tipo == "ExecutionStarted":
             marcas["iniciada"] = instante
+        elif tipo.endswith("StateEntered") and evento["stateEnteredEventDetails"]["name"] == ESTADO_REEMBOLSO:
+            break  # from the refund on nothing charges or confirms, and Reconsultar asks about the refund
         elif tipo.endswith("StateExited"):
             nombre = evento.get("stateExitedEventDetails", {}).get("name")
             if nombre in ESTADOS_COBRO:

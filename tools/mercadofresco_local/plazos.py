@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
     """Divide the bounds a compressed ``Wait`` must keep its ratio to: idempotency leases and HTTP timeouts.
 
-    The workflow waits past a lease (``EsperarFinBloqueoCobro``) and runs under ``TimeoutSeconds``;
+    The workflow waits past a lease (``EsperarFinBloqueo``) and runs under ``TimeoutSeconds``;
     both are compressed (:class:`ServidorMoto` ``comprimir_esperas``), so the leases they outlast
     are too: a declared ``IDEMPOTENCY_LEASE_S`` becomes ``ceil(lease / compresion)``. A live
     invocation must still end well inside its compressed lease, so every ``*_TIMEOUT_S`` HTTP

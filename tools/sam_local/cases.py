@@ -154,9 +154,9 @@ _CASES = [
     Case("outbox-relay.json", "OutboxFunction", answer={"publicadas": 0}),
     Case("outbox-limpieza.json", "OutboxLimpiezaFunction", answer={"borradas": 0}),
     # -- the workflow's order claim (a lease in the idempotency table): each event claims its order on an
-    #    empty table, and answers the order read from the pipe's batch with the workflow's counters at zero
+    #    empty table, and answers the order read from the pipe's batch, no charge yet
     *(
-        Case(evento, "ReclamoFunction", answer={"cobro": {"referencia_cobro": None}, "consultas_cobro": {"n": 0}})
+        Case(evento, "ReclamoFunction", answer={"cobro": {"referencia_cobro": None}})
         for evento in ("reclamo-pedido.json", "reclamo-otra-ejecucion.json")
     ),
     # -- the store's projection of outcomes: on an empty store each order is unknown, a permanent

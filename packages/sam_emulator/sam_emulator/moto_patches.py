@@ -17,7 +17,11 @@ that every target still exists, so an upgrade fails there, by name, instead of d
   ``{% %}`` expressions but evaluates every one of them (a JSONPath-mode ``$var`` reference too)
   through a JVM bridge to jsonata-java that it does not ship: ``_eval_jsonata`` stays ``None`` and
   each evaluation is ``TypeError: 'NoneType' object is not callable``. jsonata-python, a pure-Python
-  port of that same jsonata-java, takes the bridge's place; the rest is moto's own interpreter.
+  port of that same jsonata-java, takes the bridge's place; the rest is moto's own interpreter. It also
+  gives each ASL parse its own ``QueryLanguage`` scope stack: moto 5.2.5 keeps it in a class attribute
+  of its ``Preprocessor``, shared by the threads that parse concurrent executions' definitions, so a
+  state with its own ``QueryLanguage: JSONata`` was now and then parsed in another parse's JSONPath
+  scope (``ValueError: Unsupported declaration in QueryLanguage=JSONata block``).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ _LAMBDA_INVOKE = "moto.awslambda.models.LambdaFunction._invoke_lambda"
 _LAMBDA_SIMPLE_INVOKE = "moto.awslambda_simple.models.LambdaSimpleBackend.invoke"
 _USER_CONFIG = "moto.core.config.default_user_config"
 _JSONATA_BRIDGE = "moto.stepfunctions.parser.asl.jsonata.jsonata._eval_jsonata"
+_ASL_PREPROCESSOR_INIT = "moto.stepfunctions.parser.asl.parse.preprocessor.Preprocessor.__init__"
 
 # Every moto attribute this module replaces, as ``module.attribute[.attribute]``.
 TARGETS = (
@@ -64,6 +69,7 @@ TARGETS = (
     _LAMBDA_SIMPLE_INVOKE,
     _USER_CONFIG,
     _JSONATA_BRIDGE,
+    _ASL_PREPROCESSOR_INIT,
 )
 
 _DYNAMODB_WRITE_LOCK = threading.RLock()
@@ -124,7 +130,18 @@ def jsonata_evaluator() -> Iterator[None]:
     """moto's Step Functions interpreter evaluating JSONata and variables (see the module's docstring)."""
     with ExitStack() as stack:
         _patch(stack, _JSONATA_BRIDGE, lambda _none: _evaluate_jsonata)
+        _patch(stack, _ASL_PREPROCESSOR_INIT, _own_query_language_scopes)
         yield
+
+
+def _own_query_language_scopes(original: Any) -> Callable[..., None]:
+    """``Preprocessor()`` with its own ``_query_language_per_scope`` list instead of the class's."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._query_language_per_scope = []
+
+    return __init__
 
 
 def _evaluate_jsonata(expression: str) -> Any:

@@ -52,6 +52,18 @@ def _objeto(target: str) -> object:
     return getattr(resolve_name(modulo), atributo)
 
 
+def test_jsonata_evaluator_gives_each_asl_parse_its_own_query_language_scopes() -> None:
+    # GIVEN moto's ASL preprocessor, one per parse (concurrent executions parse in their own threads)
+    from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
+
+    # WHEN two are made under the emulator's JSONata patches
+    with moto_patches.jsonata_evaluator():
+        uno, otro = Preprocessor(), Preprocessor()
+    # THEN they do not share the stack of QueryLanguage scopes (moto 5.2.5's is a class attribute), so
+    # one parse's JSONata state is never read in another's JSONPath scope
+    assert uno._query_language_per_scope is not otro._query_language_per_scope
+
+
 # A loop counted in a variable (Assign, a JSONPath-mode $n reference in a Choice and an intrinsic), a
 # JSONata Wait and a JSONata Output: each goes through moto's JSONata bridge.
 _CON_VARIABLES = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 from cfn_lint_mensajeria import asl as asl_reglas
@@ -99,9 +100,19 @@ def test_asl_cobrar_first_attempt_retries_only_what_never_reaches_the_code(defin
     assert _reintentados(cobrar) == ANTES_DEL_CODIGO | {ESTRANGULADO}
     capturas = _capturas(cobrar)
     assert list(capturas)[:2] == ["CobroRechazado", "CircuitoAbierto"]
-    assert capturas[ESTRANGULADO] == "ContarEsperaCapacidad"  # busy platform: wait, do not fail
+    assert capturas[ESTRANGULADO] == "QuedaEsperaCapacidad"  # busy platform: wait, do not fail
     assert {capturas[e] for e in LIBERADOS} == {"ReintentarCobro"}
-    assert capturas["States.ALL"] == "ContarConsultaCobro"  # anything else: the outcome is unknown
+    assert capturas["States.ALL"] == "QuedaReconsulta"  # anything else: the outcome is unknown
+
+
+def _entradas_al_bucle(definicion: dict) -> dict[str, str]:
+    """(state, the Output of its catcher) for every Catch that enters the re-ask loop."""
+    return {
+        nombre: c["Output"]
+        for nombre, cuerpo in definicion["States"].items()
+        for c in cuerpo.get("Catch", [])
+        if c["Next"] == "QuedaReconsulta"
+    }
 
 
 def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandoned(definicion):
@@ -109,16 +120,56 @@ def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandone
     bloqueo_s = tiempos_plantilla().leases_s["CobroFunction"]
     estados = definicion["States"]
     # THEN OperacionEnCurso and the platform's errors are never retried by a jittered Retry (its waits can
-    # all be short): every charge step sends them to one Wait that outlasts the lease, then asks again
-    for nombre in ("Cobrar", "ReintentarCobro", "ConsultarCobro"):
+    # all be short): every charge and refund step sends them to one loop that waits past the lease, then
+    # asks again with the same operation and key
+    for nombre in ("Cobrar", "ReintentarCobro", "Reembolsar", "Reconsultar"):
         assert not _reintentados(estados[nombre]) & {"OperacionEnCurso", "Sandbox.Timedout", "Lambda.Unknown"}
-        assert _capturas(estados[nombre])["States.ALL"] == "ContarConsultaCobro", nombre
-    for espera in ("EsperarFinBloqueoCobro", "EsperarFinBloqueoReembolso"):
-        assert estados[espera]["Type"] == "Wait" and estados[espera]["Seconds"] > bloqueo_s, espera
-    assert estados["EsperarFinBloqueoCobro"]["Next"] == "ConsultarCobro"
-    # AND when the bound is reached the outcome is compensated (refund), never dropped
-    assert estados["QuedaConsultaCobro"]["Default"] == "Reembolsar"
-    assert _capturas(estados["Reembolsar"])["ReembolsoRechazado"] == "ComprobarSinCobro"
+        assert _capturas(estados[nombre])["States.ALL"] == "QuedaReconsulta", nombre
+    assert tiempos_plantilla().flujos["ProcesarPedido"].esperas_s["EsperarFinBloqueo"] > bloqueo_s
+    assert estados["QuedaReconsulta"]["Choices"][0]["Next"] == "EsperarFinBloqueo"
+    assert estados["EsperarFinBloqueo"]["Next"] == "Reconsultar"
+    # AND each entry starts the loop for its own operation, with its own count
+    def entra(operacion: str) -> str:
+        return f"{{% $merge([$states.input, {{'reconsulta': {{'operacion': '{operacion}', 'n': 0}}}}]) %}}"
+
+    assert _entradas_al_bucle(definicion) == {
+        "Cobrar": entra("cobro"),
+        "ReintentarCobro": entra("cobro"),
+        "Reembolsar": entra("reembolso"),
+        "Reconsultar": "{% $states.input %}",  # a re-ask that failed again: the same operation, its count goes on
+    }
+    assert estados["Reconsultar"]["Arguments"]["Payload"]["operacion"] == "{% $states.input.reconsulta.operacion %}"
+    # AND when the bound is reached an unknown charge is compensated (refund), never dropped
+    assert estados["QuedaReconsulta"]["Choices"][1] == {
+        "Condition": "{% $states.input.reconsulta.operacion = 'cobro' %}", "Next": "Reembolsar",
+    }  # fmt: skip
+    assert estados["QuedaReconsulta"]["Default"] == "ReembolsoPendiente"
+    for nombre in ("Reembolsar", "Reconsultar"):
+        assert _capturas(estados[nombre])["ReembolsoRechazado"] == "ComprobarSinCobro"
+
+
+def test_asl_the_re_ask_loop_is_written_once(definicion):
+    # GIVEN every Wait state and every state a Catch sends an unknown outcome to
+    esperas = [e.name for e in asl_reglas.walk(definicion) if e.body["Type"] == "Wait"]
+    capturas = [c for e in asl_reglas.walk(definicion) for c in e.body.get("Catch", [])]
+    destinos = {c["Next"] for c in capturas if "States.ALL" in c["ErrorEquals"]}
+    # THEN one Wait asks again past a lease (the other waits for capacity, a different idea), and the
+    # charge and refund steps share it: no second loop for one of them
+    assert sorted(esperas) == ["EsperarCapacidad", "EsperarFinBloqueo"]
+    assert {"QuedaReconsulta"} == {d for d in destinos if d.startswith("Queda")}
+    # AND a counting Pass is gone: the Catch that enters a loop and its Choice count in the state's data
+    assert not [e.name for e in asl_reglas.walk(definicion) if e.name.startswith("Contar")]
+
+
+def test_asl_uses_no_workflow_variables(definicion):
+    # GIVEN every state, its catchers and its Choice rules
+    texto = json.dumps(definicion["States"])
+    # THEN none assigns or reads a workflow variable ("$name" other than $states and functions): MiniStack
+    # 1.5.33 (the deploy level) drops a Catch's or a Choice rule's Assign unless the whole machine is
+    # JSONata and fails on a $var in a JSONPath state, while moto runs them: the loop would pass here and
+    # break deployed (docs/decisions/0101-transiciones-del-flujo.md, the reproduction)
+    assert '"Assign"' not in texto
+    assert re.findall(r"\$(?!states\b)[a-z_]+\b(?!\()", " ".join(re.findall(r"\{%.*?%\}", texto))) == []
 
 
 def test_asl_both_claim_closes_are_the_same_write(definicion):
@@ -151,13 +202,11 @@ def test_asl_every_stored_outcome_has_one_schema(definicion):
 def test_asl_template_max_visits_are_the_loop_bounds(definicion, plantilla):
     # GIVEN the visits the worst-case rule multiplies (template Metadata) and the loops' Choice bounds
     visitas = plantilla.recursos["ProcesarPedido"]["Metadata"]["Mensajeria"]["VisitasMaximas"]
-    estados = definicion["States"]
-    cota = {
-        "ConsultarCobro": estados["QuedaConsultaCobro"]["Choices"][0]["NumericLessThanEquals"],
-        "Reembolsar": 1 + estados["QuedaIntentoReembolso"]["Choices"][0]["NumericLessThanEquals"],
-    }
-    # THEN they are the same numbers (a bigger loop would silently exceed the documented attempts)
-    assert visitas == cota
+    condicion = definicion["States"]["QuedaReconsulta"]["Choices"][0]["Condition"]
+    (por_operacion,) = re.fullmatch(r"\{% \$states\.input\.reconsulta\.n < (\d+) %\}", condicion).groups()
+    # THEN they are the same numbers: Reconsultar asks again that many times about the charge, then as many
+    # about its refund (a bigger loop would silently exceed the documented attempts)
+    assert visitas == {"Reconsultar": 2 * int(por_operacion)}
 
 
 def test_asl_every_task_retries_and_the_execution_is_bounded(definicion):
@@ -176,8 +225,10 @@ def test_asl_reclamo_with_lease_and_duplicate_ends_in_success(definicion):
     # THEN it is the reclamo function (reads the batch, lease + TTL), it is the first state, a refused claim
     # ends in a Succeed (never a compensation) and an unreadable order goes to the DLQ
     assert definicion["StartAt"] == "ReclamarPedido"
-    assert reclamo["Parameters"]["FunctionName"] == "${ReclamoFunctionArn}"
-    assert reclamo["Parameters"]["Payload"] == {"registros.$": "$", "ejecucion.$": "$$.Execution.Id"}
+    assert reclamo["Arguments"]["FunctionName"] == "${ReclamoFunctionArn}"
+    assert reclamo["Arguments"]["Payload"] == {
+        "registros": "{% $states.input %}", "ejecucion": "{% $states.context.Execution.Id %}",
+    }  # fmt: skip
     capturas = _capturas(reclamo)
     assert estados[capturas["PedidoDuplicado"]]["Type"] == "Succeed" and reclamo["Next"] == "Cobrar"
     assert estados[capturas["EventoInvalido"]]["Next"] == "EnviarAFallidos"
@@ -199,7 +250,13 @@ def test_asl_confirmation_has_an_explicit_payload_without_token(definicion):
     assert estados["Confirmar"]["Parameters"]["Message.$"] == (
         "States.JsonToString(States.JsonMerge($.confirmacion, $.cobro, false))"
     )
-    assert set(estados["Cobrar"]["ResultSelector"]) == {"referencia_cobro.$", "confirmado_en.$"}
+    # and every state that may charge stores the charge the same way (the reference and the charge's time)
+    proyeccion = (
+        "{'cobro': {'referencia_cobro': $states.result.Payload.referencia_cobro, "
+        "'confirmado_en': $states.result.Payload.cobrado_en_utc}}"
+    )
+    for nombre in ("Cobrar", "ReintentarCobro", "Reconsultar"):
+        assert proyeccion in estados[nombre]["Output"], nombre
 
 
 def test_asl_placeholders_match_the_template_substitutions(plantilla):

@@ -33,6 +33,23 @@ def test_history_marks_last_charge_exit_and_confirm_exit() -> None:
     assert {k: round(v - base, 3) for k, v in marcas.items()} == {"iniciada": 1.0, "cobrado": 2.5, "confirmado": 3.0}
 
 
+def test_history_charge_mark_ignores_the_refunds_re_ask() -> None:
+    # GIVEN a charge that was confirmed by the gateway, a later step that failed, and a refund asked again
+    # (Reconsultar serves both operations: after Reembolsar it asks about the refund)
+    historia = [
+        {"type": "ExecutionStarted", "timestamp": _t(1.0)},
+        _salida("Cobrar", 1.5),
+        {"type": "TaskStateEntered", "timestamp": _t(2.0), "stateEnteredEventDetails": {"name": "Reembolsar"}},
+        _salida("Reembolsar", 2.5),
+        _salida("Reconsultar", 140.0),
+    ]
+    # WHEN the marks are read THEN the charge is the charge's exit, not the refund's re-ask
+    base = _t(0).timestamp()
+    assert {k: round(v - base, 3) for k, v in lat.marcas_de_historia(historia).items()} == {
+        "iniciada": 1.0, "cobrado": 1.5,
+    }  # fmt: skip
+
+
 def _registro(tipo: str, pedido_id: str) -> dict:
     cuerpo = {"tipo": tipo, "version": 1, "pedido_id": pedido_id}
     return {"eventSource": "aws:sqs", "body": json.dumps(cuerpo)}
@@ -99,14 +116,14 @@ def test_wait_states_are_summed_per_state_from_the_history() -> None:
         _espera("WaitStateExited", "EsperarCapacidad", 61.0),
         _espera("WaitStateEntered", "EsperarCapacidad", 62.0),
         _espera("WaitStateExited", "EsperarCapacidad", 122.5),
-        _espera("WaitStateEntered", "EsperarFinBloqueoCobro", 130.0),
-        _espera("WaitStateExited", "EsperarFinBloqueoCobro", 260.0),
-        _salida("ConsultarCobro", 261.0),
+        _espera("WaitStateEntered", "EsperarFinBloqueo", 130.0),
+        _espera("WaitStateExited", "EsperarFinBloqueo", 260.0),
+        _salida("Reconsultar", 261.0),
     ]
     # WHEN the waits are read
     esperas = lat.esperas_de_historia(historia)
     # THEN each Wait state's entered -> exited seconds are added up
-    assert {k: round(v, 3) for k, v in esperas.items()} == {"EsperarCapacidad": 120.5, "EsperarFinBloqueoCobro": 130.0}
+    assert {k: round(v, 3) for k, v in esperas.items()} == {"EsperarCapacidad": 120.5, "EsperarFinBloqueo": 130.0}
 
 
 def test_resumir_reports_waits_apart_and_says_whether_they_were_compressed() -> None:

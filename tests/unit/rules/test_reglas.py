@@ -257,17 +257,27 @@ def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(
     assert ruta[:2] == ["Resources", "CobroFunction"] and f"outside Mappings.{PLAZOS}" in mensaje
     # AND so does a re-ask Wait that no longer outlasts the lease (declared and written so in the ASL)
     ts = tiempos(plantilla(), RAIZ)
-    ts.declarados["ProcesarPedido"]["EsperarFinBloqueoCobro"] = ts.leases_s["CobroFunction"]
-    corta = {**flujo.esperas_s, "EsperarFinBloqueoCobro": ts.leases_s["CobroFunction"]}
+    ts.declarados["ProcesarPedido"]["EsperarFinBloqueo"] = ts.leases_s["CobroFunction"]
+    corta = {**flujo.esperas_s, "EsperarFinBloqueo": ts.leases_s["CobroFunction"]}
     ts.flujos["ProcesarPedido"] = replace(flujo, esperas_s=corta)
     ((_, mensaje),) = problemas(ts)
-    assert "EsperarFinBloqueoCobro" in mensaje and "does not outlast" in mensaje
-    # AND an ASL whose Wait or TimeoutSeconds was changed without its declaration fails, naming each
+    assert "EsperarFinBloqueo" in mensaje and "does not outlast" in mensaje
+    # AND the re-ask Wait reads its declaration: lowering the declared seconds below the lease fails
+    p = plantilla()
+    p["Mappings"][PLAZOS]["ProcesarPedido"]["EsperarFinBloqueo"] = str(actuales.leases_s["CobroFunction"] - 1)
+    ((_, mensaje),) = problemas(tiempos(p, RAIZ))
+    assert "EsperarFinBloqueo" in mensaje and "does not outlast" in mensaje
+    # AND so does a substitution that no longer reads it (a literal beside the declaration)
+    p = plantilla()
+    p["Resources"]["ProcesarPedido"]["Properties"]["DefinitionSubstitutions"]["EsperarFinBloqueoS"] = "130"
+    ((ruta, mensaje),) = problemas(tiempos(p, RAIZ))
+    assert ruta[-1] == "DefinitionSubstitutions" and "EsperarFinBloqueo" in mensaje and "not its declaration" in mensaje
+    # AND an ASL whose TimeoutSeconds or a literal Wait was changed without its declaration fails, naming each
     asl = json.loads((RAIZ / "statemachines" / "procesar_pedido.asl.json").read_text())
     asl["TimeoutSeconds"] += 1
-    asl["States"]["EsperarFinBloqueoReembolso"]["Seconds"] += 1
+    asl["States"]["EsperarFinBloqueo"]["Seconds"] = actuales.flujos["ProcesarPedido"].esperas_s["EsperarFinBloqueo"] + 1
     (tmp_path / "statemachines").mkdir()
     (tmp_path / "statemachines" / "procesar_pedido.asl.json").write_text(json.dumps(asl))
     mensajes = sorted(m for _, m in problemas(tiempos(plantilla(), tmp_path)))
     assert len(mensajes) == 2 and all("differs from its declaration" in m for m in mensajes)
-    assert "EsperarFinBloqueoReembolso" in mensajes[0] and "TimeoutSeconds" in mensajes[1]
+    assert "EsperarFinBloqueo" in mensajes[0] and "TimeoutSeconds" in mensajes[1]
