@@ -345,24 +345,25 @@ def _palabras(nombre: str) -> set[str]:
 # The English words mechanism names are made of. A name with any other word fails, unless it is named below.
 # (a word list reads as words, not as 300 quoted strings)
 PALABRAS_INGLESAS = frozenset(
-    """429 a accepted acquire add after age allow apply arn as attempt attempts attribute attributes aurora backoff
-    base batch body breaker bucket buckets budget build bus by bytes ca cache cached call calls canonical cap capture
-    changes chars checks circuit claim classification classify client clock close code codes complete completed
-    completion compute config conn connect consecutive consumer content context count create credentials custom data
-    database days dbrecords decision default defer deferral deferrals delay delete dependency dict dlq drain dynamo
-    echo endpoint entries env environment equal error errors event events exc execute exhausted expires failed
-    failure failures field fields fifo files flush fn for force from full function get globals guard handler has
-    hash header headers held http id idempotency idempotent identifier ids in inconsistent interval invalid item items
-    jitter json key lambda last lazy lease left lifetime local lock logger make margin mark max measure message method
-    metrics migrate migration migrations min mismatch module modules ms n name namespace no now obj of on op open
-    operation original outbox outcome p parameters park password patch path payload pending per permanent permit
-    persistence policy poll pool post powertools previous probe problem process properties provider published purge
-    put queue queues r rate ratio read reason receives record redis refuse region relay release request resend
-    resends reservation reserve reset resource responder response result retention retry rng role route routes row
-    run runtime s sandbox sdk secret send service shared signal sink size sleep snapshot socket source split sqs
-    sslrootcert state statement status store stored success t table text throttling timeout to token tokens total
-    traced tracer transform transient type types unavailable unprintable unwrap url uuid valkey value variable verify
-    version versions wait window with work""".split()  # noqa: SIM905
+    """429 a accepted acquire add admitted after age allow apply arn as attempt attempts attribute attributes aurora
+    backoff base batch body breaker bucket buckets budget build bus by bytes ca cache cached call calls canonical
+    cap capacity capture cause changes chars checks circuit claim classification classify client clock close code
+    codes complete completed completion compute config conn connect consecutive consumer content context count
+    counts create credentials custom data database days dbrecords decision default defer deferral deferrals delay
+    delete dependency detail dict dlq drain dynamo echo endpoint entries env envelope environment equal error
+    errors event events exc exclude execute exhausted expires failed failure failures field fields fifo files
+    flush fn for force from full function get globals guard handle handler has hash header headers held http id
+    idempotency idempotent identifier ids in inconsistent interval invalid is item items jitter json key lambda
+    last lazy lease left lifetime local lock logger make margin mark max measure message method metrics migrate
+    migration migrations min mismatch mode module modules ms n name namespace no now obj of on op open openings
+    operation original outbox outcome own p parameters park password patch path payload pending per permanent
+    permit persistence poison policy poll pool port post powertools prefix previous probe problem process
+    properties provider published purge put queue queues r rate ratio read reason receives record redis refuse
+    region relay release request resend resends reservation reserve reset resource responder response result
+    retention retry rng role route routes row run runtime s sandbox sdk secret send service shared signal sink
+    size sleep snapshot socket source split sqs sslrootcert state statement status store stored success successes
+    t table text throttling timeout to token tokens total traced tracer transform transient type types unavailable
+    unprintable until unwrap url uuid valkey value variable verify version versions wait window with work""".split()  # noqa: SIM905
 )
 
 # Spanish on purpose, never renamed: the workflow's error names a mechanism raises (the ASL matches them), stored
@@ -370,11 +371,11 @@ PALABRAS_INGLESAS = frozenset(
 # value or an ``mf-motivo``), each one listed so that a new one is a decision, not an accident.
 NOMBRES_GUARDADOS = frozenset(
     (
-        "circuit_breaker.estado:BreakerState.ABIERTO",
-        "circuit_breaker.estado:BreakerState.CERRADO",
-        "circuit_breaker.estado:BreakerState.FORZADO_ABIERTO",
-        "circuit_breaker.estado:BreakerState.FORZADO_CERRADO",
-        "circuit_breaker.estado:BreakerState.SEMIABIERTO",
+        "circuit_breaker.state:BreakerState.ABIERTO",
+        "circuit_breaker.state:BreakerState.CERRADO",
+        "circuit_breaker.state:BreakerState.FORZADO_ABIERTO",
+        "circuit_breaker.state:BreakerState.FORZADO_CERRADO",
+        "circuit_breaker.state:BreakerState.SEMIABIERTO",
         "dlq:DlqReason.APLAZAMIENTOS_AGOTADOS",
         "dlq:DlqReason.CAMPO_AUSENTE",
         "dlq:DlqReason.DATO_INVALIDO",
@@ -412,62 +413,7 @@ NOMBRES_GUARDADOS = frozenset(
 # Spanish mechanism name fails the test below instead of being added here.
 PENDIENTES = frozenset(
     (
-        "circuit_breaker.compartido:SharedBreakerState.__init__(clave)",
-        "circuit_breaker.compartido:SharedBreakerState.execute(ahora_ms)",
-        "circuit_breaker.compartido:SharedBreakerState.execute(pendientes)",
-        "circuit_breaker.compartido:SharedBreakerState.execute(resultado)",
-        "circuit_breaker.core:CircuitBreaker.__init__(dependencia)",
-        "circuit_breaker.core:CircuitBreaker.__init__(prefijo)",
-        "circuit_breaker.core:CircuitBreaker.force(modo)",
-        "circuit_breaker.core:Permit.__init__(es_sonda)",
-        "circuit_breaker.estado:Decision.abierto_hasta_ms",
-        "circuit_breaker.estado:Decision.admitido",
-        "circuit_breaker.estado:Decision.ahora_ms",
-        "circuit_breaker.estado:Decision.aperturas",
-        "circuit_breaker.estado:Decision.es_sonda",
-        "circuit_breaker.estado:Decision.estado",
-        "circuit_breaker.estado:Decision.exitos_ventana",
-        "circuit_breaker.estado:Decision.fallos_ventana",
-        "circuit_breaker.estado:Decision.motivo_apertura",
-        "circuit_breaker.local:LocalBreaker.__init__(reloj)",
-        "circuit_breaker.local:LocalBreaker.record(es_sonda)",
-        "circuit_breaker.local:LocalBreaker.record(exito)",
-        "consumer.aplazamiento:DeferralPolicy.espera_minima_total_s",
-        "consumer.aplazamiento:DeferralPolicy.espera_s",
-        "consumer.aplazamiento:defer(causa)",
-        "consumer.aplazamiento:defer(cola)",
-        "consumer.aplazamiento:defer(cuenta)",
-        "consumer.aplazamiento:defer(funcion)",
-        "consumer.aplazamiento:defer(minimo_s)",
-        "consumer.aplazamiento:defer(politica)",
-        "consumer.aplazamiento:receives_exhausted(cola)",
-        "consumer.colas:ColaSinDlqError",
-        "consumer.colas:Queue.max_recepciones",
-        "consumer.colas:Queue.nombre",
-        "consumer.colas:Queues.de_arn",
-        "consumer.colas:aplazamientos",
-        "consumer.colas:original_attributes(excluir)",
-        "consumer.colas:recepciones",
-        "consumer.colas:send_to_dlq(cola)",
-        "consumer.colas:send_to_dlq(detalle)",
-        "consumer.colas:send_to_dlq(funcion)",
-        "consumer.colas:send_to_dlq(motivo)",
-        "consumer.colas:with_attributes(propios)",
-        "consumer.lectura:Event.datos",
-        "consumer.lectura:Event.get(campo)",
-        "consumer.lectura:Event.get(defecto)",
-        "consumer.lectura:Event.sobre",
-        "consumer.lectura:Event.tipo",
-        "consumer.lectura:InvalidMessageError.__init__(detalle)",
-        "consumer.lectura:InvalidMessageError.__init__(motivo)",
-        "consumer.lectura:unwrap(cuerpo)",
-        "consumer.lote:Consumer.registro",
-        "consumer.proveedores:accepted(dependencia)",
-        "consumer.proveedores:accepted(respuesta)",
-        "db:DatabaseConfig.espera_conexion_s",
-        "db:DatabaseConfig.puerto",
-        "db:DatabaseConfig.secreto_max_age_s",
-        "dlq:DlqReason.es_envenenado",
+        "consumer.queues:QueueWithoutDlqError",
         "http.cliente:ProviderClient.__init__(dependencia)",
         "http.cliente:ProviderResponse.cuerpo",
         "http.cliente:body_of(datos)",
@@ -562,9 +508,6 @@ PENDIENTES = frozenset(
         "outbox.relay:Resultado.sumar(otro)",
         "retry.backoff:retry_after_s(ahora)",
         "retry.backoff:retry_after_s(valor)",
-        "retry.budget:RetryBudget.__init__(capacidad)",
-        "retry.budget:RetryBudget.__init__(dependencia)",
-        "retry.budget:RetryBudget.__init__(prefijo)",
         "retry.clasificacion:Classification.EXITO",
         "retry.clasificacion:Classification.NO_ES_ERROR",
         "retry.clasificacion:Classification.PERMANENTE",

@@ -50,10 +50,10 @@ def _hora(ms: int) -> str:
 
 def describir(dependencia: str, d: Decision) -> str:
     """One line an operator reads at 3 a.m."""
-    linea = f"{dependencia}: {d.estado.value}"
-    if d.abierto_hasta_ms:
-        linea += f" (abierto hasta {_hora(d.abierto_hasta_ms)}, aperturas {d.aperturas})"
-    ventana = f"ventana {d.exitos_ventana} éxitos / {d.fallos_ventana} fallos"
+    linea = f"{dependencia}: {d.state.value}"
+    if d.open_until_ms:
+        linea += f" (abierto hasta {_hora(d.open_until_ms)}, aperturas {d.openings})"
+    ventana = f"ventana {d.window_successes} éxitos / {d.window_failures} fallos"
     return f"{linea}; {ventana}; fallos seguidos {d.consecutive_failures}"
 
 
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for dependencia in dependencias:
             # The functions' own breaker, through its public API: the same key, the same script.
-            breaker = CircuitBreaker(dependencia, cliente, prefijo=prefijo, metrics=PowertoolsMetrics())
+            breaker = CircuitBreaker(dependencia, cliente, prefix=prefijo, metrics=PowertoolsMetrics())
             orden = modo[args.orden]
             decision = breaker.shared_state() if orden is None else breaker.force(orden)
             print(describir(dependencia, decision))

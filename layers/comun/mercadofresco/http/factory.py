@@ -55,7 +55,7 @@ def client_from_env(
     """The provider client for ``dependencia`` at ``$variable_url``, with its shared breaker and budget.
 
     ``redis_client`` defaults to :func:`mercadofresco.valkey.valkey_client` (the breaker's
-    and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefijo`` (private
+    and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefix`` (private
     Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ProviderClient``.
     """
     from mercadofresco.circuit_breaker import CircuitBreaker
@@ -71,8 +71,8 @@ def client_from_env(
 
         redis_client = valkey_client()
     reloj = kwargs.pop("clock", None)
-    prefijo = kwargs.pop("prefijo", None)
-    claves_extra = {"prefijo": prefijo} if prefijo else {}
+    prefix = kwargs.pop("prefix", None)
+    claves_extra = {"prefix": prefix} if prefix else {}
     breaker = CircuitBreaker(dependencia, redis_client, config=config, clock=reloj, **claves_extra)
     # The budget ages its pending deposits on the same clock as the breaker.
     reloj_budget = {"clock": reloj} if reloj is not None else {}
