@@ -345,25 +345,26 @@ def _palabras(nombre: str) -> set[str]:
 # The English words mechanism names are made of. A name with any other word fails, unless it is named below.
 # (a word list reads as words, not as 300 quoted strings)
 PALABRAS_INGLESAS = frozenset(
-    """429 a accepted acquire add admitted after age allow apply arn as attempt attempts attribute attributes aurora
-    backoff base batch body breaker bucket buckets budget build bus by bytes ca cache cached call calls canonical
-    cap capacity capture cause changes chars checks circuit claim classification classify client clock close code
-    codes complete completed completion compute config conn connect consecutive consumer content context count
-    counts create credentials custom data database days dbrecords decision default defer deferral deferrals delay
-    delete dependency detail dict dlq drain dynamo echo endpoint entries env envelope environment equal error
-    errors event events exc exclude execute exhausted expires failed failure failures field fields fifo files
-    flush fn for force from full function get globals guard handle handler has hash header headers held http id
-    idempotency idempotent identifier ids in inconsistent interval invalid is item items jitter json key lambda
-    last lazy lease left lifetime local lock logger make margin mark max measure message method metrics migrate
-    migration migrations min mismatch mode module modules ms n name namespace no now obj of on op open openings
-    operation original outbox outcome own p parameters park password patch path payload pending per permanent
-    permit persistence poison policy poll pool port post powertools prefix previous probe problem process
-    properties provider published purge put queue queues r rate ratio read reason receives record redis refuse
-    region relay release request resend resends reservation reserve reset resource responder response result
-    retention retry rng role route routes row run runtime s sandbox sdk secret send service shared signal sink
-    size sleep snapshot socket source split sqs sslrootcert state statement status store stored success successes
-    t table text throttling timeout to token tokens total traced tracer transform transient type types unavailable
-    unprintable until unwrap url uuid valkey value variable verify version versions wait window with work""".split()  # noqa: SIM905
+    """429 a accepted acquire add admitted after age alive allow apply arn as attempt attempts attribute attributes
+    aurora backoff base batch body breaker bucket buckets budget build bus by bytes ca cache cached call calls
+    canonical cap capacity capture cause changes chars checks circuit claim classification classify client clock
+    close code codes complete completed completion compute config conn connect consecutive consumer content
+    context count counts create credentials custom data database days dbrecords decision default defer deferral
+    deferrals delay delete dependency detail dict dlq drain dynamo echo endpoint entries env envelope environment
+    epoch equal error errors event events exc exclude execute exhausted expired expires failed failure failures
+    field fields fifo files flush fn for force from full function get globals guard handle handler has hash header
+    headers held http id idempotency idempotent identifier ids in inconsistent interval invalid is item items
+    jitter json key lambda last lazy lease left lifetime local lock logger make margin mark max measure message
+    method metrics migrate migration migrations min mismatch mode module modules ms n name namespace new no now
+    obj of on op open openings operation original outbox outcome own owner p parameters park password patch path
+    payload pending per permanent permit persistence poison policy poll pool port post powertools prefix previous
+    probe problem process properties provider published purge put queue queues r rate ratio read reason receives
+    record redis refuse region relay release request resend resends reservation reserve reset resource responder
+    response result retention retry rng role route routes row run runtime s sandbox sdk secret send service shared
+    signal sink size sleep snapshot socket source split sqs sslrootcert state statement status store stored
+    success successes t table text throttling timeout to token tokens total traced tracer transform transient type
+    types unavailable unprintable until unwrap url uuid valkey value variable verify version versions wait window
+    with work""".split()  # noqa: SIM905
 )
 
 # Spanish on purpose, never renamed: the workflow's error names a mechanism raises (the ASL matches them), stored
@@ -387,17 +388,17 @@ NOMBRES_GUARDADOS = frozenset(
         "errors:OperacionEnCurso",
         "errors:PresupuestoReintentosAgotado",
         "errors:ResultadoDesconocido",
-        "idempotency.registro:IdempotencyRecord.caduca_bloqueo",
-        "idempotency.registro:IdempotencyRecord.clave",
-        "idempotency.registro:IdempotencyRecord.estado",
-        "idempotency.registro:IdempotencyRecord.expira_en",
-        "idempotency.registro:IdempotencyRecord.propietario",
-        "idempotency.registro:IdempotencyRecord.resultado_json",
-        "idempotency.registro:IdempotencyStatus.COMPLETADO",
-        "idempotency.registro:IdempotencyStatus.EN_CURSO",
-        "idempotency.registro:IdempotencyStatus.FALLIDO",
-        "idempotency.registro:StoredError.mensaje",
-        "idempotency.registro:StoredError.tipo",
+        "idempotency.record:IdempotencyRecord.caduca_bloqueo",
+        "idempotency.record:IdempotencyRecord.clave",
+        "idempotency.record:IdempotencyRecord.estado",
+        "idempotency.record:IdempotencyRecord.expira_en",
+        "idempotency.record:IdempotencyRecord.propietario",
+        "idempotency.record:IdempotencyRecord.resultado_json",
+        "idempotency.record:IdempotencyStatus.COMPLETADO",
+        "idempotency.record:IdempotencyStatus.EN_CURSO",
+        "idempotency.record:IdempotencyStatus.FALLIDO",
+        "idempotency.record:StoredError.mensaje",
+        "idempotency.record:StoredError.tipo",
         "outbox.eventos:OutboxRow.agregado",
         "outbox.eventos:OutboxRow.agregado_id",
         "outbox.eventos:OutboxRow.bloqueada",
@@ -419,38 +420,7 @@ PENDIENTES = frozenset(
         "http.cliente:body_of(datos)",
         "http.cliente:idempotency_key_header(clave)",
         "http.factory:client_from_env(dependencia)",
-        "idempotency.cache:CompletedCache.get(ahora_s)",
-        "idempotency.cache:CompletedCache.get(clave)",
-        "idempotency.cache:CompletedCache.put(registro)",
-        "idempotency.decorator:idempotent(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.claim(ahora_s)",
-        "idempotency.dynamodb:DynamoDBRecords.claim(nuevo)",
-        "idempotency.dynamodb:DynamoDBRecords.complete(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.complete(expira_en)",
-        "idempotency.dynamodb:DynamoDBRecords.complete(propietario)",
-        "idempotency.dynamodb:DynamoDBRecords.complete(resultado_json)",
-        "idempotency.dynamodb:DynamoDBRecords.mark_failed(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.mark_failed(expira_en)",
-        "idempotency.dynamodb:DynamoDBRecords.mark_failed(propietario)",
-        "idempotency.dynamodb:DynamoDBRecords.read(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.release(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.release(propietario)",
-        "idempotency.exceptions:IdempotencyPayloadMismatchError.__init__(clave)",
-        "idempotency.exceptions:IdempotencyPayloadMismatchError.__init__(hash_guardado)",
-        "idempotency.exceptions:IdempotencyPayloadMismatchError.__init__(hash_recibido)",
-        "idempotency.exceptions:OperationFailedError.__init__(clave)",
-        "idempotency.exceptions:OperationFailedError.__init__(mensaje)",
-        "idempotency.exceptions:OperationFailedError.__init__(tipo)",
-        "idempotency.registro:IdempotencyRecord.bloqueo_vivo",
-        "idempotency.registro:IdempotencyRecord.bloqueo_vivo(ahora_s)",
-        "idempotency.registro:IdempotencyRecord.de_item",
-        "idempotency.registro:IdempotencyRecord.expirado",
-        "idempotency.registro:IdempotencyRecord.expirado(ahora_s)",
-        "idempotency.registro:IdempotencyRecord.resultado",
-        "idempotency.registro:StoredError.modulo",
-        "idempotency.registro:StoredError.nombre",
-        "idempotency.store:IdempotencyStore.run(clave)",
-        "idempotency.store:IdempotencyStore.run(operacion)",
+        "idempotency.exceptions:IdempotencyPayloadMismatchError.__init__(received_hash)",
         "outbox.despliegue:Credentials.usuario",
         "outbox.despliegue:CustomResourceResponder.evento",
         "outbox.despliegue:CustomResourceResponder.id_fisico",
@@ -528,7 +498,7 @@ def test_every_public_mechanism_name_is_english_or_explicitly_allowed() -> None:
     # GIVEN every public name of the mechanism side of the layer (functions, classes, methods, parameters, fields)
     nombres = _publicos_de_mecanismo()
     assert "http.cliente:ProviderClient.post(idempotent)" in nombres  # the scan sees parameters
-    assert "idempotency.registro:IdempotencyRecord.caduca_bloqueo" in nombres  # ...and dataclass fields
+    assert "idempotency.record:IdempotencyRecord.caduca_bloqueo" in nombres  # ...and dataclass fields
     # WHEN each is split into words
     ajenos = {q for q, n in nombres.items() if _palabras(n) - PALABRAS_INGLESAS}
     # THEN a name with a non-English word is one the lists above name
