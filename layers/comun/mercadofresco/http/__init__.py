@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from mercadofresco.http.cliente import ProviderClient, ProviderResponse
 from mercadofresco.http.factory import client_from_env
-from mercadofresco.retry.politica import MAX_ATTEMPTS_HTTP
+from mercadofresco.retry.policy import MAX_ATTEMPTS_HTTP
 
 __all__ = ["MAX_ATTEMPTS_HTTP", "ProviderClient", "ProviderResponse", "client_from_env"]

@@ -32,8 +32,8 @@ import urllib3
 from mercadofresco.errors import DependencyUnavailableError, PresupuestoReintentosAgotado, ResultadoDesconocido
 from mercadofresco.metrics import LATENCIA_PROVEEDOR, REINTENTOS, as_metrics
 from mercadofresco.retry.backoff import retry_after_s
-from mercadofresco.retry.clasificacion import Classification, classify
-from mercadofresco.retry.politica import RetryPolicy
+from mercadofresco.retry.classification import Classification, classify
+from mercadofresco.retry.policy import RetryPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -155,7 +155,7 @@ class ProviderClient:
         if self.budget is not None:
             self.budget.record_call()
         numero, motivo = 0, ""
-        while intento.clasificacion.reintentable:
+        while intento.clasificacion.retryable:
             espera, motivo = self._espera_antes_de_reintentar(numero, intento)
             if espera is None:
                 break
@@ -169,7 +169,7 @@ class ProviderClient:
         """Seconds to wait before another attempt, or ``None`` and why not (attempts, Retry-After, budget)."""
         if not self.retry.has_attempt_left(numero):
             return None, MOTIVO_INTENTOS
-        espera = self.retry.espera_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
+        espera = self.retry.delay_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
         motivo = MOTIVO_RETRY_AFTER if espera is None else ""
         if espera is not None and self.budget is not None and not self.budget.allow_retry():
             espera, motivo = None, MOTIVO_PRESUPUESTO
@@ -191,13 +191,13 @@ class ProviderClient:
         except Exception as exc:
             self._medir(inicio)
             clasificacion = classify(exc, idempotent=idempotent)
-            _anotar(permiso, fallo=clasificacion is not Classification.PERMANENTE)
-            if clasificacion is Classification.PERMANENTE:
+            _anotar(permiso, fallo=clasificacion is not Classification.PERMANENT)
+            if clasificacion is Classification.PERMANENT:
                 raise  # not a provider failure (a bad URL, our bug): surface it as it is
             return _Intento(clasificacion, None, None, exc, f"{type(exc).__name__}: {exc}")
         self._medir(inicio)
         clasificacion = classify(resp.status)
-        _anotar(permiso, fallo=clasificacion.reintentable)
+        _anotar(permiso, fallo=clasificacion.retryable)
         espera = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
         return _Intento(
             clasificacion, ProviderResponse(resp.status, body_of(resp.data)), espera, None, f"HTTP {resp.status}"
@@ -208,12 +208,12 @@ class ProviderClient:
         self._metricas.measure_ms(LATENCIA_PROVEEDOR, self.dependencia, round((time.monotonic() - inicio) * 1000, 1))
 
     def _resultado(self, intento: _Intento, intentos: int, motivo: str) -> ProviderResponse:
-        if intento.clasificacion is Classification.RESULTADO_DESCONOCIDO:
+        if intento.clasificacion is Classification.UNKNOWN_OUTCOME:
             raise ResultadoDesconocido(
                 f"{self.dependencia}: no answer in time to a non-idempotent operation ({intento.detalle}); "
                 "it may have happened: reconcile before repeating it"
             ) from intento.error
-        if not intento.clasificacion.reintentable:
+        if not intento.clasificacion.retryable:
             assert intento.respuesta is not None
             return intento.respuesta
         # The budget's refusal has its own name in the workflow's contract; any other end is "unavailable".

@@ -42,10 +42,10 @@ if TYPE_CHECKING:
 
     import redis
 
-RATIO_POR_DEFECTO = 0.1  # the lesson: retries at most ~10 % of the traffic
-CAPACIDAD_POR_DEFECTO = 10.0  # a blip on a quiet dependency may still retry 10 calls
-VIDA_CLAVE_MS = 24 * 3600 * 1000  # an idle dependency's budget starts over full after a day
-VENTANA_DEPOSITO_S = 10  # deposits older than this are dropped before they travel (Finagle's ttl)
+DEFAULT_RATIO = 0.1  # the lesson: retries at most ~10 % of the traffic
+DEFAULT_CAPACITY = 10.0  # a blip on a quiet dependency may still retry 10 calls
+KEY_LIFETIME_MS = 24 * 3600 * 1000  # an idle dependency's budget starts over full after a day
+DEPOSIT_WINDOW_S = 10  # deposits older than this are dropped before they travel (Finagle's ttl)
 
 _LUA = files("mercadofresco.retry").joinpath("presupuesto.lua").read_text()
 logger = logging.getLogger(__name__)
@@ -96,8 +96,8 @@ class RetryBudget:
         redis_client: redis.Redis | None,
         *,
         prefix: str = PREFIJO_CLAVES,
-        ratio: float = RATIO_POR_DEFECTO,
-        capacity: float = CAPACIDAD_POR_DEFECTO,
+        ratio: float = DEFAULT_RATIO,
+        capacity: float = DEFAULT_CAPACITY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not 0 < ratio <= 1 or capacity < 1:
@@ -121,7 +121,7 @@ class RetryBudget:
                 self._pendientes[-1][1] += 1
             else:
                 self._pendientes.append([segundo, 1])
-            while self._pendientes[0][0] <= segundo - VENTANA_DEPOSITO_S:
+            while self._pendientes[0][0] <= segundo - DEPOSIT_WINDOW_S:
                 self._pendientes.popleft()
 
     def allow_retry(self) -> bool:
@@ -139,7 +139,7 @@ class RetryBudget:
             return self._local.fichas
 
     def _visitar(self, *, pide: bool) -> bool:
-        desde = int(self._clock()) - VENTANA_DEPOSITO_S
+        desde = int(self._clock()) - DEPOSIT_WINDOW_S
         with self._lock:
             llamadas = sum(n for segundo, n in self._pendientes if segundo > desde)
             self._pendientes.clear()
@@ -147,7 +147,7 @@ class RetryBudget:
             return self._local.visitar(llamadas, pide)
         try:
             concedido, _ = self._script(
-                keys=[self.key], args=[llamadas, self.ratio, self.capacity, int(pide), VIDA_CLAVE_MS]
+                keys=[self.key], args=[llamadas, self.ratio, self.capacity, int(pide), KEY_LIFETIME_MS]
             )
         except RedisError as exc:
             logger.warning(
