@@ -345,26 +345,27 @@ def _palabras(nombre: str) -> set[str]:
 # The English words mechanism names are made of. A name with any other word fails, unless it is named below.
 # (a word list reads as words, not as 300 quoted strings)
 PALABRAS_INGLESAS = frozenset(
-    """429 a accepted acquire add admitted after age alive allow apply arn as attempt attempts attribute attributes
-    aurora backoff base batch body breaker bucket buckets budget build bus by bytes ca cache cached call calls
-    canonical cap capacity capture cause changes chars checks circuit claim classification classify client clock
-    close code codes complete completed completion compute config conn connect consecutive consumer content
-    context count counts create credentials custom data database days dbrecords decision default defer deferral
-    deferrals delay delete dependency detail dict dlq drain dynamo echo endpoint entries env envelope environment
-    epoch equal error errors event events exc exclude execute exhausted expired expires failed failure failures
-    field fields fifo files flush fn for force from full function get globals guard handle handler has hash header
-    headers held http id idempotency idempotent identifier ids in inconsistent interval invalid is item items
-    jitter json key lambda last lazy lease left lifetime local lock logger make margin mark max measure message
-    method metrics migrate migration migrations min mismatch mode module modules ms n name namespace new no now
-    obj of on op open openings operation original outbox outcome own owner p parameters park password patch path
-    payload pending per permanent permit persistence poison policy poll pool port post powertools prefix previous
-    probe problem process properties provider published purge put queue queues r rate ratio read reason receives
-    record redis refuse region relay release request resend resends reservation reserve reset resource responder
-    response result retention retry rng role route routes row run runtime s sandbox sdk secret send service shared
-    signal sink size sleep snapshot socket source split sqs sslrootcert state statement status store stored
-    success successes t table text throttling timeout to token tokens total traced tracer transform transient type
-    types unavailable unprintable until unwrap url uuid valkey value variable verify version versions wait window
-    with work""".split()  # noqa: SIM905
+    """429 a accepted acquire add admitted after age aggregate alive allow an apply arn as attempt attempts attribute
+    attributes aurora backoff base batch batches body breaker bucket buckets budget build bus by bytes ca cache
+    cached call calls canonical cap capacity capture cause changes chars check checks circuit claim claimed
+    classification classify client clock close code codes complete completed completion compute config conn
+    connect consecutive consumer content context count counts create credentials custom data database days db
+    dbrecords deadline decision default defer deferral deferrals delay delete dependency detail dict dlq drain
+    dynamo echo endpoint entries entry env envelope environment epoch equal error errors event events exc exclude
+    execute exhausted expired expires failed failure failures field fields fifo files flush fn for force from full
+    function get globals guard handle handler has hash header headers held http id idempotency idempotent
+    identifier ids in inconsistent interval invalid is item items jitter json key lambda last lazy lease left
+    lifetime local lock logger long make margin mark max measure message method metrics migrate migration
+    migrations min mismatch mode module modules ms n name namespace new no not now obj of on op open openings
+    operation original other outbox outcome own owner p parameters park parked password patch path payload pending
+    per permanent permit persistence physical poison policy poll pool port post powertools prefix previous probe
+    problem process properties provider published purge put queue queues r rate ratio read reason received
+    receives record redis refuse region rejections relay release remaining request resend resends reservation
+    reserve reset resource responder response result retention retry retryable rng role route routes row run
+    runtime s sandbox sdk secret send service shared signal sink size sleep snapshot socket source split sqs
+    sslrootcert state statement status store stored success successes t table text throttling time timeout to
+    token tokens total traced tracer transform transient type types unavailable unknown unprintable until unwrap
+    url username uuid valkey value variable verify version versions wait window with without work""".split()  # noqa: SIM905
 )
 
 # Spanish on purpose, never renamed: the workflow's error names a mechanism raises (the ASL matches them), stored
@@ -399,14 +400,14 @@ NOMBRES_GUARDADOS = frozenset(
         "idempotency.record:IdempotencyStatus.FALLIDO",
         "idempotency.record:StoredError.mensaje",
         "idempotency.record:StoredError.tipo",
-        "outbox.eventos:OutboxRow.agregado",
-        "outbox.eventos:OutboxRow.agregado_id",
-        "outbox.eventos:OutboxRow.bloqueada",
-        "outbox.eventos:OutboxRow.creado_en",
-        "outbox.eventos:OutboxRow.detalle",
-        "outbox.eventos:OutboxRow.intentos",
-        "outbox.eventos:OutboxRow.tipo_agregado",
-        "outbox.eventos:OutboxRow.tipo_evento",
+        "outbox.events:OutboxRow.agregado",
+        "outbox.events:OutboxRow.agregado_id",
+        "outbox.events:OutboxRow.bloqueada",
+        "outbox.events:OutboxRow.creado_en",
+        "outbox.events:OutboxRow.detalle",
+        "outbox.events:OutboxRow.intentos",
+        "outbox.events:OutboxRow.tipo_agregado",
+        "outbox.events:OutboxRow.tipo_evento",
     )
 )
 
@@ -414,72 +415,13 @@ NOMBRES_GUARDADOS = frozenset(
 # Spanish mechanism name fails the test below instead of being added here.
 PENDIENTES = frozenset(
     (
-        "consumer.queues:QueueWithoutDlqError",
         "http.cliente:ProviderClient.__init__(dependencia)",
         "http.cliente:ProviderResponse.cuerpo",
         "http.cliente:body_of(datos)",
         "http.cliente:idempotency_key_header(clave)",
         "http.factory:client_from_env(dependencia)",
-        "idempotency.exceptions:IdempotencyPayloadMismatchError.__init__(received_hash)",
-        "outbox.despliegue:Credentials.usuario",
-        "outbox.despliegue:CustomResourceResponder.evento",
-        "outbox.despliegue:CustomResourceResponder.id_fisico",
-        "outbox.despliegue:CustomResourceResponder.responder(datos)",
-        "outbox.despliegue:CustomResourceResponder.responder(estado)",
-        "outbox.despliegue:CustomResourceResponder.responder(motivo)",
-        "outbox.despliegue:RespuestaError",
-        "outbox.despliegue:create_runtime_role(usuario)",
-        "outbox.despliegue:migrate_from_properties(plazo_s)",
-        "outbox.despliegue:migrate_from_properties(propiedades)",
-        "outbox.despliegue:read_credentials(secreto_arn)",
-        "outbox.despliegue:run(evento)",
-        "outbox.despliegue:run(restante_ms)",
-        "outbox.despliegue:run(trabajo)",
-        "outbox.entorno:entorno",
-        "outbox.entorno:plazo",
-        "outbox.entorno:plazo(restante_ms)",
-        "outbox.eventos:entrada",
-        "outbox.eventos:entrada(fila)",
-        "outbox.eventos:split_entries(pendientes)",
-        "outbox.eventos:tamano_entrada",
-        "outbox.eventos:tamano_entrada(ent)",
         "outbox.exceptions:PedidoDuplicado",
         "outbox.exceptions:PedidoInvalido",
-        "outbox.limpieza:purge_published(hasta)",
-        "outbox.limpieza:purge_published(reloj)",
-        "outbox.pending:PendingSignal.__init__(cliente)",
-        "outbox.pending:PendingSignal.__init__(comprobacion_s)",
-        "outbox.pending:PendingSignal.__init__(prefijo)",
-        "outbox.postgres:OutboxStatus.antiguedad_max_s",
-        "outbox.postgres:OutboxStatus.aparcadas",
-        "outbox.postgres:OutboxStatus.pendientes",
-        "outbox.postgres:add_event(agregado_id)",
-        "outbox.postgres:add_event(tipo_agregado)",
-        "outbox.postgres:add_event(tipo_evento)",
-        "outbox.postgres:claim(lote)",
-        "outbox.postgres:delete_published(lote)",
-        "outbox.postgres:park(motivo)",
-        "outbox.postgres:record_failures(fallos)",
-        "outbox.relay:OutboxRelay.__init__(dormir)",
-        "outbox.relay:OutboxRelay.__init__(eventos)",
-        "outbox.relay:OutboxRelay.__init__(reloj)",
-        "outbox.relay:OutboxRelay.drain(hasta)",
-        "outbox.relay:Resultado",
-        "outbox.relay:Resultado.aparcadas",
-        "outbox.relay:Resultado.errores_bd",
-        "outbox.relay:Resultado.errores_servicio",
-        "outbox.relay:Resultado.llamadas",
-        "outbox.relay:Resultado.lotes",
-        "outbox.relay:Resultado.publicadas",
-        "outbox.relay:Resultado.rechazos",
-        "outbox.relay:Resultado.reclamadas",
-        "outbox.relay:Resultado.retenidas",
-        "outbox.relay:Resultado.sumar",
-        "outbox.relay:Resultado.sumar(otro)",
-        "retry.classification:Classification.NOT_AN_ERROR",
-        "retry.classification:Classification.UNKNOWN_OUTCOME",
-        "retry.classification:Classification.TRANSIENT_LONG_WAIT",
-        "retry.classification:Classification.retryable",
     )
 )
 
