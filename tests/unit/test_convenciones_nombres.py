@@ -420,8 +420,6 @@ PENDIENTES = frozenset(
         "http.cliente:body_of(datos)",
         "http.cliente:idempotency_key_header(clave)",
         "http.factory:client_from_env(dependencia)",
-        "outbox.exceptions:PedidoDuplicado",
-        "outbox.exceptions:PedidoInvalido",
     )
 )
 

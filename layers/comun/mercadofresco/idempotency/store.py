@@ -259,6 +259,9 @@ def _validar_payload(record: IdempotencyRecord, hash_payload: str | None) -> Non
 
 
 _DOMINIO = "mercadofresco.dominio."
+# Where the workflow's own errors moved from mercadofresco.errors: an old record's name is looked up there only
+# (the store's dominio.pedidos.PedidoDuplicado shares a name with the workflow's, and is not what it meant).
+_FLOW_ERRORS_MODULE = "mercadofresco.dominio.errores"
 
 
 def _errores_de_la_capa(raiz: type[Exception] = errors.MercadoFrescoError) -> list[type[Exception]]:
@@ -278,7 +281,7 @@ def _clase_guardada(guardado: StoredError) -> type[Exception] | None:
     exacta = next((c for c in replayable if (c.__module__, c.__name__) == (guardado.module, guardado.name)), None)
     if exacta is not None or guardado.module != errors.__name__:
         return exacta
-    return next((c for c in replayable if c.__name__ == guardado.name), None)
+    return next((c for c in replayable if (c.__module__, c.__name__) == (_FLOW_ERRORS_MODULE, guardado.name)), None)
 
 
 def _reconstruir_error(record: IdempotencyRecord) -> Exception:
