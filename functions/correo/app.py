@@ -51,7 +51,7 @@ def crear_consumidor(principal: ProviderClient, secundario: ProviderClient, stor
     def enviar(clave: IdempotencyKey, correo: dict[str, Any]) -> None:
         def por(cliente: ProviderClient) -> dict[str, Any]:
             respuesta = cliente.post("/correos", json=correo, idempotency_key=clave, idempotent=True)
-            return accepted(respuesta, cliente.dependencia)
+            return accepted(respuesta, cliente.dependency)
 
         def operacion() -> dict[str, Any]:
             try:

@@ -307,11 +307,17 @@ def _modulos_de_mecanismo() -> list[Path]:
 
 
 def _publicos_de_mecanismo() -> dict[str, str]:
-    """``module:qualified name`` -> the bare name, for every public module-level function and class, method,
-    parameter and class-level field (dataclass fields, enum members) of the mechanism side of the layer."""
+    """``module:qualified name`` -> the bare name, for every module and package, public module-level constant,
+    function and class, method, parameter and class-level field (dataclass fields, enum members) of the
+    mechanism side of the layer. A module or package is keyed by its dotted path alone (``http.client``)."""
     nombres: dict[str, str] = {}
     for fichero in _modulos_de_mecanismo():
-        modulo = ".".join(fichero.relative_to(CAPA).with_suffix("").parts)
+        partes = fichero.relative_to(CAPA).with_suffix("").parts
+        modulo = ".".join(partes)
+        if partes[-1] != "__init__":
+            nombres[modulo] = partes[-1]
+        elif len(partes) > 1:
+            nombres[".".join(partes[:-1])] = partes[-2]
 
         def parametros(funcion: ast.FunctionDef | ast.AsyncFunctionDef, dueno: str, modulo: str = modulo) -> None:
             a = funcion.args
@@ -320,7 +326,11 @@ def _publicos_de_mecanismo() -> dict[str, str]:
                     nombres[f"{modulo}:{dueno}({arg.arg})"] = arg.arg
 
         for nodo in ast.parse(fichero.read_text()).body:
-            if isinstance(nodo, ast.FunctionDef | ast.AsyncFunctionDef) and not nodo.name.startswith("_"):
+            if isinstance(nodo, ast.AnnAssign | ast.Assign):
+                for objetivo in nodo.targets if isinstance(nodo, ast.Assign) else [nodo.target]:
+                    if isinstance(objetivo, ast.Name) and not objetivo.id.startswith("_"):
+                        nombres[f"{modulo}:{objetivo.id}"] = objetivo.id
+            elif isinstance(nodo, ast.FunctionDef | ast.AsyncFunctionDef) and not nodo.name.startswith("_"):
                 nombres[f"{modulo}:{nodo.name}"] = nodo.name
                 parametros(nodo, nodo.name)
             elif isinstance(nodo, ast.ClassDef) and not nodo.name.startswith("_"):
@@ -345,27 +355,29 @@ def _palabras(nombre: str) -> set[str]:
 # The English words mechanism names are made of. A name with any other word fails, unless it is named below.
 # (a word list reads as words, not as 300 quoted strings)
 PALABRAS_INGLESAS = frozenset(
-    """429 a accepted acquire add admitted after age aggregate alive allow an apply arn as attempt attempts attribute
-    attributes aurora backoff base batch batches body breaker bucket buckets budget build bus by bytes ca cache
-    cached call calls canonical cap capacity capture cause changes chars check checks circuit claim claimed
-    classification classify client clock close code codes complete completed completion compute config conn
-    connect consecutive consumer content context count counts create credentials custom data database days db
-    dbrecords deadline decision default defer deferral deferrals delay delete dependency detail dict dlq drain
-    dynamo echo endpoint entries entry env envelope environment epoch equal error errors event events exc exclude
-    execute exhausted expired expires failed failure failures field fields fifo files flush fn for force from full
-    function get globals guard handle handler has hash header headers held http id idempotency idempotent
-    identifier ids in inconsistent interval invalid is item items jitter json key lambda last lazy lease left
-    lifetime local lock logger long make margin mark max measure message method metrics migrate migration
-    migrations min mismatch mode module modules ms n name namespace new no not now obj of on op open openings
-    operation original other outbox outcome own owner p parameters park parked password patch path payload pending
-    per permanent permit persistence physical poison policy poll pool port post powertools prefix previous probe
-    problem process properties provider published purge put queue queues r rate ratio read reason received
-    receives record redis refuse region rejections relay release remaining request resend resends reservation
-    reserve reset resource responder response result retention retry retryable rng role route routes row run
-    runtime s sandbox sdk secret send service shared signal sink size sleep snapshot socket source split sqs
-    sslrootcert state statement status store stored success successes t table text throttling time timeout to
-    token tokens total traced tracer transform transient type types unavailable unknown unprintable until unwrap
-    url username uuid valkey value variable verify version versions wait window with without work""".split()  # noqa: SIM905
+    """429 accepted acquire add admitted after age aggregate alive allow an apply arn as attempt attempts attribute
+    attributes aurora aws backoff base batch batches body breaker bucket buckets budget build bundle bus by bytes
+    ca cache cached call calls canonical cap capacity capture cause changes chars check checks circuit claim
+    claimed classification classify cleanup client clock close code codes columns complete completed completion
+    compute config conn connect consecutive consumer content context core correlation count counts create
+    credentials custom data database days db dbrecords deadline decision decorator default defer deferral
+    deferrals delay delete dependency deployment deposit detail dict dlq drain duplicate dynamo dynamodb echo
+    endpoint entries entry env envelope environment epoch equal error errors event events exc exceptions exclude
+    execute exhausted expired expires factory failed failure failures field fields fifo files flush fn for force
+    from full function get globals guard handle handler handover has hash header headers held http id idempotency
+    idempotent identifier ids in inconsistent interval invalid is item items jitter json key keys lambda last
+    latency lazy lease left lifetime local lock log logger long make margin mark marker max measure message method
+    metrics migrate migration migrations min mismatch mode module modules ms n name namespace new no not now obj
+    of on op open openings operation original other outbox outcome own owner p parameters park parked password
+    patch path payload pending per permanent permit persistence physical poison policy poll pool port post
+    postgres powertools prefix previous probe problem process properties provider providers published purge put
+    queue queues r rate ratio rds read reading reason received receives record redis refuse region rejections
+    relay release remaining request resend resends reservation reserve reset resource responder response result
+    retention retries retry retryable rng role route routes row run runtime s sandbox schema sdk secret send
+    service shared signal sink size sleep snapshot socket source split sqs sslrootcert state statement status
+    store stored success successes t table text throttling time timeout to token tokens too total traced tracer
+    tracing transform transient truncated type types unavailable unknown unprintable until unwrap url username
+    uuid validation valkey value variable verify version versions wait watchdog window with without work""".split()  # noqa: SIM905
 )
 
 # Spanish on purpose, never renamed: the workflow's error names a mechanism raises (the ASL matches them), stored
@@ -411,34 +423,25 @@ NOMBRES_GUARDADOS = frozenset(
     )
 )
 
-# Deviations still to rename (docs/conventions.md, "Known deviations"): the list may only shrink; a new
-# Spanish mechanism name fails the test below instead of being added here.
-PENDIENTES = frozenset(
-    (
-        "http.cliente:ProviderClient.__init__(dependencia)",
-        "http.cliente:ProviderResponse.cuerpo",
-        "http.cliente:body_of(datos)",
-        "http.cliente:idempotency_key_header(clave)",
-        "http.factory:client_from_env(dependencia)",
-    )
-)
-
-
 def test_every_public_mechanism_name_is_english_or_explicitly_allowed() -> None:
-    # GIVEN every public name of the mechanism side of the layer (functions, classes, methods, parameters, fields)
+    # GIVEN every public name of the mechanism side of the layer (modules, constants, functions, classes,
+    # methods, parameters, fields)
     nombres = _publicos_de_mecanismo()
-    assert "http.cliente:ProviderClient.post(idempotent)" in nombres  # the scan sees parameters
+    assert "http.client:ProviderClient.post(idempotent)" in nombres  # the scan sees parameters
     assert "idempotency.record:IdempotencyRecord.caduca_bloqueo" in nombres  # ...and dataclass fields
+    assert nombres["circuit_breaker.state"] == "state"  # ...and modules
+    assert nombres["circuit_breaker"] == "circuit_breaker"  # ...and packages
+    assert "valkey:KEY_PREFIX" in nombres  # ...and module-level constants
     # WHEN each is split into words
     ajenos = {q for q, n in nombres.items() if _palabras(n) - PALABRAS_INGLESAS}
-    # THEN a name with a non-English word is one the lists above name
-    assert ajenos - NOMBRES_GUARDADOS - PENDIENTES == set()
-    # AND each listed deviation still exists (a renamed one leaves the list)
-    assert (NOMBRES_GUARDADOS | PENDIENTES) - ajenos == set()
+    # THEN a name with a non-English word is one kept on purpose
+    assert ajenos - NOMBRES_GUARDADOS == set()
+    # AND each name kept on purpose still exists (a renamed one leaves the list)
+    assert NOMBRES_GUARDADOS - ajenos == set()
 
 
 def test_allow_list_refuses_a_new_spanish_mechanism_name() -> None:
-    # GIVEN a new mechanism method with a Spanish name and parameter  WHEN judged  THEN both are outside the lists
+    # GIVEN a new mechanism method with a Spanish name and parameter  WHEN judged  THEN both are outside the list
     for nombre in ("reintentar_lote", "dependencia", "OutboxRelay.drenar"):
         assert _palabras(nombre.rsplit(".", 1)[-1]) - PALABRAS_INGLESAS
 

@@ -62,13 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from mercadofresco.circuit_breaker import CircuitBreaker, SharedStateUnavailableError
         from mercadofresco.metrics import PowertoolsMetrics
-        from mercadofresco.valkey import PREFIJO_CLAVES, valkey_client
+        from mercadofresco.valkey import KEY_PREFIX, valkey_client
 
         cliente = valkey_client(args.redis_url, socket_timeout_ms=TIMEOUT_OPERADOR_MS)
     except ValueError as exc:
         print(f"mf-circuito: configuración: {exc}", file=sys.stderr)
         return SALIDA_CONFIG
-    prefijo = PREFIJO_CLAVES if args.prefijo is None else args.prefijo
+    prefijo = KEY_PREFIX if args.prefijo is None else args.prefijo
     dependencias = args.dependencias if args.orden == "estado" else [args.dependencia]
     # A name becomes a Valkey key and a printed line: refuse what cannot be either (a typo with a
     # stray byte arrives as a lone surrogate) before touching anything.

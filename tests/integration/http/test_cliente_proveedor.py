@@ -32,7 +32,7 @@ class MetricsSink:
 
 def _cliente(url: str, esperas: list[float], **kwargs) -> ProviderClient:
     opciones = {
-        "dependencia": "pasarela",
+        "dependency": "pasarela",
         "base_url": url,
         "retry": RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0)),
         "connect_timeout_s": 0.5,

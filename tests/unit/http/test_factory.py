@@ -20,5 +20,5 @@ def test_client_from_env_builds_client_with_breaker_for_dependency(monkeypatch: 
     # WHEN
     cliente = client_from_env("erp", "ERP_URL", prefix="test:x:")
     # THEN
-    assert (cliente.dependencia, cliente.base_url) == ("erp", "http://127.0.0.1:9/api")
+    assert (cliente.dependency, cliente.base_url) == ("erp", "http://127.0.0.1:9/api")
     assert cliente.breaker.key == "test:x:circuito:erp"

@@ -32,8 +32,8 @@ from mercadofresco.circuit_breaker.config import BreakerConfig
 from mercadofresco.circuit_breaker.local import LocalBreaker
 from mercadofresco.circuit_breaker.state import Decision, SharedStateUnavailableError
 from mercadofresco.errors import CircuitoAbierto, PermanentError
-from mercadofresco.metrics import CIRCUITO_ABIERTO, ESTADO_COMPARTIDO_NO_DISPONIBLE, as_metrics
-from mercadofresco.valkey import PREFIJO_CLAVES
+from mercadofresco.metrics import CIRCUIT_OPEN, SHARED_STATE_UNAVAILABLE, as_metrics
+from mercadofresco.valkey import KEY_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -102,7 +102,7 @@ class CircuitBreaker:
         *,
         config: BreakerConfig | None = None,
         metrics: Any = None,
-        prefix: str = PREFIJO_CLAVES,
+        prefix: str = KEY_PREFIX,
         clock: Callable[[], float] | None = None,
     ) -> None:
         self.dependency = dependency
@@ -256,7 +256,7 @@ class CircuitBreaker:
                 "reintento_s": self.config.shared_retry_s,
             },
         )
-        self._metricas.count(ESTADO_COMPARTIDO_NO_DISPONIBLE, self.dependency)
+        self._metricas.count(SHARED_STATE_UNAVAILABLE, self.dependency)
 
     def _anunciar_apertura(self, motivo: str, aperturas: int, open_until_ms: int, *, compartido: bool) -> None:
         logger.warning(
@@ -269,7 +269,7 @@ class CircuitBreaker:
                 "compartido": compartido,
             },
         )
-        self._metricas.count(CIRCUITO_ABIERTO, self.dependency)
+        self._metricas.count(CIRCUIT_OPEN, self.dependency)
 
     def _ahora_ms(self) -> int | None:
         return None if self._clock is None else int(self._clock() * 1000)

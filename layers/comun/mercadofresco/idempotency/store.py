@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-ENV_TABLA = "TABLA_IDEMPOTENCIA"
+ENV_TABLE = "TABLA_IDEMPOTENCIA"
 MAX_CLAIM_ATTEMPTS = 3  # a refused claim whose record then vanishes is claimed again, this many times in all
 MAX_ERROR_MESSAGE_CHARS = 1000  # a stored error message is for humans and for the replayed exception
 
@@ -104,9 +104,9 @@ class IdempotencyStore:
     @classmethod
     def from_env(cls, config: IdempotencyConfig | None = None, **kwargs: Any) -> IdempotencyStore:
         """The table named by ``TABLA_IDEMPOTENCIA``, the project's client, ``IdempotencyConfig.from_env()``."""
-        tabla = os.environ.get(ENV_TABLA)
+        tabla = os.environ.get(ENV_TABLE)
         if not tabla:
-            raise IdempotencyError(f"environment variable {ENV_TABLA} (the idempotency table's name) is not set")
+            raise IdempotencyError(f"environment variable {ENV_TABLE} (the idempotency table's name) is not set")
         return cls(tabla, None, config or IdempotencyConfig.from_env(), **kwargs)
 
     def run(self, key: IdempotencyKey, operation: Callable[[], Any], payload: Any = None) -> Any:

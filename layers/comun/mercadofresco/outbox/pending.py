@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from mercadofresco.valkey import PREFIJO_CLAVES
+from mercadofresco.valkey import KEY_PREFIX
 
 if TYPE_CHECKING:
     import redis
@@ -44,7 +44,7 @@ FULL_CHECK_S = 3600  # a full check at least hourly: one Aurora wake-up an hour 
 class PendingSignal:
     """The pending flag and the periodic full check, as two Valkey keys under ``prefix``."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = PREFIJO_CLAVES, full_check_s: int = FULL_CHECK_S):
+    def __init__(self, client: redis.Redis, *, prefix: str = KEY_PREFIX, full_check_s: int = FULL_CHECK_S):
         if full_check_s < 1:
             raise ValueError(f"full_check_s must be >= 1, got {full_check_s}")
         self._redis = client

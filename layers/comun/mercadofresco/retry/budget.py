@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from mercadofresco.valkey import PREFIJO_CLAVES
+from mercadofresco.valkey import KEY_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,7 +95,7 @@ class RetryBudget:
         dependency: str,
         redis_client: redis.Redis | None,
         *,
-        prefix: str = PREFIJO_CLAVES,
+        prefix: str = KEY_PREFIX,
         ratio: float = DEFAULT_RATIO,
         capacity: float = DEFAULT_CAPACITY,
         clock: Callable[[], float] = time.monotonic,
