@@ -90,7 +90,7 @@ def un_viaje(fn: Any) -> int:
 
 def nuestro(r: redis.Redis, prefijo: str, **config: Any) -> CircuitBreaker:
     cfg = {"open_base_s": 1.0, "probe_reservation_s": 5.0, **config}
-    return CircuitBreaker("pasarela", r, config=BreakerConfig(**cfg), prefijo=prefijo, metrics=SinMetricas())
+    return CircuitBreaker("pasarela", r, config=BreakerConfig(**cfg), prefix=prefijo, metrics=SinMetricas())
 
 
 def suyo(r: redis.Redis, prefijo: str, fail_max: int = FALLOS_PARA_ABRIR) -> pybreaker.CircuitBreaker:

@@ -103,7 +103,7 @@ def nuestra(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Medid
     store = IdempotencyStore(tabla, cliente, IdempotencyConfig(local_cache=cache, local_cache_max_items=10_000))
     medida = Medida("ours" + (" + cache" if cache else ""))
 
-    @idempotent(store, clave=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("pedido_id", "importe"))
+    @idempotent(store, key=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("pedido_id", "importe"))
     def cobrar(pedido: dict[str, Any]) -> dict[str, str]:
         medida.ejecuciones += 1
         return {"referencia_cobro": f"ch-{pedido['pedido_id']}"}

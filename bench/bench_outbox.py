@@ -5,7 +5,7 @@ entry, so this measures the relay (claim, serialise, PutEvents round trips, mark
 not moto. Both relays are real processes with their own connection and boto3 client.
 
 - OutboxRelay: claims 100 rows (SKIP LOCKED), PutEvents in calls of 10, marks, commits; its
-  client is the Lambda's (``relay.CONFIG_CLIENTE_EVENTOS``: no client-side validation, fixed
+  client is the Lambda's (``relay.EVENTS_CLIENT_CONFIG``: no client-side validation, fixed
   User-Agent).
 - naive: one row per transaction, one PutEvents per row, with the project's default client.
 
@@ -124,11 +124,11 @@ def _cpu_s() -> float:
 def _relay_lotes(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrier) -> None:
     from mercadofresco.aws import client
     from mercadofresco.outbox.config import OutboxConfig
-    from mercadofresco.outbox.relay import CONFIG_CLIENTE_EVENTOS, OutboxRelay
+    from mercadofresco.outbox.relay import EVENTS_CLIENT_CONFIG, OutboxRelay
     from psycopg_pool import ConnectionPool
 
     os.sched_setaffinity(0, CPUS_RELAY)
-    eventos = client("events", endpoint_url=url, config=CONFIG_CLIENTE_EVENTOS)  # the Lambda's events_client()
+    eventos = client("events", endpoint_url=url, config=EVENTS_CLIENT_CONFIG)  # the Lambda's events_client()
     with ConnectionPool(dsn, min_size=1, max_size=1, open=True) as pool:
         relay = OutboxRelay(pool, eventos, OutboxConfig(bus_name="bus-mercadofresco"))
         publicadas = 0
@@ -141,8 +141,8 @@ def _relay_lotes(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrier)
             # CPU time, not wall: waiting for a core or for the network is not the relay's work
             perfil = cProfile.Profile(time.process_time)
             perfil.enable()
-        while (r := relay.process_batch()).reclamadas:
-            publicadas += r.publicadas
+        while (r := relay.process_batch()).claimed:
+            publicadas += r.published
         if perfil is not None:
             import pstats
 
@@ -155,8 +155,8 @@ def _relay_ingenuo(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrie
     """One row per transaction, one PutEvents per row: the baseline."""
     from mercadofresco.aws import client
     from mercadofresco.outbox.config import OutboxConfig
-    from mercadofresco.outbox.eventos import OutboxRow, entrada
-    from mercadofresco.outbox.postgres import COLUMNAS_FILA
+    from mercadofresco.outbox.events import OutboxRow, entry
+    from mercadofresco.outbox.postgres import ROW_COLUMNS
 
     os.sched_setaffinity(0, CPUS_RELAY)
     eventos, config, publicadas = client("events", endpoint_url=url), OutboxConfig(bus_name="bus-mercadofresco"), 0
@@ -166,12 +166,12 @@ def _relay_ingenuo(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrie
         while True:
             with conn.transaction():
                 fila = conn.execute(
-                    f"SELECT {COLUMNAS_FILA} FROM outbox WHERE NOT publicado"
+                    f"SELECT {ROW_COLUMNS} FROM outbox WHERE NOT publicado"
                     " ORDER BY creado_en LIMIT 1 FOR UPDATE SKIP LOCKED"
                 ).fetchone()
                 if fila is None:
                     break
-                eventos.put_events(Entries=[entrada(OutboxRow(*fila), config)])
+                eventos.put_events(Entries=[entry(OutboxRow(*fila), config)])
                 conn.execute("UPDATE outbox SET publicado = true, publicado_en = now() WHERE id = %s", (fila[0],))
                 publicadas += 1
         salida.put((publicadas, _cpu_s() - cpu_inicio))
@@ -179,7 +179,7 @@ def _relay_ingenuo(dsn: str, url: str, salida: mp.Queue, salida_lista: mp.Barrie
 
 # --------------------------------------------------------------------------- run
 def _sembrar(dsn: str, filas: int) -> None:
-    from mercadofresco.outbox.migraciones import apply_migrations
+    from mercadofresco.outbox.schema import apply_migrations
 
     with psycopg.connect(dsn) as conn:
         apply_migrations(conn)

@@ -33,7 +33,7 @@ logger = Logger()
 metrics = Metrics()
 tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
 
-SECRETO_MAX_AGE_S = 300  # one Secrets Manager call per 5 min per container; a rotated key is seen within it
+SECRET_MAX_AGE_S = 300  # one Secrets Manager call per 5 min per container; a rotated key is seen within it
 READ_TIMEOUT_S = float(os.environ.get("PASARELA_READ_TIMEOUT_S", "10"))
 CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
 
@@ -58,7 +58,7 @@ def pasarela() -> ProviderClient:
     arn = os.environ.get("PASARELA_SECRET_ARN", "").strip()
     if not arn:
         return _cliente("")
-    secreto: Any = aws.read_secret(arn, max_age_s=SECRETO_MAX_AGE_S)
+    secreto: Any = aws.read_secret(arn, max_age_s=SECRET_MAX_AGE_S)
     try:
         clave_api = json.loads(secreto)["api_key"]
     except (ValueError, TypeError, KeyError):

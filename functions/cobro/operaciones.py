@@ -25,7 +25,7 @@ from mercadofresco.dominio import claves
 from mercadofresco.dominio.errores import CobroRechazado, ReembolsoRechazado
 from mercadofresco.errors import PermanentError
 from mercadofresco.idempotency import IdempotencyStatus
-from mercadofresco.idempotency.registro import IdempotencyRecord, StoredError
+from mercadofresco.idempotency.record import IdempotencyRecord, StoredError
 from mercadofresco.validation import provider_error_code
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class Operaciones:
         nuevo = IdempotencyRecord(
             clave, IdempotencyStatus.EN_CURSO, ahora + config.expires_after_s, ahora + config.lease_s, propietario
         )
-        ganado, existente = self.store.registros.claim(nuevo, ahora)
+        ganado, existente = self.store.records.claim(nuevo, ahora)
         if not ganado:
             if existente is None or existente.estado is not IdempotencyStatus.EN_CURSO:
                 return
@@ -136,7 +136,7 @@ class Operaciones:
             tipo=f"{CobroCompensado.__module__}.{CobroCompensado.__qualname__}",
             mensaje=f"the charge of order {pedido_id} was compensated (refunded, or there was none)",
         )
-        self.store.registros.mark_failed(clave, propietario, error, ahora + config.expires_after_s)
+        self.store.records.mark_failed(clave, propietario, error, ahora + config.expires_after_s)
 
 
 def _exigir_exito(status: int, cuerpo: dict[str, Any], operacion: str, pedido_id: str) -> None:

@@ -51,7 +51,7 @@ def crear_consumidor(principal: ProviderClient, secundario: ProviderClient, stor
     def enviar(clave: IdempotencyKey, correo: dict[str, Any]) -> None:
         def por(cliente: ProviderClient) -> dict[str, Any]:
             respuesta = cliente.post("/correos", json=correo, idempotency_key=clave, idempotent=True)
-            return accepted(respuesta, cliente.dependencia)
+            return accepted(respuesta, cliente.dependency)
 
         def operacion() -> dict[str, Any]:
             try:
@@ -75,7 +75,7 @@ def crear_consumidor(principal: ProviderClient, secundario: ProviderClient, stor
 
     def avisar_no_confirmado(evento: Event) -> None:
         datos = {c: evento.get(c) for c in CAMPOS_NO_CONFIRMADO if evento.get(c) is not None}
-        correo = {"destinatario": evento["email"], "plantilla": PLANTILLAS_NO_CONFIRMADO[evento.tipo], "datos": datos}
+        correo = {"destinatario": evento["email"], "plantilla": PLANTILLAS_NO_CONFIRMADO[evento.type], "datos": datos}
         enviar(claves.correo_no_confirmado(evento["pedido_id"]), correo)
 
     aviso = Route(avisar_no_confirmado, fields=("pedido_id", "email"))

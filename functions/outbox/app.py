@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from mercadofresco.outbox.entorno import entorno, plazo
+from mercadofresco.outbox.environment import deadline, environment
 from mercadofresco.outbox.pending import pending_signal_from_env
 from mercadofresco.process_cache import per_environment
 from mercadofresco.tracing import TRACED_MODULES, LazyTracer
@@ -28,28 +28,28 @@ tracer = LazyTracer(patch_modules=(*TRACED_MODULES, "psycopg"))  # X-Ray SDK on 
 
 # Counter -> metric name; the gauges below are what the alarms watch.
 CONTADORES = {
-    "publicadas": "OutboxPublicados",
-    "rechazos": "OutboxRechazos",
-    "aparcadas": "OutboxAparcadasNuevas",
-    "llamadas": "OutboxLlamadasPutEvents",
-    "errores_bd": "OutboxErroresBaseDatos",
-    "errores_servicio": "OutboxErroresEventBridge",
+    "published": "OutboxPublicados",
+    "rejections": "OutboxRechazos",
+    "parked": "OutboxAparcadasNuevas",
+    "calls": "OutboxLlamadasPutEvents",
+    "db_errors": "OutboxErroresBaseDatos",
+    "service_errors": "OutboxErroresEventBridge",
 }
 
 
 def _publicar_estado(relay: OutboxRelay) -> int | None:
     """The backlog gauges; returns the pending count (None: not measured)."""
-    from mercadofresco.outbox.relay import ERRORES_BD
+    from mercadofresco.outbox.relay import DB_ERRORS
 
     try:
         estado = relay.status()
-    except ERRORES_BD as exc:
+    except DB_ERRORS as exc:
         # No gauge this minute: the age alarm treats missing data as breaching.
         logger.warning("backlog not measured: database unavailable", error=str(exc))
         return None
-    _publicar_backlog(estado.pendientes, estado.antiguedad_max_s)
-    metrics.add_metric(name="OutboxAparcadas", unit=MetricUnit.Count, value=estado.aparcadas)
-    return estado.pendientes
+    _publicar_backlog(estado.pending, estado.max_age_s)
+    metrics.add_metric(name="OutboxAparcadas", unit=MetricUnit.Count, value=estado.parked)
+    return estado.pending
 
 
 def _publicar_backlog(pendientes: int, antiguedad_s: float) -> None:
@@ -72,7 +72,7 @@ def _volver_a_marcar(senal: PendingSignal) -> None:
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     # The relay imports the PostgreSQL driver: loaded by the first invocation, as the pool
-    # entorno() opens, not by the init phase (bench/bench_cold_start.py's "first use").
+    # environment() opens, not by the init phase (bench/bench_cold_start.py's "first use").
     from mercadofresco.outbox.relay import OutboxRelay, events_client
 
     senal = _senal()
@@ -82,9 +82,9 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
         _publicar_backlog(0, 0.0)
         logger.info("outbox idle: nothing pending, database not contacted")
         return {"publicadas": 0, "sin_trabajo": 1}
-    env = entorno()
+    env = environment()
     relay = OutboxRelay(env.pool, events_client(), env.config)
-    hasta = plazo(context.get_remaining_time_in_millis(), env.config.margin_s, env.config.drain_s)
+    hasta = deadline(context.get_remaining_time_in_millis(), env.config.margin_s, env.config.drain_s)
     resultado = relay.drain(hasta)
     for campo, nombre in CONTADORES.items():
         metrics.add_metric(name=nombre, unit=MetricUnit.Count, value=getattr(resultado, campo))

@@ -33,14 +33,14 @@ tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercado
 def actualizar_estado(evento: Event) -> None:
     motivo = evento.get("motivo") or evento.get("error")
     with shared_pool().connection() as conn:
-        hecho = proyectar(conn, evento["pedido_id"], evento.tipo, motivo=motivo, evento_id=evento.get("id"))
+        hecho = proyectar(conn, evento["pedido_id"], evento.type, motivo=motivo, evento_id=evento.get("id"))
     if hecho.resultado is Resultado.APLICADO:
         metrics.add_metric(name="EstadosProyectados", unit=MetricUnit.Count, value=1)
         logger.info("order state updated", anterior=hecho.estado_anterior, estado=hecho.estado)
     else:
         # A duplicate, or an event older than the state already kept: nothing to do, on purpose.
         metrics.add_metric(name="EstadosIgnorados", unit=MetricUnit.Count, value=1)
-        logger.info("order state kept: event is a duplicate or older", estado=hecho.estado, tipo=evento.tipo)
+        logger.info("order state kept: event is a duplicate or older", estado=hecho.estado, tipo=evento.type)
 
 
 consumidor = Consumer(

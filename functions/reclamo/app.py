@@ -28,7 +28,7 @@ from mercadofresco.dominio import claves
 from mercadofresco.dominio.errores import PedidoDuplicado
 from mercadofresco.errors import EventoInvalido
 from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStatus, IdempotencyStore
-from mercadofresco.idempotency.registro import IdempotencyRecord
+from mercadofresco.idempotency.record import IdempotencyRecord
 from mercadofresco.process_cache import lazy_module_attribute
 
 logger = Logger()
@@ -53,7 +53,7 @@ def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
         caduca_bloqueo=caduca_bloqueo,
         propietario=ejecucion,
     )
-    ganado, existente = _store().registros.claim(nuevo, ahora)
+    ganado, existente = _store().records.claim(nuevo, ahora)
     if not ganado and existente is not None and existente.propietario == ejecucion:
         ganado, nuevo = True, existente  # our own claim: the first attempt wrote it, its answer was lost
     registro = nuevo if ganado or existente is None else existente

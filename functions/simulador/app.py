@@ -14,7 +14,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 from mercadofresco.aws import cached_client
-from mercadofresco.http.factory import ENV_SECRETO_SANDBOX, token_sandbox
+from mercadofresco.http.factory import ENV_SANDBOX_SECRET, token_sandbox
 from simulador import Simulador
 from simulador.dynamodb import AlmacenDynamoDB, Fallos, Sandbox, ruta_y_proveedor
 
@@ -23,7 +23,7 @@ logger = Logger()
 
 def _token() -> str:
     """The path token: from its secret when deployed; ``SIMULADOR_TOKEN`` only in local runs and tests."""
-    if os.environ.get(ENV_SECRETO_SANDBOX):
+    if os.environ.get(ENV_SANDBOX_SECRET):
         return token_sandbox()  # Powertools caches it 5 min: not a Secrets Manager call per request
     return os.environ.get("SIMULADOR_TOKEN", "")
 

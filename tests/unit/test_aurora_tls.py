@@ -24,7 +24,7 @@ def test_config_bd_bundle_shipped_in_the_layer_is_the_default_root_certificate(
     # GIVEN a deployed environment and a layer that ships the RDS CA bundle
     bundle = tmp_path / "rds-global-bundle.pem"
     bundle.write_text("-----BEGIN CERTIFICATE-----\n")
-    monkeypatch.setattr(db, "CA_RDS_EN_CAPA", bundle)
+    monkeypatch.setattr(db, "RDS_CA_BUNDLE", bundle)
     _entorno_desplegado(monkeypatch)
     # WHEN the configuration is read from the environment
     config = db.DatabaseConfig.from_env()
@@ -38,7 +38,7 @@ def test_config_bd_explicit_root_certificate_wins_over_the_layer_bundle(
     # GIVEN a bundle in the layer and AURORA_SSLROOTCERT naming another one (RDS Proxy's Amazon roots)
     bundle = tmp_path / "rds-global-bundle.pem"
     bundle.write_text("-----BEGIN CERTIFICATE-----\n")
-    monkeypatch.setattr(db, "CA_RDS_EN_CAPA", bundle)
+    monkeypatch.setattr(db, "RDS_CA_BUNDLE", bundle)
     _entorno_desplegado(monkeypatch)
     monkeypatch.setenv("AURORA_SSLROOTCERT", "/opt/amazon-root-ca.pem")
     # WHEN / THEN the explicit one is used
@@ -49,17 +49,17 @@ def test_the_layer_ships_the_bundle_so_a_plain_build_verifies(monkeypatch: pytes
     # GIVEN a deployed environment and the layer as the repository builds it (no make rds-ca step)
     _entorno_desplegado(monkeypatch)
     # WHEN / THEN its bundle is there and is the default root certificate: verify-full
-    assert db.CA_RDS_EN_CAPA.is_file()
-    assert db.DatabaseConfig.from_env().sslrootcert == str(db.CA_RDS_EN_CAPA)
+    assert db.RDS_CA_BUNDLE.is_file()
+    assert db.DatabaseConfig.from_env().sslrootcert == str(db.RDS_CA_BUNDLE)
     # AND a configuration built in code (the migrations' admin one) verifies too
-    assert db.DatabaseConfig(endpoint="h", secret_arn="arn").sslrootcert == str(db.CA_RDS_EN_CAPA)
+    assert db.DatabaseConfig(endpoint="h", secret_arn="arn").sslrootcert == str(db.RDS_CA_BUNDLE)
 
 
 def test_without_any_bundle_the_connection_is_refused_not_left_unverified(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # GIVEN a layer built without the bundle
-    monkeypatch.setattr(db, "CA_RDS_EN_CAPA", tmp_path / "absent.pem")
+    monkeypatch.setattr(db, "RDS_CA_BUNDLE", tmp_path / "absent.pem")
     _entorno_desplegado(monkeypatch)
     config = db.DatabaseConfig.from_env()
     assert config.sslrootcert is None

@@ -29,7 +29,7 @@ _SUJETO_RDS = re.compile(
 
 
 def _certificados() -> list[x509.Certificate]:
-    return x509.load_pem_x509_certificates(db.CA_RDS_EN_CAPA.read_bytes())
+    return x509.load_pem_x509_certificates(db.RDS_CA_BUNDLE.read_bytes())
 
 
 def _cn(nombre: x509.Name) -> str:
@@ -54,7 +54,7 @@ def _firmado_por_si_mismo(c: x509.Certificate) -> bool:
 
 
 def test_the_layer_ships_the_reviewed_bundle() -> None:
-    assert hashlib.sha256(db.CA_RDS_EN_CAPA.read_bytes()).hexdigest() == SHA256_DEL_FICHERO
+    assert hashlib.sha256(db.RDS_CA_BUNDLE.read_bytes()).hexdigest() == SHA256_DEL_FICHERO
 
 
 def test_every_certificate_is_a_ca_that_may_sign_certificates() -> None:

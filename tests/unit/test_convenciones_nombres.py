@@ -307,11 +307,17 @@ def _modulos_de_mecanismo() -> list[Path]:
 
 
 def _publicos_de_mecanismo() -> dict[str, str]:
-    """``module:qualified name`` -> the bare name, for every public module-level function and class, method,
-    parameter and class-level field (dataclass fields, enum members) of the mechanism side of the layer."""
+    """``module:qualified name`` -> the bare name, for every module and package, public module-level constant,
+    function and class, method, parameter and class-level field (dataclass fields, enum members) of the
+    mechanism side of the layer. A module or package is keyed by its dotted path alone (``http.client``)."""
     nombres: dict[str, str] = {}
     for fichero in _modulos_de_mecanismo():
-        modulo = ".".join(fichero.relative_to(CAPA).with_suffix("").parts)
+        partes = fichero.relative_to(CAPA).with_suffix("").parts
+        modulo = ".".join(partes)
+        if partes[-1] != "__init__":
+            nombres[modulo] = partes[-1]
+        elif len(partes) > 1:
+            nombres[".".join(partes[:-1])] = partes[-2]
 
         def parametros(funcion: ast.FunctionDef | ast.AsyncFunctionDef, dueno: str, modulo: str = modulo) -> None:
             a = funcion.args
@@ -320,7 +326,11 @@ def _publicos_de_mecanismo() -> dict[str, str]:
                     nombres[f"{modulo}:{dueno}({arg.arg})"] = arg.arg
 
         for nodo in ast.parse(fichero.read_text()).body:
-            if isinstance(nodo, ast.FunctionDef | ast.AsyncFunctionDef) and not nodo.name.startswith("_"):
+            if isinstance(nodo, ast.AnnAssign | ast.Assign):
+                for objetivo in nodo.targets if isinstance(nodo, ast.Assign) else [nodo.target]:
+                    if isinstance(objetivo, ast.Name) and not objetivo.id.startswith("_"):
+                        nombres[f"{modulo}:{objetivo.id}"] = objetivo.id
+            elif isinstance(nodo, ast.FunctionDef | ast.AsyncFunctionDef) and not nodo.name.startswith("_"):
                 nombres[f"{modulo}:{nodo.name}"] = nodo.name
                 parametros(nodo, nodo.name)
             elif isinstance(nodo, ast.ClassDef) and not nodo.name.startswith("_"):
@@ -345,24 +355,29 @@ def _palabras(nombre: str) -> set[str]:
 # The English words mechanism names are made of. A name with any other word fails, unless it is named below.
 # (a word list reads as words, not as 300 quoted strings)
 PALABRAS_INGLESAS = frozenset(
-    """429 a accepted acquire add after age allow apply arn as attempt attempts attribute attributes aurora backoff
-    base batch body breaker bucket buckets budget build bus by bytes ca cache cached call calls canonical cap capture
-    changes chars checks circuit claim classification classify client clock close code codes complete completed
-    completion compute config conn connect consecutive consumer content context count create credentials custom data
-    database days dbrecords decision default defer deferral deferrals delay delete dependency dict dlq drain dynamo
-    echo endpoint entries env environment equal error errors event events exc execute exhausted expires failed
-    failure failures field fields fifo files flush fn for force from full function get globals guard handler has
-    hash header headers held http id idempotency idempotent identifier ids in inconsistent interval invalid item items
-    jitter json key lambda last lazy lease left lifetime local lock logger make margin mark max measure message method
-    metrics migrate migration migrations min mismatch module modules ms n name namespace no now obj of on op open
-    operation original outbox outcome p parameters park password patch path payload pending per permanent permit
-    persistence policy poll pool post powertools previous probe problem process properties provider published purge
-    put queue queues r rate ratio read reason receives record redis refuse region relay release request resend
-    resends reservation reserve reset resource responder response result retention retry rng role route routes row
-    run runtime s sandbox sdk secret send service shared signal sink size sleep snapshot socket source split sqs
-    sslrootcert state statement status store stored success t table text throttling timeout to token tokens total
-    traced tracer transform transient type types unavailable unprintable unwrap url uuid valkey value variable verify
-    version versions wait window with work""".split()  # noqa: SIM905
+    """429 accepted acquire add admitted after age aggregate alive allow an apply arn as attempt attempts attribute
+    attributes aurora aws backoff base batch batches body breaker bucket buckets budget build bundle bus by bytes
+    ca cache cached call calls canonical cap capacity capture cause changes chars check checks circuit claim
+    claimed classification classify cleanup client clock close code codes columns complete completed completion
+    compute config conn connect consecutive consumer content context core correlation count counts create
+    credentials custom data database days db dbrecords deadline decision decorator default defer deferral
+    deferrals delay delete dependency deployment deposit detail dict dlq drain duplicate dynamo dynamodb echo
+    endpoint entries entry env envelope environment epoch equal error errors event events exc exceptions exclude
+    execute exhausted expired expires factory failed failure failures field fields fifo files flush fn for force
+    from full function get globals guard handle handler handover has hash header headers held http id idempotency
+    idempotent identifier ids in inconsistent interval invalid is item items jitter json key keys lambda last
+    latency lazy lease left lifetime local lock log logger long make margin mark marker max measure message method
+    metrics migrate migration migrations min mismatch mode module modules ms n name namespace new no not now obj
+    of on op open openings operation original other outbox outcome own owner p parameters park parked password
+    patch path payload pending per permanent permit persistence physical poison policy poll pool port post
+    postgres powertools prefix previous probe problem process properties provider providers published purge put
+    queue queues r rate ratio rds read reading reason received receives record redis refuse region rejections
+    relay release remaining request resend resends reservation reserve reset resource responder response result
+    retention retries retry retryable rng role route routes row run runtime s sandbox schema sdk secret send
+    service shared signal sink size sleep snapshot socket source split sqs sslrootcert state statement status
+    store stored success successes t table text throttling time timeout to token tokens too total traced tracer
+    tracing transform transient truncated type types unavailable unknown unprintable until unwrap url username
+    uuid validation valkey value variable verify version versions wait watchdog window with without work""".split()  # noqa: SIM905
 )
 
 # Spanish on purpose, never renamed: the workflow's error names a mechanism raises (the ASL matches them), stored
@@ -370,11 +385,11 @@ PALABRAS_INGLESAS = frozenset(
 # value or an ``mf-motivo``), each one listed so that a new one is a decision, not an accident.
 NOMBRES_GUARDADOS = frozenset(
     (
-        "circuit_breaker.estado:BreakerState.ABIERTO",
-        "circuit_breaker.estado:BreakerState.CERRADO",
-        "circuit_breaker.estado:BreakerState.FORZADO_ABIERTO",
-        "circuit_breaker.estado:BreakerState.FORZADO_CERRADO",
-        "circuit_breaker.estado:BreakerState.SEMIABIERTO",
+        "circuit_breaker.state:BreakerState.ABIERTO",
+        "circuit_breaker.state:BreakerState.CERRADO",
+        "circuit_breaker.state:BreakerState.FORZADO_ABIERTO",
+        "circuit_breaker.state:BreakerState.FORZADO_CERRADO",
+        "circuit_breaker.state:BreakerState.SEMIABIERTO",
         "dlq:DlqReason.APLAZAMIENTOS_AGOTADOS",
         "dlq:DlqReason.CAMPO_AUSENTE",
         "dlq:DlqReason.DATO_INVALIDO",
@@ -386,216 +401,47 @@ NOMBRES_GUARDADOS = frozenset(
         "errors:OperacionEnCurso",
         "errors:PresupuestoReintentosAgotado",
         "errors:ResultadoDesconocido",
-        "idempotency.registro:IdempotencyRecord.caduca_bloqueo",
-        "idempotency.registro:IdempotencyRecord.clave",
-        "idempotency.registro:IdempotencyRecord.estado",
-        "idempotency.registro:IdempotencyRecord.expira_en",
-        "idempotency.registro:IdempotencyRecord.propietario",
-        "idempotency.registro:IdempotencyRecord.resultado_json",
-        "idempotency.registro:IdempotencyStatus.COMPLETADO",
-        "idempotency.registro:IdempotencyStatus.EN_CURSO",
-        "idempotency.registro:IdempotencyStatus.FALLIDO",
-        "idempotency.registro:StoredError.mensaje",
-        "idempotency.registro:StoredError.tipo",
-        "outbox.eventos:OutboxRow.agregado",
-        "outbox.eventos:OutboxRow.agregado_id",
-        "outbox.eventos:OutboxRow.bloqueada",
-        "outbox.eventos:OutboxRow.creado_en",
-        "outbox.eventos:OutboxRow.detalle",
-        "outbox.eventos:OutboxRow.intentos",
-        "outbox.eventos:OutboxRow.tipo_agregado",
-        "outbox.eventos:OutboxRow.tipo_evento",
+        "idempotency.record:IdempotencyRecord.caduca_bloqueo",
+        "idempotency.record:IdempotencyRecord.clave",
+        "idempotency.record:IdempotencyRecord.estado",
+        "idempotency.record:IdempotencyRecord.expira_en",
+        "idempotency.record:IdempotencyRecord.propietario",
+        "idempotency.record:IdempotencyRecord.resultado_json",
+        "idempotency.record:IdempotencyStatus.COMPLETADO",
+        "idempotency.record:IdempotencyStatus.EN_CURSO",
+        "idempotency.record:IdempotencyStatus.FALLIDO",
+        "idempotency.record:StoredError.mensaje",
+        "idempotency.record:StoredError.tipo",
+        "outbox.events:OutboxRow.agregado",
+        "outbox.events:OutboxRow.agregado_id",
+        "outbox.events:OutboxRow.bloqueada",
+        "outbox.events:OutboxRow.creado_en",
+        "outbox.events:OutboxRow.detalle",
+        "outbox.events:OutboxRow.intentos",
+        "outbox.events:OutboxRow.tipo_agregado",
+        "outbox.events:OutboxRow.tipo_evento",
     )
 )
-
-# Deviations still to rename (docs/conventions.md, "Known deviations"): the list may only shrink; a new
-# Spanish mechanism name fails the test below instead of being added here.
-PENDIENTES = frozenset(
-    (
-        "circuit_breaker.compartido:SharedBreakerState.__init__(clave)",
-        "circuit_breaker.compartido:SharedBreakerState.execute(ahora_ms)",
-        "circuit_breaker.compartido:SharedBreakerState.execute(pendientes)",
-        "circuit_breaker.compartido:SharedBreakerState.execute(resultado)",
-        "circuit_breaker.core:CircuitBreaker.__init__(dependencia)",
-        "circuit_breaker.core:CircuitBreaker.__init__(prefijo)",
-        "circuit_breaker.core:CircuitBreaker.force(modo)",
-        "circuit_breaker.core:Permit.__init__(es_sonda)",
-        "circuit_breaker.estado:Decision.abierto_hasta_ms",
-        "circuit_breaker.estado:Decision.admitido",
-        "circuit_breaker.estado:Decision.ahora_ms",
-        "circuit_breaker.estado:Decision.aperturas",
-        "circuit_breaker.estado:Decision.es_sonda",
-        "circuit_breaker.estado:Decision.estado",
-        "circuit_breaker.estado:Decision.exitos_ventana",
-        "circuit_breaker.estado:Decision.fallos_ventana",
-        "circuit_breaker.estado:Decision.motivo_apertura",
-        "circuit_breaker.local:LocalBreaker.__init__(reloj)",
-        "circuit_breaker.local:LocalBreaker.record(es_sonda)",
-        "circuit_breaker.local:LocalBreaker.record(exito)",
-        "consumer.aplazamiento:DeferralPolicy.espera_minima_total_s",
-        "consumer.aplazamiento:DeferralPolicy.espera_s",
-        "consumer.aplazamiento:defer(causa)",
-        "consumer.aplazamiento:defer(cola)",
-        "consumer.aplazamiento:defer(cuenta)",
-        "consumer.aplazamiento:defer(funcion)",
-        "consumer.aplazamiento:defer(minimo_s)",
-        "consumer.aplazamiento:defer(politica)",
-        "consumer.aplazamiento:receives_exhausted(cola)",
-        "consumer.colas:ColaSinDlqError",
-        "consumer.colas:Queue.max_recepciones",
-        "consumer.colas:Queue.nombre",
-        "consumer.colas:Queues.de_arn",
-        "consumer.colas:aplazamientos",
-        "consumer.colas:original_attributes(excluir)",
-        "consumer.colas:recepciones",
-        "consumer.colas:send_to_dlq(cola)",
-        "consumer.colas:send_to_dlq(detalle)",
-        "consumer.colas:send_to_dlq(funcion)",
-        "consumer.colas:send_to_dlq(motivo)",
-        "consumer.colas:with_attributes(propios)",
-        "consumer.lectura:Event.datos",
-        "consumer.lectura:Event.get(campo)",
-        "consumer.lectura:Event.get(defecto)",
-        "consumer.lectura:Event.sobre",
-        "consumer.lectura:Event.tipo",
-        "consumer.lectura:InvalidMessageError.__init__(detalle)",
-        "consumer.lectura:InvalidMessageError.__init__(motivo)",
-        "consumer.lectura:unwrap(cuerpo)",
-        "consumer.lote:Consumer.registro",
-        "consumer.proveedores:accepted(dependencia)",
-        "consumer.proveedores:accepted(respuesta)",
-        "db:DatabaseConfig.espera_conexion_s",
-        "db:DatabaseConfig.puerto",
-        "db:DatabaseConfig.secreto_max_age_s",
-        "dlq:DlqReason.es_envenenado",
-        "http.cliente:ProviderClient.__init__(dependencia)",
-        "http.cliente:ProviderResponse.cuerpo",
-        "http.cliente:body_of(datos)",
-        "http.cliente:idempotency_key_header(clave)",
-        "http.factory:client_from_env(dependencia)",
-        "idempotency.cache:CompletedCache.get(ahora_s)",
-        "idempotency.cache:CompletedCache.get(clave)",
-        "idempotency.cache:CompletedCache.put(registro)",
-        "idempotency.decorator:idempotent(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.claim(ahora_s)",
-        "idempotency.dynamodb:DynamoDBRecords.claim(nuevo)",
-        "idempotency.dynamodb:DynamoDBRecords.complete(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.complete(expira_en)",
-        "idempotency.dynamodb:DynamoDBRecords.complete(propietario)",
-        "idempotency.dynamodb:DynamoDBRecords.complete(resultado_json)",
-        "idempotency.dynamodb:DynamoDBRecords.mark_failed(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.mark_failed(expira_en)",
-        "idempotency.dynamodb:DynamoDBRecords.mark_failed(propietario)",
-        "idempotency.dynamodb:DynamoDBRecords.read(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.release(clave)",
-        "idempotency.dynamodb:DynamoDBRecords.release(propietario)",
-        "idempotency.exceptions:IdempotencyPayloadMismatchError.__init__(clave)",
-        "idempotency.exceptions:IdempotencyPayloadMismatchError.__init__(hash_guardado)",
-        "idempotency.exceptions:IdempotencyPayloadMismatchError.__init__(hash_recibido)",
-        "idempotency.exceptions:OperationFailedError.__init__(clave)",
-        "idempotency.exceptions:OperationFailedError.__init__(mensaje)",
-        "idempotency.exceptions:OperationFailedError.__init__(tipo)",
-        "idempotency.registro:IdempotencyRecord.bloqueo_vivo",
-        "idempotency.registro:IdempotencyRecord.bloqueo_vivo(ahora_s)",
-        "idempotency.registro:IdempotencyRecord.de_item",
-        "idempotency.registro:IdempotencyRecord.expirado",
-        "idempotency.registro:IdempotencyRecord.expirado(ahora_s)",
-        "idempotency.registro:IdempotencyRecord.resultado",
-        "idempotency.registro:StoredError.modulo",
-        "idempotency.registro:StoredError.nombre",
-        "idempotency.store:IdempotencyStore.run(clave)",
-        "idempotency.store:IdempotencyStore.run(operacion)",
-        "outbox.despliegue:Credentials.usuario",
-        "outbox.despliegue:CustomResourceResponder.evento",
-        "outbox.despliegue:CustomResourceResponder.id_fisico",
-        "outbox.despliegue:CustomResourceResponder.responder(datos)",
-        "outbox.despliegue:CustomResourceResponder.responder(estado)",
-        "outbox.despliegue:CustomResourceResponder.responder(motivo)",
-        "outbox.despliegue:RespuestaError",
-        "outbox.despliegue:create_runtime_role(usuario)",
-        "outbox.despliegue:migrate_from_properties(plazo_s)",
-        "outbox.despliegue:migrate_from_properties(propiedades)",
-        "outbox.despliegue:read_credentials(secreto_arn)",
-        "outbox.despliegue:run(evento)",
-        "outbox.despliegue:run(restante_ms)",
-        "outbox.despliegue:run(trabajo)",
-        "outbox.entorno:entorno",
-        "outbox.entorno:plazo",
-        "outbox.entorno:plazo(restante_ms)",
-        "outbox.eventos:entrada",
-        "outbox.eventos:entrada(fila)",
-        "outbox.eventos:split_entries(pendientes)",
-        "outbox.eventos:tamano_entrada",
-        "outbox.eventos:tamano_entrada(ent)",
-        "outbox.exceptions:PedidoDuplicado",
-        "outbox.exceptions:PedidoInvalido",
-        "outbox.limpieza:purge_published(hasta)",
-        "outbox.limpieza:purge_published(reloj)",
-        "outbox.pending:PendingSignal.__init__(cliente)",
-        "outbox.pending:PendingSignal.__init__(comprobacion_s)",
-        "outbox.pending:PendingSignal.__init__(prefijo)",
-        "outbox.postgres:OutboxStatus.antiguedad_max_s",
-        "outbox.postgres:OutboxStatus.aparcadas",
-        "outbox.postgres:OutboxStatus.pendientes",
-        "outbox.postgres:add_event(agregado_id)",
-        "outbox.postgres:add_event(tipo_agregado)",
-        "outbox.postgres:add_event(tipo_evento)",
-        "outbox.postgres:claim(lote)",
-        "outbox.postgres:delete_published(lote)",
-        "outbox.postgres:park(motivo)",
-        "outbox.postgres:record_failures(fallos)",
-        "outbox.relay:OutboxRelay.__init__(dormir)",
-        "outbox.relay:OutboxRelay.__init__(eventos)",
-        "outbox.relay:OutboxRelay.__init__(reloj)",
-        "outbox.relay:OutboxRelay.drain(hasta)",
-        "outbox.relay:Resultado",
-        "outbox.relay:Resultado.aparcadas",
-        "outbox.relay:Resultado.errores_bd",
-        "outbox.relay:Resultado.errores_servicio",
-        "outbox.relay:Resultado.llamadas",
-        "outbox.relay:Resultado.lotes",
-        "outbox.relay:Resultado.publicadas",
-        "outbox.relay:Resultado.rechazos",
-        "outbox.relay:Resultado.reclamadas",
-        "outbox.relay:Resultado.retenidas",
-        "outbox.relay:Resultado.sumar",
-        "outbox.relay:Resultado.sumar(otro)",
-        "retry.backoff:retry_after_s(ahora)",
-        "retry.backoff:retry_after_s(valor)",
-        "retry.budget:RetryBudget.__init__(capacidad)",
-        "retry.budget:RetryBudget.__init__(dependencia)",
-        "retry.budget:RetryBudget.__init__(prefijo)",
-        "retry.clasificacion:Classification.EXITO",
-        "retry.clasificacion:Classification.NO_ES_ERROR",
-        "retry.clasificacion:Classification.PERMANENTE",
-        "retry.clasificacion:Classification.RESULTADO_DESCONOCIDO",
-        "retry.clasificacion:Classification.TRANSITORIO",
-        "retry.clasificacion:Classification.TRANSITORIO_ESPERA_LARGA",
-        "retry.clasificacion:Classification.reintentable",
-        "retry.clasificacion:classify(resultado)",
-        "retry.politica:RetryPolicy.espera_s",
-        "retry.politica:RetryPolicy.espera_s(clasificacion)",
-        "retry.politica:RetryPolicy.espera_s(reintento)",
-        "retry.politica:RetryPolicy.has_attempt_left(intento)",
-    )
-)
-
 
 def test_every_public_mechanism_name_is_english_or_explicitly_allowed() -> None:
-    # GIVEN every public name of the mechanism side of the layer (functions, classes, methods, parameters, fields)
+    # GIVEN every public name of the mechanism side of the layer (modules, constants, functions, classes,
+    # methods, parameters, fields)
     nombres = _publicos_de_mecanismo()
-    assert "http.cliente:ProviderClient.post(idempotent)" in nombres  # the scan sees parameters
-    assert "idempotency.registro:IdempotencyRecord.caduca_bloqueo" in nombres  # ...and dataclass fields
+    assert "http.client:ProviderClient.post(idempotent)" in nombres  # the scan sees parameters
+    assert "idempotency.record:IdempotencyRecord.caduca_bloqueo" in nombres  # ...and dataclass fields
+    assert nombres["circuit_breaker.state"] == "state"  # ...and modules
+    assert nombres["circuit_breaker"] == "circuit_breaker"  # ...and packages
+    assert "valkey:KEY_PREFIX" in nombres  # ...and module-level constants
     # WHEN each is split into words
     ajenos = {q for q, n in nombres.items() if _palabras(n) - PALABRAS_INGLESAS}
-    # THEN a name with a non-English word is one the lists above name
-    assert ajenos - NOMBRES_GUARDADOS - PENDIENTES == set()
-    # AND each listed deviation still exists (a renamed one leaves the list)
-    assert (NOMBRES_GUARDADOS | PENDIENTES) - ajenos == set()
+    # THEN a name with a non-English word is one kept on purpose
+    assert ajenos - NOMBRES_GUARDADOS == set()
+    # AND each name kept on purpose still exists (a renamed one leaves the list)
+    assert NOMBRES_GUARDADOS - ajenos == set()
 
 
 def test_allow_list_refuses_a_new_spanish_mechanism_name() -> None:
-    # GIVEN a new mechanism method with a Spanish name and parameter  WHEN judged  THEN both are outside the lists
+    # GIVEN a new mechanism method with a Spanish name and parameter  WHEN judged  THEN both are outside the list
     for nombre in ("reintentar_lote", "dependencia", "OutboxRelay.drenar"):
         assert _palabras(nombre.rsplit(".", 1)[-1]) - PALABRAS_INGLESAS
 

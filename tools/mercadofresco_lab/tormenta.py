@@ -227,11 +227,11 @@ class _Tormenta:
         sonda = False
         if self.breaker is not None:
             decision = self.breaker.acquire()
-            if not decision.admitido:  # CircuitoAbierto: defer, keep the receive and the attempts
+            if not decision.admitted:  # CircuitoAbierto: defer, keep the receive and the attempts
                 self._liberar()
                 self.sim.en(self.esc.aplazamiento_s, lambda: self._encolar(p, False))
                 return
-            sonda = decision.es_sonda
+            sonda = decision.is_probe
         self._contar_llamada(p)
         ok, duracion_s = self.pasarela.llamar()
         self.sim.en(duracion_s, lambda: self._respuesta(p, ok, sonda))
@@ -255,7 +255,7 @@ class _Tormenta:
 
     def _respuesta(self, p: _Pedido, ok: bool, sonda: bool) -> None:
         if self.breaker is not None:
-            self.breaker.record(ok, es_sonda=sonda)
+            self.breaker.record(ok, is_probe=sonda)
         if ok:
             self.res.completados += 1
             self._liberar()

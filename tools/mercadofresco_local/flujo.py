@@ -84,17 +84,17 @@ def motivos_en(nombre_cola: str) -> Counter[str]:
     With visibility 0 the queue keeps handing out the same first messages: a sample (about 10),
     not a census, is what this returns.
     """
-    from mercadofresco.dlq import ATRIBUTO_MOTIVO
+    from mercadofresco.dlq import REASON_ATTRIBUTE
 
     sqs = client("sqs")
     url = sqs.get_queue_url(QueueName=nombre_cola)["QueueUrl"]
     vistos: dict[str, str] = {}
     for _ in range(10):
         mensajes = sqs.receive_message(
-            QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0, MessageAttributeNames=[ATRIBUTO_MOTIVO]
+            QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0, MessageAttributeNames=[REASON_ATTRIBUTE]
         ).get("Messages", [])
         for m in mensajes:
-            vistos[m["MessageId"]] = m.get("MessageAttributes", {}).get(ATRIBUTO_MOTIVO, {}).get("StringValue", "—")
+            vistos[m["MessageId"]] = m.get("MessageAttributes", {}).get(REASON_ATTRIBUTE, {}).get("StringValue", "—")
         if not mensajes:
             break
     return Counter(vistos.values())

@@ -159,7 +159,7 @@ class RegistroInvocaciones:
 
 def pedidos_de(evento: Any) -> Iterator[tuple[str, str]]:
     """``(pedido_id, type)`` of each order an invocation's event carries (SQS batch or direct payload)."""
-    from mercadofresco.consumer.lectura import InvalidMessageError, unwrap
+    from mercadofresco.consumer.reading import InvalidMessageError, unwrap
 
     registros = evento.get("Records") if isinstance(evento, dict) else evento if isinstance(evento, list) else None
     if registros is None:

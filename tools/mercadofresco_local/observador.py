@@ -77,7 +77,7 @@ class Observador:
         ahora = time.monotonic() - self._inicio
         for dependencia, breaker in self._vigilados.items():
             decision = breaker.state()
-            self.breakers[dependencia].observar(ahora, decision.estado.value, decision.aperturas)
+            self.breakers[dependencia].observar(ahora, decision.state.value, decision.openings)
         for lid, nombre in self.runtime.colas().items():
             self.profundidad_max[nombre] = max(self.profundidad_max[nombre], self.runtime.profundidad(lid))
 

@@ -51,7 +51,7 @@ class BaseDemo:
 
     def crear(self) -> BaseDemo:
         import psycopg
-        from mercadofresco.outbox.migraciones import apply_migrations
+        from mercadofresco.outbox.schema import apply_migrations
 
         with psycopg.connect(self.url_base, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{self.esquema}"')

@@ -50,10 +50,10 @@ def _hora(ms: int) -> str:
 
 def describir(dependencia: str, d: Decision) -> str:
     """One line an operator reads at 3 a.m."""
-    linea = f"{dependencia}: {d.estado.value}"
-    if d.abierto_hasta_ms:
-        linea += f" (abierto hasta {_hora(d.abierto_hasta_ms)}, aperturas {d.aperturas})"
-    ventana = f"ventana {d.exitos_ventana} éxitos / {d.fallos_ventana} fallos"
+    linea = f"{dependencia}: {d.state.value}"
+    if d.open_until_ms:
+        linea += f" (abierto hasta {_hora(d.open_until_ms)}, aperturas {d.openings})"
+    ventana = f"ventana {d.window_successes} éxitos / {d.window_failures} fallos"
     return f"{linea}; {ventana}; fallos seguidos {d.consecutive_failures}"
 
 
@@ -62,13 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from mercadofresco.circuit_breaker import CircuitBreaker, SharedStateUnavailableError
         from mercadofresco.metrics import PowertoolsMetrics
-        from mercadofresco.valkey import PREFIJO_CLAVES, valkey_client
+        from mercadofresco.valkey import KEY_PREFIX, valkey_client
 
         cliente = valkey_client(args.redis_url, socket_timeout_ms=TIMEOUT_OPERADOR_MS)
     except ValueError as exc:
         print(f"mf-circuito: configuración: {exc}", file=sys.stderr)
         return SALIDA_CONFIG
-    prefijo = PREFIJO_CLAVES if args.prefijo is None else args.prefijo
+    prefijo = KEY_PREFIX if args.prefijo is None else args.prefijo
     dependencias = args.dependencias if args.orden == "estado" else [args.dependencia]
     # A name becomes a Valkey key and a printed line: refuse what cannot be either (a typo with a
     # stray byte arrives as a lone surrogate) before touching anything.
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for dependencia in dependencias:
             # The functions' own breaker, through its public API: the same key, the same script.
-            breaker = CircuitBreaker(dependencia, cliente, prefijo=prefijo, metrics=PowertoolsMetrics())
+            breaker = CircuitBreaker(dependencia, cliente, prefix=prefijo, metrics=PowertoolsMetrics())
             orden = modo[args.orden]
             decision = breaker.shared_state() if orden is None else breaker.force(orden)
             print(describir(dependencia, decision))

@@ -185,10 +185,10 @@ _CASES = [
     Case("tienda-crear-pedido-sin-clave.json", "TiendaFunction", answer={"statusCode": 400}),
     Case("tienda-consultar-pedido.json", "TiendaFunction", answer={"statusCode": 404}),  # no such order yet
     # -- deploy-time migrations (CloudFormation custom resource): locally the pre-signed ResponseURL
-    #    (S3) is out of reach, so after its work the function raises the named RespuestaError
-    Case("migraciones-create.json", "MigracionesFunction", error="RespuestaError"),
-    Case("migraciones-update.json", "MigracionesFunction", error="RespuestaError"),
-    Case("migraciones-delete.json", "MigracionesFunction", error="RespuestaError"),
+    #    (S3) is out of reach, so after its work the function raises the named ResponseError
+    Case("migraciones-create.json", "MigracionesFunction", error="ResponseError"),
+    Case("migraciones-update.json", "MigracionesFunction", error="ResponseError"),
+    Case("migraciones-delete.json", "MigracionesFunction", error="ResponseError"),
     # -- sandbox providers behind function URLs (state in their DynamoDB table)
     Case("simulador-pasarela-cobro.json", "SimuladorPasarelaFunction", answer={"statusCode": 201}),
     # alone, the refund finds no charge in the simulator's table: the gateway's 404

@@ -200,7 +200,7 @@ class LocalEnvironment:
         """Fresh stand-ins, empty tables and queues, an empty schema and Redis database."""
         import psycopg
         from mercadofresco.aws import client
-        from mercadofresco.outbox.migraciones import apply_migrations
+        from mercadofresco.outbox.schema import apply_migrations
         from mercadofresco_local.sesion import limpiar_redis
 
         self._stop_stand_ins()

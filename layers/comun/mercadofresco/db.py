@@ -2,7 +2,7 @@
 
 - Local run / tests: ``DATABASE_URL`` (plain, no TLS) wins when set.
 - Deployed: ``AURORA_ENDPOINT`` + ``AURORA_DATABASE``; username/password from the Secrets
-  Manager secret ``AURORA_SECRET_ARN`` through Powertools Parameters (cached ``secreto_max_age_s``,
+  Manager secret ``AURORA_SECRET_ARN`` through Powertools Parameters (cached ``secret_max_age_s``,
   re-read when the pool opens a new connection, so a rotated password is picked up); TLS always
   ``verify-full`` against a CA bundle: ``AURORA_SSLROOTCERT`` when set, else the one the layer
   ships at ``mercadofresco/certificados/rds-global-bundle.pem`` (Amazon RDS's CAs + Amazon Root
@@ -26,16 +26,16 @@ from mercadofresco.process_cache import per_environment
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-__all__ = ["CA_RDS_EN_CAPA", "DatabaseConfig", "aurora_parameters", "create_pool", "shared_pool"]
+__all__ = ["RDS_CA_BUNDLE", "DatabaseConfig", "aurora_parameters", "create_pool", "shared_pool"]
 
 
 # Amazon RDS's CA bundle (and Amazon Root CA 1), shipped in the layer; ``make rds-ca`` refreshes it.
-CA_RDS_EN_CAPA = Path(__file__).parent / "certificados" / "rds-global-bundle.pem"
+RDS_CA_BUNDLE = Path(__file__).parent / "certificados" / "rds-global-bundle.pem"
 
 
 def _ca_por_defecto() -> str | None:
     """``AURORA_SSLROOTCERT`` (another trust anchor: a test level's CA), else the layer's bundle."""
-    return os.environ.get("AURORA_SSLROOTCERT") or (str(CA_RDS_EN_CAPA) if CA_RDS_EN_CAPA.is_file() else None)
+    return os.environ.get("AURORA_SSLROOTCERT") or (str(RDS_CA_BUNDLE) if RDS_CA_BUNDLE.is_file() else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +46,12 @@ class DatabaseConfig:
     endpoint: str | None = None
     database: str = "mercadofresco"
     secret_arn: str | None = None
-    puerto: int = 5432
+    port: int = 5432
     # Read when the configuration is built, so every DatabaseConfig (the migrations' admin one too) verifies.
     sslrootcert: str | None = field(default_factory=_ca_por_defecto)
-    secreto_max_age_s: int = 300
+    secret_max_age_s: int = 300
     connect_timeout_s: int = 5
-    espera_conexion_s: float = 10.0
+    pool_wait_s: float = 10.0
     max_lifetime_s: float = 600.0
 
     def __post_init__(self) -> None:
@@ -75,12 +75,12 @@ def aurora_parameters(config: DatabaseConfig) -> dict[str, Any]:
         # Only a layer built without its bundle gets here: encrypting without verifying would let
         # anyone on the path answer as the database, so the connection is refused, with the fix.
         raise RuntimeError(
-            f"no CA bundle to verify Aurora's certificate: {CA_RDS_EN_CAPA} (make rds-ca) or AURORA_SSLROOTCERT"
+            f"no CA bundle to verify Aurora's certificate: {RDS_CA_BUNDLE} (make rds-ca) or AURORA_SSLROOTCERT"
         )
-    secreto = aws.read_secret(config.secret_arn, transform="json", max_age_s=config.secreto_max_age_s)
+    secreto = aws.read_secret(config.secret_arn, transform="json", max_age_s=config.secret_max_age_s)
     parametros: dict[str, Any] = {
         "host": config.endpoint,
-        "port": int(secreto.get("port", config.puerto)),
+        "port": int(secreto.get("port", config.port)),
         "dbname": config.database,
         "user": secreto["username"],
         "password": secreto["password"],
@@ -114,7 +114,7 @@ def create_pool(config: DatabaseConfig, *, max_size: int = 1, **opciones: Any) -
         max_size=max_size,
         open=True,
         check=ConnectionPool.check_connection,
-        timeout=config.espera_conexion_s,
+        timeout=config.pool_wait_s,
         max_lifetime=config.max_lifetime_s,
         name="mercadofresco",
         **opciones,

@@ -15,21 +15,21 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = [
-    "ATRIBUTO_APLAZAMIENTOS",
-    "ATRIBUTO_COLA_ORIGEN",
-    "ATRIBUTO_DETALLE",
-    "ATRIBUTO_FUNCION",
-    "ATRIBUTO_MOTIVO",
+    "DEFERRALS_ATTRIBUTE",
+    "DETAIL_ATTRIBUTE",
+    "FUNCTION_ATTRIBUTE",
+    "REASON_ATTRIBUTE",
+    "SOURCE_QUEUE_ATTRIBUTE",
     "DlqReason",
 ]
 
-ATRIBUTO_MOTIVO = "mf-motivo"  # a DlqReason value
-ATRIBUTO_DETALLE = "mf-detalle"  # human-readable error, no card data
-ATRIBUTO_COLA_ORIGEN = "mf-cola-origen"  # URL of the queue the message was consumed from
-ATRIBUTO_FUNCION = "mf-funcion"  # the consumer that classified it
-ATRIBUTO_APLAZAMIENTOS = "mf-aplazamientos"  # deferrals while a circuit was open (ERP)
+REASON_ATTRIBUTE = "mf-motivo"  # a DlqReason value
+DETAIL_ATTRIBUTE = "mf-detalle"  # human-readable error, no card data
+SOURCE_QUEUE_ATTRIBUTE = "mf-cola-origen"  # URL of the queue the message was consumed from
+FUNCTION_ATTRIBUTE = "mf-funcion"  # the consumer that classified it
+DEFERRALS_ATTRIBUTE = "mf-aplazamientos"  # deferrals while a circuit was open (ERP)
 # Bytes of the original body, set only when the copy's body had to be cut to leave room for its reason.
-ATRIBUTO_CUERPO_RECORTADO = "mf-cuerpo-recortado"
+TRUNCATED_BODY_ATTRIBUTE = "mf-cuerpo-recortado"
 
 
 class DlqReason(StrEnum):
@@ -42,6 +42,6 @@ class DlqReason(StrEnum):
     APLAZAMIENTOS_AGOTADOS = "aplazamientos-agotados"
 
     @property
-    def es_envenenado(self) -> bool:
+    def is_poison(self) -> bool:
         """Poison: the consumer cannot understand the message (a code/contract problem)."""
         return self in {DlqReason.JSON_INVALIDO, DlqReason.VERSION_DESCONOCIDA}

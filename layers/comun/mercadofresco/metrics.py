@@ -11,12 +11,12 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-NAMESPACE_METRICAS = "MercadoFresco/Tienda"  # the project's one namespace (DESIGN.md)
+METRICS_NAMESPACE = "MercadoFresco/Tienda"  # the project's one namespace (DESIGN.md)
 
-CIRCUITO_ABIERTO = "CircuitoAbierto"
-ESTADO_COMPARTIDO_NO_DISPONIBLE = "EstadoCompartidoNoDisponible"
-REINTENTOS = "Reintentos"
-LATENCIA_PROVEEDOR = "LatenciaProveedor"  # ms per HTTP attempt; the p99 alarm on "pasarela" reads it
+CIRCUIT_OPEN = "CircuitoAbierto"
+SHARED_STATE_UNAVAILABLE = "EstadoCompartidoNoDisponible"
+RETRIES = "Reintentos"
+PROVIDER_LATENCY = "LatenciaProveedor"  # ms per HTTP attempt; the p99 alarm on "pasarela" reads it
 
 
 class MetricsSink(Protocol):
@@ -30,7 +30,7 @@ class MetricsSink(Protocol):
 class PowertoolsMetrics:
     """Counts as Powertools EMF lines in ``MercadoFresco/Tienda`` with dimension ``dependencia``."""
 
-    def __init__(self, namespace: str = NAMESPACE_METRICAS) -> None:
+    def __init__(self, namespace: str = METRICS_NAMESPACE) -> None:
         self.namespace = namespace
 
     def count(self, name: str, dependency: str, value: float = 1) -> None:
@@ -50,4 +50,4 @@ def as_metrics(metrics: Any) -> MetricsSink:
         return PowertoolsMetrics()
     if hasattr(metrics, "count"):
         return metrics
-    return PowertoolsMetrics(getattr(metrics, "namespace", None) or NAMESPACE_METRICAS)
+    return PowertoolsMetrics(getattr(metrics, "namespace", None) or METRICS_NAMESPACE)

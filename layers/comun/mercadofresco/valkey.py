@@ -6,7 +6,7 @@ From the environment, in this order:
 - ``VALKEY_ENDPOINT`` ``host:port`` (the template's Globals) with TLS on (ElastiCache in-transit
   encryption; ``VALKEY_TLS=false`` to turn it off) and the AUTH token from the secret
   ``VALKEY_SECRET_ARN`` (JSON ``{"token": ...}`` as the template generates it, or a plain string),
-  read through Powertools Parameters with a cache of :data:`SECRETO_MAX_AGE_S`. The token is
+  read through Powertools Parameters with a cache of :data:`SECRET_MAX_AGE_S`. The token is
   fetched per *new connection* (a redis-py ``CredentialProvider``), so a rotated token is picked
   up within the cache age without restarting the function.
 
@@ -27,10 +27,10 @@ if TYPE_CHECKING:
 
 # Every key the layer writes in mercadofresco-catalogo starts with it (breaker, retry budget): one
 # prefix for every capability, so an operator can list or clear the project's keys with one pattern.
-PREFIJO_CLAVES = "mf:"
+KEY_PREFIX = "mf:"
 SOCKET_TIMEOUT_MS = 50  # in-VPC Valkey answers in ~1 ms; 50x that is "down or overloaded"
 CONNECT_TIMEOUT_MS = 200  # TCP + TLS handshake in the same region, with margin for a cold connect
-SECRETO_MAX_AGE_S = 300  # Powertools' cache: one Secrets Manager call per 5 min per container
+SECRET_MAX_AGE_S = 300  # Powertools' cache: one Secrets Manager call per 5 min per container
 
 
 def _proveedor_de_token(secreto_arn: str) -> Any:
@@ -41,7 +41,7 @@ def _proveedor_de_token(secreto_arn: str) -> Any:
 
     class TokenDeSecreto(CredentialProvider):
         def get_credentials(self) -> tuple[str]:
-            valor: Any = read_secret(secreto_arn, max_age_s=SECRETO_MAX_AGE_S)
+            valor: Any = read_secret(secreto_arn, max_age_s=SECRET_MAX_AGE_S)
             return (_extraer_token(valor),)
 
     return TokenDeSecreto()
@@ -76,7 +76,7 @@ def valkey_client(url: str | None = None, *, socket_timeout_ms: int | None = Non
     ValueError
         When neither ``REDIS_URL`` nor ``VALKEY_ENDPOINT`` is set, or the endpoint is malformed.
     """
-    import redis  # the driver loads with the first client, not with this module (PREFIJO_CLAVES is imported widely)
+    import redis  # the driver loads with the first client, not with this module (KEY_PREFIX is imported widely)
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 

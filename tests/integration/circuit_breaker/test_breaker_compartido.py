@@ -32,7 +32,7 @@ class Dependencia:
 
 
 def _breaker(cliente: redis.Redis, prefijo: str, reloj=None, **config) -> CircuitBreaker:
-    return CircuitBreaker("pasarela", cliente, config=BreakerConfig(**config), prefijo=prefijo, clock=reloj)
+    return CircuitBreaker("pasarela", cliente, config=BreakerConfig(**config), prefix=prefijo, clock=reloj)
 
 
 def _llamar(breaker: CircuitBreaker, fn) -> str:
@@ -52,13 +52,13 @@ def test_breaker_19_consecutive_failures_stays_closed_20th_opens(cliente, redis_
     for _ in range(19):
         _llamar(breaker, dep.falla)
     # THEN it is still closed
-    assert breaker.state().estado is BreakerState.CERRADO
+    assert breaker.state().state is BreakerState.CERRADO
     # WHEN the 20th fails
     _llamar(breaker, dep.falla)
     estado = breaker.state()
     # THEN it is open for open_base_s, and call 21 does not reach the dependency
-    assert estado.estado is BreakerState.ABIERTO
-    assert estado.abierto_hasta_ms - estado.ahora_ms == 30_000
+    assert estado.state is BreakerState.ABIERTO
+    assert estado.open_until_ms - estado.now_ms == 30_000
     assert _llamar(breaker, dep.responde) == "rechazada"
     assert dep.llamadas == 20
 
@@ -70,11 +70,11 @@ def test_breaker_failure_rate_below_minimum_calls_does_not_open(cliente, redis_p
     for i in range(19):
         _llamar(breaker, dep.falla if i % 2 == 0 else dep.responde)
     # THEN the rate does not count yet
-    assert breaker.state().estado is BreakerState.CERRADO
+    assert breaker.state().state is BreakerState.CERRADO
     # WHEN the 20th call fails (11/20 = 55 %)
     _llamar(breaker, dep.falla)
     # THEN the rate opens it
-    assert breaker.state().estado is BreakerState.ABIERTO
+    assert breaker.state().state is BreakerState.ABIERTO
 
 
 def test_breaker_failure_rate_under_threshold_stays_closed(cliente, redis_prefix, reloj):
@@ -84,8 +84,8 @@ def test_breaker_failure_rate_under_threshold_stays_closed(cliente, redis_prefix
         _llamar(breaker, dep.falla if i % 5 < 2 else dep.responde)
     # THEN it stays closed and every call reached the dependency
     estado = breaker.state()
-    assert estado.estado is BreakerState.CERRADO
-    assert (estado.exitos_ventana, estado.fallos_ventana) == (24, 16)
+    assert estado.state is BreakerState.CERRADO
+    assert (estado.window_successes, estado.window_failures) == (24, 16)
     assert dep.llamadas == 40
 
 
@@ -101,8 +101,8 @@ def test_breaker_failures_older_than_window_are_forgotten(cliente, redis_prefix,
         _llamar(breaker, dep.falla)
     estado = breaker.state()
     # THEN the rate rule sees 15 < min_calls and it stays closed
-    assert estado.estado is BreakerState.CERRADO
-    assert estado.fallos_ventana == 15
+    assert estado.state is BreakerState.CERRADO
+    assert estado.window_failures == 15
 
 
 def test_breaker_open_rejects_fast_without_calling_dependency(cliente, redis_prefix, reloj):
@@ -132,19 +132,19 @@ def test_breaker_probe_failure_reopens_longer_and_success_closes(cliente, redis_
     assert _llamar(breaker, dep.falla) == "fallo"
     estado = breaker.state()
     # THEN it re-opens for twice as long
-    assert estado.estado is BreakerState.ABIERTO
-    assert estado.abierto_hasta_ms - estado.ahora_ms == 60_000
+    assert estado.state is BreakerState.ABIERTO
+    assert estado.open_until_ms - estado.now_ms == 60_000
     reloj.avanzar(30)
     assert _llamar(breaker, dep.responde) == "rechazada"
     # WHEN the longer cool-down ends and the probe succeeds
     reloj.avanzar(30)
     assert _llamar(breaker, dep.responde) == "exito"
     # THEN it is closed, and the next trip starts again from 30 s
-    assert breaker.state().estado is BreakerState.CERRADO
+    assert breaker.state().state is BreakerState.CERRADO
     for _ in range(3):
         _llamar(breaker, dep.falla)
     estado = breaker.state()
-    assert estado.abierto_hasta_ms - estado.ahora_ms == 30_000
+    assert estado.open_until_ms - estado.now_ms == 30_000
 
 
 def test_breaker_open_duration_is_capped(cliente, redis_prefix, reloj):
@@ -155,7 +155,7 @@ def test_breaker_open_duration_is_capped(cliente, redis_prefix, reloj):
     # WHEN 6 probes in a row fail
     for _ in range(6):
         estado = breaker.state()
-        duraciones.append((estado.abierto_hasta_ms - estado.ahora_ms) // 1000)
+        duraciones.append((estado.open_until_ms - estado.now_ms) // 1000)
         reloj.avanzar(duraciones[-1])
         _llamar(breaker, dep.falla)
     # THEN the open time doubles up to the cap
@@ -204,8 +204,8 @@ def test_breaker_business_refusal_counts_as_success(cliente, redis_prefix, reloj
             breaker.call(rechaza)
     # THEN the breaker stays closed: the provider is up, it just said no
     estado = breaker.state()
-    assert estado.estado is BreakerState.CERRADO
-    assert estado.exitos_ventana == 30
+    assert estado.state is BreakerState.CERRADO
+    assert estado.window_successes == 30
 
 
 def test_breaker_forced_open_rejects_and_forced_closed_admits(cliente, redis_prefix, reloj):
@@ -214,15 +214,15 @@ def test_breaker_forced_open_rejects_and_forced_closed_admits(cliente, redis_pre
     breaker.force("abierto")
     # THEN calls are refused
     assert _llamar(breaker, dep.responde) == "rechazada"
-    assert breaker.state().estado is BreakerState.FORZADO_ABIERTO
+    assert breaker.state().state is BreakerState.FORZADO_ABIERTO
     # WHEN forced closed, failures do not open it
     breaker.force("cerrado")
     resultados = [_llamar(breaker, dep.falla) for _ in range(10)]
     assert resultados == ["fallo"] * 10
-    assert breaker.state().estado is BreakerState.FORZADO_CERRADO
+    assert breaker.state().state is BreakerState.FORZADO_CERRADO
     # WHEN released to automatic
     breaker.force("")
     # THEN it starts closed with clean counters
     estado = breaker.state()
-    assert (estado.estado, estado.consecutive_failures) == (BreakerState.CERRADO, 0)
+    assert (estado.state, estado.consecutive_failures) == (BreakerState.CERRADO, 0)
     assert dep.llamadas == 10

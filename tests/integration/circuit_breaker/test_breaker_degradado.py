@@ -68,7 +68,7 @@ def test_breaker_frozen_valkey_degrades_and_recovers_shared_state(redis_privado,
     cliente = valkey_client(redis_privado.url)
     breaker = CircuitBreaker("correo-principal", cliente, config=CONFIG, metrics=metricas, clock=reloj)
     assert breaker.call(lambda: "ok") == "ok"
-    assert breaker.state().estado is BreakerState.CERRADO
+    assert breaker.state().state is BreakerState.CERRADO
     viajes = _contar_viajes(cliente)
     # WHEN the server freezes (SIGSTOP: connections stay open, nothing answers)
     redis_privado.congelar()
@@ -86,7 +86,7 @@ def test_breaker_frozen_valkey_degrades_and_recovers_shared_state(redis_privado,
     for _ in range(3):
         breaker.call(lambda: "ok")
     # THEN the outcomes land in the shared state again
-    assert breaker.state().exitos_ventana >= 3
+    assert breaker.state().window_successes >= 3
 
 
 def test_breaker_reloads_script_after_noscript(redis_privado):
@@ -98,4 +98,4 @@ def test_breaker_reloads_script_after_noscript(redis_privado):
     cliente.script_flush()
     # THEN the next call reloads it and the state is intact (shared, not degraded)
     assert breaker.call(lambda: "ok") == "ok"
-    assert breaker.state().exitos_ventana == 2
+    assert breaker.state().window_successes == 2

@@ -49,7 +49,7 @@ class _RelojCompartido:
 
 def _breaker(cliente: redis.Redis, prefijo: str, reloj: _RelojCompartido) -> CircuitBreaker:
     config = BreakerConfig(**CONFIG)
-    return CircuitBreaker("pasarela", cliente, config=config, prefijo=prefijo, metrics=_Metricas(), clock=reloj)
+    return CircuitBreaker("pasarela", cliente, config=config, prefix=prefijo, metrics=_Metricas(), clock=reloj)
 
 
 def _abrir(breaker: CircuitBreaker) -> None:
@@ -98,7 +98,7 @@ def test_half_open_with_8_processes_admits_exactly_one_probe(cliente: redis.Redi
     assert sorted(resultados) == ["rechazado"] * (PROCESOS - 1) + ["sonda"]
     assert int(cliente.get(f"{redis_prefix}llamadas")) == 1
     # AND the probe's success closed the breaker for everyone
-    assert breaker.state().estado is BreakerState.CERRADO
+    assert breaker.state().state is BreakerState.CERRADO
     assert breaker.call(lambda: "ok") == "ok"
 
 
@@ -126,5 +126,5 @@ def test_probe_killed_releases_reservation_after_it_expires(cliente: redis.Redis
     assert sorted(resultados) == ["rechazado"] * (PROCESOS - 1) + ["sonda"]
     assert int(cliente.get(f"{redis_prefix}llamadas")) == 2
     estado = breaker.state()
-    assert estado.aperturas == 2
-    assert estado.estado is BreakerState.ABIERTO
+    assert estado.openings == 2
+    assert estado.state is BreakerState.ABIERTO

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_mf_circuito_abrir_stops_calls_and_cerrar_restores(cliente, redis_url, redis_prefix, capsys):
-    breaker = CircuitBreaker("pasarela", cliente, prefijo=redis_prefix)
+    breaker = CircuitBreaker("pasarela", cliente, prefix=redis_prefix)
     base = ["--redis-url", redis_url, "--prefijo", redis_prefix]
     # WHEN the operator forces the gateway's breaker open
     assert main([*base, "abrir", "pasarela"]) == SALIDA_OK
@@ -26,7 +26,7 @@ def test_mf_circuito_abrir_stops_calls_and_cerrar_restores(cliente, redis_url, r
     assert main([*base, "cerrar", "pasarela"]) == SALIDA_OK
     # THEN calls go through and the state is automatic and closed
     assert breaker.call(lambda: "ok") == "ok"
-    assert breaker.state().estado is BreakerState.CERRADO
+    assert breaker.state().state is BreakerState.CERRADO
 
 
 def test_mf_circuito_valkey_unreachable_one_line_error_exit_3(capsys):

@@ -32,7 +32,7 @@ def main() -> None:
         "pasarela",
         cliente,
         config=BreakerConfig(**json.loads(config)),
-        prefijo=prefijo,
+        prefix=prefijo,
         metrics=_SinMetricas(),
         clock=lambda: float(cliente.get(f"{prefijo}reloj")),
     )
@@ -44,7 +44,7 @@ def main() -> None:
         print("RESULTADO rechazado", flush=True)
         return
     cliente.incr(f"{prefijo}llamadas")  # the call to the dependency, counted where the test can read it
-    print("RESULTADO " + ("sonda" if permiso.es_sonda else "admitido"), flush=True)
+    print("RESULTADO " + ("sonda" if permiso.is_probe else "admitido"), flush=True)
     cliente.blpop([f"{prefijo}{puerta}:fin"], timeout=HANG_GUARD_S)  # "colgar": nobody opens it, SIGKILL comes
     permiso.success() if modo == "exito" else permiso.failure()
 

@@ -185,7 +185,7 @@ def cargar_consumidor(
     def _cargar(nombre: str, breaker: BreakerConfig = BREAKER_PRUEBA) -> Any:
         def cliente(dependencia: str, variable: str) -> Any:
             return client_from_env(
-                dependencia, variable, config=breaker, clock=reloj, prefijo=redis_prefix, sleep=reloj.avanzar
+                dependencia, variable, config=breaker, clock=reloj, prefix=redis_prefix, sleep=reloj.avanzar
             )
 
         app = app_module(nombre, TABLA_IDEMPOTENCIA=tabla, REDIS_URL=redis_url, **urls)

@@ -25,7 +25,7 @@ def test_primary_circuit_open_sends_through_secondary_once(
     # GIVEN the primary provider's shared breaker forced open (as another Lambda would have left it)
     sqs = boto3.client("sqs")
     app = cargar_consumidor("correo")
-    CircuitBreaker("correo-principal", valkey_client(redis_url), config=BREAKER_PRUEBA, prefijo=redis_prefix).force(
+    CircuitBreaker("correo-principal", valkey_client(redis_url), config=BREAKER_PRUEBA, prefix=redis_prefix).force(
         "abierto"
     )
     cola = Cola.de(recursos, "ColaCorreo")
@@ -47,7 +47,7 @@ def test_both_circuits_open_defers_instead_of_failing(
     sqs = boto3.client("sqs")
     app = cargar_consumidor("correo")
     for dependencia in ("correo-principal", "correo-secundario"):
-        breaker = CircuitBreaker(dependencia, valkey_client(redis_url), config=BREAKER_PRUEBA, prefijo=redis_prefix)
+        breaker = CircuitBreaker(dependencia, valkey_client(redis_url), config=BREAKER_PRUEBA, prefix=redis_prefix)
         breaker.force("abierto")
     cola, dlq = Cola.de(recursos, "ColaCorreo"), Cola.de(recursos, "ColaCorreoFallidos")
     sqs.send_message(QueueUrl=cola.url, MessageBody=json.dumps(PEDIDO))

@@ -42,13 +42,13 @@ def test_dead_letter_of_a_body_at_the_sqs_limit_keeps_reason_and_origin_and_cuts
     # THEN its copy in the DLQ carries the reason and the queue it came from...
     muerto = _muerto(sqs, dlq_url)
     atributos = {k: v["StringValue"] for k, v in muerto["MessageAttributes"].items()}
-    assert atributos[dlq.ATRIBUTO_MOTIVO] == "json-invalido"
-    assert atributos[dlq.ATRIBUTO_COLA_ORIGEN] == origen["url"]
-    assert atributos[dlq.ATRIBUTO_FUNCION] == "prueba"
+    assert atributos[dlq.REASON_ATTRIBUTE] == "json-invalido"
+    assert atributos[dlq.SOURCE_QUEUE_ATTRIBUTE] == origen["url"]
+    assert atributos[dlq.FUNCTION_ATTRIBUTE] == "prueba"
     # ...within SQS's limit, attributes included, by cutting the end of the body and saying how long it was
     assert _bytes_sqs(muerto) <= LIMITE_SQS_BYTES
     assert cuerpo.startswith(muerto["Body"]) and len(muerto["Body"]) > LIMITE_SQS_BYTES - 2_000
-    assert atributos[dlq.ATRIBUTO_CUERPO_RECORTADO] == str(LIMITE_SQS_BYTES)
+    assert atributos[dlq.TRUNCATED_BODY_ATTRIBUTE] == str(LIMITE_SQS_BYTES)
 
 
 def test_dead_letter_that_fits_keeps_its_body_whole_and_no_cut_mark(colas) -> None:
@@ -58,8 +58,8 @@ def test_dead_letter_that_fits_keeps_its_body_whole_and_no_cut_mark(colas) -> No
     # THEN its copy is verbatim, with its reason and no cut mark
     muerto = _muerto(sqs, dlq_url)
     assert muerto["Body"] == "no es json"
-    assert muerto["MessageAttributes"][dlq.ATRIBUTO_MOTIVO]["StringValue"] == "json-invalido"
-    assert dlq.ATRIBUTO_CUERPO_RECORTADO not in muerto["MessageAttributes"]
+    assert muerto["MessageAttributes"][dlq.REASON_ATTRIBUTE]["StringValue"] == "json-invalido"
+    assert dlq.TRUNCATED_BODY_ATTRIBUTE not in muerto["MessageAttributes"]
 
 
 @ejemplos(0.2)
@@ -82,11 +82,11 @@ def test_fuzz_dead_letter_near_the_limit_with_attributes_always_keeps_reason_and
     muerto = _muerto(sqs, dlq_url)
     sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=muerto["ReceiptHandle"])
     suyos = muerto["MessageAttributes"]
-    assert suyos[dlq.ATRIBUTO_MOTIVO]["StringValue"] == "json-invalido"
-    assert suyos[dlq.ATRIBUTO_COLA_ORIGEN]["StringValue"] == origen["url"]
+    assert suyos[dlq.REASON_ATTRIBUTE]["StringValue"] == "json-invalido"
+    assert suyos[dlq.SOURCE_QUEUE_ATTRIBUTE]["StringValue"] == origen["url"]
     assert _bytes_sqs(muerto) <= LIMITE_SQS_BYTES
-    if dlq.ATRIBUTO_CUERPO_RECORTADO in suyos:
+    if dlq.TRUNCATED_BODY_ATTRIBUTE in suyos:
         assert cuerpo.startswith(muerto["Body"]) and "traza" not in suyos
-        assert suyos[dlq.ATRIBUTO_CUERPO_RECORTADO]["StringValue"] == str(len(cuerpo.encode()))
+        assert suyos[dlq.TRUNCATED_BODY_ATTRIBUTE]["StringValue"] == str(len(cuerpo.encode()))
     else:
         assert muerto["Body"] == cuerpo

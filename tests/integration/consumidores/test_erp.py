@@ -116,7 +116,7 @@ def test_fifo_reservation_with_erp_circuit_open_is_held_then_recycled_never_dead
     # GIVEN a reservation on the FIFO queue and the ERP's breaker forced open
     sqs = boto3.client("sqs")
     app = cargar_consumidor("erp")
-    breaker = CircuitBreaker("erp", valkey_client(redis_url), config=BREAKER_PRUEBA, prefijo=redis_prefix)
+    breaker = CircuitBreaker("erp", valkey_client(redis_url), config=BREAKER_PRUEBA, prefix=redis_prefix)
     breaker.force("abierto")
     cola, dlq = Cola.de(recursos, "ColaStock"), Cola.de(recursos, "ColaStockFallidos")
     cuerpo = {"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-9", "sku": "A", "cantidad": 3}

@@ -55,10 +55,10 @@ def test_consumer_value_the_database_refuses_is_dead_lettered_with_reason(colas,
     assert respuesta == {"batchItemFailures": []}
     (muerto,) = sqs.receive_message(QueueUrl=dlq_url, MessageAttributeNames=["All"], MaxNumberOfMessages=10)["Messages"]
     atributos = {k: v["StringValue"] for k, v in muerto["MessageAttributes"].items()}
-    assert atributos[dlq.ATRIBUTO_MOTIVO] == "dato-invalido"
-    assert error in atributos[dlq.ATRIBUTO_DETALLE]
+    assert atributos[dlq.REASON_ATTRIBUTE] == "dato-invalido"
+    assert error in atributos[dlq.DETAIL_ATTRIBUTE]
     # AND the detail never repeats the value
-    assert "muchas" not in atributos[dlq.ATRIBUTO_DETALLE]
+    assert "muchas" not in atributos[dlq.DETAIL_ATTRIBUTE]
     with psycopg.connect(dsn) as conn:
         assert conn.execute("SELECT count(*) FROM notas").fetchone() == (0,)
 

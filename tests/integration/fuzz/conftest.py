@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.schema import apply_migrations
 from psycopg_pool import ConnectionPool
 
 # The consumers' world (template queues in moto, loopback providers, a clock the test moves), reused as it is.

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.dominio import claves
 from mercadofresco.http import ProviderClient
-from mercadofresco.http.cliente import idempotency_key_header
+from mercadofresco.http.client import idempotency_key_header
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 from mercadofresco_local.proveedores import Erp
 
@@ -44,7 +44,7 @@ def test_fuzz_cliente_any_domain_key_reaches_the_provider_intact_or_is_refused_b
         clave = claves.reserva(pedido_id, sku)
     except IdempotencyKeyError:
         return  # refused at key building, with its clear error: nothing to send
-    cliente = ProviderClient(dependencia="erp", base_url=erp.url)
+    cliente = ProviderClient(dependency="erp", base_url=erp.url)
     # WHEN it is sent (an example may repeat a key: the provider then answers from its memory)
     status, _ = cliente.post("/reservas", json={"sku": sku}, idempotency_key=clave, idempotent=True)
     # THEN the provider acted once under a header that is our key, ASCII-encoded and decodable to exactly it
@@ -55,7 +55,7 @@ def test_fuzz_cliente_any_domain_key_reaches_the_provider_intact_or_is_refused_b
 
 def test_cliente_key_with_lone_surrogate_is_refused_before_any_call(erp) -> None:
     # GIVEN a raw string key that is not text WHEN sent THEN a clear ValueError and no request at all
-    cliente = ProviderClient(dependencia="erp", base_url=erp.url)
+    cliente = ProviderClient(dependency="erp", base_url=erp.url)
     with pytest.raises(ValueError, match="surrogate"):
         cliente.post("/reservas", json={}, idempotency_key="reserva:P:\ud800", idempotent=True)
     assert sum(erp.llamadas.values()) == 0

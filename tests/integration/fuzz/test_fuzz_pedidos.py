@@ -15,10 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.dominio import claves
-from mercadofresco.dominio.pedidos import Pedido, crear_pedido
+from mercadofresco.dominio.pedidos import Pedido, PedidoDuplicado, PedidoInvalido, crear_pedido
 from mercadofresco.dominio.solicitudes import ClaveIdempotenciaInvalida, ClaveReutilizada, registrar_pedido
 from mercadofresco.dominio.valores import IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217, email
-from mercadofresco.outbox.exceptions import PedidoDuplicado, PedidoInvalido
 
 from tests.unit.fuzz.estrategias import importe_malo, moneda_mala, texto_cualquiera, valor_json
 

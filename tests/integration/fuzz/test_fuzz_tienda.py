@@ -23,7 +23,7 @@ import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.schema import apply_migrations
 from mercadofresco.validation import ECHO_MAX_CHARS
 
 from tests.conftest import load_event

@@ -32,7 +32,7 @@ class MetricsSink:
 
 def _cliente(url: str, esperas: list[float], **kwargs) -> ProviderClient:
     opciones = {
-        "dependencia": "pasarela",
+        "dependency": "pasarela",
         "base_url": url,
         "retry": RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0)),
         "connect_timeout_s": 0.5,
@@ -164,7 +164,7 @@ def test_post_non_json_error_body_kept_as_text(proveedor):
 
 def test_post_budget_spent_fails_fast_without_retry(proveedor, redis_url, redis_prefix):
     # GIVEN a shared budget already spent
-    budget = RetryBudget("pasarela", redis.Redis.from_url(redis_url), prefijo=redis_prefix, capacidad=1)
+    budget = RetryBudget("pasarela", redis.Redis.from_url(redis_url), prefix=redis_prefix, capacity=1)
     assert budget.allow_retry()
     proveedor.responder(503)
     esperas: list[float] = []
@@ -182,7 +182,7 @@ def test_post_breaker_opens_on_5xx_then_no_request_reaches_provider(proveedor, r
         "pasarela",
         redis.Redis.from_url(redis_url),
         config=BreakerConfig(consecutive_failures=4),
-        prefijo=redis_prefix,
+        prefix=redis_prefix,
         metrics=MetricsSink(),
     )
     for _ in range(10):
@@ -196,18 +196,18 @@ def test_post_breaker_opens_on_5xx_then_no_request_reaches_provider(proveedor, r
     with pytest.raises(CircuitoAbierto):
         cliente.post("/cobros", json={}, idempotent=True)
     assert len(proveedor.peticiones) == 4
-    assert breaker.state().estado is BreakerState.ABIERTO
+    assert breaker.state().state is BreakerState.ABIERTO
 
 
 def test_post_402_counts_as_success_for_breaker(proveedor, redis_url, redis_prefix):
     breaker = CircuitBreaker(
-        "pasarela", redis.Redis.from_url(redis_url), config=BreakerConfig(consecutive_failures=2), prefijo=redis_prefix
+        "pasarela", redis.Redis.from_url(redis_url), config=BreakerConfig(consecutive_failures=2), prefix=redis_prefix
     )
     for _ in range(5):
         proveedor.responder(402, {"motivo": "fondos insuficientes"})
     cliente = _cliente(proveedor.url, [], breaker=breaker)
     assert [cliente.post("/cobros", json={}).status for _ in range(5)] == [402] * 5
-    assert breaker.state().estado is BreakerState.CERRADO
+    assert breaker.state().state is BreakerState.CERRADO
 
 
 def test_post_503_with_retry_after_http_date_waits_until_then(proveedor):
@@ -227,13 +227,13 @@ def test_calls_and_retries_the_open_circuit_refuses_neither_feed_the_budget_nor_
 ):
     # GIVEN a spent budget and a breaker that opens on the first failure
     cliente_redis = redis.Redis.from_url(redis_url)
-    budget = RetryBudget("pasarela", cliente_redis, prefijo=redis_prefix, capacidad=1)
+    budget = RetryBudget("pasarela", cliente_redis, prefix=redis_prefix, capacity=1)
     assert budget.allow_retry()
     breaker = CircuitBreaker(
         "pasarela",
         cliente_redis,
         config=BreakerConfig(consecutive_failures=1),
-        prefijo=redis_prefix,
+        prefix=redis_prefix,
         metrics=MetricsSink(),
     )
     proveedor.responder(503)
@@ -241,7 +241,7 @@ def test_calls_and_retries_the_open_circuit_refuses_neither_feed_the_budget_nor_
     cliente = _cliente(proveedor.url, [], breaker=breaker, budget=budget, metrics=metricas)
     with pytest.raises(PresupuestoReintentosAgotado):
         cliente.post("/cobros", json={}, idempotent=True)
-    assert breaker.state().estado is BreakerState.ABIERTO
+    assert breaker.state().state is BreakerState.ABIERTO
     # WHEN 20 more calls meet the open circuit
     for _ in range(20):
         with pytest.raises(CircuitoAbierto):
@@ -259,10 +259,10 @@ def test_a_retry_the_open_circuit_refuses_is_not_counted_as_a_retry(proveedor, r
         "pasarela",
         cliente_redis,
         config=BreakerConfig(consecutive_failures=1),
-        prefijo=redis_prefix,
+        prefix=redis_prefix,
         metrics=MetricsSink(),
     )
-    budget = RetryBudget("pasarela", cliente_redis, prefijo=redis_prefix)
+    budget = RetryBudget("pasarela", cliente_redis, prefix=redis_prefix)
     proveedor.responder(503)
     metricas = MetricsSink()
     esperas: list[float] = []

@@ -119,7 +119,7 @@ def test_duplicate_waiting_sees_record_vanish_then_claims_and_runs_once(
 
     espera = IdempotencyConfig(wait_for_completion_s=5, poll_interval_s=0.5)
     duplicado = IdempotencyStore(
-        duenio.table_name, duenio.registros.client, espera, now_s=reloj, sleep=esperar_mientras_a_libera
+        duenio.table_name, duenio.records.client, espera, now_s=reloj, sleep=esperar_mientras_a_libera
     )
     operacion_b = Operacion(RESULTADO)
     llamadas.clear()

@@ -217,8 +217,8 @@ def test_run_permanent_error_outside_domain_replays_as_operacion_fallida(crear_s
     with pytest.raises(OperationFailedError) as info:
         store.run(CLAVE, Operacion(RESULTADO))
     # THEN it gets a clear error carrying the stored type and message
-    assert info.value.tipo == f"{__name__}.LimiteExcedido"
-    assert info.value.mensaje == "límite diario"
+    assert info.value.error_type == f"{__name__}.LimiteExcedido"
+    assert info.value.message == "límite diario"
 
 
 def test_run_same_key_different_payload_raises_mismatch(store, llamadas) -> None:
@@ -230,15 +230,15 @@ def test_run_same_key_different_payload_raises_mismatch(store, llamadas) -> None
         store.run(CLAVE, otra, payload={"pedido_id": "PED-2026-084417", "importe": "4820.00"})
     # THEN it is refused with both hashes, never given the other charge's result, never run
     assert otra.ejecuciones == 0
-    assert info.value.hash_guardado == hash_de({"pedido_id": "PED-2026-084417", "importe": "48.20"})
-    assert info.value.hash_recibido == hash_de({"pedido_id": "PED-2026-084417", "importe": "4820.00"})
+    assert info.value.stored_hash == hash_de({"pedido_id": "PED-2026-084417", "importe": "48.20"})
+    assert info.value.received_hash == hash_de({"pedido_id": "PED-2026-084417", "importe": "4820.00"})
 
 
 def test_decorator_mutating_input_inside_operation_keeps_key_and_payload(store, leer_item) -> None:
     # GIVEN a decorated charge that mutates its input
     ejecuciones = []
 
-    @idempotent(store, clave=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("pedido_id", "importe"))
+    @idempotent(store, key=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("pedido_id", "importe"))
     def cobrar(pedido: dict[str, Any]) -> dict[str, str]:
         ejecuciones.append(dict(pedido))
         pedido["pedido_id"] = "PED-MUTADO"
@@ -257,7 +257,7 @@ def test_decorator_mutating_input_inside_operation_keeps_key_and_payload(store, 
 
 def test_decorator_missing_payload_field_raises_clear_error_without_calls(store, llamadas) -> None:
     # GIVEN a decorated charge validating a field the input lacks
-    @idempotent(store, clave=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("importe",))
+    @idempotent(store, key=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("importe",))
     def cobrar(pedido: dict[str, Any]) -> str:
         return "ok"
 
@@ -339,4 +339,4 @@ def test_run_result_not_json_records_fallido_so_side_effect_is_not_repeated(stor
     # THEN the record is FALLIDO (the side effect is not run twice) and the duplicate learns why
     assert operacion.ejecuciones == 1
     assert leer_item(CLAVE)["estado"] == {"S": "FALLIDO"}
-    assert info.value.tipo == "mercadofresco.idempotency.exceptions.IdempotencyResultError"
+    assert info.value.error_type == "mercadofresco.idempotency.exceptions.IdempotencyResultError"

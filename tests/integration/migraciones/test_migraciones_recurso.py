@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from mercadofresco.aws import client
 from mercadofresco.outbox.exceptions import MigrationError
-from mercadofresco.outbox.migraciones import migration_files, verify_migrations
+from mercadofresco.outbox.schema import migration_files, verify_migrations
 from psycopg.conninfo import make_conninfo
 
 from tests.conftest import load_event

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.schema import apply_migrations
 from psycopg_pool import ConnectionPool
 
 if TYPE_CHECKING:

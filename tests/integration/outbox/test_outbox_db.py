@@ -35,7 +35,7 @@ def test_parametros_aurora_use_cached_secret_tls_and_writer_only(secreto: str) -
     otra = db.aurora_parameters(config)
     # THEN credentials come from the secret, TLS verifies the server and a demoted writer is refused
     assert (p["user"], p["password"], p["sslmode"]) == ("mf", "s3cret", "verify-full")
-    assert p["sslrootcert"] == str(db.CA_RDS_EN_CAPA)
+    assert p["sslrootcert"] == str(db.RDS_CA_BUNDLE)
     assert p["target_session_attrs"] == "read-write"
     # AND the secret is cached (max age 5 min): no Secrets Manager call per connection
     assert otra["password"] == "s3cret"

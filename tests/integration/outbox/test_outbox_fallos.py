@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 from mercadofresco.aws import client
-from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.postgres import add_event
 from mercadofresco.outbox.relay import OutboxRelay
+from mercadofresco.outbox.schema import apply_migrations
 from psycopg_pool import ConnectionPool
 from sam_emulator import private_postgres
 from sam_emulator.private_postgres import PostgresPrivado
@@ -128,7 +128,7 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
             assert reiniciado.wait(HANG_GUARD_S), "the test never restarted PostgreSQL"
 
     eventos.meta.events.register("before-call.events.PutEvents", esperar_reinicio)
-    relay = OutboxRelay(pool, eventos, config, reloj=reloj)
+    relay = OutboxRelay(pool, eventos, config, clock=reloj)
     resultado = []
     hilo = threading.Thread(target=lambda: resultado.append(relay.drain(time.monotonic() + HANG_GUARD_S)), daemon=True)
     hilo.start()
@@ -147,4 +147,4 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
     assert {e["detail"]["id"] for e in entregados} == ids
     assert len(entregados) - len(ids) <= config.batch_max
     pool.close()
-    assert resultado and resultado[0].errores_bd >= 1
+    assert resultado and resultado[0].db_errors >= 1

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from mercadofresco import db
 from mercadofresco.dominio.pedidos import Pedido, crear_pedido
-from mercadofresco.outbox import entorno
+from mercadofresco.outbox import environment
 
 from tests.conftest import load_event
 from tests.integration.outbox.conftest import metricas_emf
@@ -24,12 +24,12 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(autouse=True)
 def entorno_nuevo() -> Iterator[None]:
     """Each test gets a fresh execution environment (pool and migrations are cached per environment)."""
-    entorno.entorno.cache_clear()
+    environment.environment.cache_clear()
     db.shared_pool.cache_clear()
     yield
     if db.shared_pool.cache_info().currsize:
         db.shared_pool().close()
-    entorno.entorno.cache_clear()
+    environment.environment.cache_clear()
     db.shared_pool.cache_clear()
 
 

@@ -6,8 +6,8 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
+from mercadofresco.outbox.cleanup import purge_published
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.limpieza import purge_published
 from mercadofresco.outbox.postgres import add_event
 from mercadofresco.outbox.relay import OutboxRelay
 
@@ -54,7 +54,7 @@ def test_limpiar_publicadas_when_deadline_passed_deletes_nothing(pool: Connectio
     # GIVEN an old published row and a run whose deadline has already passed
     _fila(pool, "viejo", "9 days")
     # WHEN the clean-up runs
-    borradas = purge_published(pool, OutboxConfig(bus_name="b"), hasta=0.0)
+    borradas = purge_published(pool, OutboxConfig(bus_name="b"), until=0.0)
     # THEN it stops at once and the row waits for tomorrow's run
     assert borradas == 0
     assert _quedan(pool) == {"viejo"}
@@ -71,5 +71,5 @@ def test_estado_reports_pending_oldest_age_and_parked(pool: ConnectionPool) -> N
     # WHEN the relay reads the backlog
     estado = OutboxRelay(pool, None, OutboxConfig(bus_name="b")).status()  # type: ignore[arg-type]
     # THEN parked rows do not count as pending nor age the backlog
-    assert (estado.pendientes, estado.aparcadas) == (2, 1)
-    assert 90 <= estado.antiguedad_max_s < 100
+    assert (estado.pending, estado.parked) == (2, 1)
+    assert 90 <= estado.max_age_s < 100

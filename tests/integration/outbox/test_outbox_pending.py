@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 import redis
-from mercadofresco.outbox.migraciones import apply_migrations
 from mercadofresco.outbox.pending import PendingSignal
+from mercadofresco.outbox.schema import apply_migrations
 
 from tests.conftest import load_event
 from tests.integration.outbox.conftest import metricas_emf
@@ -31,7 +31,7 @@ SIN_BASE = "postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=1"  # not
 @pytest.fixture
 def senal(redis_url: str, redis_prefix: str) -> PendingSignal:
     """A signal on this test's keys, its first full check already done (as after the relay's first minute)."""
-    s = PendingSignal(redis.Redis.from_url(redis_url), prefijo=redis_prefix, comprobacion_s=3600)
+    s = PendingSignal(redis.Redis.from_url(redis_url), prefix=redis_prefix, full_check_s=3600)
     assert s.has_work()  # the first call is the periodic full check
     return s
 
@@ -54,7 +54,7 @@ def test_signal_says_work_once_per_mark_and_once_per_full_check_period(
 
 def test_signal_fails_open_when_valkey_does_not_answer() -> None:
     # GIVEN a Valkey nothing listens on
-    caida = PendingSignal(redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5), prefijo="x:")
+    caida = PendingSignal(redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5), prefix="x:")
     # THEN the relay drains (an Aurora wake-up) rather than risk leaving orders behind
     assert caida.has_work()
     # AND the store's mark fails loudly (the order is refused before it commits)

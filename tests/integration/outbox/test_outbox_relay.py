@@ -13,7 +13,7 @@ from botocore.stub import Stubber
 from mercadofresco.aws import client
 from mercadofresco.outbox.config import OutboxConfig
 from mercadofresco.outbox.postgres import add_event
-from mercadofresco.outbox.relay import CONFIG_CLIENTE_EVENTOS, OutboxRelay, Resultado
+from mercadofresco.outbox.relay import EVENTS_CLIENT_CONFIG, OutboxRelay, RelayResult
 from psycopg_pool import ConnectionPool
 
 from tests.integration.outbox.conftest import Consumidor
@@ -45,10 +45,10 @@ def _ids_en_bd(pool: ConnectionPool, publicado: bool) -> set[str]:
         return {str(i) for (i,) in conn.execute("SELECT id FROM outbox WHERE publicado = %s", (publicado,))}
 
 
-def _vaciar(relay: OutboxRelay) -> Resultado:
-    total = Resultado()
-    while (lote := relay.process_batch()).reclamadas:
-        total.sumar(lote)
+def _vaciar(relay: OutboxRelay) -> RelayResult:
+    total = RelayResult()
+    while (lote := relay.process_batch()).claimed:
+        total.add(lote)
     return total
 
 
@@ -65,7 +65,7 @@ def test_relays_when_four_drain_in_parallel_deliver_each_once_in_order(
 
     def correr(relay: OutboxRelay) -> None:
         try:
-            retenidas.append(_vaciar(relay).retenidas)
+            retenidas.append(_vaciar(relay).held)
         except BaseException as exc:  # surfaced in the main thread
             errores.append(exc)
 
@@ -132,7 +132,7 @@ def test_relay_when_some_entries_fail_resends_only_those_and_marks_only_accepted
         stub.assert_no_pending_responses()
     # THEN only the two rejected entries were sent again, and all five are published
     assert grabadora.llamadas == [ids, [ids[1], ids[3]]]
-    assert (resultado.publicadas, resultado.rechazos, resultado.llamadas) == (5, 2, 2)
+    assert (resultado.published, resultado.rejections, resultado.calls) == (5, 2, 2)
     with pool.connection() as conn:
         filas = {
             str(id_): resto
@@ -162,7 +162,7 @@ def test_relay_when_entry_keeps_failing_never_marks_it_and_holds_its_aggregate(
         stub.assert_no_pending_responses()
     # THEN p0's later event was never sent (order), p1 was published, p0 counts three rejections
     assert grabadora.llamadas == [[p0, p1], [p0], [p0]]
-    assert (resultado.publicadas, resultado.rechazos, resultado.retenidas) == (1, 3, 1)
+    assert (resultado.published, resultado.rejections, resultado.held) == (1, 3, 1)
     assert _ids_en_bd(pool, publicado=True) == {p1}
     with pool.connection() as conn:
         intentos, error, aparcado = conn.execute(
@@ -189,13 +189,13 @@ def test_relay_when_entry_reaches_attempt_limit_parks_it_and_unblocks_rest(pool:
         segundo = relay.process_batch()
         stub.assert_no_pending_responses()
     # THEN the bad row is parked with its reason and the rest of its order goes through
-    assert primero.aparcadas == 1
-    assert segundo.publicadas == 1
+    assert primero.parked == 1
+    assert segundo.published == 1
     assert _ids_en_bd(pool, publicado=True) == {siguiente}
     with pool.connection() as conn:
         motivo = conn.execute("SELECT motivo_aparcado FROM outbox WHERE id = %s", (malo,)).fetchone()[0]
     assert motivo == "rejected 3 times; last: InternalFailure: no"
-    assert relay.status().aparcadas == 1
+    assert relay.status().parked == 1
 
 
 def test_relay_when_entry_exceeds_put_events_limit_parks_it_and_publishes_rest(
@@ -210,12 +210,12 @@ def test_relay_when_entry_exceeds_put_events_limit_parks_it_and_publishes_rest(
     # WHEN the relay processes a batch
     resultado = relay.process_batch()
     # THEN the large row is parked with the reason, the other two are delivered
-    assert resultado.aparcadas == 1
+    assert resultado.parked == 1
     assert {e["detail"]["id"] for e in bus_en_cola.recibir_todo()} == {bueno1, bueno2}
     with pool.connection() as conn:
         motivo = conn.execute("SELECT motivo_aparcado FROM outbox WHERE id = %s", (grande,)).fetchone()[0]
     assert "exceeds PutEvents' 262144-byte limit" in motivo
-    assert relay.status().aparcadas == 1
+    assert relay.status().parked == 1
 
 
 def test_relay_when_payload_sets_id_or_version_publishes_outbox_id_and_row_version(
@@ -225,7 +225,7 @@ def test_relay_when_payload_sets_id_or_version_publishes_outbox_id_and_row_versi
     with pool.connection() as conn:
         id_ = add_event(conn, "pedido", "p1", "PedidoCreado", {"pedido_id": "p1", "id": "falso", "version": 99})
     # WHEN the relay publishes it with its own client (no client-side validation, fixed User-Agent)
-    OutboxRelay(pool, client("events", config=CONFIG_CLIENTE_EVENTOS), config).process_batch()
+    OutboxRelay(pool, client("events", config=EVENTS_CLIENT_CONFIG), config).process_batch()
     # THEN the outbox id and the row's version win over the payload's, the rest of it travels
     (evento,) = bus_en_cola.recibir_todo()
     assert (evento["detail"]["id"], evento["detail"]["version"], evento["detail"]["pedido_id"]) == (str(id_), 1, "p1")
@@ -239,7 +239,7 @@ def test_relay_when_eventbridge_unreachable_keeps_rows_pending(pool: ConnectionP
     # WHEN the relay processes a batch
     resultado = OutboxRelay(pool, eventos, config).process_batch()
     # THEN nothing is marked, no attempt is burnt, and the failure is counted
-    assert resultado.errores_servicio == 1
+    assert resultado.service_errors == 1
     assert _ids_en_bd(pool, publicado=False) == set(ids)
     with pool.connection() as conn:
         assert conn.execute("SELECT max(intentos) FROM outbox").fetchone()[0] == 0
@@ -255,11 +255,11 @@ def test_drenar_when_idle_polls_about_once_a_second_until_deadline(pool: Connect
         ahora[0] += s
 
     config = OutboxConfig(bus_name="bus-mercadofresco")
-    relay = OutboxRelay(pool, client("events"), config, reloj=lambda: ahora[0], dormir=dormir)
+    relay = OutboxRelay(pool, client("events"), config, clock=lambda: ahora[0], sleep=dormir)
     # WHEN it drains until second 50
-    resultado = relay.drain(hasta=50.0)
+    resultado = relay.drain(until=50.0)
     # THEN it polled once a second, 50 times, and stopped at the deadline
-    assert resultado.lotes == 50
+    assert resultado.batches == 50
     assert set(pausas) == {1.0}
     assert ahora[0] == 50.0
 
@@ -279,7 +279,7 @@ def test_relay_when_earlier_event_is_held_by_another_relay_waits_for_it(
     # WHEN this relay runs while the other holds p1's first event
     mientras = relay.process_batch()
     # THEN it publishes p2 but holds back p1's cancellation (it would overtake the creation)
-    assert (mientras.reclamadas, mientras.publicadas, mientras.retenidas) == (2, 1, 1)
+    assert (mientras.claimed, mientras.published, mientras.held) == (2, 1, 1)
     assert [e["detail"]["id"] for e in bus_en_cola.recibir_todo()] == [p2]
     # WHEN the other relay goes away without publishing, and this one runs again
     otro.rollback()

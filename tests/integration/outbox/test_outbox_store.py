@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from mercadofresco.dominio.pedidos import Pedido, crear_pedido
-from mercadofresco.outbox.exceptions import MigrationError, PedidoDuplicado, PedidoInvalido
-from mercadofresco.outbox.migraciones import apply_migrations, migration_files
+from mercadofresco.dominio.pedidos import Pedido, PedidoDuplicado, PedidoInvalido, crear_pedido
+from mercadofresco.outbox.exceptions import MigrationError
+from mercadofresco.outbox.schema import apply_migrations, migration_files
 
 from tests.conftest import HANG_GUARD_S
 

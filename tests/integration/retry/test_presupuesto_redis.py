@@ -24,7 +24,7 @@ class Reloj:
 
 
 def _presupuesto(redis_url: str, prefijo: str, **kwargs) -> RetryBudget:
-    return RetryBudget("pasarela", redis.Redis.from_url(redis_url), prefijo=prefijo, **kwargs)
+    return RetryBudget("pasarela", redis.Redis.from_url(redis_url), prefix=prefijo, **kwargs)
 
 
 def _fallar_a_la_vez(presupuestos: list[RetryBudget]) -> list[int]:
@@ -89,7 +89,7 @@ def test_budget_stale_deposits_do_not_travel(redis_url, redis_prefix):
 
 def test_budget_valkey_unreachable_falls_back_to_an_empty_local_bucket():
     # GIVEN a budget whose Valkey refuses connections
-    budget = RetryBudget("erp", valkey_client("redis://127.0.0.1:1/0"), capacidad=3)
+    budget = RetryBudget("erp", valkey_client("redis://127.0.0.1:1/0"), capacity=3)
     # WHEN it is asked for retries before it made any call
     # THEN none is granted: the fallback has no capacity of its own to add to the fleet's
     assert [budget.allow_retry() for _ in range(3)] == [False, False, False]

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from mercadofresco import db
 from mercadofresco.dominio.proyeccion import proyectar
-from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.schema import apply_migrations
 from mercadofresco_ops import smoke
 from sam_emulator.functions import Funcion, Funciones, entorno_comun, ruta_codigo
 from sam_emulator.http_api import ApiHttpLocal, rutas_de_plantilla

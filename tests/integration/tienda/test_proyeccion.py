@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from mercadofresco.dominio.pedidos import LineaPedido, Pedido, crear_pedido
 from mercadofresco.dominio.proyeccion import PedidoDesconocido, Resultado, proyectar
-from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.schema import apply_migrations
 from sam_emulator.provisioning import Aprovisionador
 from sam_emulator.template import Plantilla
 

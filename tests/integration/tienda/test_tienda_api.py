@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 from mercadofresco.dominio.solicitudes import registrar_pedido
-from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.schema import apply_migrations
 from mercadofresco.validation import ECHO_MAX_CHARS
 
 from tests.conftest import HANG_GUARD_S, load_event, wait_until

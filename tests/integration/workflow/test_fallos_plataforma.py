@@ -86,7 +86,7 @@ def test_workflow_cobro_answer_lost_after_charging_is_resolved_and_confirmed(flu
 def test_workflow_cobro_record_never_completed_waits_out_the_lease_and_the_gateway_deduplicates(flujo, pausas, fallo):
     # GIVEN the gateway charged but the record cobro:{id} was never completed (process killed, DynamoDB throttled)
     store = flujo.modulo("CobroFunction").operaciones.store
-    completar = store.registros.complete
+    completar = store.records.complete
     quedan = [1]
 
     def completar_o_fallar(*args: Any, **kwargs: Any) -> bool:
@@ -95,7 +95,7 @@ def test_workflow_cobro_record_never_completed_waits_out_the_lease_and_the_gatew
             raise fallo("the completion of the idempotency record did not happen")
         return completar(*args, **kwargs)
 
-    store.registros.complete = completar_o_fallar
+    store.records.complete = completar_o_fallar
     # WHEN the workflow runs
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN it waited past the EN_CURSO lease, took the key over and asked the gateway with the same
@@ -246,14 +246,14 @@ def test_workflow_cobro_never_recorded_is_closed_after_its_compensation(flujo, p
     # GIVEN a gateway that charges but a charge record that can never be completed (DynamoDB keeps failing
     # the completion): every attempt leaves cobro:{id} EN_CURSO, and nobody would ever complete it
     store = flujo.modulo("CobroFunction").operaciones.store
-    completar_real = store.registros.complete
+    completar_real = store.records.complete
 
     def completar(clave: str, *args: Any, **kwargs: Any) -> bool:
         if clave.startswith("cobro:"):
             raise IdempotencyPersistenceError("the completion of the idempotency record did not happen")
         return completar_real(clave, *args, **kwargs)
 
-    store.registros.complete = completar
+    store.records.complete = completar
     # WHEN the workflow runs to its end
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))
     # THEN the unknown outcome is compensated (one charge, refunded once) and no record is left open:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mercadofresco.metrics import LATENCIA_PROVEEDOR
+from mercadofresco.metrics import PROVIDER_LATENCY
 from sam_emulator.template import Plantilla
 
 
@@ -22,7 +22,7 @@ def _alarmas(recursos: dict, metrica: str) -> list[dict]:
 
 def test_template_gateway_p99_alarm_watches_the_http_client_metric(recursos):
     # GIVEN the alarm on the gateway's latency (exercise 1's fifth fix)
-    (alarma,) = _alarmas(recursos, LATENCIA_PROVEEDOR)
+    (alarma,) = _alarmas(recursos, PROVIDER_LATENCY)
     # THEN it reads the metric the HTTP client emits, at p99, for the pasarela dependency, and pages someone
     assert alarma["Namespace"] == "MercadoFresco/Tienda" and alarma["ExtendedStatistic"] == "p99"
     assert {"Name": "dependencia", "Value": "pasarela"} in alarma["Dimensions"]

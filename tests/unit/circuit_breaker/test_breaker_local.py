@@ -48,7 +48,7 @@ def test_local_breaker_opens_after_local_threshold_and_emits_metric() -> None:
         breaker.call(lambda: llamadas.append(1))
     assert llamadas == []
     assert metricas.eventos == [("CircuitoAbierto", "erp")]
-    assert breaker.state().estado is BreakerState.ABIERTO
+    assert breaker.state().state is BreakerState.ABIERTO
 
 
 def test_local_breaker_half_open_single_probe_then_closes() -> None:
@@ -61,9 +61,9 @@ def test_local_breaker_half_open_single_probe_then_closes() -> None:
     with pytest.raises(CircuitoAbierto):
         breaker.acquire()
     # THEN its success closes the breaker
-    assert sonda.es_sonda
+    assert sonda.is_probe
     sonda.success()
-    assert breaker.state().estado is BreakerState.CERRADO
+    assert breaker.state().state is BreakerState.CERRADO
     assert breaker.call(lambda: "ok") == "ok"
 
 
@@ -79,7 +79,7 @@ def test_local_breaker_failed_probe_doubles_open_time() -> None:
     with pytest.raises(CircuitoAbierto):
         breaker.call(lambda: "x")
     reloj.ahora += 1
-    assert breaker.acquire().es_sonda
+    assert breaker.acquire().is_probe
 
 
 def test_force_without_valkey_is_a_clear_error() -> None:

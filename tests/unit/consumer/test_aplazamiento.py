@@ -6,8 +6,8 @@ import random
 
 import pytest
 from botocore.stub import ANY
-from mercadofresco.consumer.aplazamiento import DeferralPolicy, HeldMessage, defer, receives_exhausted
-from mercadofresco.consumer.colas import Queue
+from mercadofresco.consumer.deferral import DeferralPolicy, HeldMessage, defer, receives_exhausted
+from mercadofresco.consumer.queues import Queue
 
 from tests.conftest import load_event
 
@@ -31,15 +31,15 @@ def test_politica_delays_double_within_equal_jitter_and_cap() -> None:
     politica = DeferralPolicy(rng=random.Random(7))
     # WHEN many delays are drawn per deferral number
     for n, escalon in enumerate([60, 120, 240, 480, 900, 900]):
-        esperas = [politica.espera_s(n) for _ in range(200)]
+        esperas = [politica.delay_s(n) for _ in range(200)]
         # THEN each lies in [step/2, step] and never above SQS's 900 s
         assert escalon / 2 <= min(esperas) and max(esperas) <= escalon <= 900
 
 
 def test_politica_default_bound_covers_a_thirty_minute_outage() -> None:
     # The shortest outage that could exhaust the deferrals is longer than 30 minutes.
-    assert DeferralPolicy().espera_minima_total_s() >= TREINTA_MINUTOS_S
-    assert DeferralPolicy(max_deferrals=3).espera_minima_total_s() < TREINTA_MINUTOS_S
+    assert DeferralPolicy().min_total_delay_s() >= TREINTA_MINUTOS_S
+    assert DeferralPolicy(max_deferrals=3).min_total_delay_s() < TREINTA_MINUTOS_S
 
 
 @pytest.mark.parametrize("kwargs", [{"base_delay_s": 0}, {"max_delay_s": 901}, {"max_deferrals": 0}])
@@ -53,7 +53,7 @@ def test_aplazar_standard_resends_with_delay_and_counter(sqs) -> None:
     cliente, stubber = sqs
     record = _con_aplazamientos(load_event("erp-pedido-confirmado.json")["Records"][0], 2)
     politica = DeferralPolicy(rng=random.Random(1))
-    esperada = DeferralPolicy(rng=random.Random(1)).espera_s(2)
+    esperada = DeferralPolicy(rng=random.Random(1)).delay_s(2)
     stubber.add_response(
         "send_message",
         {"MessageId": "m-2"},
@@ -139,8 +139,8 @@ def test_aplazar_waits_at_least_what_the_breaker_says_capped_at_900(sqs) -> None
             {"QueueUrl": COLA.url, "MessageBody": record["body"], "MessageAttributes": ANY, "DelaySeconds": esperada},
         )
     # WHEN / THEN (the Stubber checks DelaySeconds)
-    defer(cliente, COLA, record, DeferralPolicy(), "erp", "CircuitoAbierto", minimo_s=249.2)
-    defer(cliente, COLA, record, DeferralPolicy(), "erp", "CircuitoAbierto", minimo_s=2000)
+    defer(cliente, COLA, record, DeferralPolicy(), "erp", "CircuitoAbierto", min_s=249.2)
+    defer(cliente, COLA, record, DeferralPolicy(), "erp", "CircuitoAbierto", min_s=2000)
 
 
 def _copia(previas: int, recibido: int) -> dict:

@@ -6,7 +6,7 @@ import base64
 import json
 
 import pytest
-from mercadofresco.consumer.colas import ColaSinDlqError, Queue, Queues, send_to_dlq, with_attributes
+from mercadofresco.consumer.queues import Queue, Queues, QueueWithoutDlqError, send_to_dlq, with_attributes
 from mercadofresco.dlq import DlqReason
 
 from tests.conftest import load_event
@@ -99,12 +99,12 @@ def test_enviar_a_dlq_fifo_keeps_group_and_dedups_by_message_id(sqs) -> None:
 def test_enviar_a_dlq_without_redrive_policy_refuses_to_drop(sqs) -> None:
     cliente, _ = sqs
     sin_dlq = Queue(COLA.arn, COLA.url, None, None)
-    with pytest.raises(ColaSinDlqError) as info:
+    with pytest.raises(QueueWithoutDlqError) as info:
         send_to_dlq(cliente, sin_dlq, {"body": "x", "messageId": "m"}, DlqReason.JSON_INVALIDO, "x", "erp")
     assert "mercadofresco-erp" in str(info.value)
 
 
-def test_de_arn_reads_redrive_policy_once(sqs) -> None:
+def test_from_arn_reads_redrive_policy_once(sqs) -> None:
     # GIVEN the queue and its DLQ answer once each
     cliente, stubber = sqs
     stubber.add_response("get_queue_url", {"QueueUrl": COLA.url}, {"QueueName": "mercadofresco-erp"})
@@ -117,8 +117,8 @@ def test_de_arn_reads_redrive_policy_once(sqs) -> None:
     stubber.add_response("get_queue_url", {"QueueUrl": COLA.dlq_url}, {"QueueName": "mercadofresco-erp-fallidos"})
     colas = Queues(cliente)
     # WHEN resolved twice
-    primera = colas.de_arn(COLA.arn)
-    segunda = colas.de_arn(COLA.arn)
+    primera = colas.from_arn(COLA.arn)
+    segunda = colas.from_arn(COLA.arn)
     # THEN one set of calls (the Stubber has no more responses), same answer
     assert primera == segunda == COLA
     assert not primera.fifo and STOCK.fifo

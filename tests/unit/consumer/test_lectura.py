@@ -25,20 +25,20 @@ def _cuerpo(evento: str, n: int = 0) -> str:
 def _motivo(cuerpo: str, **kwargs: str) -> DlqReason:
     with pytest.raises(InvalidMessageError) as info:
         read(cuerpo, RUTAS, field_checks=CAMPOS, **kwargs)
-    return info.value.motivo
+    return info.value.reason
 
 
 def test_leer_raw_json_returns_type_version_and_fields() -> None:
     # GIVEN a raw-delivery body  WHEN it is read
     evento = read(_cuerpo("erp-pedido-confirmado.json"), RUTAS, field_checks=CAMPOS)
     # THEN
-    assert (evento.tipo, evento.version, evento.sobre) == ("PedidoConfirmado", 1, "sqs")
+    assert (evento.type, evento.version, evento.envelope) == ("PedidoConfirmado", 1, "sqs")
     assert evento["pedido_id"] == "PED-2026-084417"
 
 
 def test_leer_sns_envelope_unwraps_message() -> None:
     evento = read(_cuerpo("correo-confirmacion-sobre-sns.json"), RUTAS, field_checks=CAMPOS)
-    assert (evento.tipo, evento.sobre, evento["pedido_id"]) == ("PedidoConfirmado", "sns", "PED-2026-084417")
+    assert (evento.type, evento.envelope, evento["pedido_id"]) == ("PedidoConfirmado", "sns", "PED-2026-084417")
 
 
 def test_leer_eventbridge_envelope_uses_detail_type_and_detail_version() -> None:
@@ -48,7 +48,7 @@ def test_leer_eventbridge_envelope_uses_detail_type_and_detail_version() -> None
     # WHEN it is read
     evento = read(cuerpo, RUTAS, field_checks=CAMPOS)
     # THEN the event's version is the detail's, not EventBridge's
-    assert (evento.tipo, evento.version, evento.sobre) == ("CarritoAbandonado", 1, "eventbridge")
+    assert (evento.type, evento.version, evento.envelope) == ("CarritoAbandonado", 1, "eventbridge")
     assert evento["carrito_id"] == "CAR-7781"
 
 
@@ -59,7 +59,7 @@ def test_leer_unknown_fields_are_ignored() -> None:
 
 def test_leer_default_type_applies_only_without_tipo() -> None:
     cuerpo = json.dumps({"version": 1, "pedido_id": "PED-1", "sku": "S1", "cantidad": 1})
-    assert read(cuerpo, RUTAS, field_checks=CAMPOS, default_type="ReservaStock").tipo == "ReservaStock"
+    assert read(cuerpo, RUTAS, field_checks=CAMPOS, default_type="ReservaStock").type == "ReservaStock"
     assert _motivo(cuerpo) is DlqReason.CAMPO_AUSENTE
 
 
@@ -113,14 +113,14 @@ def test_leer_bad_input_raises_classified_reason(cuerpo: str, motivo: DlqReason)
     # WHEN / THEN: every bad input gets its DlqReason and a detail a person can read
     with pytest.raises(InvalidMessageError) as info:
         read(cuerpo, RUTAS, field_checks=CAMPOS)
-    assert info.value.motivo is motivo
-    assert info.value.detalle
+    assert info.value.reason is motivo
+    assert info.value.detail
 
 
 def test_leer_missing_fields_detail_names_every_missing_field() -> None:
     with pytest.raises(InvalidMessageError) as info:
         read(json.dumps({"tipo": "ReservaStock", "version": 1, "pedido_id": "PED-1"}), RUTAS, field_checks=CAMPOS)
-    assert "sku" in info.value.detalle and "cantidad" in info.value.detalle
+    assert "sku" in info.value.detail and "cantidad" in info.value.detail
 
 
 def test_leer_version_accepted_when_route_declares_it() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.consumer import InvalidMessageError
-from mercadofresco.consumer.proveedores import accepted
+from mercadofresco.consumer.providers import accepted
 from mercadofresco.dlq import DlqReason
 from mercadofresco.http import ProviderResponse
 
@@ -20,5 +20,5 @@ def test_aceptado_other_4xx_is_permanent_data_error(status: int) -> None:
     with pytest.raises(InvalidMessageError) as info:
         accepted(ProviderResponse(status, {"error": "peticion_invalida"}), "correo-principal")
     # THEN it is bad data for the DLQ, naming the provider and its answer
-    assert info.value.motivo is DlqReason.DATO_INVALIDO
-    assert "correo-principal" in info.value.detalle and str(status) in info.value.detalle
+    assert info.value.reason is DlqReason.DATO_INVALIDO
+    assert "correo-principal" in info.value.detail and str(status) in info.value.detail

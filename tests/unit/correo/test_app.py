@@ -11,7 +11,7 @@ import json
 import boto3
 import pytest
 from botocore.stub import Stubber
-from mercadofresco.consumer.colas import Queues
+from mercadofresco.consumer.queues import Queues
 
 from tests.conftest import load_event
 from tests.unit.consumer.stub_sqs import SIN_RED, espera_cola, espera_dlq
@@ -54,7 +54,7 @@ def test_handler_bad_input_sent_to_dlq_with_reason_and_acknowledged(app_module, 
     with Stubber(sqs) as stubber:
         espera_cola(stubber, "mercadofresco-correo", "mercadofresco-correo-fallidos")
         espera_dlq(stubber, "mercadofresco-correo-fallidos", event["Records"][0])
-        correo.consumidor.colas = Queues(sqs)
+        correo.consumidor.queues = Queues(sqs)
         # WHEN the handler runs
         respuesta = correo.lambda_handler(event, lambda_context)
         stubber.assert_no_pending_responses()

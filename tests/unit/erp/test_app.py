@@ -12,7 +12,7 @@ from __future__ import annotations
 import boto3
 import pytest
 from botocore.stub import Stubber
-from mercadofresco.consumer.colas import Queues
+from mercadofresco.consumer.queues import Queues
 
 from tests.conftest import load_event
 from tests.unit.consumer.stub_sqs import SIN_RED, espera_cola, espera_dlq
@@ -42,7 +42,7 @@ def test_handler_bad_input_sent_to_dlq_with_reason_and_acknowledged(erp, lambda_
     with Stubber(sqs) as stubber:
         espera_cola(stubber, "mercadofresco-erp", "mercadofresco-erp-fallidos")
         espera_dlq(stubber, "mercadofresco-erp-fallidos", event["Records"][0])
-        erp.consumidor.colas = Queues(sqs)
+        erp.consumidor.queues = Queues(sqs)
         # WHEN the handler runs
         respuesta = erp.lambda_handler(event, lambda_context)
         stubber.assert_no_pending_responses()
@@ -59,7 +59,7 @@ def test_handler_fifo_bad_reservation_keeps_its_group_in_fifo_dlq(erp, lambda_co
     with Stubber(sqs) as stubber:
         espera_cola(stubber, "cola-mercadofresco-stock.fifo", "mercadofresco-stock-fallidos.fifo")
         espera_dlq(stubber, "mercadofresco-stock-fallidos.fifo", event["Records"][0], fifo=True)
-        erp.consumidor.colas = Queues(sqs)
+        erp.consumidor.queues = Queues(sqs)
         respuesta = erp.lambda_handler(event, lambda_context)
         stubber.assert_no_pending_responses()
     assert respuesta == {"batchItemFailures": []}

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.dominio import claves
-from mercadofresco.http.cliente import idempotency_key_header
+from mercadofresco.http.client import idempotency_key_header
 from mercadofresco.idempotency import IdempotencyKey, keys
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
 

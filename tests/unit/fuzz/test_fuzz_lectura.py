@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import dlq
-from mercadofresco.consumer.colas import MAX_MENSAJE_BYTES, Queue, send_to_dlq
-from mercadofresco.consumer.lectura import InvalidMessageError, Route, read
+from mercadofresco.consumer.queues import MAX_MESSAGE_BYTES, Queue, send_to_dlq
+from mercadofresco.consumer.reading import InvalidMessageError, Route, read
 from mercadofresco.dlq import DlqReason
 from mercadofresco.dominio.valores import CAMPOS, IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
 
@@ -38,12 +38,12 @@ def _leer(cuerpo: str):
     try:
         evento = read(cuerpo, RUTAS, field_checks=CAMPOS)
     except InvalidMessageError as exc:
-        assert exc.motivo in set(DlqReason) - {DlqReason.APLAZAMIENTOS_AGOTADOS}
-        assert exc.detalle and "Traceback" not in exc.detalle
+        assert exc.reason in set(DlqReason) - {DlqReason.APLAZAMIENTOS_AGOTADOS}
+        assert exc.detail and "Traceback" not in exc.detail
         return None
     for campo in ("importe_centimos", "moneda"):
-        if campo in evento.datos:
-            assert evento.datos[campo] in MONEDAS_ISO_4217 or 0 < evento.datos[campo] <= IMPORTE_MAX_CENTIMOS
+        if campo in evento.data:
+            assert evento.data[campo] in MONEDAS_ISO_4217 or 0 < evento.data[campo] <= IMPORTE_MAX_CENTIMOS
     return evento
 
 
@@ -93,7 +93,7 @@ def _bytes_sqs(envio: dict) -> int:
     cuerpo=st.one_of(
         texto_sqs.filter(bool),
         json_grande,
-        st.integers(MAX_MENSAJE_BYTES - 2_000, MAX_MENSAJE_BYTES).map(lambda n: "x" * n),  # no room left for all
+        st.integers(MAX_MESSAGE_BYTES - 2_000, MAX_MESSAGE_BYTES).map(lambda n: "x" * n),  # no room left for all
     ),
     detalle=st.one_of(texto_cualquiera, st.text(min_size=900, max_size=1000)),
     originales=st.dictionaries(st.sampled_from(["a", "b", "mf-aplazamientos"]), texto_sqs, max_size=3),
@@ -115,11 +115,11 @@ def test_fuzz_dead_letter_always_fits_and_keeps_reason_and_origin_cutting_the_bo
     send_to_dlq(sqs, cola, record, DlqReason.DATO_INVALIDO, detalle, "erp")
     # THEN the message SQS got fits its size limit and always carries its reason and origin
     (envio,) = enviados
-    assert _bytes_sqs(envio) <= MAX_MENSAJE_BYTES
-    assert envio["MessageAttributes"][dlq.ATRIBUTO_MOTIVO]["StringValue"] == "dato-invalido"
-    assert envio["MessageAttributes"][dlq.ATRIBUTO_COLA_ORIGEN]["StringValue"] == cola.url
+    assert _bytes_sqs(envio) <= MAX_MESSAGE_BYTES
+    assert envio["MessageAttributes"][dlq.REASON_ATTRIBUTE]["StringValue"] == "dato-invalido"
+    assert envio["MessageAttributes"][dlq.SOURCE_QUEUE_ATTRIBUTE]["StringValue"] == cola.url
     # AND the body is whole, or its start with the original's size marked
-    recortado = envio["MessageAttributes"].get(dlq.ATRIBUTO_CUERPO_RECORTADO)
+    recortado = envio["MessageAttributes"].get(dlq.TRUNCATED_BODY_ATTRIBUTE)
     if recortado is None:
         assert envio["MessageBody"] == cuerpo
     else:

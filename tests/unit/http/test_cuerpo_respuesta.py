@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.http import ProviderClient, ProviderResponse
-from mercadofresco.http.cliente import CUERPO_TEXTO_MAX, body_of
+from mercadofresco.http.client import BODY_TEXT_MAX_CHARS, body_of
 
 
 @pytest.mark.parametrize(
@@ -22,7 +22,7 @@ def test_cuerpo_any_body_becomes_a_dict(crudo: bytes, esperado: dict) -> None:
 
 
 def test_cuerpo_long_text_truncated() -> None:
-    assert len(body_of(b"x" * 5000)["texto"]) == CUERPO_TEXTO_MAX
+    assert len(body_of(b"x" * 5000)["texto"]) == BODY_TEXT_MAX_CHARS
 
 
 def test_respuesta_unpacks_as_status_and_body() -> None:
@@ -31,6 +31,6 @@ def test_respuesta_unpacks_as_status_and_body() -> None:
 
 
 def test_cliente_strips_trailing_slash_and_defaults_to_two_attempts() -> None:
-    cliente = ProviderClient(dependencia="erp", base_url="http://erp.local/")
+    cliente = ProviderClient(dependency="erp", base_url="http://erp.local/")
     assert cliente.base_url == "http://erp.local"
     assert cliente.retry.max_attempts == 2

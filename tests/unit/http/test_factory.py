@@ -18,7 +18,7 @@ def test_client_from_env_builds_client_with_breaker_for_dependency(monkeypatch: 
     monkeypatch.setenv("ERP_URL", "http://127.0.0.1:9/api/")
     monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:9/0")
     # WHEN
-    cliente = client_from_env("erp", "ERP_URL", prefijo="test:x:")
+    cliente = client_from_env("erp", "ERP_URL", prefix="test:x:")
     # THEN
-    assert (cliente.dependencia, cliente.base_url) == ("erp", "http://127.0.0.1:9/api")
-    assert cliente.breaker.clave == "test:x:circuito:erp"
+    assert (cliente.dependency, cliente.base_url) == ("erp", "http://127.0.0.1:9/api")
+    assert cliente.breaker.key == "test:x:circuito:erp"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.idempotency.cache import CompletedCache
-from mercadofresco.idempotency.registro import IdempotencyRecord, IdempotencyStatus
+from mercadofresco.idempotency.record import IdempotencyRecord, IdempotencyStatus
 
 T0_S = 1_790_000_000
 
@@ -32,7 +32,7 @@ def test_cache_evicts_expired_entry_on_read() -> None:
     vivo = cache.get("cobro:PED-1", T0_S + 100)
     caducado = cache.get("cobro:PED-1", T0_S + 101)
     # THEN the first read hits, the second misses and evicts it
-    assert vivo is not None and vivo.resultado() == {"ok": True}
+    assert vivo is not None and vivo.result() == {"ok": True}
     assert caducado is None
     assert "cobro:PED-1" not in cache
 
@@ -51,7 +51,7 @@ def test_cache_bounded_evicts_least_recently_used() -> None:
 
 def test_record_round_trips_through_dynamodb_item() -> None:
     # GIVEN a FALLIDO record with every attribute
-    from mercadofresco.idempotency.registro import StoredError
+    from mercadofresco.idempotency.record import StoredError
 
     original = IdempotencyRecord(
         clave="cobro:PED-1",
@@ -63,7 +63,7 @@ def test_record_round_trips_through_dynamodb_item() -> None:
         error=StoredError("mercadofresco.dominio.errores.CobroRechazado", "denegada"),
     )
     # WHEN encoded as a typed item and decoded
-    item = original.a_item()
+    item = original.to_item()
     # THEN nothing is lost and the error keeps its class name and module
-    assert IdempotencyRecord.de_item(item) == original
-    assert (original.error.nombre, original.error.modulo) == ("CobroRechazado", "mercadofresco.dominio.errores")
+    assert IdempotencyRecord.from_item(item) == original
+    assert (original.error.name, original.error.module) == ("CobroRechazado", "mercadofresco.dominio.errores")

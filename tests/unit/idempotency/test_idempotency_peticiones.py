@@ -87,4 +87,4 @@ def test_from_env_reads_table_and_lease(monkeypatch: pytest.MonkeyPatch) -> None
     # THEN it uses that table, a project client and a lease of timeout + margin
     assert store.table_name == "mercadofresco-idempotencia-dev"
     assert store.config.lease_s == 120
-    assert store.registros.client.meta.config.connect_timeout == aws.SDK_CONNECT_TIMEOUT_S
+    assert store.records.client.meta.config.connect_timeout == aws.SDK_CONNECT_TIMEOUT_S

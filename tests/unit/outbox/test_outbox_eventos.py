@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.eventos import OutboxRow, entrada, split_entries, tamano_entrada
+from mercadofresco.outbox.events import OutboxRow, entry, entry_size, split_entries
 
 CONFIG = OutboxConfig(bus_name="bus-mercadofresco")
 
@@ -28,14 +28,14 @@ def _fila(agregado: str = "p1", **payload: object) -> OutboxRow:
 
 
 def _items(*filas: OutboxRow) -> list[tuple[OutboxRow, dict, int]]:
-    return [(f, e, tamano_entrada(e)) for f in filas for e in [entrada(f, CONFIG)]]
+    return [(f, e, entry_size(e)) for f in filas for e in [entry(f, CONFIG)]]
 
 
-def test_entrada_sends_the_claimed_detail_with_who_what_and_when() -> None:
+def test_entry_sends_the_claimed_detail_with_who_what_and_when() -> None:
     # GIVEN a claimed row (its Detail written by the claim: tests/integration/outbox, payload id/version)
     fila = _fila()
     # WHEN the entry is built
-    ent = entrada(fila, CONFIG)
+    ent = entry(fila, CONFIG)
     # THEN it carries that Detail untouched, and the envelope says who, what and when
     assert ent["Detail"] == fila.detalle
     assert (ent["Source"], ent["DetailType"], ent["EventBusName"]) == (
@@ -46,11 +46,11 @@ def test_entrada_sends_the_claimed_detail_with_who_what_and_when() -> None:
     assert ent["Time"] == fila.creado_en
 
 
-def test_tamano_entrada_counts_utf8_bytes_and_14_for_time() -> None:
+def test_entry_size_counts_utf8_bytes_and_14_for_time() -> None:
     # GIVEN an entry with a two-byte character
     ent = {"Source": "ab", "DetailType": "c", "Detail": '{"x":"ñ"}', "Time": 0, "EventBusName": "ignored"}
     # WHEN / THEN the size is EventBridge's: UTF-8 bytes of the counted fields + 14 for Time
-    assert tamano_entrada(ent) == 2 + 1 + len('{"x":"ñ"}'.encode()) + 14
+    assert entry_size(ent) == 2 + 1 + len('{"x":"ñ"}'.encode()) + 14
 
 
 def test_trocear_groups_ten_entries_a_call() -> None:

@@ -64,4 +64,4 @@ def test_retry_after_seconds_or_http_date(cabecera: str | None, esperado: float 
     # GIVEN "now" pinned at 15:00:00 UTC
     ahora = datetime(2026, 11, 29, 15, 0, 0, tzinfo=UTC)
     # THEN both forms parse to seconds from now, garbage to None
-    assert retry_after_s(cabecera, ahora=ahora) == esperado
+    assert retry_after_s(cabecera, now=ahora) == esperado

@@ -8,7 +8,7 @@ from mercadofresco.retry import RetryBudget
 
 def test_budget_local_allows_ten_percent_plus_capacity_under_total_failure() -> None:
     # GIVEN a budget of 10 % with capacity 10 and 1000 calls that all want to retry
-    budget = RetryBudget("pasarela", None, ratio=0.1, capacidad=10)
+    budget = RetryBudget("pasarela", None, ratio=0.1, capacity=10)
     concedidos = 0
     for _ in range(1000):
         budget.record_call()
@@ -19,7 +19,7 @@ def test_budget_local_allows_ten_percent_plus_capacity_under_total_failure() -> 
 
 
 def test_budget_local_spent_then_refilled_by_successful_calls() -> None:
-    budget = RetryBudget("erp", None, ratio=0.1, capacidad=10)
+    budget = RetryBudget("erp", None, ratio=0.1, capacity=10)
     while budget.allow_retry():
         pass
     # WHEN 50 calls succeed (no retries)

@@ -18,17 +18,17 @@ def test_policy_default_is_two_attempts() -> None:
 
 def test_policy_retry_after_honoured_within_bound() -> None:
     politica, rng = RetryPolicy(retry_after_max_s=5), random.Random(0)
-    assert politica.espera_s(0, Classification.TRANSITORIO_ESPERA_LARGA, 3.0, rng) == 3.0
+    assert politica.delay_s(0, Classification.TRANSIENT_LONG_WAIT, 3.0, rng) == 3.0
     # a provider asking for more than the bound gets a "give up now"
-    assert politica.espera_s(0, Classification.TRANSITORIO_ESPERA_LARGA, 60.0, rng) is None
+    assert politica.delay_s(0, Classification.TRANSIENT_LONG_WAIT, 60.0, rng) is None
 
 
 def test_policy_429_without_retry_after_waits_longer_but_still_jittered() -> None:
     # GIVEN the same rng state for a 503 and a 429
     politica = RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0), min_429_wait_s=1.0)
-    esperas_503 = [politica.espera_s(0, Classification.TRANSITORIO, None, random.Random(s)) for s in range(200)]
+    esperas_503 = [politica.delay_s(0, Classification.TRANSIENT, None, random.Random(s)) for s in range(200)]
     esperas_429 = [
-        politica.espera_s(0, Classification.TRANSITORIO_ESPERA_LARGA, None, random.Random(s)) for s in range(200)
+        politica.delay_s(0, Classification.TRANSIENT_LONG_WAIT, None, random.Random(s)) for s in range(200)
     ]
     # THEN the 429 waits exactly 1 s more than the 503, and keeps the spread
     assert all(b - a == pytest.approx(1.0) for a, b in zip(esperas_503, esperas_429, strict=True))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.retry import RetryPolicy
-from mercadofresco.retry.politica import MAX_ATTEMPTS_HTTP
+from mercadofresco.retry.policy import MAX_ATTEMPTS_HTTP
 
 
 def test_retry_policy_from_env_reads_http_max_attempts(monkeypatch: pytest.MonkeyPatch) -> None:

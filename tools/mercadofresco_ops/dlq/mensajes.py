@@ -12,21 +12,21 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mercadofresco.dlq import (
-    ATRIBUTO_APLAZAMIENTOS,
-    ATRIBUTO_COLA_ORIGEN,
-    ATRIBUTO_CUERPO_RECORTADO,
-    ATRIBUTO_DETALLE,
-    ATRIBUTO_FUNCION,
-    ATRIBUTO_MOTIVO,
+    DEFERRALS_ATTRIBUTE,
+    DETAIL_ATTRIBUTE,
+    FUNCTION_ATTRIBUTE,
+    REASON_ATTRIBUTE,
+    SOURCE_QUEUE_ATTRIBUTE,
+    TRUNCATED_BODY_ATTRIBUTE,
 )
 
 ATRIBUTOS_DLQ = (
-    ATRIBUTO_MOTIVO,
-    ATRIBUTO_DETALLE,
-    ATRIBUTO_COLA_ORIGEN,
-    ATRIBUTO_FUNCION,
-    ATRIBUTO_APLAZAMIENTOS,
-    ATRIBUTO_CUERPO_RECORTADO,
+    REASON_ATTRIBUTE,
+    DETAIL_ATTRIBUTE,
+    SOURCE_QUEUE_ATTRIBUTE,
+    FUNCTION_ATTRIBUTE,
+    DEFERRALS_ATTRIBUTE,
+    TRUNCATED_BODY_ATTRIBUTE,
 )
 RESUMEN_MAX_CHARS = 80
 DETALLE_MAX_CHARS = 300  # of mf-detalle in tables and --json (the consumer already caps it at 1000)
@@ -163,10 +163,10 @@ def leer(mensaje: dict[str, Any]) -> MensajeDlq:
         evento=evento,
         sobre=sobre,
         version=evento.get("version") if evento is not None else None,
-        motivo=_atributo(atributos, ATRIBUTO_MOTIVO),
-        detalle=_atributo(atributos, ATRIBUTO_DETALLE),
-        cola_origen=_atributo(atributos, ATRIBUTO_COLA_ORIGEN),
-        funcion=_atributo(atributos, ATRIBUTO_FUNCION),
+        motivo=_atributo(atributos, REASON_ATTRIBUTE),
+        detalle=_atributo(atributos, DETAIL_ATTRIBUTE),
+        cola_origen=_atributo(atributos, SOURCE_QUEUE_ATTRIBUTE),
+        funcion=_atributo(atributos, FUNCTION_ATTRIBUTE),
         grupo=sistema.get("MessageGroupId"),
         receipt_handle=mensaje.get("ReceiptHandle"),
         atributos=atributos,

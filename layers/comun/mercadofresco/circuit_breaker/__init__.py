@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mercadofresco.circuit_breaker.config import BreakerConfig
 from mercadofresco.circuit_breaker.core import CircuitBreaker, Permit
-from mercadofresco.circuit_breaker.estado import BreakerState, Decision, SharedStateUnavailableError
+from mercadofresco.circuit_breaker.state import BreakerState, Decision, SharedStateUnavailableError
 
 __all__ = [
     "BreakerConfig",

@@ -29,11 +29,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mercadofresco.circuit_breaker.config import BreakerConfig
-from mercadofresco.circuit_breaker.estado import Decision, SharedStateUnavailableError
 from mercadofresco.circuit_breaker.local import LocalBreaker
+from mercadofresco.circuit_breaker.state import Decision, SharedStateUnavailableError
 from mercadofresco.errors import CircuitoAbierto, PermanentError
-from mercadofresco.metrics import CIRCUITO_ABIERTO, ESTADO_COMPARTIDO_NO_DISPONIBLE, as_metrics
-from mercadofresco.valkey import PREFIJO_CLAVES
+from mercadofresco.metrics import CIRCUIT_OPEN, SHARED_STATE_UNAVAILABLE, as_metrics
+from mercadofresco.valkey import KEY_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -47,19 +47,19 @@ logger = logging.getLogger("mercadofresco.circuit_breaker")
 class Permit:
     """Leave to make one call; report its outcome with :meth:`success` / :meth:`failure` (``guard`` does it)."""
 
-    __slots__ = ("_breaker", "es_sonda", "local", "registrado", "token")
+    __slots__ = ("_breaker", "is_probe", "local", "recorded", "token")
 
-    def __init__(self, breaker: CircuitBreaker, *, es_sonda: bool, token: str, local: bool) -> None:
-        self._breaker, self.es_sonda, self.token, self.local = breaker, es_sonda, token, local
-        self.registrado = False
+    def __init__(self, breaker: CircuitBreaker, *, is_probe: bool, token: str, local: bool) -> None:
+        self._breaker, self.is_probe, self.token, self.local = breaker, is_probe, token, local
+        self.recorded = False
 
     def success(self) -> None:
         """The dependency answered (a business refusal counts: it is up)."""
-        self._breaker._registrar(self, exito=True)
+        self._breaker._registrar(self, success=True)
 
     def failure(self) -> None:
         """The dependency failed (5xx, 429, timeout, reset...)."""
-        self._breaker._registrar(self, exito=False)
+        self._breaker._registrar(self, success=False)
 
 
 class CircuitBreaker:
@@ -67,7 +67,7 @@ class CircuitBreaker:
 
     Parameters
     ----------
-    dependencia:
+    dependency:
         ``pasarela``, ``erp``, ``correo-principal``...: one breaker (one key) per dependency.
     redis_client:
         From :func:`mercadofresco.valkey.valkey_client` (short socket timeouts), or ``None``
@@ -77,8 +77,8 @@ class CircuitBreaker:
     metrics:
         A :class:`~mercadofresco.metrics.MetricsSink`, a Powertools ``Metrics``
         (its namespace is used) or ``None`` (Powertools EMF in ``MercadoFresco/Tienda``).
-    prefijo:
-        Key prefix; the key is ``{prefijo}circuito:{dependencia}``.
+    prefix:
+        Key prefix; the key is ``{prefix}circuito:{dependency}``.
     clock:
         Seconds since the epoch, for tests. ``None``: Valkey's ``TIME`` decides (one clock for
         every Lambda) and the degraded mode uses ``time.monotonic``.
@@ -97,26 +97,26 @@ class CircuitBreaker:
 
     def __init__(
         self,
-        dependencia: str,
+        dependency: str,
         redis_client: redis.Redis | None,
         *,
         config: BreakerConfig | None = None,
         metrics: Any = None,
-        prefijo: str = PREFIJO_CLAVES,
+        prefix: str = KEY_PREFIX,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        self.dependencia = dependencia
+        self.dependency = dependency
         self.config = config or BreakerConfig()
-        self.clave = f"{prefijo}circuito:{dependencia}"
+        self.key = f"{prefix}circuito:{dependency}"
         self._metricas = as_metrics(metrics)
         self._clock = clock
         self._reloj_local = clock or time.monotonic
         self._local = LocalBreaker(self.config, self._reloj_local)
         self._compartido = None
         if redis_client is not None:
-            from mercadofresco.circuit_breaker.compartido import SharedBreakerState  # imports redis
+            from mercadofresco.circuit_breaker.shared import SharedBreakerState  # imports redis
 
-            self._compartido = SharedBreakerState(self.clave, redis_client, self.config)
+            self._compartido = SharedBreakerState(self.key, redis_client, self.config)
         self._pendientes: list[str] = []
         self._lock = threading.Lock()
         # Probe tokens: unique per process (random base) and per call (a counter, whose next() is atomic
@@ -157,7 +157,7 @@ class CircuitBreaker:
             except SharedStateUnavailableError as exc:
                 self._degradar(exc)
             else:
-                return self._permiso(decision, token=token if decision.es_sonda else "", local=False)
+                return self._permiso(decision, token=token if decision.is_probe else "", local=False)
         return self._permiso(self._local.acquire(), token="", local=True)
 
     def state(self) -> Decision:
@@ -190,56 +190,56 @@ class CircuitBreaker:
                 return
         self.state()
 
-    def force(self, modo: Literal["abierto", "cerrado", ""]) -> Decision:
+    def force(self, mode: Literal["abierto", "cerrado", ""]) -> Decision:
         """Operator override: ``abierto``/``cerrado`` until ``""`` (back to automatic, reset to closed).
 
         Raises :class:`SharedStateUnavailableError` when Valkey does not answer (nothing changed).
         """
         if self._compartido is None:
             raise ValueError("forcing needs the shared state: this breaker has no Valkey client")
-        return self._compartido.execute("forzar", ahora_ms=self._ahora_ms(), token=modo)
+        return self._compartido.execute("forzar", now_ms=self._ahora_ms(), token=mode)
 
     def _execute(self, op: str, **kwargs: str) -> Decision:
         with self._lock:
-            pendientes, self._pendientes = "".join(self._pendientes), []
+            pending, self._pendientes = "".join(self._pendientes), []
         assert self._compartido is not None
-        decision = self._compartido.execute(op, ahora_ms=self._ahora_ms(), pendientes=pendientes, **kwargs)
+        decision = self._compartido.execute(op, now_ms=self._ahora_ms(), pending=pending, **kwargs)
         if self._degradado_hasta is not None:
             self._degradado_hasta = None
-            logger.info("circuit breaker shared state available again", extra={"dependencia": self.dependencia})
-        if decision.motivo_apertura:
+            logger.info("circuit breaker shared state available again", extra={"dependencia": self.dependency})
+        if decision.open_reason:
             self._anunciar_apertura(
-                decision.motivo_apertura, decision.aperturas, decision.abierto_hasta_ms, compartido=True
+                decision.open_reason, decision.openings, decision.open_until_ms, compartido=True
             )
         return decision
 
     def _permiso(self, decision: Decision, *, token: str, local: bool) -> Permit:
-        if not decision.admitido:
-            espera_s = max(0.0, (decision.abierto_hasta_ms - decision.ahora_ms) / 1000)
+        if not decision.admitted:
+            espera_s = max(0.0, (decision.open_until_ms - decision.now_ms) / 1000)
             raise CircuitoAbierto(
-                f"circuit '{self.dependencia}' is {decision.estado.value}: not calling; retry in {espera_s:.0f} s",
-                dependency=self.dependencia,
+                f"circuit '{self.dependency}' is {decision.state.value}: not calling; retry in {espera_s:.0f} s",
+                dependency=self.dependency,
                 retry_in_s=espera_s,
             )
-        return Permit(self, es_sonda=decision.es_sonda, token=token, local=local)
+        return Permit(self, is_probe=decision.is_probe, token=token, local=local)
 
-    def _registrar(self, permiso: Permit, *, exito: bool) -> None:
-        if permiso.registrado:
+    def _registrar(self, permiso: Permit, *, success: bool) -> None:
+        if permiso.recorded:
             return
-        permiso.registrado = True
+        permiso.recorded = True
         if permiso.local:
-            motivo = self._local.record(exito, es_sonda=permiso.es_sonda)
+            motivo = self._local.record(success, is_probe=permiso.is_probe)
             if motivo:
                 local = self._local.snapshot()
-                self._anunciar_apertura(motivo, local.aperturas, local.abierto_hasta_ms, compartido=False)
-        elif permiso.es_sonda:
+                self._anunciar_apertura(motivo, local.openings, local.open_until_ms, compartido=False)
+        elif permiso.is_probe:
             try:
-                self._execute("sonda", token=permiso.token, resultado="E" if exito else "F")
+                self._execute("sonda", token=permiso.token, outcome="E" if success else "F")
             except SharedStateUnavailableError as exc:
                 self._degradar(exc)  # the reservation expires on its own: nothing is wedged
         else:
             with self._lock:
-                self._pendientes.append("E" if exito else "F")
+                self._pendientes.append("E" if success else "F")
 
     def _usa_compartido(self) -> bool:
         if self._compartido is None:
@@ -251,25 +251,25 @@ class CircuitBreaker:
         logger.warning(
             "circuit breaker shared state unavailable: process-local breaker in use",
             extra={
-                "dependencia": self.dependencia,
+                "dependencia": self.dependency,
                 "error": str(exc),
                 "reintento_s": self.config.shared_retry_s,
             },
         )
-        self._metricas.count(ESTADO_COMPARTIDO_NO_DISPONIBLE, self.dependencia)
+        self._metricas.count(SHARED_STATE_UNAVAILABLE, self.dependency)
 
-    def _anunciar_apertura(self, motivo: str, aperturas: int, abierto_hasta_ms: int, *, compartido: bool) -> None:
+    def _anunciar_apertura(self, motivo: str, aperturas: int, open_until_ms: int, *, compartido: bool) -> None:
         logger.warning(
             "circuit opened",
             extra={
-                "dependencia": self.dependencia,
+                "dependencia": self.dependency,
                 "motivo": motivo,
                 "aperturas": aperturas,
-                "abierto_hasta_ms": abierto_hasta_ms,
+                "abierto_hasta_ms": open_until_ms,
                 "compartido": compartido,
             },
         )
-        self._metricas.count(CIRCUITO_ABIERTO, self.dependencia)
+        self._metricas.count(CIRCUIT_OPEN, self.dependency)
 
     def _ahora_ms(self) -> int | None:
         return None if self._clock is None else int(self._clock() * 1000)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from mercadofresco.circuit_breaker.estado import BreakerState, Decision
+from mercadofresco.circuit_breaker.state import BreakerState, Decision
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 
 
 class LocalBreaker:
-    """Process-local state machine; ``reloj`` returns seconds."""
+    """Process-local state machine; ``clock`` returns seconds."""
 
-    def __init__(self, config: BreakerConfig, reloj: Callable[[], float]) -> None:
-        self._config, self._reloj = config, reloj
+    def __init__(self, config: BreakerConfig, clock: Callable[[], float]) -> None:
+        self._config, self._reloj = config, clock
         self._lock = threading.Lock()
         self._abierto_hasta = 0.0  # 0 = closed
         self._aperturas = 0
@@ -39,7 +39,7 @@ class LocalBreaker:
                 estado = BreakerState.ABIERTO if ahora < self._abierto_hasta else BreakerState.SEMIABIERTO
                 return self._decision(False, estado, ahora)
             self._sonda_hasta = ahora + self._config.probe_reservation_s
-            return self._decision(True, BreakerState.SEMIABIERTO, ahora, es_sonda=True)
+            return self._decision(True, BreakerState.SEMIABIERTO, ahora, is_probe=True)
 
     def snapshot(self) -> Decision:
         """The state now, reserving nothing."""
@@ -51,16 +51,16 @@ class LocalBreaker:
                 estado = BreakerState.ABIERTO if ahora < self._abierto_hasta else BreakerState.SEMIABIERTO
             return self._decision(estado is BreakerState.CERRADO, estado, ahora)
 
-    def record(self, exito: bool, *, es_sonda: bool) -> str:
+    def record(self, success: bool, *, is_probe: bool) -> str:
         """Record one outcome; returns the opening reason when this outcome opened the breaker."""
         with self._lock:
-            if es_sonda:
+            if is_probe:
                 self._sonda_hasta = 0.0
-                if exito:
+                if success:
                     self._abierto_hasta, self._aperturas, self._seguidos = 0.0, 0, 0
                     return ""
                 return self._abrir("sonda_fallida")
-            self._seguidos = 0 if exito else self._seguidos + 1
+            self._seguidos = 0 if success else self._seguidos + 1
             if self._abierto_hasta == 0 and self._seguidos >= self._config.local_consecutive_failures:
                 return self._abrir("fallos_seguidos")
             return ""
@@ -72,14 +72,14 @@ class LocalBreaker:
         self._seguidos = 0
         return motivo
 
-    def _decision(self, admitido: bool, estado: BreakerState, ahora: float, *, es_sonda: bool = False) -> Decision:
+    def _decision(self, admitted: bool, estado: BreakerState, ahora: float, *, is_probe: bool = False) -> Decision:
         return Decision(
-            admitido=admitido,
-            estado=estado,
-            abierto_hasta_ms=int(self._abierto_hasta * 1000),
-            aperturas=self._aperturas,
-            es_sonda=es_sonda,
-            motivo_apertura="",
-            ahora_ms=int(ahora * 1000),
+            admitted=admitted,
+            state=estado,
+            open_until_ms=int(self._abierto_hasta * 1000),
+            openings=self._aperturas,
+            is_probe=is_probe,
+            open_reason="",
+            now_ms=int(ahora * 1000),
             consecutive_failures=self._seguidos,
         )

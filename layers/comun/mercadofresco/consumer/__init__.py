@@ -8,16 +8,16 @@ Usage in a handler::
     def lambda_handler(event, context):
         return consumidor(event, context)  # {"batchItemFailures": [...]}
 
-Modules: :mod:`.lectura` (body -> :class:`Event`), :mod:`.colas` (source queue, its DLQ,
-dead letters with ``mf-*`` attributes), :mod:`.aplazamiento` (defer without burning
-receives), :mod:`.lote` (the Powertools batch glue), :mod:`.proveedores` (what a provider's answer means).
+Modules: :mod:`.reading` (body -> :class:`Event`), :mod:`.queues` (source queue, its DLQ,
+dead letters with ``mf-*`` attributes), :mod:`.deferral` (defer without burning
+receives), :mod:`.batch` (the Powertools batch glue), :mod:`.providers` (what a provider's answer means).
 """
 
 from __future__ import annotations
 
-from mercadofresco.consumer.aplazamiento import DeferralPolicy
-from mercadofresco.consumer.lectura import Event, InvalidMessageError, Route, read
-from mercadofresco.consumer.lote import Consumer
-from mercadofresco.consumer.proveedores import accepted
+from mercadofresco.consumer.batch import Consumer
+from mercadofresco.consumer.deferral import DeferralPolicy
+from mercadofresco.consumer.providers import accepted
+from mercadofresco.consumer.reading import Event, InvalidMessageError, Route, read
 
 __all__ = ["Consumer", "DeferralPolicy", "Event", "InvalidMessageError", "Route", "accepted", "read"]

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco import validation
 from mercadofresco.dominio import claves, valores
+from mercadofresco.errors import PermanentError
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
-from mercadofresco.outbox.exceptions import PedidoDuplicado, PedidoInvalido
+from mercadofresco.outbox.exceptions import OutboxError
 from mercadofresco.outbox.postgres import add_event
 
 if TYPE_CHECKING:
@@ -24,6 +25,18 @@ if TYPE_CHECKING:
     from psycopg import Connection
 
 VERSION_PEDIDO_CREADO = 1
+
+
+# The store's own refusals. Not the workflow's ``errores.PedidoDuplicado`` (a second execution of one
+# order): this one is the store refusing a second INSERT of a ``pedido_id``. Both stay OutboxError's
+# (what a caller of the outbox catches) and neither is replayed from an idempotency record: the store
+# runs under the order requests' own idempotency (``solicitudes``), never under ``IdempotencyStore``.
+class PedidoInvalido(OutboxError, PermanentError, ValueError):
+    """The order given to the store is malformed (missing field, wrong type, empty lines)."""
+
+
+class PedidoDuplicado(OutboxError, PermanentError):
+    """An order with this ``pedido_id`` already exists: nothing was written."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco import validation
 from mercadofresco.dominio import valores
-from mercadofresco.dominio.pedidos import LineaPedido, Pedido, crear_pedido
+from mercadofresco.dominio.pedidos import LineaPedido, Pedido, PedidoInvalido, crear_pedido
 from mercadofresco.dominio.valores import nuevo_pedido_id
 from mercadofresco.errors import PermanentError
-from mercadofresco.outbox.exceptions import OutboxError, PedidoInvalido
+from mercadofresco.outbox.exceptions import OutboxError
 from mercadofresco.validation import echo
 
 if TYPE_CHECKING:

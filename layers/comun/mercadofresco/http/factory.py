@@ -18,64 +18,64 @@ if TYPE_CHECKING:
     import redis
 
     from mercadofresco.circuit_breaker import BreakerConfig
-    from mercadofresco.http.cliente import ProviderClient
+    from mercadofresco.http.client import ProviderClient
 
-__all__ = ["ENV_SECRETO_SANDBOX", "MARCA_TOKEN", "client_from_env", "token_sandbox", "url_with_token"]
+__all__ = ["ENV_SANDBOX_SECRET", "TOKEN_MARKER", "client_from_env", "token_sandbox", "url_with_token"]
 
-ENV_SECRETO_SANDBOX = "SIMULADOR_SECRET_ARN"
-MARCA_TOKEN = "{token}"  # where the sandbox's path token goes in a provider URL
+ENV_SANDBOX_SECRET = "SIMULADOR_SECRET_ARN"
+TOKEN_MARKER = "{token}"  # where the sandbox's path token goes in a provider URL
 
 
 def token_sandbox() -> str:
     """The sandbox providers' path token, from the secret ``$SIMULADOR_SECRET_ARN`` (JSON ``{"token": ...}``)."""
     from mercadofresco.aws import read_secret
 
-    arn = os.environ.get(ENV_SECRETO_SANDBOX, "").strip()
+    arn = os.environ.get(ENV_SANDBOX_SECRET, "").strip()
     if not arn:
-        raise ValueError(f"a sandbox provider URL has {MARCA_TOKEN} but {ENV_SECRETO_SANDBOX} is not set")
+        raise ValueError(f"a sandbox provider URL has {TOKEN_MARKER} but {ENV_SANDBOX_SECRET} is not set")
     secreto = read_secret(arn, transform="json")
     if not isinstance(secreto, dict) or not secreto.get("token"):
-        raise ValueError(f"the secret {ENV_SECRETO_SANDBOX} names is not JSON with a 'token' field")
+        raise ValueError(f"the secret {ENV_SANDBOX_SECRET} names is not JSON with a 'token' field")
     return str(secreto["token"])
 
 
 def url_with_token(url: str) -> str:
     """``url`` with the sandbox token in place of ``{token}``; any other URL unchanged."""
-    return url.replace(MARCA_TOKEN, token_sandbox()) if MARCA_TOKEN in url else url
+    return url.replace(TOKEN_MARKER, token_sandbox()) if TOKEN_MARKER in url else url
 
 
 def client_from_env(
-    dependencia: str,
+    dependency: str,
     variable_url: str,
     *,
     redis_client: redis.Redis | None = None,
     config: BreakerConfig | None = None,
     **kwargs: Any,
 ) -> ProviderClient:
-    """The provider client for ``dependencia`` at ``$variable_url``, with its shared breaker and budget.
+    """The provider client for ``dependency`` at ``$variable_url``, with its shared breaker and budget.
 
     ``redis_client`` defaults to :func:`mercadofresco.valkey.valkey_client` (the breaker's
-    and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefijo`` (private
+    and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefix`` (private
     Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ProviderClient``.
     """
     from mercadofresco.circuit_breaker import CircuitBreaker
-    from mercadofresco.http.cliente import ProviderClient
+    from mercadofresco.http.client import ProviderClient
     from mercadofresco.retry import RetryBudget, RetryPolicy
 
     url = os.environ.get(variable_url, "").strip()
     if not url:
-        raise ValueError(f"environment variable {variable_url} (base URL of {dependencia}) is not set")
+        raise ValueError(f"environment variable {variable_url} (base URL of {dependency}) is not set")
     url = url_with_token(url)
     if redis_client is None:
         from mercadofresco.valkey import valkey_client
 
         redis_client = valkey_client()
     reloj = kwargs.pop("clock", None)
-    prefijo = kwargs.pop("prefijo", None)
-    claves_extra = {"prefijo": prefijo} if prefijo else {}
-    breaker = CircuitBreaker(dependencia, redis_client, config=config, clock=reloj, **claves_extra)
+    prefix = kwargs.pop("prefix", None)
+    claves_extra = {"prefix": prefix} if prefix else {}
+    breaker = CircuitBreaker(dependency, redis_client, config=config, clock=reloj, **claves_extra)
     # The budget ages its pending deposits on the same clock as the breaker.
     reloj_budget = {"clock": reloj} if reloj is not None else {}
-    budget = RetryBudget(dependencia, redis_client, **claves_extra, **reloj_budget)
+    budget = RetryBudget(dependency, redis_client, **claves_extra, **reloj_budget)
     kwargs.setdefault("retry", RetryPolicy.from_env())
-    return ProviderClient(dependencia=dependencia, base_url=url, breaker=breaker, budget=budget, **kwargs)
+    return ProviderClient(dependency=dependency, base_url=url, breaker=breaker, budget=budget, **kwargs)

@@ -18,7 +18,7 @@ Usage::
 
     store = IdempotencyStore.from_env()
 
-    @idempotent(store, clave=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("pedido_id", "importe"))
+    @idempotent(store, key=lambda pedido: claves.cobro(pedido["pedido_id"]), payload_fields=("pedido_id", "importe"))
     def cobrar(pedido): ...
 """
 
@@ -36,7 +36,7 @@ from mercadofresco.idempotency.exceptions import (
     OperationFailedError,
 )
 from mercadofresco.idempotency.keys import IdempotencyKey, key_from_content, make_key
-from mercadofresco.idempotency.registro import IdempotencyStatus
+from mercadofresco.idempotency.record import IdempotencyStatus
 from mercadofresco.idempotency.store import IdempotencyStore
 
 __all__ = [

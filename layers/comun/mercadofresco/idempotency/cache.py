@@ -10,10 +10,10 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from mercadofresco.idempotency.registro import IdempotencyStatus
+from mercadofresco.idempotency.record import IdempotencyStatus
 
 if TYPE_CHECKING:
-    from mercadofresco.idempotency.registro import IdempotencyRecord
+    from mercadofresco.idempotency.record import IdempotencyRecord
 
 
 class CompletedCache:
@@ -27,27 +27,27 @@ class CompletedCache:
     def __len__(self) -> int:
         return len(self._registros)
 
-    def __contains__(self, clave: object) -> bool:
-        return clave in self._registros
+    def __contains__(self, key: object) -> bool:
+        return key in self._registros
 
-    def get(self, clave: str, ahora_s: float) -> IdempotencyRecord | None:
+    def get(self, key: str, now_s: float) -> IdempotencyRecord | None:
         """The cached record, or ``None``; an expired one is evicted on the way."""
         with self._lock:
-            registro = self._registros.get(clave)
-            if registro is None:
+            record = self._registros.get(key)
+            if record is None:
                 return None
-            if registro.expirado(ahora_s):
-                del self._registros[clave]
+            if record.expired(now_s):
+                del self._registros[key]
                 return None
-            self._registros.move_to_end(clave)
-            return registro
+            self._registros.move_to_end(key)
+            return record
 
-    def put(self, registro: IdempotencyRecord) -> None:
+    def put(self, record: IdempotencyRecord) -> None:
         """Cache a ``COMPLETADO`` record; any other state is refused (never cached)."""
-        if registro.estado is not IdempotencyStatus.COMPLETADO:
-            raise ValueError(f"only COMPLETADO records are cached, got {registro.estado} for {registro.clave!r}")
+        if record.estado is not IdempotencyStatus.COMPLETADO:
+            raise ValueError(f"only COMPLETADO records are cached, got {record.estado} for {record.clave!r}")
         with self._lock:
-            self._registros[registro.clave] = registro
-            self._registros.move_to_end(registro.clave)
+            self._registros[record.clave] = record
+            self._registros.move_to_end(record.clave)
             while len(self._registros) > self.max_items:
                 self._registros.popitem(last=False)

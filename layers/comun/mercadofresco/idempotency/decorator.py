@@ -21,7 +21,7 @@ R = TypeVar("R")
 def idempotent(
     store: IdempotencyStore,
     *,
-    clave: Callable[..., IdempotencyKey],
+    key: Callable[..., IdempotencyKey],
     payload_fields: Sequence[str] | None = None,
     payload: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -31,7 +31,7 @@ def idempotent(
     ----------
     store
         The :class:`IdempotencyStore` holding the records.
-    clave
+    key
         Called with the function's own arguments; returns the key (``claves.cobro(...)``).
     payload_fields
         Fields of the first argument (a mapping) whose values must match on a duplicate.
@@ -43,7 +43,7 @@ def idempotent(
 
     Examples
     --------
-    >>> @idempotent(store, clave=lambda pedido: claves.cobro(pedido["pedido_id"]),
+    >>> @idempotent(store, key=lambda pedido: claves.cobro(pedido["pedido_id"]),
     ...             payload_fields=("pedido_id", "importe"))
     ... def cobrar(pedido): ...
     """
@@ -53,7 +53,7 @@ def idempotent(
     def decorar(funcion: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(funcion)
         def envoltura(*args: P.args, **kwargs: P.kwargs) -> R:
-            k = clave(*args, **kwargs)
+            k = key(*args, **kwargs)
             if payload is not None:
                 p = payload(*args, **kwargs)
             elif payload_fields is not None:

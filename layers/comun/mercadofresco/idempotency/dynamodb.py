@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mercadofresco.idempotency.exceptions import IdempotencyPersistenceError
-from mercadofresco.idempotency.registro import IdempotencyRecord, IdempotencyStatus, error_attribute
+from mercadofresco.idempotency.record import IdempotencyRecord, IdempotencyStatus, error_attribute
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from mercadofresco.idempotency.registro import StoredError
+    from mercadofresco.idempotency.record import StoredError
 
 _CCF = "ConditionalCheckFailedException"
 
@@ -48,96 +48,96 @@ class DynamoDBRecords:
         self.table_name = table_name
         self.client = client
 
-    def claim(self, nuevo: IdempotencyRecord, ahora_s: int) -> tuple[bool, IdempotencyRecord | None]:
+    def claim(self, new: IdempotencyRecord, now_s: int) -> tuple[bool, IdempotencyRecord | None]:
         """One conditional PutItem. ``(True, None)`` if claimed, else ``(False, record found)``.
 
         The record found comes from ``ReturnValuesOnConditionCheckFailure=ALL_OLD``: no GetItem.
         It is ``None`` only if DynamoDB returned no item with the refusal.
         """
-        valores: dict[str, Any] = {":ahora": {"N": str(ahora_s)}, ":en_curso": {"S": IdempotencyStatus.EN_CURSO}}
-        if nuevo.hash_payload is not None:
-            valores[":hash"] = {"S": nuevo.hash_payload}
-        condicion = _RECLAMO.format(hash=_RECLAMO_HASH if nuevo.hash_payload is not None else "")
+        valores: dict[str, Any] = {":ahora": {"N": str(now_s)}, ":en_curso": {"S": IdempotencyStatus.EN_CURSO}}
+        if new.hash_payload is not None:
+            valores[":hash"] = {"S": new.hash_payload}
+        condicion = _RECLAMO.format(hash=_RECLAMO_HASH if new.hash_payload is not None else "")
         respuesta = self._llamar(
             "put_item",
-            Item=nuevo.a_item(),
+            Item=new.to_item(),
             ConditionExpression=condicion,
             ExpressionAttributeNames=_usados(condicion),
             ExpressionAttributeValues=valores,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
         if isinstance(respuesta, _Rechazo):
-            return False, None if respuesta.item is None else IdempotencyRecord.de_item(respuesta.item)
+            return False, None if respuesta.item is None else IdempotencyRecord.from_item(respuesta.item)
         return True, None
 
-    def complete(self, clave: str, propietario: str, resultado_json: str, expira_en: int) -> bool:
+    def complete(self, key: str, owner: str, result_json: str, expires_epoch_s: int) -> bool:
         """EN_CURSO → COMPLETADO with the result; ``False`` if the claim is no longer ours."""
         return self._terminar(
-            clave,
-            propietario,
+            key,
+            owner,
             "SET #estado = :estado, #resultado = :resultado, #expira_en = :expira_en REMOVE #caduca_bloqueo",
             {
                 ":estado": {"S": IdempotencyStatus.COMPLETADO},
-                ":resultado": {"S": resultado_json},
-                ":expira_en": {"N": str(expira_en)},
+                ":resultado": {"S": result_json},
+                ":expira_en": {"N": str(expires_epoch_s)},
             },
         )
 
-    def mark_failed(self, clave: str, propietario: str, error: StoredError, expira_en: int) -> bool:
+    def mark_failed(self, key: str, owner: str, error: StoredError, expires_epoch_s: int) -> bool:
         """EN_CURSO → FALLIDO with the error; ``False`` if the claim is no longer ours."""
         return self._terminar(
-            clave,
-            propietario,
+            key,
+            owner,
             "SET #estado = :estado, #error = :error, #expira_en = :expira_en REMOVE #caduca_bloqueo",
             {
                 ":estado": {"S": IdempotencyStatus.FALLIDO},
                 ":error": error_attribute(error),
-                ":expira_en": {"N": str(expira_en)},
+                ":expira_en": {"N": str(expires_epoch_s)},
             },
         )
 
-    def release(self, clave: str, propietario: str) -> bool:
+    def release(self, key: str, owner: str) -> bool:
         """Delete our claim after a transient failure; ``False`` if it is no longer ours."""
         condicion = "#propietario = :propietario"
         respuesta = self._llamar(
             "delete_item",
-            Key={"clave": {"S": clave}},
+            Key={"clave": {"S": key}},
             ConditionExpression=condicion,
             ExpressionAttributeNames=_usados(condicion),
-            ExpressionAttributeValues={":propietario": {"S": propietario}},
+            ExpressionAttributeValues={":propietario": {"S": owner}},
         )
         return not isinstance(respuesta, _Rechazo)
 
-    def read(self, clave: str) -> IdempotencyRecord | None:
+    def read(self, key: str) -> IdempotencyRecord | None:
         """Strongly consistent GetItem (used only while waiting for another consumer's outcome)."""
-        respuesta = self._llamar("get_item", Key={"clave": {"S": clave}}, ConsistentRead=True)
+        respuesta = self._llamar("get_item", Key={"clave": {"S": key}}, ConsistentRead=True)
         item = None if isinstance(respuesta, _Rechazo) else respuesta.get("Item")
-        return None if item is None else IdempotencyRecord.de_item(item)
+        return None if item is None else IdempotencyRecord.from_item(item)
 
-    def _terminar(self, clave: str, propietario: str, actualizacion: str, valores: dict[str, Any]) -> bool:
+    def _terminar(self, key: str, owner: str, actualizacion: str, valores: dict[str, Any]) -> bool:
         texto = f"{actualizacion} {_ES_MIO}"
         respuesta = self._llamar(
             "update_item",
-            Key={"clave": {"S": clave}},
+            Key={"clave": {"S": key}},
             UpdateExpression=actualizacion,
             ConditionExpression=_ES_MIO,
             ExpressionAttributeNames=_usados(texto),
-            ExpressionAttributeValues={**valores, ":propietario": {"S": propietario}},
+            ExpressionAttributeValues={**valores, ":propietario": {"S": owner}},
         )
         return not isinstance(respuesta, _Rechazo)
 
-    def _llamar(self, operacion: str, **kwargs: Any) -> dict[str, Any] | _Rechazo:
+    def _llamar(self, operation: str, **kwargs: Any) -> dict[str, Any] | _Rechazo:
         """Call the client: its answer, a :class:`_Rechazo` for a failed condition, else the persistence error."""
         try:
-            return getattr(self.client, operacion)(TableName=self.table_name, **kwargs)
+            return getattr(self.client, operation)(TableName=self.table_name, **kwargs)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == _CCF:
                 return _Rechazo(exc.response.get("Item"))
             raise IdempotencyPersistenceError(
-                f"DynamoDB {operacion} on {self.table_name} failed: {exc.response.get('Error', {}).get('Code')}: {exc}"
+                f"DynamoDB {operation} on {self.table_name} failed: {exc.response.get('Error', {}).get('Code')}: {exc}"
             ) from exc
         except BotoCoreError as exc:
-            raise IdempotencyPersistenceError(f"DynamoDB {operacion} on {self.table_name} failed: {exc}") from exc
+            raise IdempotencyPersistenceError(f"DynamoDB {operation} on {self.table_name} failed: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,14 +40,14 @@ class IdempotencyInconsistentStateError(IdempotencyError, TransientError):
 class IdempotencyPayloadMismatchError(IdempotencyError, PermanentError):
     """The key exists with a different payload hash: never hand back another operation's result."""
 
-    def __init__(self, clave: str, hash_guardado: str | None, hash_recibido: str | None) -> None:
+    def __init__(self, key: str, stored_hash: str | None, received_hash: str | None) -> None:
         super().__init__(
-            f"idempotency key {clave!r} was first used with payload hash {hash_guardado!r}, "
-            f"now with {hash_recibido!r}: same key, different operation (check how the key is built)"
+            f"idempotency key {key!r} was first used with payload hash {stored_hash!r}, "
+            f"now with {received_hash!r}: same key, different operation (check how the key is built)"
         )
-        self.clave = clave
-        self.hash_guardado = hash_guardado
-        self.hash_recibido = hash_recibido
+        self.key = key
+        self.stored_hash = stored_hash
+        self.received_hash = received_hash
 
 
 class IdempotencyResultError(IdempotencyError, PermanentError):
@@ -57,11 +57,12 @@ class IdempotencyResultError(IdempotencyError, PermanentError):
 class OperationFailedError(IdempotencyError, PermanentError):
     """A duplicate of an operation recorded ``FALLIDO`` whose error class is not a domain error.
 
-    ``tipo`` is the stored qualified class name of the original error, ``mensaje`` its message.
+    ``error_type`` is the stored qualified class name of the original error (the record's ``error.tipo``),
+    ``message`` its message (``error.mensaje``).
     """
 
-    def __init__(self, clave: str, tipo: str, mensaje: str) -> None:
-        super().__init__(f"operation {clave!r} already failed permanently with {tipo}: {mensaje}")
-        self.clave = clave
-        self.tipo = tipo
-        self.mensaje = mensaje
+    def __init__(self, key: str, error_type: str, message: str) -> None:
+        super().__init__(f"operation {key!r} already failed permanently with {error_type}: {message}")
+        self.key = key
+        self.error_type = error_type
+        self.message = message

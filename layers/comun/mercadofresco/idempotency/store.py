@@ -46,7 +46,7 @@ from mercadofresco.idempotency.exceptions import (
     OperationFailedError,
 )
 from mercadofresco.idempotency.keys import IdempotencyKey
-from mercadofresco.idempotency.registro import IdempotencyRecord, IdempotencyStatus, StoredError
+from mercadofresco.idempotency.record import IdempotencyRecord, IdempotencyStatus, StoredError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-ENV_TABLA = "TABLA_IDEMPOTENCIA"
+ENV_TABLE = "TABLA_IDEMPOTENCIA"
 MAX_CLAIM_ATTEMPTS = 3  # a refused claim whose record then vanishes is claimed again, this many times in all
 MAX_ERROR_MESSAGE_CHARS = 1000  # a stored error message is for humans and for the replayed exception
 
@@ -96,7 +96,7 @@ class IdempotencyStore:
             client = aws.client("dynamodb")
         self.table_name = table_name
         self.config = config or IdempotencyConfig()
-        self.registros = DynamoDBRecords(table_name, client)
+        self.records = DynamoDBRecords(table_name, client)
         self.cache = CompletedCache(self.config.local_cache_max_items) if self.config.local_cache else None
         self._now_s = now_s
         self._sleep = sleep
@@ -104,19 +104,19 @@ class IdempotencyStore:
     @classmethod
     def from_env(cls, config: IdempotencyConfig | None = None, **kwargs: Any) -> IdempotencyStore:
         """The table named by ``TABLA_IDEMPOTENCIA``, the project's client, ``IdempotencyConfig.from_env()``."""
-        tabla = os.environ.get(ENV_TABLA)
+        tabla = os.environ.get(ENV_TABLE)
         if not tabla:
-            raise IdempotencyError(f"environment variable {ENV_TABLA} (the idempotency table's name) is not set")
+            raise IdempotencyError(f"environment variable {ENV_TABLE} (the idempotency table's name) is not set")
         return cls(tabla, None, config or IdempotencyConfig.from_env(), **kwargs)
 
-    def run(self, clave: IdempotencyKey, operacion: Callable[[], Any], payload: Any = None) -> Any:
-        """Run ``operacion`` once for ``clave`` and return its (JSON round-tripped) result.
+    def run(self, key: IdempotencyKey, operation: Callable[[], Any], payload: Any = None) -> Any:
+        """Run ``operation`` once for ``key`` and return its (JSON round-tripped) result.
 
         Parameters
         ----------
-        clave
+        key
             A key from :mod:`mercadofresco.dominio.claves` (a plain ``str`` is refused).
-        operacion
+        operation
             Zero-argument callable returning a JSON-serialisable value.
         payload
             What identifies the request (hashed before the operation runs); a duplicate
@@ -134,34 +134,34 @@ class IdempotencyStore:
         Exception
             The operation's own error (first run), or the stored permanent one (duplicate).
         """
-        if type(clave) is not IdempotencyKey:
+        if type(key) is not IdempotencyKey:
             raise IdempotencyKeyError(
                 f"idempotency key must be made by idempotency.keys.make_key (e.g. claves.cobro(pedido_id)), "
-                f"got {type(clave).__name__} {clave!r}"
+                f"got {type(key).__name__} {key!r}"
             )
         hash_payload = None if payload is None else keys.canonical_hash(payload)
-        if self.cache is not None and (guardado := self.cache.get(clave, self._now_s())) is not None:
+        if self.cache is not None and (guardado := self.cache.get(key, self._now_s())) is not None:
             _validar_payload(guardado, hash_payload)
-            return guardado.resultado()
-        propietario = uuid.uuid4().hex  # identifies this claim's holder; never part of a key
-        existente = self._reclamar(clave, hash_payload, propietario)
+            return guardado.result()
+        owner = uuid.uuid4().hex  # identifies this claim's holder; never part of a key
+        existente = self._reclamar(key, hash_payload, owner)
         if existente is None:
-            return self._ejecutar(clave, operacion, propietario, hash_payload)
+            return self._ejecutar(key, operation, owner, hash_payload)
         return self._responder_duplicado(existente)
 
-    def _reclamar(self, clave: str, hash_payload: str | None, propietario: str) -> IdempotencyRecord | None:
+    def _reclamar(self, key: str, hash_payload: str | None, owner: str) -> IdempotencyRecord | None:
         """Claim the key: ``None`` if ours now, else the outcome-bearing record found."""
         for _ in range(MAX_CLAIM_ATTEMPTS):
             ahora = self._now_s()
-            nuevo = IdempotencyRecord(
-                clave=clave,
+            new = IdempotencyRecord(
+                clave=key,
                 estado=IdempotencyStatus.EN_CURSO,
                 expira_en=int(ahora) + self.config.expires_after_s,
                 caduca_bloqueo=int(ahora) + self.config.lease_s,
-                propietario=propietario,
+                propietario=owner,
                 hash_payload=hash_payload,
             )
-            ganado, existente = self.registros.claim(nuevo, int(ahora))
+            ganado, existente = self.records.claim(new, int(ahora))
             if ganado:
                 return None
             if existente is not None:
@@ -171,7 +171,7 @@ class IdempotencyStore:
             if existente is not None:  # None: refused but gone by the time we looked; claim again
                 return existente
         raise IdempotencyInconsistentStateError(
-            f"claim on {clave!r} refused {MAX_CLAIM_ATTEMPTS} times but no record could be read; retry later"
+            f"claim on {key!r} refused {MAX_CLAIM_ATTEMPTS} times but no record could be read; retry later"
         )
 
     def _esperar(self, en_curso: IdempotencyRecord, hash_payload: str | None) -> IdempotencyRecord | None:
@@ -183,82 +183,85 @@ class IdempotencyStore:
         limite = self._now_s() + self.config.wait_for_completion_s
         while self._now_s() < limite:
             self._sleep(self.config.poll_interval_s)
-            leido = self.registros.read(en_curso.clave)
+            leido = self.records.read(en_curso.clave)
             ahora = self._now_s()
-            if leido is None or leido.expirado(ahora):
+            if leido is None or leido.expired(ahora):
                 return None
             _validar_payload(leido, hash_payload)
             if leido.estado is not IdempotencyStatus.EN_CURSO:
                 return leido
-            if not leido.bloqueo_vivo(ahora):
+            if not leido.lease_alive(ahora):
                 return None
             en_curso = leido
         return en_curso
 
-    def _ejecutar(self, clave: str, operacion: Callable[[], Any], propietario: str, hash_payload: str | None) -> Any:
+    def _ejecutar(self, key: str, operation: Callable[[], Any], owner: str, hash_payload: str | None) -> Any:
         """Run the claimed operation and record its outcome."""
         try:
-            resultado = operacion()
+            resultado = operation()
         except Exception as exc:
             if isinstance(exc, self.config.permanent_errors):
-                self._terminar(clave, exc, partial(self._registrar_fallo, clave, propietario, exc))
+                self._terminar(key, exc, partial(self._registrar_fallo, key, owner, exc))
             else:
-                self._terminar(clave, exc, partial(self.registros.release, clave, propietario))
+                self._terminar(key, exc, partial(self.records.release, key, owner))
             raise
         try:
-            resultado_json = json.dumps(resultado, ensure_ascii=False, allow_nan=False)
+            result_json = json.dumps(resultado, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            error = IdempotencyResultError(f"result of {clave!r} is not JSON-serialisable: {exc}")
+            error = IdempotencyResultError(f"result of {key!r} is not JSON-serialisable: {exc}")
             # The side effect has happened: record it FALLIDO rather than let a retry repeat it.
-            self._terminar(clave, error, partial(self._registrar_fallo, clave, propietario, error))
+            self._terminar(key, error, partial(self._registrar_fallo, key, owner, error))
             raise error from exc
-        expira_en = int(self._now_s()) + self.config.expires_after_s
-        if not self.registros.complete(clave, propietario, resultado_json, expira_en):
-            logger.warning("idempotency claim lost before completion (lease too short?)", extra={"clave": clave})
+        expires_epoch_s = int(self._now_s()) + self.config.expires_after_s
+        if not self.records.complete(key, owner, result_json, expires_epoch_s):
+            logger.warning("idempotency claim lost before completion (lease too short?)", extra={"clave": key})
         elif self.cache is not None:
             completado = IdempotencyRecord(
-                clave, IdempotencyStatus.COMPLETADO, expira_en, None, propietario, hash_payload, resultado_json
+                key, IdempotencyStatus.COMPLETADO, expires_epoch_s, None, owner, hash_payload, result_json
             )
             self.cache.put(completado)
-        return json.loads(resultado_json)
+        return json.loads(result_json)
 
-    def _registrar_fallo(self, clave: str, propietario: str, exc: BaseException) -> bool:
+    def _registrar_fallo(self, key: str, owner: str, exc: BaseException) -> bool:
         tipo = f"{type(exc).__module__}.{type(exc).__qualname__}"
         error = StoredError(tipo=tipo, mensaje=str(exc)[:MAX_ERROR_MESSAGE_CHARS])
-        expira_en = int(self._now_s()) + self.config.expires_after_s
-        return self.registros.mark_failed(clave, propietario, error, expira_en)
+        expires_epoch_s = int(self._now_s()) + self.config.expires_after_s
+        return self.records.mark_failed(key, owner, error, expires_epoch_s)
 
     @staticmethod
-    def _terminar(clave: str, exc: BaseException, registrar: Callable[[], bool]) -> None:
+    def _terminar(key: str, exc: BaseException, registrar: Callable[[], bool]) -> None:
         """Record a failed run; a persistence failure here says which error it was handling."""
         try:
             if not registrar():
-                logger.warning("idempotency claim lost before recording a failure", extra={"clave": clave})
+                logger.warning("idempotency claim lost before recording a failure", extra={"clave": key})
         except IdempotencyPersistenceError as fallo:
             fallo.add_note(f"while recording the operation's {type(exc).__name__}: {exc}")
             raise
 
-    def _responder_duplicado(self, registro: IdempotencyRecord) -> Any:
+    def _responder_duplicado(self, record: IdempotencyRecord) -> Any:
         """A duplicate's answer: the stored result, the stored failure, or 'in progress'."""
-        if registro.estado is IdempotencyStatus.COMPLETADO:
+        if record.estado is IdempotencyStatus.COMPLETADO:
             if self.cache is not None:
-                self.cache.put(registro)
-            return registro.resultado()
-        if registro.estado is IdempotencyStatus.FALLIDO:
-            raise _reconstruir_error(registro)
+                self.cache.put(record)
+            return record.result()
+        if record.estado is IdempotencyStatus.FALLIDO:
+            raise _reconstruir_error(record)
         raise errors.OperacionEnCurso(
-            f"operation {registro.clave!r} is EN_CURSO in another consumer until "
-            f"caduca_bloqueo={registro.caduca_bloqueo} (epoch s); retry later"
+            f"operation {record.clave!r} is EN_CURSO in another consumer until "
+            f"caduca_bloqueo={record.caduca_bloqueo} (epoch s); retry later"
         )
 
 
-def _validar_payload(registro: IdempotencyRecord, hash_payload: str | None) -> None:
+def _validar_payload(record: IdempotencyRecord, hash_payload: str | None) -> None:
     # Only when both sides carry a hash: a caller that validates nothing accepts any record.
-    if hash_payload is not None and registro.hash_payload is not None and hash_payload != registro.hash_payload:
-        raise IdempotencyPayloadMismatchError(registro.clave, registro.hash_payload, hash_payload)
+    if hash_payload is not None and record.hash_payload is not None and hash_payload != record.hash_payload:
+        raise IdempotencyPayloadMismatchError(record.clave, record.hash_payload, hash_payload)
 
 
 _DOMINIO = "mercadofresco.dominio."
+# Where the workflow's own errors moved from mercadofresco.errors: an old record's name is looked up there only
+# (the store's dominio.pedidos.PedidoDuplicado shares a name with the workflow's, and is not what it meant).
+_FLOW_ERRORS_MODULE = "mercadofresco.dominio.errores"
 
 
 def _errores_de_la_capa(raiz: type[Exception] = errors.MercadoFrescoError) -> list[type[Exception]]:
@@ -275,15 +278,15 @@ def _clase_guardada(guardado: StoredError) -> type[Exception] | None:
     replayable = [
         c for c in _errores_de_la_capa() if c.__module__ == errors.__name__ or c.__module__.startswith(_DOMINIO)
     ]
-    exacta = next((c for c in replayable if (c.__module__, c.__name__) == (guardado.modulo, guardado.nombre)), None)
-    if exacta is not None or guardado.modulo != errors.__name__:
+    exacta = next((c for c in replayable if (c.__module__, c.__name__) == (guardado.module, guardado.name)), None)
+    if exacta is not None or guardado.module != errors.__name__:
         return exacta
-    return next((c for c in replayable if c.__name__ == guardado.nombre), None)
+    return next((c for c in replayable if (c.__module__, c.__name__) == (_FLOW_ERRORS_MODULE, guardado.name)), None)
 
 
-def _reconstruir_error(registro: IdempotencyRecord) -> Exception:
+def _reconstruir_error(record: IdempotencyRecord) -> Exception:
     """The stored permanent failure again: the same domain class (the workflow's Catch matches it by name)."""
-    guardado = registro.error or StoredError(tipo="desconocido", mensaje="FALLIDO record without error")
+    guardado = record.error or StoredError(tipo="desconocido", mensaje="FALLIDO record without error")
     clase = _clase_guardada(guardado)
     error: Exception | None = None
     if clase is not None:
@@ -292,6 +295,6 @@ def _reconstruir_error(registro: IdempotencyRecord) -> Exception:
         except TypeError:  # a domain error with a richer constructor: fall back to the generic one
             error = None
     if error is None:
-        error = OperationFailedError(registro.clave, guardado.tipo, guardado.mensaje)
-    error.add_note(f"replayed from idempotency record {registro.clave!r} (FALLIDO); the operation did not run")
+        error = OperationFailedError(record.clave, guardado.tipo, guardado.mensaje)
+    error.add_note(f"replayed from idempotency record {record.clave!r} (FALLIDO); the operation did not run")
     return error

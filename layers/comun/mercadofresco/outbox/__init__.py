@@ -13,6 +13,6 @@ This ``__init__`` imports no driver: the PostgreSQL modules (``store``, ``postgr
 from __future__ import annotations
 
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.exceptions import OutboxError, PedidoDuplicado, PedidoInvalido
+from mercadofresco.outbox.exceptions import OutboxError
 
-__all__ = ["OutboxConfig", "OutboxError", "PedidoDuplicado", "PedidoInvalido"]
+__all__ = ["OutboxConfig", "OutboxError"]

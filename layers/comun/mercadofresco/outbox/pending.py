@@ -12,7 +12,7 @@ already reach for the breaker, and connects only when there is work. The invaria
   before anything is committed);
 - the relay takes the flag (``GETDEL``) *before* draining, and sets it again when rows are
   still pending after the drain (refused entries, the deadline, a database error);
-- at most every ``comprobacion_s`` a full check runs anyway (``SET NX EX``), covering a flag
+- at most every ``full_check_s`` a full check runs anyway (``SET NX EX``), covering a flag
   Valkey lost (a restart) and any writer that bypasses the store.
 
     store:  SET flag ── COMMIT order+outbox row
@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from mercadofresco.valkey import PREFIJO_CLAVES
+from mercadofresco.valkey import KEY_PREFIX
 
 if TYPE_CHECKING:
     import redis
@@ -38,19 +38,19 @@ __all__ = ["ENV_PENDING_SIGNAL", "PendingSignal", "pending_signal_from_env"]
 ENV_PENDING_SIGNAL = (
     "OUTBOX_PENDING_SIGNAL"  # "valkey" turns the signal on; anything else (the default) leaves the relay as it was
 )
-COMPROBACION_S = 3600  # a full check at least hourly: one Aurora wake-up an hour at worst when idle
+FULL_CHECK_S = 3600  # a full check at least hourly: one Aurora wake-up an hour at worst when idle
 
 
 class PendingSignal:
-    """The pending flag and the periodic full check, as two Valkey keys under ``prefijo``."""
+    """The pending flag and the periodic full check, as two Valkey keys under ``prefix``."""
 
-    def __init__(self, cliente: redis.Redis, *, prefijo: str = PREFIJO_CLAVES, comprobacion_s: int = COMPROBACION_S):
-        if comprobacion_s < 1:
-            raise ValueError(f"comprobacion_s must be >= 1, got {comprobacion_s}")
-        self._redis = cliente
-        self._pendiente = f"{prefijo}outbox:pendiente"
-        self._comprobacion = f"{prefijo}outbox:comprobacion"
-        self._comprobacion_s = comprobacion_s
+    def __init__(self, client: redis.Redis, *, prefix: str = KEY_PREFIX, full_check_s: int = FULL_CHECK_S):
+        if full_check_s < 1:
+            raise ValueError(f"full_check_s must be >= 1, got {full_check_s}")
+        self._redis = client
+        self._pendiente = f"{prefix}outbox:pendiente"
+        self._comprobacion = f"{prefix}outbox:comprobacion"
+        self._comprobacion_s = full_check_s
 
     def mark(self) -> None:
         """Say there is (or may be) work; raises the driver's error when Valkey does not answer."""

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.outbox.eventos import OutboxRow
+from mercadofresco.outbox.events import OutboxRow
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # A ``OutboxRow``'s columns, in order. PostgreSQL writes the entry's ``Detail`` (jsonb to text, in C):
 # parsing the payload into a dict and dumping it again cost the relay ~0.01 ms per event (~5 % of it).
 # ``||`` keeps its right operand's keys, so the outbox id and the row's version beat the payload's.
-COLUMNAS_FILA = (
+ROW_COLUMNS = (
     "id, tipo_agregado, agregado_id, tipo_evento, version,"
     " (payload || jsonb_build_object('id', id::text, 'version', version))::text AS detalle, creado_en, intentos"
 )
@@ -36,7 +36,7 @@ COLUMNAS_FILA = (
 # relay holds counts as pending until that relay commits: publishing waits, order is kept.
 _RECLAMAR = f"""
 WITH lote AS (
-    SELECT {COLUMNAS_FILA}, secuencia
+    SELECT {ROW_COLUMNS}, secuencia
     FROM outbox
     WHERE NOT publicado AND aparcado_en IS NULL
     ORDER BY creado_en, secuencia
@@ -72,14 +72,14 @@ RETURNING o.id, o.aparcado_en IS NOT NULL AS aparcada
 class OutboxStatus:
     """What the metrics and alarms watch."""
 
-    pendientes: int
-    antiguedad_max_s: float
-    aparcadas: int
+    pending: int
+    max_age_s: float
+    parked: int
 
 
-def claim(conn: Connection, lote: int) -> list[OutboxRow]:
-    """Lock up to ``lote`` pending rows no other relay holds, oldest first."""
-    filas = conn.execute(_RECLAMAR, {"lote": lote}).fetchall()
+def claim(conn: Connection, batch_size: int) -> list[OutboxRow]:
+    """Lock up to ``batch_size`` pending rows no other relay holds, oldest first."""
+    filas = conn.execute(_RECLAMAR, {"lote": batch_size}).fetchall()
     return [OutboxRow(*fila) for fila in filas]
 
 
@@ -92,32 +92,32 @@ def mark_published(conn: Connection, ids: list[uuid.UUID]) -> None:
         )
 
 
-def record_failures(conn: Connection, fallos: dict[uuid.UUID, tuple[int, str]], max_attempts: int) -> list[uuid.UUID]:
+def record_failures(conn: Connection, failures: dict[uuid.UUID, tuple[int, str]], max_attempts: int) -> list[uuid.UUID]:
     """Add each row's rejections to ``intentos`` and keep its last error; park the ones at the limit.
 
     Call after :func:`mark_published`: a row accepted on a re-send keeps its count but is
     never parked. Returns the ids parked now.
     """
-    if not fallos:
+    if not failures:
         return []
-    ids = list(fallos)
+    ids = list(failures)
     filas = conn.execute(
         _REGISTRAR_FALLOS,
         {
             "ids": ids,
-            "rechazos": [fallos[i][0] for i in ids],
-            "errores": [fallos[i][1][:1000] for i in ids],
+            "rechazos": [failures[i][0] for i in ids],
+            "errores": [failures[i][1][:1000] for i in ids],
             "max": max_attempts,
         },
     ).fetchall()
     return [id_ for id_, aparcada in filas if aparcada]
 
 
-def park(conn: Connection, id_: uuid.UUID, motivo: str) -> None:
+def park(conn: Connection, id_: uuid.UUID, reason: str) -> None:
     """Park a row that can never be sent (e.g. larger than PutEvents accepts)."""
     conn.execute(
         "UPDATE outbox SET aparcado_en = clock_timestamp(), motivo_aparcado = %s, ultimo_error = %s WHERE id = %s",
-        (motivo, motivo, id_),
+        (reason, reason, id_),
     )
 
 
@@ -132,22 +132,22 @@ def status(conn: Connection) -> OutboxStatus:
     return OutboxStatus(int(pendientes), float(antiguedad), int(aparcadas))
 
 
-def delete_published(conn: Connection, retention_days: int, lote: int) -> int:
-    """Delete up to ``lote`` rows published more than ``retention_days`` ago; return how many."""
+def delete_published(conn: Connection, retention_days: int, batch_size: int) -> int:
+    """Delete up to ``batch_size`` rows published more than ``retention_days`` ago; return how many."""
     cursor = conn.execute(
         "DELETE FROM outbox WHERE id IN ("
         " SELECT id FROM outbox WHERE publicado AND publicado_en < clock_timestamp() - make_interval(days => %s)"
         " ORDER BY publicado_en LIMIT %s FOR UPDATE SKIP LOCKED)",
-        (retention_days, lote),
+        (retention_days, batch_size),
     )
     return cursor.rowcount
 
 
 def add_event(
     conn: Connection,
-    tipo_agregado: str,
-    agregado_id: str,
-    tipo_evento: str,
+    aggregate_type: str,
+    aggregate_id: str,
+    event_type: str,
     payload: Mapping[str, Any],
     version: int = 1,
 ) -> uuid.UUID:
@@ -159,6 +159,6 @@ def add_event(
     conn.execute(
         "INSERT INTO outbox (id, tipo_agregado, agregado_id, tipo_evento, version, payload)"
         " VALUES (%s, %s, %s, %s, %s, %s)",
-        (outbox_id, tipo_agregado, agregado_id, tipo_evento, version, Jsonb(dict(payload))),
+        (outbox_id, aggregate_type, aggregate_id, event_type, version, Jsonb(dict(payload))),
     )
     return outbox_id

@@ -28,7 +28,7 @@ from psycopg_pool import PoolTimeout
 
 from mercadofresco.aws import client
 from mercadofresco.outbox import postgres
-from mercadofresco.outbox.eventos import entrada, split_entries, tamano_entrada
+from mercadofresco.outbox.events import entry, entry_size, split_entries
 from mercadofresco.process_cache import per_environment
 
 if TYPE_CHECKING:
@@ -39,55 +39,70 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
     from mercadofresco.outbox.config import OutboxConfig
-    from mercadofresco.outbox.eventos import OutboxRow
+    from mercadofresco.outbox.events import OutboxRow
 
-__all__ = ["CONFIG_CLIENTE_EVENTOS", "ERRORES_BD", "OutboxRelay", "Resultado", "events_client"]
+__all__ = ["DB_ERRORS", "EVENTS_CLIENT_CONFIG", "LOG_FIELDS", "OutboxRelay", "RelayResult", "events_client"]
 
 logger = logging.getLogger(__name__)
 
-ERRORES_BD = (psycopg.OperationalError, PoolTimeout)
+DB_ERRORS = (psycopg.OperationalError, PoolTimeout)
 
 # The relay's hot client (one PutEvents per 10 events, all day): botocore's own per-call work is
 # most of the relay's CPU (~2 ms per call of 10 entries with the default client, measured by
 # bench/bench_outbox.py). On top of the project's retry and timeout policy (merged by ``client``):
-# - no client-side parameter validation: every entry is built by ``eventos.entrada`` (fixed shape
+# - no client-side parameter validation: every entry is built by ``events.entry`` (fixed shape
 #   and types), EventBridge validates it again anyway, and a call it refuses as a whole leaves
 #   the rows pending, as a failed validation here would; walking each call's parameters cost
 #   ~7-25 % of the call's CPU (measured, noisy on this shared machine);
 # - a fixed User-Agent: botocore otherwise rebuilds and sanitises the whole string twice per call
 #   (~20-25 %); the SDK, Python and the caller stay in it, only botocore's per-call feature codes go.
-CONFIG_CLIENTE_EVENTOS = Config(
+EVENTS_CLIENT_CONFIG = Config(
     parameter_validation=False,
     user_agent=f"Botocore/{botocore.__version__} Python/{platform.python_version()} md/mercadofresco-outbox-relay",
 )
 
 
+# The "outbox drained" log line's field names, which runbooks/outbox-retrasado.md queries: Spanish, never renamed.
+LOG_FIELDS = {
+    "batches": "lotes",
+    "claimed": "reclamadas",
+    "published": "publicadas",
+    "rejections": "rechazos",
+    "parked": "aparcadas",
+    "held": "retenidas",
+    "calls": "llamadas",
+    "db_errors": "errores_bd",
+    "service_errors": "errores_servicio",
+}
+
+
 @per_environment
 def events_client() -> BaseClient:
-    """The relay's EventBridge client, one per execution environment (``CONFIG_CLIENTE_EVENTOS``)."""
-    return client("events", config=CONFIG_CLIENTE_EVENTOS)
+    """The relay's EventBridge client, one per execution environment (``EVENTS_CLIENT_CONFIG``)."""
+    return client("events", config=EVENTS_CLIENT_CONFIG)
 
 
 @dataclass(slots=True)
-class Resultado:
+class RelayResult:
     """Counters of one batch or of a whole drain."""
 
-    lotes: int = 0
-    reclamadas: int = 0
-    publicadas: int = 0
-    rechazos: int = 0
-    aparcadas: int = 0
-    retenidas: int = 0
-    llamadas: int = 0
-    errores_bd: int = 0
-    errores_servicio: int = 0
+    batches: int = 0
+    claimed: int = 0
+    published: int = 0
+    rejections: int = 0
+    parked: int = 0
+    held: int = 0
+    calls: int = 0
+    db_errors: int = 0
+    service_errors: int = 0
 
-    def sumar(self, otro: Resultado) -> None:
-        for campo, valor in asdict(otro).items():
-            setattr(self, campo, getattr(self, campo) + valor)
+    def add(self, other: RelayResult) -> None:
+        for name, value in asdict(other).items():
+            setattr(self, name, getattr(self, name) + value)
 
     def as_dict(self) -> dict[str, int]:
-        return asdict(self)
+        """The counters under their log field names (``LOG_FIELDS``): the relay's log line and its answer."""
+        return {LOG_FIELDS[name]: value for name, value in asdict(self).items()}
 
 
 class OutboxRelay:
@@ -97,33 +112,33 @@ class OutboxRelay:
     ----------
     pool
         A psycopg ``ConnectionPool`` (its ``check`` replaces connections a restart broke).
-    eventos
+    events
         A boto3 ``events`` client (:func:`events_client` in Lambda).
-    reloj, dormir
+    clock, sleep
         Injectable monotonic clock and sleep, so tests compress time.
     """
 
     def __init__(
         self,
         pool: ConnectionPool,
-        eventos: BaseClient,
+        events: BaseClient,
         config: OutboxConfig,
         *,
-        reloj: Callable[[], float] = time.monotonic,
-        dormir: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._pool = pool
-        self._eventos = eventos
+        self._eventos = events
         self._config = config
-        self._reloj = reloj
-        self._dormir = dormir
+        self._reloj = clock
+        self._dormir = sleep
 
-    def process_batch(self) -> Resultado:
+    def process_batch(self) -> RelayResult:
         """Claim, publish, mark and commit one batch; return its counters."""
-        res = Resultado(lotes=1)
+        res = RelayResult(batches=1)
         with self._pool.connection() as conn, conn.transaction():
             filas = postgres.claim(conn, self._config.batch_max)
-            res.reclamadas = len(filas)
+            res.claimed = len(filas)
             if not filas:
                 return res
             enviables = self._planificar(conn, filas, res)
@@ -132,27 +147,27 @@ class OutboxRelay:
             aparcadas = postgres.record_failures(conn, fallos, self._config.max_attempts)
             for id_ in aparcadas:
                 logger.error("outbox row parked", extra={"outbox_id": str(id_), "motivo": fallos[id_][1]})
-            res.publicadas = len(aceptadas)
-            res.aparcadas += len(aparcadas)
+            res.published = len(aceptadas)
+            res.parked += len(aparcadas)
         return res
 
-    def drain(self, hasta: float) -> Resultado:
-        """Process batches until the clock reaches ``hasta``; poll every ``poll_s`` when idle.
+    def drain(self, until: float) -> RelayResult:
+        """Process batches until the clock reaches ``until``; poll every ``poll_s`` when idle.
 
         A database outage (restart, failover) or an unavailable EventBridge pauses and retries
         instead of ending the drain: nothing is lost, the rows wait in the table.
         """
-        total = Resultado()
-        while (ahora := self._reloj()) < hasta:
+        total = RelayResult()
+        while (ahora := self._reloj()) < until:
             try:
                 lote = self.process_batch()
-            except ERRORES_BD as exc:
-                total.errores_bd += 1
+            except DB_ERRORS as exc:
+                total.db_errors += 1
                 logger.warning("outbox database unavailable, retrying", extra={"error": str(exc)})
-                self._dormir(min(self._config.error_wait_s, max(hasta - ahora, 0)))
+                self._dormir(min(self._config.error_wait_s, max(until - ahora, 0)))
                 continue
-            total.sumar(lote)
-            self._dormir(min(self._pausa(lote), max(hasta - self._reloj(), 0)))
+            total.add(lote)
+            self._dormir(min(self._pausa(lote), max(until - self._reloj(), 0)))
         return total
 
     def status(self) -> postgres.OutboxStatus:
@@ -160,37 +175,37 @@ class OutboxRelay:
         with self._pool.connection() as conn:
             return postgres.status(conn)
 
-    def _pausa(self, lote: Resultado) -> float:
-        if lote.errores_servicio:
+    def _pausa(self, lote: RelayResult) -> float:
+        if lote.service_errors:
             return self._config.error_wait_s
-        if lote.reclamadas == 0:
+        if lote.claimed == 0:
             return self._config.poll_s
-        if lote.publicadas == 0 and lote.rechazos == 0:
+        if lote.published == 0 and lote.rejections == 0:
             return self._config.lock_wait_s  # everything waits on another relay's commit
         return 0.0
 
-    def _planificar(self, conn: Any, filas: list[OutboxRow], res: Resultado) -> list[tuple[OutboxRow, dict, int]]:
+    def _planificar(self, conn: Any, filas: list[OutboxRow], res: RelayResult) -> list[tuple[OutboxRow, dict, int]]:
         """Entries to send, in order; park the ones that can never fit, hold the ones that must wait."""
         enviables: list[tuple[OutboxRow, dict, int]] = []
         esperan: set[tuple[str, str]] = set()
         for fila in filas:
             if fila.bloqueada or fila.agregado in esperan:
                 esperan.add(fila.agregado)
-                res.retenidas += 1
+                res.held += 1
                 continue
-            ent = entrada(fila, self._config)
-            tamano = tamano_entrada(ent)
+            ent = entry(fila, self._config)
+            tamano = entry_size(ent)
             if tamano > self._config.bytes_per_call:
                 motivo = f"entry of {tamano} bytes exceeds PutEvents' {self._config.bytes_per_call}-byte limit"
                 postgres.park(conn, fila.id, motivo)
                 logger.error("outbox row parked", extra={"outbox_id": str(fila.id), "motivo": motivo})
-                res.aparcadas += 1
+                res.parked += 1
                 continue
             enviables.append((fila, ent, tamano))
         return enviables
 
     def _publicar(
-        self, enviables: list[tuple[OutboxRow, dict, int]], res: Resultado
+        self, enviables: list[tuple[OutboxRow, dict, int]], res: RelayResult
     ) -> tuple[list[uuid.UUID], dict[uuid.UUID, tuple[int, str]]]:
         """Send in calls, re-sending only rejected entries; a rejected row holds back its aggregate."""
         aceptadas: list[uuid.UUID] = []
@@ -203,7 +218,7 @@ class OutboxRelay:
             detenidos: set[tuple[str, str]] = set()
             for llamada in split_entries(pendientes, self._config):
                 enviar = [item for item in llamada if item[0].agregado not in detenidos]
-                res.retenidas += len(llamada) - len(enviar)
+                res.held += len(llamada) - len(enviar)
                 if not enviar:
                     continue
                 respuesta = self._put_events([ent for _, ent, _ in enviar], res)
@@ -216,7 +231,7 @@ class OutboxRelay:
                         fallos[fila.id] = (n + 1, f"{resultado['ErrorCode']}: {resultado.get('ErrorMessage', '')}")
                         rechazadas.append(item)
                         detenidos.add(fila.agregado)
-                        res.rechazos += 1
+                        res.rejections += 1
                     else:
                         aceptadas.append(fila.id)
             if not rechazadas:
@@ -225,12 +240,12 @@ class OutboxRelay:
             pendientes = rechazadas
         return aceptadas, fallos
 
-    def _put_events(self, entradas: list[dict], res: Resultado) -> list[dict] | None:
-        res.llamadas += 1
+    def _put_events(self, entradas: list[dict], res: RelayResult) -> list[dict] | None:
+        res.calls += 1
         try:
             respuesta = self._eventos.put_events(Entries=entradas)
         except (ClientError, BotoCoreError) as exc:
-            res.errores_servicio += 1
+            res.service_errors += 1
             logger.warning("PutEvents failed as a whole, rows stay pending", extra={"error": str(exc)})
             return None
         return respuesta["Entries"]

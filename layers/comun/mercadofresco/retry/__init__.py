@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.retry.backoff import Backoff, EqualJitterBackoff, FullJitterBackoff, NoBackoff, retry_after_s
-from mercadofresco.retry.clasificacion import Classification, classify
-from mercadofresco.retry.politica import MAX_ATTEMPTS_HTTP, RetryPolicy
+from mercadofresco.retry.classification import Classification, classify
+from mercadofresco.retry.policy import MAX_ATTEMPTS_HTTP, RetryPolicy
 
 if TYPE_CHECKING:
     from mercadofresco.retry.budget import RetryBudget

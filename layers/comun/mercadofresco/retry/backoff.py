@@ -67,21 +67,21 @@ class NoBackoff(Backoff):
         return 0.0
 
 
-def retry_after_s(valor: str | None, *, ahora: datetime | None = None) -> float | None:
+def retry_after_s(value: str | None, *, now: datetime | None = None) -> float | None:
     """Parse a ``Retry-After`` header: delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
 
     Returns the wait in seconds (never negative), or ``None`` when absent or unparseable
     (the caller then falls back to its own backoff rather than trusting garbage).
     """
-    if valor is None or not valor.strip():
+    if value is None or not value.strip():
         return None
-    valor = valor.strip()
-    if valor.isdigit():
-        return float(valor)
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
     try:
-        fecha = parsedate_to_datetime(valor)
+        fecha = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     if fecha.tzinfo is None:  # RFC 850/asctime forms parse naive; HTTP dates are always GMT
         fecha = fecha.replace(tzinfo=UTC)
-    return max(0.0, (fecha - (ahora or datetime.now(UTC))).total_seconds())
+    return max(0.0, (fecha - (now or datetime.now(UTC))).total_seconds())

@@ -3,7 +3,7 @@
 Choice: the ratio form, as a token bucket fed by calls (Finagle's RetryBudget, gRPC's retry
 throttling). Every first attempt sent to the dependency deposits ``ratio`` tokens (0.1; a call
 the open circuit refuses is not one), every retry costs one token, the bucket holds at most
-``capacidad`` (10). So over any stretch retries <= 10 % of calls + 10,
+``capacity`` (10). So over any stretch retries <= 10 % of calls + 10,
 exactly the lesson's rule ("if more than 10 % of calls are retries, stop retrying until the
 proportion drops"), and after recovery successful calls refill it. botocore's quota form
 (500 capacity, cost 5/10, refund on success) was not chosen: its unit is not a share of the
@@ -35,17 +35,17 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from mercadofresco.valkey import PREFIJO_CLAVES
+from mercadofresco.valkey import KEY_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import redis
 
-RATIO_POR_DEFECTO = 0.1  # the lesson: retries at most ~10 % of the traffic
-CAPACIDAD_POR_DEFECTO = 10.0  # a blip on a quiet dependency may still retry 10 calls
-VIDA_CLAVE_MS = 24 * 3600 * 1000  # an idle dependency's budget starts over full after a day
-VENTANA_DEPOSITO_S = 10  # deposits older than this are dropped before they travel (Finagle's ttl)
+DEFAULT_RATIO = 0.1  # the lesson: retries at most ~10 % of the traffic
+DEFAULT_CAPACITY = 10.0  # a blip on a quiet dependency may still retry 10 calls
+KEY_LIFETIME_MS = 24 * 3600 * 1000  # an idle dependency's budget starts over full after a day
+DEPOSIT_WINDOW_S = 10  # deposits older than this are dropped before they travel (Finagle's ttl)
 
 _LUA = files("mercadofresco.retry").joinpath("presupuesto.lua").read_text()
 logger = logging.getLogger(__name__)
@@ -54,11 +54,11 @@ logger = logging.getLogger(__name__)
 class _BucketLocal:
     """The same token bucket in process memory (degraded mode, or no Valkey client given)."""
 
-    def __init__(self, ratio: float, capacidad: float, fichas: float) -> None:
-        self.ratio, self.capacidad, self.fichas = ratio, capacidad, fichas
+    def __init__(self, ratio: float, capacity: float, fichas: float) -> None:
+        self.ratio, self.capacity, self.fichas = ratio, capacity, fichas
 
     def visitar(self, llamadas: int, pide: bool) -> bool:
-        self.fichas = min(self.capacidad, self.fichas + llamadas * self.ratio)
+        self.fichas = min(self.capacity, self.fichas + llamadas * self.ratio)
         if pide and self.fichas >= 1:
             self.fichas -= 1
             return True
@@ -70,14 +70,14 @@ class RetryBudget:
 
     Parameters
     ----------
-    dependencia:
+    dependency:
         Budget name (``pasarela``, ``erp``, ``correo-principal``): one bucket per dependency.
     redis_client:
         A client from :func:`mercadofresco.valkey.valkey_client`, or ``None`` for a budget of
         this process only.
-    prefijo:
+    prefix:
         Key prefix (tests use a private one).
-    ratio, capacidad:
+    ratio, capacity:
         Tokens a call deposits, and the bucket's ceiling.
     clock:
         Seconds, for tests (ages the pending deposits); ``time.monotonic`` otherwise.
@@ -92,23 +92,23 @@ class RetryBudget:
 
     def __init__(
         self,
-        dependencia: str,
+        dependency: str,
         redis_client: redis.Redis | None,
         *,
-        prefijo: str = PREFIJO_CLAVES,
-        ratio: float = RATIO_POR_DEFECTO,
-        capacidad: float = CAPACIDAD_POR_DEFECTO,
+        prefix: str = KEY_PREFIX,
+        ratio: float = DEFAULT_RATIO,
+        capacity: float = DEFAULT_CAPACITY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not 0 < ratio <= 1 or capacidad < 1:
-            raise ValueError(f"need 0 < ratio <= 1 and capacidad >= 1, got {ratio}, {capacidad}")
-        self.dependencia = dependencia
-        self.clave = f"{prefijo}presupuesto:{dependencia}"
-        self.ratio, self.capacidad = ratio, capacidad
+        if not 0 < ratio <= 1 or capacity < 1:
+            raise ValueError(f"need 0 < ratio <= 1 and capacity >= 1, got {ratio}, {capacity}")
+        self.dependency = dependency
+        self.key = f"{prefix}presupuesto:{dependency}"
+        self.ratio, self.capacity = ratio, capacity
         self._redis = redis_client
         self._script = redis_client.register_script(_LUA) if redis_client is not None else None
         # The budget of this process only starts full; Valkey's fallback starts empty (module docstring).
-        self._local = _BucketLocal(ratio, capacidad, capacidad if redis_client is None else 0.0)
+        self._local = _BucketLocal(ratio, capacity, capacity if redis_client is None else 0.0)
         self._clock = clock
         self._pendientes: deque[list[int]] = deque()  # [second, calls] oldest first
         self._lock = threading.Lock()
@@ -121,7 +121,7 @@ class RetryBudget:
                 self._pendientes[-1][1] += 1
             else:
                 self._pendientes.append([segundo, 1])
-            while self._pendientes[0][0] <= segundo - VENTANA_DEPOSITO_S:
+            while self._pendientes[0][0] <= segundo - DEPOSIT_WINDOW_S:
                 self._pendientes.popleft()
 
     def allow_retry(self) -> bool:
@@ -134,12 +134,12 @@ class RetryBudget:
         if self._script is None:
             return self._local.fichas
         try:
-            return float(self._redis.hget(self.clave, "fichas") or self.capacidad)
+            return float(self._redis.hget(self.key, "fichas") or self.capacity)
         except RedisError:
             return self._local.fichas
 
     def _visitar(self, *, pide: bool) -> bool:
-        desde = int(self._clock()) - VENTANA_DEPOSITO_S
+        desde = int(self._clock()) - DEPOSIT_WINDOW_S
         with self._lock:
             llamadas = sum(n for segundo, n in self._pendientes if segundo > desde)
             self._pendientes.clear()
@@ -147,12 +147,12 @@ class RetryBudget:
             return self._local.visitar(llamadas, pide)
         try:
             concedido, _ = self._script(
-                keys=[self.clave], args=[llamadas, self.ratio, self.capacidad, int(pide), VIDA_CLAVE_MS]
+                keys=[self.key], args=[llamadas, self.ratio, self.capacity, int(pide), KEY_LIFETIME_MS]
             )
         except RedisError as exc:
             logger.warning(
                 "retry budget in Valkey unavailable, using this process's own",
-                extra={"dependencia": self.dependencia, "error": type(exc).__name__},
+                extra={"dependencia": self.dependency, "error": type(exc).__name__},
             )
             return self._local.visitar(llamadas, pide)
         return bool(concedido)

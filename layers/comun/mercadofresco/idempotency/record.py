@@ -40,11 +40,11 @@ class StoredError:
     mensaje: str
 
     @property
-    def modulo(self) -> str:
+    def module(self) -> str:
         return self.tipo.rpartition(".")[0]
 
     @property
-    def nombre(self) -> str:
+    def name(self) -> str:
         return self.tipo.rpartition(".")[2]
 
 
@@ -61,23 +61,23 @@ class IdempotencyRecord:
     resultado_json: str | None = None
     error: StoredError | None = None
 
-    def expirado(self, ahora_s: float) -> bool:
+    def expired(self, now_s: float) -> bool:
         """Past ``expira_en``: DynamoDB's TTL deletes late (up to 48 h), so treat it as absent."""
-        return self.expira_en < int(ahora_s)
+        return self.expira_en < int(now_s)
 
-    def bloqueo_vivo(self, ahora_s: float) -> bool:
+    def lease_alive(self, now_s: float) -> bool:
         """An ``EN_CURSO`` claim whose lease has not ended."""
         return (
             self.estado is IdempotencyStatus.EN_CURSO
             and self.caduca_bloqueo is not None
-            and self.caduca_bloqueo >= int(ahora_s)
+            and self.caduca_bloqueo >= int(now_s)
         )
 
-    def resultado(self) -> Any:
+    def result(self) -> Any:
         """The stored result, decoded from JSON."""
         return None if self.resultado_json is None else json.loads(self.resultado_json)
 
-    def a_item(self) -> dict[str, dict[str, Any]]:
+    def to_item(self) -> dict[str, dict[str, Any]]:
         """The DynamoDB (low-level, typed) item."""
         item: dict[str, dict[str, Any]] = {
             "clave": {"S": self.clave},
@@ -95,7 +95,7 @@ class IdempotencyRecord:
         return item
 
     @classmethod
-    def de_item(cls, item: dict[str, dict[str, Any]]) -> IdempotencyRecord:
+    def from_item(cls, item: dict[str, dict[str, Any]]) -> IdempotencyRecord:
         """Decode a low-level item (as GetItem or an ``ALL_OLD`` answer returns it)."""
         error = item.get("error", {}).get("M")
         return cls(

@@ -22,7 +22,7 @@ _BYTES_CAMPO_TIME = 14  # how EventBridge counts a present ``Time`` towards the 
 class OutboxRow:
     """A claimed outbox row; ``bloqueada`` = an earlier event of its aggregate is held elsewhere.
 
-    ``detalle`` is the entry's ``Detail`` as PostgreSQL wrote it (``postgres.COLUMNAS_FILA``): the
+    ``detalle`` is the entry's ``Detail`` as PostgreSQL wrote it (``postgres.ROW_COLUMNS``): the
     payload with the outbox id as ``id`` and the row's ``version``, which a payload can never override.
     """
 
@@ -41,26 +41,26 @@ class OutboxRow:
         return (self.tipo_agregado, self.agregado_id)
 
 
-def entrada(fila: OutboxRow, config: OutboxConfig) -> dict[str, Any]:
+def entry(row: OutboxRow, config: OutboxConfig) -> dict[str, Any]:
     """The ``PutEvents`` entry for a row: its ``Detail`` carries the outbox id as ``id``."""
     return {
         "Source": config.source,
-        "DetailType": fila.tipo_evento,
-        "Detail": fila.detalle,
+        "DetailType": row.tipo_evento,
+        "Detail": row.detalle,
         "EventBusName": config.bus_name,
-        "Time": fila.creado_en,
+        "Time": row.creado_en,
     }
 
 
-def tamano_entrada(ent: dict[str, Any]) -> int:
+def entry_size(entry: dict[str, Any]) -> int:
     """An entry's size as EventBridge counts it (UTF-8 of Source, DetailType, Detail, Resources; Time = 14)."""
-    tamano = sum(len(ent.get(k, "").encode()) for k in ("Source", "DetailType", "Detail"))
-    tamano += sum(len(r.encode()) for r in ent.get("Resources", ()))
-    return tamano + (_BYTES_CAMPO_TIME if "Time" in ent else 0)
+    tamano = sum(len(entry.get(k, "").encode()) for k in ("Source", "DetailType", "Detail"))
+    tamano += sum(len(r.encode()) for r in entry.get("Resources", ()))
+    return tamano + (_BYTES_CAMPO_TIME if "Time" in entry else 0)
 
 
 def split_entries(
-    pendientes: Iterable[tuple[OutboxRow, dict[str, Any], int]], config: OutboxConfig
+    pending: Iterable[tuple[OutboxRow, dict[str, Any], int]], config: OutboxConfig
 ) -> Iterator[list[tuple[OutboxRow, dict[str, Any], int]]]:
     """Group ``(row, entry, size)`` in order into calls of ≤ N entries and ≤ the byte limit.
 
@@ -70,7 +70,7 @@ def split_entries(
     actual: list[tuple[OutboxRow, dict[str, Any], int]] = []
     bytes_actual = 0
     agregados: set[tuple[str, str]] = set()
-    for item in pendientes:
+    for item in pending:
         fila, _, tamano = item
         lleno = len(actual) >= config.entries_per_call or bytes_actual + tamano > config.bytes_per_call
         if actual and (lleno or fila.agregado in agregados):

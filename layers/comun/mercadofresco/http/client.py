@@ -10,7 +10,7 @@ bound, and the dependency's retry budget asked before every retry.
 
 Outcomes
 --------
-- 2xx/3xx and 4xx other than 429: returned as :class:`ProviderResponse` (``status``, ``cuerpo``). A 4xx is
+- 2xx/3xx and 4xx other than 429: returned as :class:`ProviderResponse` (``status``, ``body``). A 4xx is
   the provider's business answer (402 ``{"motivo": "fondos insuficientes"}``): the caller maps it.
 - 5xx, 429, refused, reset, connect timeout, or a read timeout with ``idempotent=True``:
   retried; when attempts, budget or ``Retry-After`` bound run out, ``unavailable_error``.
@@ -30,10 +30,10 @@ from urllib.parse import quote
 import urllib3
 
 from mercadofresco.errors import DependencyUnavailableError, PresupuestoReintentosAgotado, ResultadoDesconocido
-from mercadofresco.metrics import LATENCIA_PROVEEDOR, REINTENTOS, as_metrics
+from mercadofresco.metrics import PROVIDER_LATENCY, RETRIES, as_metrics
 from mercadofresco.retry.backoff import retry_after_s
-from mercadofresco.retry.clasificacion import Classification, classify
-from mercadofresco.retry.politica import RetryPolicy
+from mercadofresco.retry.classification import Classification, classify
+from mercadofresco.retry.policy import RetryPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,18 +42,18 @@ if TYPE_CHECKING:
     from mercadofresco.retry.budget import RetryBudget
 
 logger = logging.getLogger("mercadofresco.http")
-CUERPO_TEXTO_MAX = 1000  # characters of a non-JSON body kept for the caller's log
+BODY_TEXT_MAX_CHARS = 1000  # characters of a non-JSON body kept for the caller's log
 # Why a retry was refused (the log's ``motivo`` and the error message).
-MOTIVO_INTENTOS = "attempts exhausted"
-MOTIVO_RETRY_AFTER = "Retry-After above the limit"
-MOTIVO_PRESUPUESTO = "retry budget exhausted"
+REASON_ATTEMPTS_EXHAUSTED = "attempts exhausted"
+REASON_RETRY_AFTER_TOO_LONG = "Retry-After above the limit"
+REASON_BUDGET_EXHAUSTED = "retry budget exhausted"
 
 
 class ProviderResponse(NamedTuple):
-    """A provider's answer: ``status, cuerpo = cliente.post(...)``."""
+    """A provider's answer: ``status, body = client.post(...)``."""
 
     status: int
-    cuerpo: dict[str, Any]
+    body: dict[str, Any]
 
 
 class _Intento(NamedTuple):
@@ -69,7 +69,7 @@ class ProviderClient:
 
     Parameters
     ----------
-    dependencia:
+    dependency:
         Breaker/budget/metric name (``pasarela``, ``erp``, ``correo-principal``).
     base_url:
         ``https://pasarela.example`` (paths passed to :meth:`post` are appended).
@@ -87,7 +87,7 @@ class ProviderClient:
 
     Examples
     --------
-    >>> cliente = ProviderClient(dependencia="pasarela", base_url="https://pasarela.example")
+    >>> cliente = ProviderClient(dependency="pasarela", base_url="https://pasarela.example")
     >>> status, cuerpo = cliente.post("/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1",
     ...                               idempotent=True)  # doctest: +SKIP
     """
@@ -95,7 +95,7 @@ class ProviderClient:
     def __init__(
         self,
         *,
-        dependencia: str,
+        dependency: str,
         base_url: str,
         breaker: CircuitBreaker | None = None,
         retry: RetryPolicy | None = None,
@@ -108,7 +108,7 @@ class ProviderClient:
         rng: random.Random | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.dependencia = dependencia
+        self.dependency = dependency
         self.base_url = base_url.rstrip("/")
         self.breaker, self.budget = breaker, budget
         self.retry = retry or RetryPolicy()
@@ -155,25 +155,25 @@ class ProviderClient:
         if self.budget is not None:
             self.budget.record_call()
         numero, motivo = 0, ""
-        while intento.clasificacion.reintentable:
+        while intento.clasificacion.retryable:
             espera, motivo = self._espera_antes_de_reintentar(numero, intento)
             if espera is None:
                 break
             self._sleep(espera)
             numero += 1
             intento = self._intentar(method, path, cuerpo, headers, idempotent)
-            self._metricas.count(REINTENTOS, self.dependencia)
+            self._metricas.count(RETRIES, self.dependency)
         return self._resultado(intento, numero + 1, motivo)
 
     def _espera_antes_de_reintentar(self, numero: int, intento: _Intento) -> tuple[float | None, str]:
         """Seconds to wait before another attempt, or ``None`` and why not (attempts, Retry-After, budget)."""
         if not self.retry.has_attempt_left(numero):
-            return None, MOTIVO_INTENTOS
-        espera = self.retry.espera_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
-        motivo = MOTIVO_RETRY_AFTER if espera is None else ""
+            return None, REASON_ATTEMPTS_EXHAUSTED
+        espera = self.retry.delay_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
+        motivo = REASON_RETRY_AFTER_TOO_LONG if espera is None else ""
         if espera is not None and self.budget is not None and not self.budget.allow_retry():
-            espera, motivo = None, MOTIVO_PRESUPUESTO
-        extra = {"dependencia": self.dependencia, "intento": numero + 1, "detalle": intento.detalle}
+            espera, motivo = None, REASON_BUDGET_EXHAUSTED
+        extra = {"dependencia": self.dependency, "intento": numero + 1, "detalle": intento.detalle}
         if espera is None:
             logger.warning("provider retry refused", extra={**extra, "motivo": motivo})
         else:
@@ -191,13 +191,13 @@ class ProviderClient:
         except Exception as exc:
             self._medir(inicio)
             clasificacion = classify(exc, idempotent=idempotent)
-            _anotar(permiso, fallo=clasificacion is not Classification.PERMANENTE)
-            if clasificacion is Classification.PERMANENTE:
+            _anotar(permiso, fallo=clasificacion is not Classification.PERMANENT)
+            if clasificacion is Classification.PERMANENT:
                 raise  # not a provider failure (a bad URL, our bug): surface it as it is
             return _Intento(clasificacion, None, None, exc, f"{type(exc).__name__}: {exc}")
         self._medir(inicio)
         clasificacion = classify(resp.status)
-        _anotar(permiso, fallo=clasificacion.reintentable)
+        _anotar(permiso, fallo=clasificacion.retryable)
         espera = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
         return _Intento(
             clasificacion, ProviderResponse(resp.status, body_of(resp.data)), espera, None, f"HTTP {resp.status}"
@@ -205,22 +205,22 @@ class ProviderClient:
 
     def _medir(self, inicio: float) -> None:
         """Latency of one attempt (a timeout counts as its full wait): the provider's p99 alarm reads it."""
-        self._metricas.measure_ms(LATENCIA_PROVEEDOR, self.dependencia, round((time.monotonic() - inicio) * 1000, 1))
+        self._metricas.measure_ms(PROVIDER_LATENCY, self.dependency, round((time.monotonic() - inicio) * 1000, 1))
 
     def _resultado(self, intento: _Intento, intentos: int, motivo: str) -> ProviderResponse:
-        if intento.clasificacion is Classification.RESULTADO_DESCONOCIDO:
+        if intento.clasificacion is Classification.UNKNOWN_OUTCOME:
             raise ResultadoDesconocido(
-                f"{self.dependencia}: no answer in time to a non-idempotent operation ({intento.detalle}); "
+                f"{self.dependency}: no answer in time to a non-idempotent operation ({intento.detalle}); "
                 "it may have happened: reconcile before repeating it"
             ) from intento.error
-        if not intento.clasificacion.reintentable:
+        if not intento.clasificacion.retryable:
             assert intento.respuesta is not None
             return intento.respuesta
         # The budget's refusal has its own name in the workflow's contract; any other end is "unavailable".
-        tipo = PresupuestoReintentosAgotado if motivo == MOTIVO_PRESUPUESTO else self.unavailable_error
+        tipo = PresupuestoReintentosAgotado if motivo == REASON_BUDGET_EXHAUSTED else self.unavailable_error
         error = tipo(
-            f"{self.dependencia} unavailable after {intentos} attempt(s) ({motivo}); last: {intento.detalle}",
-            dependency=self.dependencia,
+            f"{self.dependency} unavailable after {intentos} attempt(s) ({motivo}); last: {intento.detalle}",
+            dependency=self.dependency,
             attempts=intentos,
             last_outcome=intento.detalle,
         )
@@ -232,8 +232,8 @@ class ProviderClient:
 _SEGURO_EN_CABECERA = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
 
 
-def idempotency_key_header(clave: str) -> str:
-    """The ``Idempotency-Key`` header value for ``clave``: ASCII, the same on every attempt and redelivery.
+def idempotency_key_header(key: str) -> str:
+    """The ``Idempotency-Key`` header value for ``key``: ASCII, the same on every attempt and redelivery.
 
     HTTP header values are bytes that urllib3 writes as Latin-1: a key with "ñ" would reach the
     provider as another byte string than our record holds, and one with "€" or "日" would make the
@@ -243,7 +243,7 @@ def idempotency_key_header(clave: str) -> str:
     key builders (:mod:`mercadofresco.dominio.claves`) already refuse such parts.
     """
     try:
-        return quote(clave, safe=_SEGURO_EN_CABECERA, encoding="utf-8", errors="strict")
+        return quote(key, safe=_SEGURO_EN_CABECERA, encoding="utf-8", errors="strict")
     except UnicodeEncodeError as exc:
         raise ValueError("Idempotency-Key is not encodable text (lone surrogate): refused before any call") from exc
 
@@ -257,12 +257,12 @@ def _json_bytes(datos: Any) -> bytes:
     return json.dumps(datos, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def body_of(datos: bytes) -> dict[str, Any]:
+def body_of(data: bytes) -> dict[str, Any]:
     """The body as a dict: JSON objects as they are, anything else wrapped so the caller can log it."""
-    if not datos:
+    if not data:
         return {}
     try:
-        valor = json.loads(datos)
+        valor = json.loads(data)
     except ValueError:
-        return {"texto": datos[:CUERPO_TEXTO_MAX].decode("utf-8", "replace")}
+        return {"texto": data[:BODY_TEXT_MAX_CHARS].decode("utf-8", "replace")}
     return valor if isinstance(valor, dict) else {"datos": valor}

@@ -11,7 +11,7 @@ A body reaches a consumer queue in one of three shapes, and the consumer must no
   own ``"version": "0"`` is EventBridge's, never the event's: only ``detail`` counts.
 
 Tolerant reader: only the contract's required fields are checked; unknown fields are kept
-in ``Event.datos`` and ignored, so a producer may add fields before its consumers know them
+in ``Event.data`` and ignored, so a producer may add fields before its consumers know them
 (the lesson's compatible evolution). What cannot be read raises :class:`InvalidMessageError`
 with its :class:`~mercadofresco.dlq.DlqReason`, which the batch glue turns into a dead letter.
 
@@ -36,16 +36,16 @@ from mercadofresco.validation import InvalidValueError, echo
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-VERSIONES_POR_DEFECTO = frozenset({1})
+DEFAULT_VERSIONS = frozenset({1})
 
 
 class InvalidMessageError(EventoInvalido):
-    """A message the consumer will never process: goes to the DLQ with ``motivo``."""
+    """A message the consumer will never process: goes to the DLQ with ``reason``."""
 
-    def __init__(self, motivo: DlqReason, detalle: str) -> None:
-        super().__init__(f"{motivo.value}: {detalle}")
-        self.motivo = motivo
-        self.detalle = detalle
+    def __init__(self, reason: DlqReason, detail: str) -> None:
+        super().__init__(f"{reason.value}: {detail}")
+        self.reason = reason
+        self.detail = detail
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,23 +54,23 @@ class Route:
 
     handler: Callable[[Event], Any]
     fields: tuple[str, ...] = ()
-    versions: frozenset[int] = field(default=VERSIONES_POR_DEFECTO)
+    versions: frozenset[int] = field(default=DEFAULT_VERSIONS)
 
 
 @dataclass(frozen=True, slots=True)
 class Event:
     """A domain event read from a record, whatever its envelope."""
 
-    tipo: str
+    type: str
     version: int
-    datos: Mapping[str, Any]
-    sobre: str  # "sqs" (raw), "sns" or "eventbridge": where it came from, for logs
+    data: Mapping[str, Any]
+    envelope: str  # "sqs" (raw), "sns" or "eventbridge": where it came from, for logs
 
-    def __getitem__(self, campo: str) -> Any:
-        return self.datos[campo]
+    def __getitem__(self, name: str) -> Any:
+        return self.data[name]
 
-    def get(self, campo: str, defecto: Any = None) -> Any:
-        return self.datos.get(campo, defecto)
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.data.get(name, default)
 
 
 def _json_objeto(texto: str, que: str) -> dict[str, Any]:
@@ -85,16 +85,16 @@ def _json_objeto(texto: str, que: str) -> dict[str, Any]:
     return valor
 
 
-def unwrap(cuerpo: str) -> tuple[dict[str, Any], str | None, str]:
-    """Strip the envelope: return ``(datos, tipo_del_sobre, sobre)``."""
-    datos = _json_objeto(cuerpo, "body")
+def unwrap(body: str) -> tuple[dict[str, Any], str | None, str]:
+    """Strip the envelope: return ``(data, the envelope's event type, envelope)``."""
+    datos = _json_objeto(body, "body")
     if datos.get("Type") == "Notification" and isinstance(datos.get("Message"), str) and "TopicArn" in datos:
         return _json_objeto(datos["Message"], "SNS Message"), None, "sns"
     if "detail-type" in datos and "detail" in datos and "source" in datos:
-        detalle = datos["detail"]
-        if not isinstance(detalle, dict):
+        detail = datos["detail"]
+        if not isinstance(detail, dict):
             raise InvalidMessageError(DlqReason.JSON_INVALIDO, "EventBridge detail is not an object")
-        return detalle, str(datos["detail-type"]), "eventbridge"
+        return detail, str(datos["detail-type"]), "eventbridge"
     return datos, None, "sqs"
 
 
@@ -144,4 +144,4 @@ def read(
                 validar(datos[campo])
             except InvalidValueError as exc:
                 raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{tipo}: {exc}") from None
-    return Event(tipo=tipo, version=version, datos=datos, sobre=sobre)
+    return Event(type=tipo, version=version, data=datos, envelope=sobre)

@@ -1,15 +1,15 @@
 """The batch glue every SQS consumer shares: Powertools partial batch responses around our rules.
 
-Per record: read it (:mod:`.lectura`), dispatch by event type to its :class:`Route`, and
+Per record: read it (:mod:`.reading`), dispatch by event type to its :class:`Route`, and
 classify what went wrong:
 
 ============================  ==================================================  =================
 outcome                       what happens                                        receive burnt?
 ============================  ==================================================  =================
 handled                       acknowledged                                        no
-bad input / permanent error   copied to the DLQ with ``mf-motivo``, acknowledged  no
+bad input / permanent error   copied to the DLQ with ``mf-reason``, acknowledged  no
 a value the store refuses     the same (:func:`data_error`: never transient)  no
-a ``defer_on`` error          deferred (:mod:`.aplazamiento`), acknowledged       no
+a ``defer_on`` error          deferred (:mod:`.deferral`), acknowledged       no
 too little invocation left    handed over (re-sent, not counted), acknowledged    no
 any other error (transient)   reported in ``batchItemFailures``; SQS redelivers   yes (safety net)
 ============================  ==================================================  =================
@@ -29,9 +29,9 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.exceptions import OrphanedChildLoggerError
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mercadofresco.consumer.aplazamiento import DeferralPolicy, defer, receives_exhausted
-from mercadofresco.consumer.colas import Queues, send_to_dlq
-from mercadofresco.consumer.lectura import InvalidMessageError, read
+from mercadofresco.consumer.deferral import DeferralPolicy, defer, receives_exhausted
+from mercadofresco.consumer.queues import Queues, send_to_dlq
+from mercadofresco.consumer.reading import InvalidMessageError, read
 from mercadofresco.dlq import DlqReason
 from mercadofresco.errors import PermanentError
 
@@ -43,17 +43,17 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
     from botocore.client import BaseClient
 
-    from mercadofresco.consumer.colas import Queue
-    from mercadofresco.consumer.lectura import Event, Route
+    from mercadofresco.consumer.queues import Queue
+    from mercadofresco.consumer.reading import Event, Route
 
 logger = Logger(child=True)
 metrics = Metrics()
 
-CLAVES_CORRELACION = ("pedido_id", "carrito_id", "sku")  # logged with every line about a record
+CORRELATION_KEYS = ("pedido_id", "carrito_id", "sku")  # logged with every line about a record
 # Time one record may take in the worst case: 2 HTTP attempts x (2 s connect + 10 s read) plus
 # the retry wait and the idempotency writes. A record is only started with this much left, so a
 # slow provider cannot make the invocation time out and return the whole batch to the queue.
-RESERVA_POR_REGISTRO_MS = 26_000
+RESERVE_PER_RECORD_MS = 26_000
 
 
 class Consumer:
@@ -62,7 +62,7 @@ class Consumer:
     Parameters
     ----------
     function_name
-        The consumer's name, written on every dead letter (``mf-funcion``).
+        The consumer's name, written on every dead letter (``mf-function``).
     routes
         Event type -> :class:`Route` (required fields, versions, handler): the dispatch table.
     types_by_queue
@@ -88,7 +88,7 @@ class Consumer:
         defer_on: tuple[type[BaseException], ...] = (),
         policy: DeferralPolicy | None = None,
         sqs: BaseClient | None = None,
-        reserve_ms: int = RESERVA_POR_REGISTRO_MS,
+        reserve_ms: int = RESERVE_PER_RECORD_MS,
         field_checks: Mapping[str, Callable[[Any], Any]] | None = None,
     ) -> None:
         self.function_name = function_name
@@ -96,7 +96,7 @@ class Consumer:
         self.types_by_queue = dict(types_by_queue or {})
         self.defer_on = defer_on
         self.policy = policy or DeferralPolicy()
-        self.colas = Queues(sqs)
+        self.queues = Queues(sqs)
         self.reserve_ms = reserve_ms
         self.field_checks = dict(field_checks or {})
 
@@ -121,49 +121,49 @@ class Consumer:
         # A batch where every record failed is still a partial response, not an exception.
         procesador.raise_on_entire_batch_failure = False
         return process_partial_response(
-            event=event, record_handler=self.registro, processor=procesador, context=context
+            event=event, record_handler=self.handle_record, processor=procesador, context=context
         )
 
-    def _tipo_por_defecto(self, cola: Queue) -> str | None:
-        return next((t for prefijo, t in self.types_by_queue.items() if cola.nombre.startswith(prefijo)), None)
+    def _tipo_por_defecto(self, queue: Queue) -> str | None:
+        return next((t for prefijo, t in self.types_by_queue.items() if queue.name.startswith(prefijo)), None)
 
-    def registro(self, record: SQSRecord, lambda_context: Any = None) -> None:
+    def handle_record(self, record: SQSRecord, lambda_context: Any = None) -> None:
         """Handle one record; return to acknowledge it, raise to report it failed."""
         crudo = record.raw_event
-        cola = self.colas.de_arn(record.event_source_arn)
-        if agotadas := receives_exhausted(cola, crudo):
-            send_to_dlq(self.colas.sqs, cola, crudo, DlqReason.APLAZAMIENTOS_AGOTADOS, agotadas, self.function_name)
+        queue = self.queues.from_arn(record.event_source_arn)
+        if agotadas := receives_exhausted(queue, crudo):
+            send_to_dlq(self.queues.sqs, queue, crudo, DlqReason.APLAZAMIENTOS_AGOTADOS, agotadas, self.function_name)
             return
         if lambda_context is not None and lambda_context.get_remaining_time_in_millis() < self.reserve_ms:
             # Not started, so no call was made: defer rather than fail (a failure would burn a receive).
-            causa = "too little time left in the invocation"
-            defer(self.colas.sqs, cola, crudo, self.policy, self.function_name, causa, cuenta=False)
+            cause = "too little time left in the invocation"
+            defer(self.queues.sqs, queue, crudo, self.policy, self.function_name, cause, counts=False)
             return
         try:
-            evento = read(record.body, self.routes, self._tipo_por_defecto(cola), self.field_checks)
+            evento = read(record.body, self.routes, self._tipo_por_defecto(queue), self.field_checks)
             self._manejar(evento)
             metrics.add_metric(name="MensajesProcesados", unit=MetricUnit.Count, value=1)
         except (InvalidMessageError, PermanentError) as exc:
-            motivo = exc.motivo if isinstance(exc, InvalidMessageError) else DlqReason.DATO_INVALIDO
-            detalle = exc.detalle if isinstance(exc, InvalidMessageError) else f"{type(exc).__name__}: {exc}"
-            self._al_dlq(cola, crudo, motivo, detalle)
+            reason = exc.reason if isinstance(exc, InvalidMessageError) else DlqReason.DATO_INVALIDO
+            detail = exc.detail if isinstance(exc, InvalidMessageError) else f"{type(exc).__name__}: {exc}"
+            self._al_dlq(queue, crudo, reason, detail)
         except self.defer_on as exc:
-            causa, minimo_s = f"{type(exc).__name__}: {exc}", getattr(exc, "retry_in_s", 0)
-            defer(self.colas.sqs, cola, crudo, self.policy, self.function_name, causa, minimo_s=minimo_s)
+            cause, min_s = f"{type(exc).__name__}: {exc}", getattr(exc, "retry_in_s", 0)
+            defer(self.queues.sqs, queue, crudo, self.policy, self.function_name, cause, min_s=min_s)
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
         except Exception as exc:
-            if (detalle := data_error(exc)) is None:
+            if (detail := data_error(exc)) is None:
                 raise  # transient (or unknown): batchItemFailures, SQS redelivers
-            self._al_dlq(cola, crudo, DlqReason.DATO_INVALIDO, detalle)
+            self._al_dlq(queue, crudo, DlqReason.DATO_INVALIDO, detail)
 
-    def _al_dlq(self, cola: Queue, crudo: dict[str, Any], motivo: DlqReason, detalle: str) -> None:
-        send_to_dlq(self.colas.sqs, cola, crudo, motivo, detalle, self.function_name)
+    def _al_dlq(self, queue: Queue, crudo: dict[str, Any], reason: DlqReason, detail: str) -> None:
+        send_to_dlq(self.queues.sqs, queue, crudo, reason, detail, self.function_name)
         metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
 
     def _manejar(self, evento: Event) -> None:
         with _correlacion(evento):
-            logger.info("handling event", tipo=evento.tipo, version=evento.version, sobre=evento.sobre)
-            self.routes[evento.tipo].handler(evento)
+            logger.info("handling event", tipo=evento.type, version=evento.version, sobre=evento.envelope)
+            self.routes[evento.type].handler(evento)
 
 
 def data_error(exc: BaseException) -> str | None:
@@ -177,8 +177,8 @@ def data_error(exc: BaseException) -> str | None:
     never repeats the value (it may be personal, or huge): the class and SQLSTATE say enough to group.
     """
     if isinstance(exc, UnicodeError):
-        motivo = exc.reason if isinstance(exc, UnicodeEncodeError | UnicodeDecodeError) else "encoding"
-        return f"{type(exc).__name__}: a value holds characters that cannot be encoded ({motivo})"
+        reason = exc.reason if isinstance(exc, UnicodeEncodeError | UnicodeDecodeError) else "encoding"
+        return f"{type(exc).__name__}: a value holds characters that cannot be encoded ({reason})"
     psycopg = sys.modules.get("psycopg")
     if psycopg is None or not isinstance(exc, psycopg.Error):
         return None
@@ -238,7 +238,7 @@ def _correlacion(evento: Event) -> Iterator[None]:
     Needs the handler's own ``Logger()`` (the parent of this child); without one (a script,
     a test) the lines go out without the ids rather than failing the record.
     """
-    claves = {c: evento.get(c) for c in CLAVES_CORRELACION if evento.get(c) is not None}
+    claves = {c: evento.get(c) for c in CORRELATION_KEYS if evento.get(c) is not None}
     try:
         logger.append_keys(**claves)
         logger.set_correlation_id(evento.get("pedido_id") or evento.get("carrito_id"))

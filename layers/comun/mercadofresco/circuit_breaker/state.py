@@ -22,15 +22,15 @@ class BreakerState(Enum):
 class Decision:
     """One script call's answer: admit or not, and the state it saw after recording outcomes."""
 
-    admitido: bool
-    estado: BreakerState
-    abierto_hasta_ms: int
-    aperturas: int
-    es_sonda: bool
-    motivo_apertura: str  # non-empty only for the one call whose record opened the breaker
-    ahora_ms: int
-    exitos_ventana: int = 0
-    fallos_ventana: int = 0
+    admitted: bool
+    state: BreakerState
+    open_until_ms: int
+    openings: int
+    is_probe: bool
+    open_reason: str  # non-empty only for the one call whose record opened the breaker
+    now_ms: int
+    window_successes: int = 0
+    window_failures: int = 0
     consecutive_failures: int = 0
 
 

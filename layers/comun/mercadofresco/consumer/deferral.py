@@ -21,7 +21,7 @@ Timeline (standard queue, ERP down, defaults)::
     t=0     receive #1, breaker open -> re-send delay 30..60 s,   mf-aplazamientos=1, ack
     t~1m    receive #1 of the copy   -> re-send delay ~60..120 s, mf-aplazamientos=2, ack
     ...     delays double up to 900 s (SQS's maximum), each one at least half its step
-    >=67 m  after 12 deferrals: DLQ, motivo aplazamientos-agotados
+    >=67 m  after 12 deferrals: DLQ, reason aplazamientos-agotados
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from mercadofresco import dlq
-from mercadofresco.consumer.colas import (
-    ATRIBUTO_RECEPCIONES_PREVIAS,
-    aplazamientos,
+from mercadofresco.consumer.queues import (
+    PREVIOUS_RECEIVES_ATTRIBUTE,
+    deferrals,
     previous_receives,
-    recepciones,
+    receives,
     send_to_dlq,
     with_attributes,
 )
@@ -48,12 +48,12 @@ from mercadofresco.retry.backoff import EqualJitterBackoff
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from mercadofresco.consumer.colas import Queue
+    from mercadofresco.consumer.queues import Queue
 
 logger = Logger(child=True)
 
 SQS_MAX_DELAY_S = 900  # SendMessage's DelaySeconds (and our hold) maximum
-RELEVO_MAX_S = 10  # a record handed over for lack of invocation time is due again within this (jittered)
+HANDOVER_MAX_S = 10  # a record handed over for lack of invocation time is due again within this (jittered)
 
 
 class HeldMessage(TransientError):
@@ -68,7 +68,7 @@ class DeferralPolicy:
     ``step/2 + uniform(0, step/2)`` with ``step = min(max_delay_s, base_delay_s * 2**n)``.
     Jitter so that a recovered dependency does not get every deferred message in the same
     second; *equal* rather than full jitter so that the total wait has a floor
-    (:meth:`espera_minima_total_s`) that a bound on outage length can be proved against.
+    (:meth:`min_total_delay_s`) that a bound on outage length can be proved against.
     """
 
     base_delay_s: int = 60
@@ -86,10 +86,10 @@ class DeferralPolicy:
     def backoff(self) -> EqualJitterBackoff:
         return EqualJitterBackoff(base_s=self.base_delay_s, cap_s=self.max_delay_s)
 
-    def espera_s(self, n: int) -> int:
+    def delay_s(self, n: int) -> int:
         return min(self.max_delay_s, round(self.backoff.compute(n, self.rng)))
 
-    def espera_minima_total_s(self) -> int:
+    def min_total_delay_s(self) -> int:
         """The shortest outage that can exhaust the deferrals: any shorter one loses nothing."""
         return sum(math.floor(self.backoff.compute(n, _SIN_AZAR)) for n in range(self.max_deferrals))
 
@@ -104,7 +104,7 @@ class _SinAzar(random.Random):
 _SIN_AZAR = _SinAzar()
 
 
-def receives_exhausted(cola: Queue, record: dict[str, Any]) -> str | None:
+def receives_exhausted(queue: Queue, record: dict[str, Any]) -> str | None:
     """Why a deferred copy must not be tried again, or ``None``.
 
     SQS counts receives per copy; a copy starts at 0. So a standard queue's copy carries
@@ -113,58 +113,58 @@ def receives_exhausted(cola: Queue, record: dict[str, Any]) -> str | None:
     FIFO copies carry nothing: their holds are receives that made no call.
     """
     previas = previous_receives(record)
-    total = previas + recepciones(record)
-    if not previas or cola.max_recepciones is None or total <= cola.max_recepciones:
+    total = previas + receives(record)
+    if not previas or queue.max_receives is None or total <= queue.max_receives:
         return None
-    return f"{total} receives across {aplazamientos(record)} deferrals (maxReceiveCount {cola.max_recepciones})"
+    return f"{total} receives across {deferrals(record)} deferrals (maxReceiveCount {queue.max_receives})"
 
 
 def defer(
     sqs: BaseClient,
-    cola: Queue,
+    queue: Queue,
     record: dict[str, Any],
-    politica: DeferralPolicy,
-    funcion: str,
-    causa: str,
+    policy: DeferralPolicy,
+    function: str,
+    cause: str,
     *,
-    minimo_s: float = 0,
-    cuenta: bool = True,
+    min_s: float = 0,
+    counts: bool = True,
 ) -> None:
     """Defer ``record``; return to acknowledge it, or raise :class:`HeldMessage` to keep it (FIFO).
 
-    ``minimo_s``: wait at least this long (capped at 900 s), e.g. the time the breaker says it
+    ``min_s``: wait at least this long (capped at 900 s), e.g. the time the breaker says it
     stays open: a copy that comes back before the circuit can close only costs an invocation.
-    ``cuenta=False``: a deferral that is nobody's outage (the invocation ran out of time before
+    ``counts=False``: a deferral that is nobody's outage (the invocation ran out of time before
     starting the record): it does not count toward ``max_deferrals`` and the copy is due
-    again within :data:`RELEVO_MAX_S`, so a slow provider cannot push messages to the DLQ.
+    again within :data:`HANDOVER_MAX_S`, so a slow provider cannot push messages to the DLQ.
     """
-    n = aplazamientos(record)
-    if cuenta and n >= politica.max_deferrals:
-        detalle = f"{n} deferrals while {causa}"
-        send_to_dlq(sqs, cola, record, dlq.DlqReason.APLAZAMIENTOS_AGOTADOS, detalle, funcion)
+    n = deferrals(record)
+    if counts and n >= policy.max_deferrals:
+        detail = f"{n} deferrals while {cause}"
+        send_to_dlq(sqs, queue, record, dlq.DlqReason.APLAZAMIENTOS_AGOTADOS, detail, function)
         return
-    if cuenta:
-        espera_s = max(politica.espera_s(n), min(politica.max_delay_s, math.ceil(minimo_s)))
+    if counts:
+        espera_s = max(policy.delay_s(n), min(policy.max_delay_s, math.ceil(min_s)))
     else:
-        espera_s = round(politica.rng.uniform(0, RELEVO_MAX_S))
-    siguiente = n + 1 if cuenta else n  # the copy's mf-aplazamientos
-    if cola.fifo and recepciones(record) < (cola.max_recepciones or 2) - 1:
+        espera_s = round(policy.rng.uniform(0, HANDOVER_MAX_S))
+    siguiente = n + 1 if counts else n  # the copy's mf-aplazamientos
+    if queue.fifo and receives(record) < (queue.max_receives or 2) - 1:
         sqs.change_message_visibility(
-            QueueUrl=cola.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=espera_s
+            QueueUrl=queue.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=espera_s
         )
-        logger.info("message held (FIFO)", espera_s=espera_s, causa=causa, message_id=record.get("messageId"))
-        raise HeldMessage(f"held {espera_s} s while {causa}")
-    propios = {dlq.ATRIBUTO_APLAZAMIENTOS: str(siguiente)}
-    envio: dict[str, Any] = {"QueueUrl": cola.url, "MessageBody": record["body"]}
-    if cola.fifo:
+        logger.info("message held (FIFO)", espera_s=espera_s, causa=cause, message_id=record.get("messageId"))
+        raise HeldMessage(f"held {espera_s} s while {cause}")
+    own = {dlq.DEFERRALS_ATTRIBUTE: str(siguiente)}
+    envio: dict[str, Any] = {"QueueUrl": queue.url, "MessageBody": record["body"]}
+    if queue.fifo:
         envio["MessageGroupId"] = record["attributes"]["MessageGroupId"]
         envio["MessageDeduplicationId"] = f"aplazado:{record['messageId']}"
     else:
         # This receive made no call (the circuit was open); the ones before it may have.
-        propios[ATRIBUTO_RECEPCIONES_PREVIAS] = str(previous_receives(record) + recepciones(record) - 1)
+        own[PREVIOUS_RECEIVES_ATTRIBUTE] = str(previous_receives(record) + receives(record) - 1)
         envio["DelaySeconds"] = espera_s
-    envio["MessageAttributes"] = with_attributes(record, propios)
+    envio["MessageAttributes"] = with_attributes(record, own)
     sqs.send_message(**envio)
     logger.info(
-        "message deferred", aplazamientos=siguiente, espera_s=espera_s, causa=causa, message_id=record["messageId"]
+        "message deferred", aplazamientos=siguiente, espera_s=espera_s, causa=cause, message_id=record["messageId"]
     )

@@ -3,19 +3,19 @@
 =============================================  ===============================================
 outcome                                        :class:`Classification`
 =============================================  ===============================================
-HTTP 2xx/3xx                                   ``EXITO``
-HTTP 429                                       ``TRANSITORIO_ESPERA_LARGA`` (honour Retry-After)
-HTTP 503                                       ``TRANSITORIO`` (honour Retry-After when sent)
-HTTP other 5xx                                 ``TRANSITORIO``
-HTTP other 4xx                                 ``PERMANENTE`` (a business answer: 402, 404, 409…)
-connection refused / reset / connect timeout   ``TRANSITORIO`` (the request never ran, or the link broke)
-read timeout, idempotent operation             ``TRANSITORIO``
-read timeout, non-idempotent operation         ``RESULTADO_DESCONOCIDO`` (it may have run: never retry blindly)
-DynamoDB ConditionalCheckFailedException       ``NO_ES_ERROR`` (the condition's answer, e.g. "already claimed")
-botocore throttling codes                      ``TRANSITORIO_ESPERA_LARGA``
-botocore connect errors / 5xx                  ``TRANSITORIO``
+HTTP 2xx/3xx                                   ``SUCCESS``
+HTTP 429                                       ``TRANSIENT_LONG_WAIT`` (honour Retry-After)
+HTTP 503                                       ``TRANSIENT`` (honour Retry-After when sent)
+HTTP other 5xx                                 ``TRANSIENT``
+HTTP other 4xx                                 ``PERMANENT`` (a business answer: 402, 404, 409…)
+connection refused / reset / connect timeout   ``TRANSIENT`` (the request never ran, or the link broke)
+read timeout, idempotent operation             ``TRANSIENT``
+read timeout, non-idempotent operation         ``UNKNOWN_OUTCOME`` (it may have run: never retry blindly)
+DynamoDB ConditionalCheckFailedException       ``NOT_AN_ERROR`` (the condition's answer, e.g. "already claimed")
+botocore throttling codes                      ``TRANSIENT_LONG_WAIT``
+botocore connect errors / 5xx                  ``TRANSIENT``
 botocore read timeout                          as an HTTP read timeout
-anything else                                  ``PERMANENTE`` (a bug is not fixed by retrying)
+anything else                                  ``PERMANENT`` (a bug is not fixed by retrying)
 =============================================  ===============================================
 """
 
@@ -49,25 +49,25 @@ THROTTLING_CODES = frozenset(
 class Classification(Enum):
     """What an outcome means for the caller's retry decision."""
 
-    EXITO = "exito"
-    NO_ES_ERROR = "no_es_error"
-    PERMANENTE = "permanente"
-    TRANSITORIO = "transitorio"
-    TRANSITORIO_ESPERA_LARGA = "transitorio_espera_larga"
-    RESULTADO_DESCONOCIDO = "resultado_desconocido"
+    SUCCESS = "success"
+    NOT_AN_ERROR = "not_an_error"
+    PERMANENT = "permanent"
+    TRANSIENT = "transient"
+    TRANSIENT_LONG_WAIT = "transient_long_wait"
+    UNKNOWN_OUTCOME = "unknown_outcome"
 
     @property
-    def reintentable(self) -> bool:
+    def retryable(self) -> bool:
         """Whether the retry loop may try again (budget and attempts permitting)."""
-        return self in (Classification.TRANSITORIO, Classification.TRANSITORIO_ESPERA_LARGA)
+        return self in (Classification.TRANSIENT, Classification.TRANSIENT_LONG_WAIT)
 
 
-def classify(resultado: int | BaseException, *, idempotent: bool = False) -> Classification:
+def classify(outcome: int | BaseException, *, idempotent: bool = False) -> Classification:
     """Classify an HTTP status or an exception raised by urllib3, botocore or the socket layer.
 
     Parameters
     ----------
-    resultado:
+    outcome:
         An HTTP status code, or the exception the call raised.
     idempotent:
         Whether repeating the operation is harmless (it carries an ``Idempotency-Key`` the
@@ -76,39 +76,39 @@ def classify(resultado: int | BaseException, *, idempotent: bool = False) -> Cla
     Examples
     --------
     >>> classify(402)
-    <Classification.PERMANENTE: 'permanente'>
+    <Classification.PERMANENT: 'permanente'>
     """
-    if isinstance(resultado, int):
-        return _por_status(resultado)
-    if type(resultado).__module__.startswith("botocore"):
-        return _botocore(resultado, idempotent=idempotent)
-    return _red(resultado, idempotent=idempotent)
+    if isinstance(outcome, int):
+        return _por_status(outcome)
+    if type(outcome).__module__.startswith("botocore"):
+        return _botocore(outcome, idempotent=idempotent)
+    return _red(outcome, idempotent=idempotent)
 
 
 def _por_status(status: int) -> Classification:
     if status == 429:
-        return Classification.TRANSITORIO_ESPERA_LARGA
+        return Classification.TRANSIENT_LONG_WAIT
     if status >= 500:
-        return Classification.TRANSITORIO
+        return Classification.TRANSIENT
     if status >= 400:
-        return Classification.PERMANENTE
-    return Classification.EXITO
+        return Classification.PERMANENT
+    return Classification.SUCCESS
 
 
 def _lectura_agotada(idempotent: bool) -> Classification:
-    return Classification.TRANSITORIO if idempotent else Classification.RESULTADO_DESCONOCIDO
+    return Classification.TRANSIENT if idempotent else Classification.UNKNOWN_OUTCOME
 
 
 def _red(exc: BaseException, *, idempotent: bool) -> Classification:
     # Order matters: urllib3's NewConnectionError subclasses ConnectTimeoutError, and both are
     # TimeoutError subclasses like ReadTimeoutError; the connect side is checked first.
     if isinstance(exc, u3.ConnectTimeoutError | u3.NewConnectionError | ConnectionRefusedError):
-        return Classification.TRANSITORIO
+        return Classification.TRANSIENT
     if isinstance(exc, u3.ReadTimeoutError | socket.timeout | TimeoutError):
         return _lectura_agotada(idempotent)
     if isinstance(exc, u3.ProtocolError | u3.SSLError | u3.ProxyError | ConnectionError):
-        return Classification.TRANSITORIO  # reset/aborted: the lesson and DESIGN treat a broken link as transient
-    return Classification.PERMANENTE
+        return Classification.TRANSIENT  # reset/aborted: the lesson and DESIGN treat a broken link as transient
+    return Classification.PERMANENT
 
 
 def _botocore(exc: BaseException, *, idempotent: bool) -> Classification:
@@ -118,12 +118,12 @@ def _botocore(exc: BaseException, *, idempotent: bool) -> Classification:
         error = exc.response.get("Error", {})
         codigo = error.get("Code", "")
         if codigo == "ConditionalCheckFailedException":
-            return Classification.NO_ES_ERROR
+            return Classification.NOT_AN_ERROR
         if codigo in THROTTLING_CODES:
-            return Classification.TRANSITORIO_ESPERA_LARGA
+            return Classification.TRANSIENT_LONG_WAIT
         return _por_status(int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)))
     if isinstance(exc, bc.ReadTimeoutError):
         return _lectura_agotada(idempotent)
     if isinstance(exc, bc.ConnectTimeoutError | bc.EndpointConnectionError | bc.ConnectionClosedError):
-        return Classification.TRANSITORIO
-    return Classification.PERMANENTE
+        return Classification.TRANSIENT
+    return Classification.PERMANENT

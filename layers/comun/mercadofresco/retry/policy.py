@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mercadofresco.retry.backoff import Backoff, FullJitterBackoff
-from mercadofresco.retry.clasificacion import Classification
+from mercadofresco.retry.classification import Classification
 
 if TYPE_CHECKING:
     import random
 
 MAX_ATTEMPTS_HTTP = 2  # total attempts per provider call in the HTTP layer, the first one included
 RETRY_AFTER_MAX_S = 5.0  # never sleep longer than this inside an invocation, whatever the provider asks
-ESPERA_429_MIN_S = 1.0  # a 429 without Retry-After waits this much more than the backoff: "later" means later
+MIN_429_WAIT_S = 1.0  # a 429 without Retry-After waits this much more than the backoff: "later" means later
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class RetryPolicy:
     max_attempts: int = MAX_ATTEMPTS_HTTP
     backoff: Backoff = field(default_factory=FullJitterBackoff)
     retry_after_max_s: float = RETRY_AFTER_MAX_S
-    min_429_wait_s: float = ESPERA_429_MIN_S
+    min_429_wait_s: float = MIN_429_WAIT_S
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -63,21 +63,21 @@ class RetryPolicy:
         except ValueError:
             raise ValueError(f"HTTP_MAX_ATTEMPTS must be a whole number >= 1, got {valor!r}") from None
 
-    def has_attempt_left(self, intento: int) -> bool:
-        """Whether attempt ``intento`` (0-based, just failed) may be followed by another."""
-        return intento + 1 < self.max_attempts
+    def has_attempt_left(self, attempt: int) -> bool:
+        """Whether attempt ``attempt`` (0-based, just failed) may be followed by another."""
+        return attempt + 1 < self.max_attempts
 
-    def espera_s(
-        self, reintento: int, clasificacion: Classification, retry_after: float | None, rng: random.Random
+    def delay_s(
+        self, retry: int, classification: Classification, retry_after: float | None, rng: random.Random
     ) -> float | None:
-        """Seconds to wait before retry number ``reintento`` (0-based), or ``None`` to give up now.
+        """Seconds to wait before retry number ``retry`` (0-based), or ``None`` to give up now.
 
         ``Retry-After`` wins when the provider sent one (429/503), bounded by ``retry_after_max_s``:
         a longer request means the retry would not fit, so the caller fails now.
         """
         if retry_after is not None:
             return retry_after if retry_after <= self.retry_after_max_s else None
-        espera = self.backoff.compute(reintento, rng)
-        if clasificacion is Classification.TRANSITORIO_ESPERA_LARGA:
+        espera = self.backoff.compute(retry, rng)
+        if classification is Classification.TRANSIENT_LONG_WAIT:
             espera += self.min_429_wait_s
         return espera

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 
 from mercadofresco.db import shared_pool
 from mercadofresco.outbox.config import OutboxConfig
-from mercadofresco.outbox.migraciones import apply_migrations, verify_migrations
+from mercadofresco.outbox.schema import apply_migrations, verify_migrations
 from mercadofresco.process_cache import per_environment
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 
-__all__ = ["OutboxEnvironment", "entorno", "plazo"]
+__all__ = ["OutboxEnvironment", "deadline", "environment"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class OutboxEnvironment:
 
 
 @per_environment
-def entorno() -> OutboxEnvironment:
+def environment() -> OutboxEnvironment:
     """The environment's pool (schema migrated) and config; built on first use."""
     pool = shared_pool()
     with pool.connection() as conn:
@@ -44,6 +44,6 @@ def entorno() -> OutboxEnvironment:
     return OutboxEnvironment(pool, OutboxConfig.from_env())
 
 
-def plazo(restante_ms: int, margin_s: float, max_s: float = float("inf")) -> float:
+def deadline(remaining_ms: int, margin_s: float, max_s: float = float("inf")) -> float:
     """Monotonic deadline: at most ``max_s`` from now, and ``margin_s`` before the Lambda times out."""
-    return time.monotonic() + max(0.0, min(max_s, restante_ms / 1000 - margin_s))
+    return time.monotonic() + max(0.0, min(max_s, remaining_ms / 1000 - margin_s))

@@ -26,21 +26,21 @@ if TYPE_CHECKING:
 
 logger = Logger(child=True)
 
-MAX_ATRIBUTOS = 10  # SQS's limit of message attributes per message
-MAX_DETALLE = 1000  # characters of the error kept with a dead letter
+MAX_ATTRIBUTES = 10  # SQS's limit of message attributes per message
+MAX_DETAIL_CHARS = 1000  # characters of the error kept with a dead letter
 # SQS's MaximumMessageSize as SNS, EventBridge and Lambda's mappings still cap a message (256 KiB): the body
 # AND every attribute's name, type and value count. A body near the limit leaves no room for the reason:
 # the body's end is cut, never the reason nor the message.
-MAX_MENSAJE_BYTES = 262_144
+MAX_MESSAGE_BYTES = 262_144
 # What SQS accepts in a string: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF (anything else: "?").
 # Written as the complement: the negated class over those ranges costs ~10 ms to compile at import.
 _NO_SQS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # Receives spent by the earlier copies of a deferred message (standard queues): keeps the
 # worst case of calls per message at 2 HTTP attempts x maxReceiveCount across all copies.
-ATRIBUTO_RECEPCIONES_PREVIAS = "mf-recepciones-previas"
+PREVIOUS_RECEIVES_ATTRIBUTE = "mf-recepciones-previas"
 
 
-class ColaSinDlqError(MercadoFrescoError, RuntimeError):
+class QueueWithoutDlqError(MercadoFrescoError, RuntimeError):
     """The source queue has no RedrivePolicy: there is nowhere safe to put a bad message."""
 
 
@@ -51,15 +51,15 @@ class Queue:
     arn: str
     url: str
     dlq_url: str | None
-    max_recepciones: int | None
+    max_receives: int | None
 
     @property
-    def nombre(self) -> str:
+    def name(self) -> str:
         return self.arn.rsplit(":", 1)[-1]
 
     @property
     def fifo(self) -> bool:
-        return self.nombre.endswith(".fifo")
+        return self.name.endswith(".fifo")
 
 
 class Queues:
@@ -78,7 +78,7 @@ class Queues:
         # DLQ): the same event file then works in any account, moto's included (events/ for sam local).
         return self.sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[-1])["QueueUrl"]
 
-    def de_arn(self, arn: str) -> Queue:
+    def from_arn(self, arn: str) -> Queue:
         if arn not in self._cache:
             url = self._url(arn)
             atributos = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])
@@ -88,16 +88,16 @@ class Queues:
                 arn=arn,
                 url=url,
                 dlq_url=self._url(destino) if destino else None,
-                max_recepciones=int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
+                max_receives=int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
             )
         return self._cache[arn]
 
 
-def original_attributes(record: dict[str, Any], excluir: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+def original_attributes(record: dict[str, Any], exclude: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
     """The record's message attributes in ``SendMessage`` form (Lambda's event uses camelCase)."""
     salida: dict[str, dict[str, Any]] = {}
     for nombre, valor in (record.get("messageAttributes") or {}).items():
-        if nombre in excluir:
+        if nombre in exclude:
             continue
         tipo = valor.get("dataType", "String")
         if valor.get("stringValue") is not None:
@@ -107,11 +107,11 @@ def original_attributes(record: dict[str, Any], excluir: frozenset[str] = frozen
     return salida
 
 
-def with_attributes(record: dict[str, Any], propios: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """The record's attributes with ``propios`` set (ours win), within SQS's limit of 10."""
-    nuestros = {k: {"DataType": "String", "StringValue": v} for k, v in propios.items()}
-    originales = original_attributes(record, excluir=frozenset(nuestros))
-    cabe = MAX_ATRIBUTOS - len(nuestros)
+def with_attributes(record: dict[str, Any], own: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The record's attributes with ``own`` set (ours win), within SQS's limit of 10."""
+    nuestros = {k: {"DataType": "String", "StringValue": v} for k, v in own.items()}
+    originales = original_attributes(record, exclude=frozenset(nuestros))
+    cabe = MAX_ATTRIBUTES - len(nuestros)
     return dict(list(originales.items())[:cabe]) | nuestros
 
 
@@ -130,7 +130,7 @@ def _tamano(cuerpo: str, atributos: dict[str, dict[str, Any]]) -> int:
 
 
 def _que_quepa(
-    cuerpo: str, atributos: dict[str, dict[str, Any]], propios: dict[str, str]
+    cuerpo: str, atributos: dict[str, dict[str, Any]], own: dict[str, str]
 ) -> tuple[str, dict[str, dict[str, Any]]]:
     """The body and attributes of the dead letter, within SQS's size: our ``mf-*`` attributes always travel.
 
@@ -138,18 +138,18 @@ def _que_quepa(
     ``mf-cuerpo-recortado``: its original size). A message the consumer could not read (a huge
     non-JSON body) is worth nothing without its reason and origin; the tail of its body is.
     """
-    if _tamano(cuerpo, atributos) <= MAX_MENSAJE_BYTES:
+    if _tamano(cuerpo, atributos) <= MAX_MESSAGE_BYTES:
         return cuerpo, atributos
-    nuestros = {k: v for k, v in atributos.items() if k in propios}
-    if _tamano(cuerpo, nuestros) <= MAX_MENSAJE_BYTES:
+    nuestros = {k: v for k, v in atributos.items() if k in own}
+    if _tamano(cuerpo, nuestros) <= MAX_MESSAGE_BYTES:
         return cuerpo, nuestros
     original = cuerpo.encode("utf-8", "surrogatepass")
-    nuestros[dlq.ATRIBUTO_CUERPO_RECORTADO] = {"DataType": "String", "StringValue": str(len(original))}
-    cabe = MAX_MENSAJE_BYTES - _tamano("", nuestros)
+    nuestros[dlq.TRUNCATED_BODY_ATTRIBUTE] = {"DataType": "String", "StringValue": str(len(original))}
+    cabe = MAX_MESSAGE_BYTES - _tamano("", nuestros)
     return original[:cabe].decode("utf-8", "ignore"), nuestros  # "ignore": a character cut in two is dropped
 
 
-def recepciones(record: dict[str, Any]) -> int:
+def receives(record: dict[str, Any]) -> int:
     return int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
 
 
@@ -161,43 +161,43 @@ def _entero(record: dict[str, Any], atributo: str) -> int:
         return 0
 
 
-def aplazamientos(record: dict[str, Any]) -> int:
+def deferrals(record: dict[str, Any]) -> int:
     """How many times this message was deferred (``mf-aplazamientos``)."""
-    return _entero(record, dlq.ATRIBUTO_APLAZAMIENTOS)
+    return _entero(record, dlq.DEFERRALS_ATTRIBUTE)
 
 
 def previous_receives(record: dict[str, Any]) -> int:
     """Receives the earlier copies of this message spent before being deferred."""
-    return _entero(record, ATRIBUTO_RECEPCIONES_PREVIAS)
+    return _entero(record, PREVIOUS_RECEIVES_ATTRIBUTE)
 
 
 def send_to_dlq(
-    sqs: BaseClient, cola: Queue, record: dict[str, Any], motivo: DlqReason, detalle: str, funcion: str
+    sqs: BaseClient, queue: Queue, record: dict[str, Any], reason: DlqReason, detail: str, function: str
 ) -> None:
-    """Copy ``record`` to ``cola``'s DLQ with why (``mf-*`` attributes); the caller then acknowledges it.
+    """Copy ``record`` to ``queue``'s DLQ with why (``mf-*`` attributes); the caller then acknowledges it.
 
     A FIFO DLQ keeps the record's ``MessageGroupId``; its dedup id is the record's
     MessageId, so a copy sent twice (the ack after it was lost) lands once.
     """
-    if cola.dlq_url is None:
-        raise ColaSinDlqError(f"{cola.nombre} has no RedrivePolicy: refusing to drop a {motivo.value} message")
-    detalle = _NO_SQS.sub("?", detalle[:MAX_DETALLE])
-    propios = {
-        dlq.ATRIBUTO_MOTIVO: motivo.value,
-        dlq.ATRIBUTO_DETALLE: detalle,
-        dlq.ATRIBUTO_COLA_ORIGEN: cola.url,
-        dlq.ATRIBUTO_FUNCION: funcion,
+    if queue.dlq_url is None:
+        raise QueueWithoutDlqError(f"{queue.name} has no RedrivePolicy: refusing to drop a {reason.value} message")
+    detail = _NO_SQS.sub("?", detail[:MAX_DETAIL_CHARS])
+    own = {
+        dlq.REASON_ATTRIBUTE: reason.value,
+        dlq.DETAIL_ATTRIBUTE: detail,
+        dlq.SOURCE_QUEUE_ATTRIBUTE: queue.url,
+        dlq.FUNCTION_ATTRIBUTE: function,
     }
-    cuerpo, atributos = _que_quepa(record["body"], with_attributes(record, propios), propios)
-    envio: dict[str, Any] = {"QueueUrl": cola.dlq_url, "MessageBody": cuerpo, "MessageAttributes": atributos}
-    if cola.dlq_url.endswith(".fifo"):
+    cuerpo, atributos = _que_quepa(record["body"], with_attributes(record, own), own)
+    envio: dict[str, Any] = {"QueueUrl": queue.dlq_url, "MessageBody": cuerpo, "MessageAttributes": atributos}
+    if queue.dlq_url.endswith(".fifo"):
         envio["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "sin-grupo"
         envio["MessageDeduplicationId"] = record["messageId"]
     sqs.send_message(**envio)
     logger.warning(
         "message sent to its DLQ",
-        motivo=motivo.value,
-        detalle=detalle[:MAX_DETALLE],
+        motivo=reason.value,
+        detalle=detail[:MAX_DETAIL_CHARS],
         message_id=record.get("messageId"),
-        cola=cola.nombre,
+        cola=queue.name,
     )

@@ -9,24 +9,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco.consumer.lectura import InvalidMessageError
+from mercadofresco.consumer.reading import InvalidMessageError
 from mercadofresco.dlq import DlqReason
 from mercadofresco.validation import provider_error_code
 
 if TYPE_CHECKING:
     from mercadofresco.http import ProviderResponse
 
-YA_LO_TIENE = 409  # the provider saw this Idempotency-Key's operation already
+DUPLICATE_STATUS = 409  # the provider saw this Idempotency-Key's operation already
 
 
-def accepted(respuesta: ProviderResponse, dependencia: str) -> dict[str, Any]:
+def accepted(response: ProviderResponse, dependency: str) -> dict[str, Any]:
     """The body of a successful answer; a refusal raises :class:`InvalidMessageError` (``dato-invalido``)."""
-    status, cuerpo = respuesta
-    if 200 <= status < 300 or status == YA_LO_TIENE:
+    status, cuerpo = response
+    if 200 <= status < 300 or status == DUPLICATE_STATUS:
         return cuerpo
     # Only the status and a short machine code: a provider's error body may echo the customer's
-    # e-mail or our request, and this detail goes to logs and to the DLQ's mf-detalle.
+    # e-mail or our request, and this detail goes to logs and to the DLQ's mf-detail.
     codigo = provider_error_code(cuerpo)
     raise InvalidMessageError(
-        DlqReason.DATO_INVALIDO, f"{dependencia} refused the message: HTTP {status} {codigo}".rstrip()
+        DlqReason.DATO_INVALIDO, f"{dependency} refused the message: HTTP {status} {codigo}".rstrip()
     )

@@ -1,6 +1,6 @@
 """A small, idempotent migration step: the SQL files in ``migrations/``, in name order, once each.
 
-The deploy (custom resource ``MigracionesAurora``, :mod:`mercadofresco.outbox.despliegue`), the
+The deploy (custom resource ``MigracionesAurora``, :mod:`mercadofresco.outbox.deployment`), the
 tests and the local run call :func:`apply_migrations`, so the schema they use is the one these
 files define; deployed functions only check it (:func:`verify_migrations`). Applied versions are recorded in
 ``schema_migrations`` in the connection's ``search_path``; an advisory lock keyed on the

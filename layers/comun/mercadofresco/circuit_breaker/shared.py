@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from mercadofresco.circuit_breaker.estado import BreakerState, Decision, SharedStateUnavailableError
+from mercadofresco.circuit_breaker.state import BreakerState, Decision, SharedStateUnavailableError
 
 if TYPE_CHECKING:
     import redis
@@ -29,8 +29,8 @@ _LUA = files("mercadofresco.circuit_breaker").joinpath("circuito.lua").read_text
 class SharedBreakerState:
     """The script's caller for one dependency's key."""
 
-    def __init__(self, clave: str, redis_client: redis.Redis, config: BreakerConfig) -> None:
-        self.clave = clave
+    def __init__(self, key: str, redis_client: redis.Redis, config: BreakerConfig) -> None:
+        self.key = key
         self._script = redis_client.register_script(_LUA)
         self._config = " ".join(
             str(v)
@@ -47,25 +47,25 @@ class SharedBreakerState:
         )
 
     def execute(
-        self, op: str, *, ahora_ms: int | None, pendientes: str = "", token: str = "", resultado: str = ""
+        self, op: str, *, now_ms: int | None, pending: str = "", token: str = "", outcome: str = ""
     ) -> Decision:
         """Run ``op`` in one round trip; Valkey errors become :class:`SharedStateUnavailableError`."""
-        args = [op, "" if ahora_ms is None else ahora_ms, pendientes, token, resultado, self._config]
+        args = [op, "" if now_ms is None else now_ms, pending, token, outcome, self._config]
         try:
-            r = self._script(keys=[self.clave], args=args)
+            r = self._script(keys=[self.key], args=args)
         except RedisError as exc:
             raise SharedStateUnavailableError(f"{type(exc).__name__}: {exc}") from exc
-        admitido, estado, hasta, aperturas, sonda, motivo, ahora, ok, ko, seguidos = _texto(r).split("|")
+        admitted, estado, hasta, aperturas, sonda, motivo, ahora, ok, ko, seguidos = _texto(r).split("|")
         return Decision(
-            admitido=admitido == "1",
-            estado=BreakerState(estado),
-            abierto_hasta_ms=int(hasta),
-            aperturas=int(aperturas),
-            es_sonda=sonda == "1",
-            motivo_apertura=motivo,
-            ahora_ms=int(ahora),
-            exitos_ventana=int(ok),
-            fallos_ventana=int(ko),
+            admitted=admitted == "1",
+            state=BreakerState(estado),
+            open_until_ms=int(hasta),
+            openings=int(aperturas),
+            is_probe=sonda == "1",
+            open_reason=motivo,
+            now_ms=int(ahora),
+            window_successes=int(ok),
+            window_failures=int(ko),
             consecutive_failures=int(seguidos),
         )
 

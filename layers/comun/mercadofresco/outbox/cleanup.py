@@ -26,13 +26,13 @@ __all__ = ["purge_published"]
 def purge_published(
     pool: ConnectionPool,
     config: OutboxConfig,
-    hasta: float,
+    until: float,
     *,
-    reloj: Callable[[], float] = time.monotonic,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
-    """Delete old published rows in batches of ``purge_batch`` until none is left or ``hasta``; return the count."""
+    """Delete old published rows in batches of ``purge_batch`` until none is left or ``until``; return the count."""
     borradas = 0
-    while reloj() < hasta:
+    while clock() < until:
         with pool.connection() as conn, conn.transaction():
             n = postgres.delete_published(conn, config.retention_days, config.purge_batch)
         borradas += n

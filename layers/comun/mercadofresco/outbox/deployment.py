@@ -1,7 +1,7 @@
 """Migrations at deploy time: the CloudFormation custom resource behind ``functions/migraciones``.
 
 On Create and Update the resource connects as the database's admin user, applies the layer's
-migrations (:func:`~mercadofresco.outbox.migraciones.apply_migrations`, idempotent and
+migrations (:func:`~mercadofresco.outbox.schema.apply_migrations`, idempotent and
 versioned) and creates or updates the runtime role, which may read and write data only. The
 template passes the layer version as a property, so every deploy that ships new migration
 files updates the resource and runs them once. Delete keeps the database as it is.
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.db import DatabaseConfig, aurora_parameters
 from mercadofresco.errors import MercadoFrescoError
-from mercadofresco.outbox.migraciones import apply_migrations
+from mercadofresco.outbox.schema import apply_migrations
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,13 +34,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MARGEN_WATCHDOG_S = 10.0  # answer FAILED this long before the Lambda's own timeout
-RESPUESTA_INTENTOS = 4
-RESPUESTA_TIMEOUT_S = 10.0
-MOTIVO_MAX = 1000  # CloudFormation's whole response body must stay under 4 KB
+WATCHDOG_MARGIN_S = 10.0  # answer FAILED this long before the Lambda's own timeout
+RESPONSE_ATTEMPTS = 4
+RESPONSE_TIMEOUT_S = 10.0
+REASON_MAX_CHARS = 1000  # CloudFormation's whole response body must stay under 4 KB
 
 
-class RespuestaError(MercadoFrescoError):
+class ResponseError(MercadoFrescoError):
     """CloudFormation's ResponseURL did not accept the answer after every attempt."""
 
 
@@ -48,12 +48,12 @@ class RespuestaError(MercadoFrescoError):
 class CustomResourceResponder:
     """Sends exactly one answer to a custom-resource event (the first caller wins)."""
 
-    evento: dict[str, Any]
-    id_fisico: str
+    event: dict[str, Any]
+    physical_id: str
     _enviado: threading.Lock = field(default_factory=threading.Lock)
     _hecho: bool = False
 
-    def responder(self, estado: str, motivo: str = "", datos: dict[str, str] | None = None) -> bool:
+    def send(self, status: str, reason: str = "", data: dict[str, str] | None = None) -> bool:
         """PUT the answer; False when another answer already went out."""
         with self._enviado:
             if self._hecho:
@@ -61,39 +61,39 @@ class CustomResourceResponder:
             self._hecho = True
         cuerpo = json.dumps(
             {
-                "Status": estado,
-                "Reason": motivo[:MOTIVO_MAX],
-                "PhysicalResourceId": self.id_fisico,
-                "StackId": self.evento["StackId"],
-                "RequestId": self.evento["RequestId"],
-                "LogicalResourceId": self.evento["LogicalResourceId"],
+                "Status": status,
+                "Reason": reason[:REASON_MAX_CHARS],
+                "PhysicalResourceId": self.physical_id,
+                "StackId": self.event["StackId"],
+                "RequestId": self.event["RequestId"],
+                "LogicalResourceId": self.event["LogicalResourceId"],
                 "NoEcho": False,
-                "Data": datos or {},
+                "Data": data or {},
             }
         ).encode()
-        _put(self.evento["ResponseURL"], cuerpo)
+        _put(self.event["ResponseURL"], cuerpo)
         return True
 
 
 def _put(url: str, cuerpo: bytes) -> None:
     """PUT with a few retries (full jitter): the pre-signed URL accepts the same body again."""
     ultimo: Exception | None = None
-    for intento in range(RESPUESTA_INTENTOS):
+    for intento in range(RESPONSE_ATTEMPTS):
         # An empty Content-Type: the URL is pre-signed without one, S3 refuses any other.
         peticion = urllib.request.Request(url, data=cuerpo, method="PUT", headers={"Content-Type": ""})
         try:
-            with urllib.request.urlopen(peticion, timeout=RESPUESTA_TIMEOUT_S) as r:
+            with urllib.request.urlopen(peticion, timeout=RESPONSE_TIMEOUT_S) as r:
                 if 200 <= r.status < 300:
                     return
-                ultimo = RespuestaError(f"ResponseURL answered HTTP {r.status}")
+                ultimo = ResponseError(f"ResponseURL answered HTTP {r.status}")
         except OSError as exc:  # URLError, HTTPError, timeouts
             ultimo = exc
-        if intento + 1 < RESPUESTA_INTENTOS:
+        if intento + 1 < RESPONSE_ATTEMPTS:
             time.sleep(random.uniform(0, min(8.0, 0.5 * 2**intento)))  # full jitter
-    raise RespuestaError(f"could not answer CloudFormation after {RESPUESTA_INTENTOS} attempts: {ultimo}")
+    raise ResponseError(f"could not answer CloudFormation after {RESPONSE_ATTEMPTS} attempts: {ultimo}")
 
 
-def create_runtime_role(conn: Connection, usuario: str, password: str) -> None:
+def create_runtime_role(conn: Connection, username: str, password: str) -> None:
     """Create (or update the password of) the runtime role: read/write data in the current schema only.
 
     No CREATE on the schema, no DDL, no role attributes: a compromised function cannot change
@@ -101,8 +101,8 @@ def create_runtime_role(conn: Connection, usuario: str, password: str) -> None:
     """
     from psycopg import sql  # the driver is the connection's: loaded by connect, not by importing this module
 
-    rol = sql.Identifier(usuario)
-    existe = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (usuario,)).fetchone()
+    rol = sql.Identifier(username)
+    existe = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (username,)).fetchone()
     verbo = sql.SQL("ALTER ROLE") if existe else sql.SQL("CREATE ROLE")
     conn.execute(
         sql.SQL("{} {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD {}").format(
@@ -124,15 +124,15 @@ def create_runtime_role(conn: Connection, usuario: str, password: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Credentials:
-    usuario: str
+    username: str
     password: str
 
 
-def read_credentials(secreto_arn: str) -> Credentials:
+def read_credentials(secret_arn: str) -> Credentials:
     """username/password of a Secrets Manager secret (JSON, as RDS and the template write them)."""
     from mercadofresco import aws
 
-    valor = json.loads(aws.client("secretsmanager").get_secret_value(SecretId=secreto_arn)["SecretString"])
+    valor = json.loads(aws.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"])
     return Credentials(valor["username"], valor["password"])
 
 
@@ -146,18 +146,20 @@ def connect(config: DatabaseConfig, timeout_s: float) -> Connection:
     return psycopg.connect(**aurora_parameters(config), autocommit=True, connect_timeout=espera)
 
 
-def migrate_from_properties(propiedades: dict[str, Any], plazo_s: float, database_url: str | None) -> dict[str, str]:
+def migrate_from_properties(
+    properties: dict[str, Any], time_budget_s: float, database_url: str | None
+) -> dict[str, str]:
     """Create/Update: the resource's properties name the endpoint, the database and both secrets."""
     admin = DatabaseConfig(
         database_url=database_url,
-        endpoint=propiedades.get("Endpoint") or None,
-        database=propiedades.get("Database") or "mercadofresco",
-        secret_arn=propiedades.get("AdminSecretArn") or None,
+        endpoint=properties.get("Endpoint") or None,
+        database=properties.get("Database") or "mercadofresco",
+        secret_arn=properties.get("AdminSecretArn") or None,
     )
-    runtime_arn = propiedades.get("RuntimeSecretArn") or ""
+    runtime_arn = properties.get("RuntimeSecretArn") or ""
     runtime = read_credentials(runtime_arn) if runtime_arn and runtime_arn != admin.secret_arn else None
-    with connect(admin, plazo_s) as conn:
-        return apply(conn, runtime, statement_timeout_ms=int(plazo_s * 1000))
+    with connect(admin, time_budget_s) as conn:
+        return apply(conn, runtime, statement_timeout_ms=int(time_budget_s * 1000))
 
 
 def apply(conn: Connection, runtime: Credentials | None, *, statement_timeout_ms: int) -> dict[str, str]:
@@ -168,47 +170,47 @@ def apply(conn: Connection, runtime: Credentials | None, *, statement_timeout_ms
     aplicadas = apply_migrations(conn)
     if runtime is not None:
         with conn.transaction():
-            create_runtime_role(conn, runtime.usuario, runtime.password)
+            create_runtime_role(conn, runtime.username, runtime.password)
     version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
     return {
         "Aplicadas": ",".join(aplicadas),
         "Version": (version[0] if version else None) or "",
-        "RolRuntime": runtime.usuario if runtime else "",
+        "RolRuntime": runtime.username if runtime else "",
     }
 
 
 def run(
-    evento: dict[str, Any],
-    restante_ms: Callable[[], int],
-    trabajo: Callable[[dict[str, Any], float], dict[str, str]],
+    event: dict[str, Any],
+    remaining_ms: Callable[[], int],
+    work: Callable[[dict[str, Any], float], dict[str, str]],
 ) -> str:
     """Handle one custom-resource event and always answer it; return the status sent.
 
-    ``trabajo(propiedades, plazo_s)`` does Create/Update's work within ``plazo_s`` seconds.
+    ``work(properties, time_budget_s)`` does Create/Update's work within ``time_budget_s`` seconds.
     """
-    propiedades = evento.get("ResourceProperties") or {}
-    id_fisico = evento.get("PhysicalResourceId") or f"migraciones-{propiedades.get('Database', 'mercadofresco')}"
-    respondedor = CustomResourceResponder(evento, id_fisico)
-    plazo_s = max(1.0, restante_ms() / 1000 - MARGEN_WATCHDOG_S)
+    properties = event.get("ResourceProperties") or {}
+    physical_id = event.get("PhysicalResourceId") or f"migraciones-{properties.get('Database', 'mercadofresco')}"
+    respondedor = CustomResourceResponder(event, physical_id)
+    time_budget_s = max(1.0, remaining_ms() / 1000 - WATCHDOG_MARGIN_S)
     watchdog = threading.Timer(
-        plazo_s, respondedor.responder, args=("FAILED", f"migrations did not finish within {plazo_s:.0f} s")
+        time_budget_s, respondedor.send, args=("FAILED", f"migrations did not finish within {time_budget_s:.0f} s")
     )
     watchdog.daemon = True
     watchdog.start()
     try:
-        tipo = evento.get("RequestType")
+        tipo = event.get("RequestType")
         if tipo == "Delete":
             # The data outlives the stack (the cluster snapshots on delete): nothing to undo.
-            datos: dict[str, str] = {}
+            data: dict[str, str] = {}
         elif tipo in ("Create", "Update"):
-            datos = trabajo(propiedades, plazo_s)
+            data = work(properties, time_budget_s)
         else:
             raise ValueError(f"unknown RequestType {tipo!r}")
     except Exception as exc:  # every failure becomes FAILED with its reason, never a silent hang
-        logger.exception("custom resource %s failed", evento.get("LogicalResourceId"))
-        respondedor.responder("FAILED", f"{type(exc).__name__}: {exc}")
+        logger.exception("custom resource %s failed", event.get("LogicalResourceId"))
+        respondedor.send("FAILED", f"{type(exc).__name__}: {exc}")
         return "FAILED"
     finally:
         watchdog.cancel()
-    respondedor.responder("SUCCESS", "", datos)
+    respondedor.send("SUCCESS", "", data)
     return "SUCCESS"
