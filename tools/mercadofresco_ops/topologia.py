@@ -16,6 +16,10 @@ A new consumer is its handler, its template resources, its events and its tests:
   no single breaker stands behind its queue.
 
 Physical names are the template's ``!Sub`` strings with the stack's ``NameSuffix``.
+
+``mf-retenidos`` reads here the resources a ``sam delete`` leaves behind (``DeletionPolicy: Retain`` or
+``RetainExceptOnCreate``, their ``Condition`` holding for the deploy's parameters) and each one's
+definition as a CloudFormation import takes it (:meth:`Topologia.definicion_para_importar`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
 PLANTILLA = Path(__file__).resolve().parents[2] / "template.yaml"
 SUFIJO = "NameSuffix"
 MAQUINAS = ("AWS::Serverless::StateMachine", "AWS::StepFunctions::StateMachine")
+RETENCIONES = ("Retain", "RetainExceptOnCreate")  # what a stack delete leaves in the account
+_REFERENCIA_SUB = re.compile(r"\$\{([^}!]+)\}")
 
 
 def _id_logico(valor: Any) -> str | None:
@@ -69,10 +75,11 @@ class Topologia:
 
     sufijo: str = ""
     ruta: Path = PLANTILLA
+    parametros: dict[str, str] = field(default_factory=dict)  # the deploy's other parameter values
     _plantilla: Plantilla = field(init=False)
 
     def __post_init__(self) -> None:
-        self._plantilla = Plantilla(ruta=self.ruta, parametros={SUFIJO: self.sufijo})
+        self._plantilla = Plantilla(ruta=self.ruta, parametros={**self.parametros, SUFIJO: self.sufijo})
 
     @property
     def _recursos(self) -> dict[str, dict[str, Any]]:
@@ -201,12 +208,90 @@ class Topologia:
                 return self.nombre(grupo, "LogGroupName")
         return None
 
+    def retenidos(self) -> tuple[str, ...]:
+        """Logical ids of the resources a stack delete keeps, for these parameters, in template order."""
+        return tuple(
+            lid
+            for lid, r in self._recursos.items()
+            if r.get("DeletionPolicy") in RETENCIONES and self._plantilla.condicion(r.get("Condition"))
+        )
+
+    def definicion_para_importar(self, logical_id: str, importados: Iterable[str]) -> dict[str, Any]:
+        """The resource as an IMPORT change set's template holds it, next to ``importados`` and nothing else.
+
+        Parameters and conditions are resolved for this deploy (the import template declares neither);
+        ``Ref``/``GetAtt``/``${}`` of a resource in ``importados`` and pseudo parameters are kept for
+        CloudFormation to resolve; ``DeletionPolicy`` and ``UpdateReplacePolicy`` are kept (an import
+        requires the first). A reference to any other resource raises ``ValueError``: the import
+        could not hold it.
+        """
+        recurso = self._recursos[logical_id]
+        parcial = _Parcial(self._plantilla, frozenset(importados), logical_id)
+        definicion = {"Type": recurso["Type"], "Properties": parcial.resolver(recurso.get("Properties", {}))}
+        definicion |= {k: recurso[k] for k in ("DeletionPolicy", "UpdateReplacePolicy") if k in recurso}
+        return definicion
+
     def patron(self, logical_id: str, propiedad: str) -> re.Pattern[str]:
         """A physical name of the resource, whatever the suffix (group ``sufijo``)."""
         marca = "\x00"
         plantilla = Plantilla(ruta=self.ruta, parametros={SUFIJO: marca})
         texto = str(plantilla.resolver(self._recursos[logical_id]["Properties"][propiedad]))
         return re.compile(re.escape(texto).replace(re.escape(marca), "(?P<sufijo>.*?)"))
+
+
+@dataclass(frozen=True)
+class _Parcial:
+    """Resolve what is the deploy's (parameters, conditions, mappings), keep what CloudFormation resolves."""
+
+    plantilla: Plantilla
+    importados: frozenset[str]
+    recurso: str
+
+    def _conservada(self, nombre: str) -> bool:
+        if nombre.startswith("AWS::") or nombre.split(".", 1)[0] in self.importados:
+            return True
+        if nombre in self.plantilla.doc.get("Parameters", {}):
+            return False
+        raise ValueError(f"{self.recurso} references {nombre}, which is not imported with it")
+
+    def resolver(self, nodo: Any) -> Any:
+        if isinstance(nodo, list):
+            return [self.resolver(x) for x in nodo]
+        if not isinstance(nodo, dict):
+            return nodo
+        if len(nodo) == 1:
+            ((clave, arg),) = nodo.items()
+            if clave == "Ref":
+                return nodo if self._conservada(arg) else self.plantilla.ref(arg)
+            if clave == "Fn::GetAtt":
+                nombre = arg if isinstance(arg, str) else ".".join(arg)
+                self._conservada(nombre)  # a GetAtt is always a resource's
+                return nodo
+            if clave == "Fn::If":
+                return self.resolver(arg[1] if self.plantilla.condicion(arg[0]) else arg[2])
+            if clave == "Fn::Sub":
+                return self._sub(arg)
+            if clave == "Fn::FindInMap":
+                return self.plantilla.resolver(nodo)
+        return {k: self.resolver(v) for k, v in nodo.items()}
+
+    def _sub(self, arg: Any) -> Any:
+        texto, variables = (arg, {}) if isinstance(arg, str) else (arg[0], arg[1])
+        locales = {k: self.resolver(v) for k, v in variables.items()}
+
+        def valor(m: re.Match[str]) -> str:
+            nombre = m.group(1)
+            if nombre in locales and isinstance(locales[nombre], str):
+                return locales[nombre]
+            if nombre in locales or self._conservada(nombre):
+                return m.group(0)
+            return str(self.plantilla.ref(nombre))
+
+        resuelto = _REFERENCIA_SUB.sub(valor, texto)
+        pendientes = {k: v for k, v in locales.items() if not isinstance(v, str)}
+        if "${" not in resuelto:
+            return resuelto
+        return {"Fn::Sub": [resuelto, pendientes] if pendientes else resuelto}
 
 
 @cache
