@@ -12,8 +12,9 @@ delete, with the KMS key that encrypts them: a new stack that creates them again
 ("already exists"). CloudFormation's automatic import (``ImportExistingResources``) refuses names
 built with ``${NameSuffix}`` and SAM CLI does not pass it, so ``adoptar`` does the import itself:
 one IMPORT change set whose template holds exactly the retained resources (``topologia``: the
-template's ``DeletionPolicy: Retain`` resources for these parameters, resolved as an import takes
-them), executed, leaving a stack ``sam deploy`` then updates with everything else.
+template's ``DeletionPolicy: Retain`` resources for these parameters), as written, with the
+parameters and conditions they use and this deploy's values for them, executed, leaving a stack
+``sam deploy`` then updates with everything else and finds them unchanged.
 
 The key has no name: it is the one the retained queues and tables are encrypted with, read from
 them. Ownership is read from every live stack's resources (a retained resource keeps its
@@ -205,11 +206,13 @@ def _valores(nodo: Any) -> list[Any]:
 
 
 def plantilla_de_importacion(topologia: Topologia, logicos: Sequence[str]) -> dict[str, Any]:
-    """The IMPORT change set's template: exactly ``logicos``, resolved for this deploy."""
+    """The IMPORT change set's template: exactly ``logicos``, and the parameters and conditions they use."""
+    recursos = {lid: topologia.definicion_para_importar(lid, logicos) for lid in logicos}
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "mf-retenidos: the resources a sam delete retained, adopted; sam deploy adds the rest",
-        "Resources": {lid: topologia.definicion_para_importar(lid, logicos) for lid in logicos},
+        **topologia.declaraciones_para(recursos),
+        "Resources": recursos,
     }
 
 
@@ -257,14 +260,18 @@ def adoptar(topologia: Topologia, pila: str, clientes: Clientes, escribir: Calla
             f"faltan {len(faltan)} de {len(retenidos)} retenidos ({', '.join(faltan)}): borra los demás "
             "(README, «Deploying again after sam delete») o recréalos antes"
         )
-    logicos = [r.logico for r in sueltos]
+    plantilla = plantilla_de_importacion(topologia, [r.logico for r in sueltos])
     nombre_cambios = f"mf-retenidos-{time.strftime('%Y%m%d%H%M%S')}"
     cambios = cfn.create_change_set(
         StackName=pila,
         ChangeSetName=nombre_cambios,
         ChangeSetType="IMPORT",
         Description="mf-retenidos adoptar",
-        TemplateBody=json.dumps(plantilla_de_importacion(topologia, logicos)),
+        TemplateBody=json.dumps(plantilla),
+        Parameters=[
+            {"ParameterKey": k, "ParameterValue": v}
+            for k, v in topologia.valores_de(plantilla.get("Parameters", {})).items()
+        ],
         ResourcesToImport=[
             {"ResourceType": r.tipo, "LogicalResourceId": r.logico, "ResourceIdentifier": r.identificador}
             for r in sueltos

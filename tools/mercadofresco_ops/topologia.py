@@ -18,8 +18,9 @@ A new consumer is its handler, its template resources, its events and its tests:
 Physical names are the template's ``!Sub`` strings with the stack's ``NameSuffix``.
 
 ``mf-retenidos`` reads here the resources a ``sam delete`` leaves behind (``DeletionPolicy: Retain`` or
-``RetainExceptOnCreate``, their ``Condition`` holding for the deploy's parameters) and each one's
-definition as a CloudFormation import takes it (:meth:`Topologia.definicion_para_importar`).
+``RetainExceptOnCreate``, their ``Condition`` holding for the deploy's parameters), each one's
+definition as a CloudFormation import takes it (:meth:`Topologia.definicion_para_importar`) and the
+declarations those definitions use (:meth:`Topologia.declaraciones_para`).
 """
 
 from __future__ import annotations
@@ -219,17 +220,43 @@ class Topologia:
     def definicion_para_importar(self, logical_id: str, importados: Iterable[str]) -> dict[str, Any]:
         """The resource as an IMPORT change set's template holds it, next to ``importados`` and nothing else.
 
-        Parameters and conditions are resolved for this deploy (the import template declares neither);
-        ``Ref``/``GetAtt``/``${}`` of a resource in ``importados`` and pseudo parameters are kept for
-        CloudFormation to resolve; ``DeletionPolicy`` and ``UpdateReplacePolicy`` are kept (an import
-        requires the first). A reference to any other resource raises ``ValueError``: the import
-        could not hold it.
+        As written in the template (so the ``sam deploy`` that follows finds it unchanged), except
+        where it names a resource left out of the import: an ``Fn::If`` with such a branch is
+        resolved to the branch this deploy's parameters take, and ``DependsOn`` keeps only imported
+        resources. A reference to another resource that is not imported raises ``ValueError``: the
+        import could not hold it.
         """
         recurso = self._recursos[logical_id]
         parcial = _Parcial(self._plantilla, frozenset(importados), logical_id)
-        definicion = {"Type": recurso["Type"], "Properties": parcial.resolver(recurso.get("Properties", {}))}
-        definicion |= {k: recurso[k] for k in ("DeletionPolicy", "UpdateReplacePolicy") if k in recurso}
+        definicion = {k: v for k, v in recurso.items() if k not in ("Properties", "DependsOn")}
+        definicion["Properties"] = parcial.resolver(recurso.get("Properties", {}))
+        depende = recurso.get("DependsOn", [])
+        if depende := [d for d in ([depende] if isinstance(depende, str) else depende) if d in importados]:
+            definicion["DependsOn"] = depende
         return definicion
+
+    def declaraciones_para(self, recursos: dict[str, Any]) -> dict[str, Any]:
+        """The ``Parameters``, ``Conditions`` and ``Mappings`` that ``recursos`` (definitions) use, and nothing else."""
+        doc = self._plantilla.doc
+        condiciones: dict[str, Any] = {}
+        pendientes = [n for n in _nombres(recursos, "Condition") if n in doc.get("Conditions", {})]
+        while pendientes:
+            nombre = pendientes.pop()
+            if nombre not in condiciones:
+                condiciones[nombre] = doc["Conditions"][nombre]
+                pendientes += _nombres(condiciones[nombre], "Condition")
+        usados = _nombres([recursos, condiciones], "Ref")
+        declaraciones = {
+            "Parameters": {n: d for n, d in doc.get("Parameters", {}).items() if n in usados},
+            "Conditions": dict(sorted(condiciones.items())),
+            "Mappings": {n: m for n, m in doc.get("Mappings", {}).items() if n in _nombres(recursos, "Fn::FindInMap")},
+        }
+        return {k: v for k, v in declaraciones.items() if v}
+
+    def valores_de(self, parametros: Iterable[str]) -> dict[str, str]:
+        """This deploy's value of each of ``parametros`` it gives (the others keep their template default)."""
+        valores = {**self.parametros, SUFIJO: self.sufijo}
+        return {n: valores[n] for n in parametros if n in valores}
 
     def patron(self, logical_id: str, propiedad: str) -> re.Pattern[str]:
         """A physical name of the resource, whatever the suffix (group ``sufijo``)."""
@@ -239,59 +266,65 @@ class Topologia:
         return re.compile(re.escape(texto).replace(re.escape(marca), "(?P<sufijo>.*?)"))
 
 
+def _nombres(nodo: Any, clave: str) -> set[str]:
+    """The names ``nodo`` gives under ``clave``: ``Ref``'s (and ``${}``'s), a ``Condition``'s or an ``Fn::If``'s
+    condition, an ``Fn::FindInMap``'s map."""
+    nombres: set[str] = set()
+    if isinstance(nodo, list):
+        for x in nodo:
+            nombres |= _nombres(x, clave)
+    elif isinstance(nodo, dict):
+        for k, v in nodo.items():
+            if k == clave and isinstance(v, str):
+                nombres.add(v)
+            elif (k, clave) in (("Fn::If", "Condition"), ("Fn::FindInMap", "Fn::FindInMap")):
+                nombres.add(v[0])
+            elif k == "Fn::Sub" and clave == "Ref":
+                texto = v if isinstance(v, str) else v[0]
+                nombres |= {m.split(".", 1)[0] for m in _REFERENCIA_SUB.findall(texto)}
+            nombres |= _nombres(v, clave)
+    return nombres
+
+
 @dataclass(frozen=True)
 class _Parcial:
-    """Resolve what is the deploy's (parameters, conditions, mappings), keep what CloudFormation resolves."""
+    """A definition kept as written, but for the ``Fn::If`` branches that name resources outside the import."""
 
     plantilla: Plantilla
     importados: frozenset[str]
     recurso: str
 
-    def _conservada(self, nombre: str) -> bool:
-        if nombre.startswith("AWS::") or nombre.split(".", 1)[0] in self.importados:
-            return True
-        if nombre in self.plantilla.doc.get("Parameters", {}):
-            return False
-        raise ValueError(f"{self.recurso} references {nombre}, which is not imported with it")
+    def _fuera(self, nodo: Any) -> set[str]:
+        """The resources ``nodo`` references that are neither imported nor parameters nor pseudo parameters."""
+        nombres = _nombres(nodo, "Ref") | {
+            (n if isinstance(n, str) else n[0]).split(".", 1)[0] for n in _valores_de(nodo, "Fn::GetAtt")
+        }
+        parametros = self.plantilla.doc.get("Parameters", {})
+        return {n for n in nombres if not n.startswith("AWS::") and n not in parametros and n not in self.importados}
 
     def resolver(self, nodo: Any) -> Any:
         if isinstance(nodo, list):
             return [self.resolver(x) for x in nodo]
         if not isinstance(nodo, dict):
             return nodo
-        if len(nodo) == 1:
-            ((clave, arg),) = nodo.items()
-            if clave == "Ref":
-                return nodo if self._conservada(arg) else self.plantilla.ref(arg)
-            if clave == "Fn::GetAtt":
-                nombre = arg if isinstance(arg, str) else ".".join(arg)
-                self._conservada(nombre)  # a GetAtt is always a resource's
-                return nodo
-            if clave == "Fn::If":
-                return self.resolver(arg[1] if self.plantilla.condicion(arg[0]) else arg[2])
-            if clave == "Fn::Sub":
-                return self._sub(arg)
-            if clave == "Fn::FindInMap":
-                return self.plantilla.resolver(nodo)
+        if set(nodo) == {"Fn::If"}:
+            condicion, si, no = nodo["Fn::If"]
+            if self._fuera(si) or self._fuera(no):
+                return self.resolver(si if self.plantilla.condicion(condicion) else no)
+            return {"Fn::If": [condicion, self.resolver(si), self.resolver(no)]}
+        referencia = len(nodo) == 1 and next(iter(nodo)) in ("Ref", "Fn::GetAtt", "Fn::Sub")
+        if referencia and (fuera := self._fuera(nodo)):
+            raise ValueError(f"{self.recurso} references {', '.join(sorted(fuera))}, which is not imported with it")
         return {k: self.resolver(v) for k, v in nodo.items()}
 
-    def _sub(self, arg: Any) -> Any:
-        texto, variables = (arg, {}) if isinstance(arg, str) else (arg[0], arg[1])
-        locales = {k: self.resolver(v) for k, v in variables.items()}
 
-        def valor(m: re.Match[str]) -> str:
-            nombre = m.group(1)
-            if nombre in locales and isinstance(locales[nombre], str):
-                return locales[nombre]
-            if nombre in locales or self._conservada(nombre):
-                return m.group(0)
-            return str(self.plantilla.ref(nombre))
-
-        resuelto = _REFERENCIA_SUB.sub(valor, texto)
-        pendientes = {k: v for k, v in locales.items() if not isinstance(v, str)}
-        if "${" not in resuelto:
-            return resuelto
-        return {"Fn::Sub": [resuelto, pendientes] if pendientes else resuelto}
+def _valores_de(nodo: Any, clave: str) -> list[Any]:
+    """Every value ``nodo`` holds under ``clave``, at any depth."""
+    if isinstance(nodo, list):
+        return [v for x in nodo for v in _valores_de(x, clave)]
+    if isinstance(nodo, dict):
+        return [v for k, x in nodo.items() for v in ([x] if k == clave else []) + _valores_de(x, clave)]
+    return []
 
 
 @cache

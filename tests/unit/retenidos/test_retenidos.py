@@ -15,8 +15,9 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 from mercadofresco_ops import retenidos
-from mercadofresco_ops.retenidos import ImportacionError, RechazoError, adoptar, main
-from mercadofresco_ops.topologia import Topologia
+from mercadofresco_ops.retenidos import ImportacionError, RechazoError, adoptar, main, plantilla_de_importacion
+from mercadofresco_ops.topologia import PLANTILLA, Topologia
+from sam_emulator.template import Plantilla
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -136,12 +137,6 @@ def cuenta(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cuenta]:
         stub.deactivate()
 
 
-def _recorrer(nodo: Any) -> Iterator[Any]:
-    yield nodo
-    for hijo in nodo.values() if isinstance(nodo, dict) else nodo if isinstance(nodo, list) else ():
-        yield from _recorrer(hijo)
-
-
 def test_retained_resources_are_the_templates_retain_ones_for_the_deploys_parameters() -> None:
     assert Topologia().retenidos() == RETENIDOS
     # An existing key or carts stream: the stack creates neither, so neither is retained.
@@ -149,26 +144,23 @@ def test_retained_resources_are_the_templates_retain_ones_for_the_deploys_parame
     assert externos.retenidos() == tuple(r for r in RETENIDOS if r not in ("DatosKey", "TablaCarritos"))
 
 
-def test_import_definition_resolves_the_deploy_and_keeps_what_cloudformation_resolves() -> None:
-    topologia = Topologia(sufijo="-v2")
-    cola = topologia.definicion_para_importar("ColaStockFallidos", RETENIDOS)
-    assert cola == {
-        "Type": "AWS::SQS::Queue",
-        "DeletionPolicy": "Retain",
-        "UpdateReplacePolicy": "Retain",
-        "Properties": {
-            "QueueName": "mercadofresco-stock-fallidos-v2.fifo",
-            "FifoQueue": True,
-            "MessageRetentionPeriod": 1209600,
-            "KmsMasterKeyId": {"Ref": "DatosKey"},  # imported with it: CloudFormation resolves it
-        },
-    }
-    politica = json.dumps(topologia.definicion_para_importar("DatosKey", RETENIDOS)["Properties"]["KeyPolicy"])
-    assert "mercadofresco-pedido-confirmado-v2" in politica and "${NameSuffix}" not in politica
-    assert "${AWS::Region}" in politica and "${AWS::AccountId}" in politica  # pseudo parameters stay
-    # With an existing key, the condition is resolved to the deploy's own key.
-    externa = Topologia(parametros={"KmsKeyArn": CLAVE_ARN}).definicion_para_importar("ColaErpFallidos", [])
-    assert externa["Properties"]["KmsMasterKeyId"] == CLAVE_ARN
+def test_import_definition_is_the_templates_own_so_the_next_deploy_changes_nothing() -> None:
+    # Resolved definitions (a literal QueueName where the template has !Sub ...${NameSuffix}) made the
+    # following deploy's change set show every name "changed" (MiniStack: Replacement True for all eight).
+    escrito = Plantilla(ruta=PLANTILLA).doc["Resources"]
+    plantilla = plantilla_de_importacion(Topologia(sufijo="-v2"), RETENIDOS)
+    for lid in RETENIDOS:
+        assert plantilla["Resources"][lid] == escrito[lid], lid
+    assert set(plantilla["Parameters"]) == {"NameSuffix", "KmsKeyArn", "CarritosStreamArn"}
+    assert set(plantilla["Conditions"]) == {"CreateKmsKey", "CreateCarritosTable"}
+
+
+def test_import_definition_resolves_a_branch_that_names_a_resource_left_out() -> None:
+    # An existing key: DatosKey is not retained, so !If [CreateKmsKey, !Ref DatosKey, ...] cannot stay.
+    externa = Topologia(parametros={"KmsKeyArn": CLAVE_ARN})
+    cola = externa.definicion_para_importar("ColaErpFallidos", externa.retenidos())
+    assert cola["Properties"]["KmsMasterKeyId"] == {"Ref": "KmsKeyArn"}
+    assert cola["Properties"]["QueueName"] == {"Fn::Sub": "mercadofresco-erp-fallidos${NameSuffix}"}
 
 
 def test_import_definition_refuses_a_reference_to_a_resource_left_out_of_the_import() -> None:
@@ -178,22 +170,25 @@ def test_import_definition_refuses_a_reference_to_a_resource_left_out_of_the_imp
 
 def test_adoptar_imports_every_loose_retained_resource_in_one_import_change_set(cuenta: Cuenta) -> None:
     # GIVEN every retained resource in the account, in no stack (another stack holds something else)
-    cuenta.retenidos_en_la_cuenta()
+    cuenta.retenidos_en_la_cuenta(sufijo="-v2")
     cuenta.pilas({"otra": [("Cola", "AWS::SQS::Queue", _url("otra-cola"))]})
     cuenta.pila_ausente()
     cfn = cuenta.stubs["cloudformation"]
+
+    def importado(tipo: str, lid: str, identificador: dict[str, str]) -> dict[str, Any]:
+        return {"ResourceType": tipo, "LogicalResourceId": lid, "ResourceIdentifier": identificador}
+
     esperados = [
-        {"ResourceType": "AWS::KMS::Key", "LogicalResourceId": "DatosKey", "ResourceIdentifier": {"KeyId": CLAVE}},
-        *({"ResourceType": "AWS::DynamoDB::Table", "LogicalResourceId": lid, "ResourceIdentifier": {"TableName": n}}
-          for lid, n in TABLAS.items()),
-        *({"ResourceType": "AWS::SQS::Queue", "LogicalResourceId": lid, "ResourceIdentifier": {"QueueUrl": _url(n)}}
-          for lid, n in COLAS.items()),
-    ]  # fmt: skip
+        importado("AWS::KMS::Key", "DatosKey", {"KeyId": CLAVE}),
+        *(importado("AWS::DynamoDB::Table", lid, {"TableName": n + "-v2"}) for lid, n in TABLAS.items()),
+        *(importado("AWS::SQS::Queue", lid, {"QueueUrl": _url(_con_sufijo(n, "-v2"))}) for lid, n in COLAS.items()),
+    ]
     cfn.add_response(
         "create_change_set",
         {"Id": "arn:cs", "StackId": "arn:pila"},
         {"StackName": PILA, "ChangeSetName": ANY, "ChangeSetType": "IMPORT", "Description": ANY,
-         "TemplateBody": ANY, "ResourcesToImport": ANY},
+         "TemplateBody": ANY, "ResourcesToImport": ANY,
+         "Parameters": [{"ParameterKey": "NameSuffix", "ParameterValue": "-v2"}]},
     )  # fmt: skip
     cfn.add_response(
         "describe_change_set", {"Status": "CREATE_COMPLETE"}, {"ChangeSetName": "arn:cs", "StackName": PILA}
@@ -202,7 +197,7 @@ def test_adoptar_imports_every_loose_retained_resource_in_one_import_change_set(
     cuenta.estado_pila("IMPORT_COMPLETE")
 
     # WHEN
-    adoptados = adoptar(Topologia(), PILA, cuenta, print)
+    adoptados = adoptar(Topologia(sufijo="-v2"), PILA, cuenta, print)
 
     # THEN one IMPORT change set names each by its identifier, in a template of exactly those, retained
     assert [r.logico for r in adoptados] == list(RETENIDOS)
@@ -210,14 +205,12 @@ def test_adoptar_imports_every_loose_retained_resource_in_one_import_change_set(
     assert peticion["ChangeSetType"] == "IMPORT"
     assert sorted(peticion["ResourcesToImport"], key=str) == sorted(esperados, key=str)
     plantilla = json.loads(peticion["TemplateBody"])
-    assert set(plantilla) == {"AWSTemplateFormatVersion", "Description", "Resources"}  # no Parameters, no Conditions
     assert set(plantilla["Resources"]) == set(RETENIDOS)
     for lid, recurso in plantilla["Resources"].items():
         assert recurso["DeletionPolicy"] == "Retain", lid
-        intrinsecas = {k for n in _recorrer(recurso) if isinstance(n, dict) for k in n if k.startswith(("Fn::", "Ref"))}
-        assert intrinsecas <= {"Ref", "Fn::Sub"}, (lid, intrinsecas)
-    for tabla in TABLAS:
-        assert plantilla["Resources"][tabla]["Properties"]["SSESpecification"]["KMSMasterKeyId"] == {"Ref": "DatosKey"}
+    # What they reference is declared there: only the parameters and conditions they use, nothing else.
+    assert set(plantilla["Parameters"]) == {"NameSuffix", "KmsKeyArn", "CarritosStreamArn"}
+    assert set(plantilla["Conditions"]) == {"CreateKmsKey", "CreateCarritosTable"}
 
 
 def test_adoptar_with_nothing_retained_in_the_account_says_so_and_changes_nothing(cuenta: Cuenta) -> None:
