@@ -78,6 +78,9 @@ def test_mf_retenidos_adopts_them_and_the_second_deploy_updates_a_stack_that_own
     assert nivel["pila_tras_redeploy"] == "UPDATE_COMPLETE"
     # The same resources (the key's id included, which no name pins), now the new stack's...
     assert nivel["retenidos_tras_redeploy"] == nivel["retenidos"]
+    # ...which that update changes in place at most (MiniStack: their Metadata), never replaces: the import
+    # held them as the template writes them (resolved definitions planned "Replacement: True" for all eight).
+    assert set(nivel["reemplazos_retenidos"].values()) <= {"False"}, nivel["reemplazos_retenidos"]
     # ...with what they held: the dead letter left before the delete, the first orders' charge records.
     assert nivel["carta_retenida"]["recogida"] == nivel["carta_retenida"]["dejada"]
     for pedido_id, registros in nivel["registros_retenidos"].items():

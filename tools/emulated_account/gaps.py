@@ -128,9 +128,10 @@ GAPS = (
         "dead letters and idempotency records are lost silently. Measured: a stack with a Retain KMS key, table "
         "and queue holding an item and a message, deleted, created again: CREATE_COMPLETE, both empty, two keys",
         "after sam delete the level asserts the retained resources are there and in no stack; mf-retenidos "
-        "adoptar imports them (MiniStack runs IMPORT change sets as CloudFormation does); after the second "
-        "deploy the stack must own the same physical ids (the key's included) and still hold the dead letter "
-        "and the first orders' records left before the delete (tests/deploy, nivel.fuera_de_pila)",
+        "adoptar imports them (MiniStack runs IMPORT change sets as CloudFormation does); the second deploy's "
+        "change set must plan no replacement of them, and after it the stack must own the same physical ids "
+        "(the key's included) and still hold the dead letter and the first orders' records left before the "
+        "delete (tests/deploy; nivel.fuera_de_pila, nivel.reemplazos_del_despliegue)",
     ),
     Gap(
         "Tracing: Active has no effect",

@@ -19,8 +19,9 @@ start):
 6. a dead letter left in ``mercadofresco-pedidos-fallidos``, ``sam delete``, the retained resources
    checked (still there, in no stack), ``mf-retenidos adoptar`` (README, "Deploying again after
    ``sam delete``"), then ``sam deploy`` again into the same account: whether it succeeded, whether
-   the new stack owns the same retained resources, and whether the dead letter and the idempotency
-   records of the first orders survived (``gaps``: MiniStack would otherwise recreate them empty).
+   its change set planned to replace any retained resource, whether the new stack owns the same
+   ones, and whether the dead letter and the idempotency records of the first orders survived
+   (``gaps``: MiniStack would otherwise recreate them empty).
 
 Everything it starts is stopped at the end, whatever happened; the observations go to ``--out`` as
 JSON for ``tests/deploy`` to assert.
@@ -320,6 +321,20 @@ class Nivel:
             return False
         return True
 
+    def reemplazos_del_despliegue(self, retenidos: dict[str, list[str]]) -> dict[str, str]:
+        """What ``sam deploy``'s change set after the import planned for each retained resource: logical id ->
+        its ``Replacement`` ("False" for a change in place; absent: unchanged). An account refuses to replace a
+        resource with a fixed name, so anything but "False" here fails there."""
+        cfn = self.cliente("cloudformation")
+        planes = {}
+        for resumen in cfn.list_change_sets(StackName=PILA)["Summaries"]:
+            if resumen["ChangeSetName"].startswith("samcli-deploy"):
+                for cambio in cfn.describe_change_set(ChangeSetName=resumen["ChangeSetId"])["Changes"]:
+                    recurso = cambio["ResourceChange"]
+                    if recurso["LogicalResourceId"] in retenidos:
+                        planes[recurso["LogicalResourceId"]] = recurso.get("Replacement", "False")
+        return planes
+
     def dejar_carta(self) -> str:
         """A dead letter left in the order DLQ before the stack is deleted; its body."""
         cuerpo = json.dumps({"marca": f"retenido-{os.urandom(6).hex()}"})
@@ -488,6 +503,7 @@ def ejecutar(salida: Path) -> int:
                 obs["pila_tras_redeploy"] = nivel.estado_pila()
                 if obs["redeploy"] == 0:
                     obs["retenidos_tras_redeploy"] = nivel.retenidos_de_la_pila()
+                    obs["reemplazos_retenidos"] = nivel.reemplazos_del_despliegue(obs["retenidos"])
                     obs["carta_retenida"] = {"dejada": carta, "recogida": nivel.recoger_carta(carta)}
                     obs["registros_retenidos"] = nivel.registros(
                         [p["pedido_id"] for p in obs["smoke"]["confirmados"]["pedidos"]]

@@ -293,7 +293,10 @@ def adoptar(topologia: Topologia, pila: str, clientes: Clientes, escribir: Calla
                                                                        "IMPORT_ROLLBACK_FAILED"}))  # fmt: skip
     if final != "IMPORT_COMPLETE":
         motivo = cfn.describe_stacks(StackName=pila)["Stacks"][0].get("StackStatusReason", "")
-        raise ImportacionError(f"la importación terminó en {final}: {motivo}")
+        raise ImportacionError(
+            f"la importación terminó en {final}: {motivo} (los recursos siguen fuera de la pila: "
+            f"bórrala con sam delete --stack-name {pila} y vuelve a adoptar)"
+        )
     return sueltos
 
 

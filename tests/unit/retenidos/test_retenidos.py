@@ -294,3 +294,19 @@ def test_cli_listar_reads_the_name_suffix_from_the_deploys_parameters(
     assert [linea.split()[0] for linea in lineas] == list(RETENIDOS)
     assert "mercadofresco-stock-fallidos-v2.fifo" in lineas[RETENIDOS.index("ColaStockFallidos")]
     assert all(linea.endswith("suelto") for linea in lineas)
+
+
+def test_adoptar_reports_an_import_rolled_back_with_its_reason(cuenta: Cuenta) -> None:
+    cuenta.retenidos_en_la_cuenta()
+    cuenta.pilas()
+    cuenta.pila_ausente()
+    cfn = cuenta.stubs["cloudformation"]
+    cfn.add_response("create_change_set", {"Id": "arn:cs"}, None)
+    cfn.add_response(
+        "describe_change_set", {"Status": "CREATE_COMPLETE"}, {"ChangeSetName": "arn:cs", "StackName": PILA}
+    )
+    cfn.add_response("execute_change_set", {}, {"ChangeSetName": "arn:cs", "StackName": PILA})
+    cuenta.estado_pila("IMPORT_ROLLBACK_COMPLETE")
+    cuenta.estado_pila("IMPORT_ROLLBACK_COMPLETE")
+    with pytest.raises(ImportacionError, match="terminó en IMPORT_ROLLBACK_COMPLETE: motivo"):
+        adoptar(Topologia(), PILA, cuenta, print)
