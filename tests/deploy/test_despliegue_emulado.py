@@ -61,11 +61,33 @@ def test_every_dlq_is_empty(nivel: dict[str, Any]) -> None:
     assert dlqs == dict.fromkeys(dlqs, 0)
 
 
-def test_sam_delete_then_a_second_deploy_succeeds(nivel: dict[str, Any]) -> None:
+def test_sam_delete_keeps_the_retained_resources_outside_any_stack(nivel: dict[str, Any]) -> None:
     assert nivel.get("delete") == 0, "sam delete failed (build/deploy-level/sam-delete.log)"
     assert nivel["pila_tras_delete"].startswith("ninguna"), nivel["pila_tras_delete"]
+    # The key, both tables and the six DLQs: what an account then refuses to create again by name.
+    assert len(nivel["retenidos"]) == 9, nivel["retenidos"]
+    assert nivel["retenidos_tras_delete"] == {lid: {"existe": True, "pila": None} for lid in nivel["retenidos"]}
+
+
+def test_mf_retenidos_adopts_them_and_the_second_deploy_updates_a_stack_that_owns_them_with_their_data(
+    nivel: dict[str, Any],
+) -> None:
+    assert nivel.get("adoptar") == 0, "mf-retenidos adoptar failed (build/deploy-level/mf-retenidos.log)"
     assert nivel.get("redeploy") == 0, "the second sam deploy failed (build/deploy-level/sam-deploy-2.log)"
-    assert nivel["pila_tras_redeploy"] == "CREATE_COMPLETE"
+    # An update of the stack the import created, not a create (which an account refuses: names exist).
+    assert nivel["pila_tras_redeploy"] == "UPDATE_COMPLETE"
+    # The same resources (the key's id included, which no name pins), now the new stack's...
+    assert nivel["retenidos_tras_redeploy"] == nivel["retenidos"]
+    # ...which that update changes in place at most (MiniStack: their Metadata), never replaces: the import
+    # held them as the template writes them (resolved definitions planned "Replacement: True" for all eight).
+    assert set(nivel["reemplazos_retenidos"].values()) <= {"False"}, nivel["reemplazos_retenidos"]
+    # ...with what they held: the dead letter left before the delete, the first orders' charge records.
+    assert nivel["carta_retenida"]["recogida"] == nivel["carta_retenida"]["dejada"]
+    for pedido_id, registros in nivel["registros_retenidos"].items():
+        assert registros["cobro"] == "COMPLETADO" and registros["correo-confirmacion"] == "COMPLETADO", (
+            pedido_id,
+            registros,
+        )
 
 
 def test_chaos_enabled_deploys_with_the_extension_attached_and_an_order_still_confirms(nivel: dict[str, Any]) -> None:

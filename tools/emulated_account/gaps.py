@@ -121,6 +121,19 @@ GAPS = (
         "IAM authorises a secret by its ARN however it is named: the ARN is the account's (DescribeSecret)",
     ),
     Gap(
+        "MiniStack lets a new stack create a retained table, queue or key whose name already exists: the "
+        "level checks the retained resources itself instead of relying on the create to fail",
+        "AWS fails that create (the name exists: AlreadyExists / ResourceInUseException) and rolls back; "
+        "MiniStack 1.5.33 replaces the table and the queue with new empty ones and makes a second key, so the "
+        "dead letters and idempotency records are lost silently. Measured: a stack with a Retain KMS key, table "
+        "and queue holding an item and a message, deleted, created again: CREATE_COMPLETE, both empty, two keys",
+        "after sam delete the level asserts the retained resources are there and in no stack; mf-retenidos "
+        "adoptar imports them (MiniStack runs IMPORT change sets as CloudFormation does); the second deploy's "
+        "change set must plan no replacement of them, and after it the stack must own the same physical ids "
+        "(the key's included) and still hold the dead letter and the first orders' records left before the "
+        "delete (tests/deploy; nivel.fuera_de_pila, nivel.reemplazos_del_despliegue)",
+    ),
+    Gap(
         "Tracing: Active has no effect",
         "MiniStack's Docker executor runs AWS's Runtime Interface Emulator, which has no X-Ray",
         "nothing here; the functions' X-Ray SDK use is exercised by the unit tests",

@@ -16,8 +16,12 @@ start):
    then restored);
 5. the records: each order's ``estado`` in PostgreSQL, its execution, the idempotency records of
    the charge and of the e-mails, the sandbox gateway's charges, every DLQ's depth;
-6. ``sam delete``, then ``sam deploy`` again into the same account (retained tables, DLQs and key
-   still there), and whether it succeeded.
+6. a dead letter left in ``mercadofresco-pedidos-fallidos``, ``sam delete``, the retained resources
+   checked (still there, in no stack), ``mf-retenidos adoptar`` (README, "Deploying again after
+   ``sam delete``"), then ``sam deploy`` again into the same account: whether it succeeded, whether
+   its change set planned to replace any retained resource, whether the new stack owns the same
+   ones, and whether the dead letter and the idempotency records of the first orders survived
+   (``gaps``: MiniStack would otherwise recreate them empty).
 
 Everything it starts is stopped at the end, whatever happened; the observations go to ``--out`` as
 JSON for ``tests/deploy`` to assert.
@@ -36,6 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from mercadofresco_ops.topologia import RETENCIONES
 
 from emulated_account import gaps
 from emulated_account.emulador import REGION, MiniStack
@@ -136,14 +142,19 @@ class Nivel:
             gaps.adapt_file(BUILD_DIR / "template.yaml", self.ms.gateway, log=_paso)
         return codigo
 
-    def desplegar(self, parametros: dict[str, str], log: str) -> int:
-        valores = {
+    @staticmethod
+    def valores_de(parametros: dict[str, str]) -> dict[str, str]:
+        """A deploy's ``--parameter-overrides``: the level's fixed ones, then ``parametros``."""
+        return {
             "Stage": "dev",
             "Architecture": ARQUITECTURA,
             "ReservedConcurrency": "disabled",  # README: a new account's concurrency quota leaves none to reserve
             "SimuladorTarjetasRechazadas": f"tok_rechazada,{CLIENTE_RECHAZADO}",
             **parametros,
         }
+
+    def desplegar(self, parametros: dict[str, str], log: str) -> int:
+        valores = self.valores_de(parametros)
         self.valores = valores  # the last deploy's parameter values (the least-privilege check resolves with them)
         return self._sam(
             "deploy", "--template-file", str(BUILD_DIR / "template.yaml"), "--stack-name", PILA,
@@ -273,6 +284,87 @@ class Nivel:
             }
         return vistas
 
+    def retenidos_de_la_pila(self) -> dict[str, list[str]]:
+        """Logical id -> [type, physical id] of the stack's resources a delete keeps (the template's Retain ones)."""
+        plantilla = self.plantilla()["Resources"]
+        recursos = self.cliente("cloudformation").describe_stack_resources(StackName=PILA)["StackResources"]
+        return {
+            r["LogicalResourceId"]: [r["ResourceType"], r["PhysicalResourceId"]]
+            for r in recursos
+            if plantilla.get(r["LogicalResourceId"], {}).get("DeletionPolicy") in RETENCIONES
+        }
+
+    def fuera_de_pila(self, retenidos: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+        """For each retained resource (logical -> physical id): whether the account has it, and which live stack."""
+        cfn = self.cliente("cloudformation")
+        vivas = [s["StackId"] for s in cfn.list_stacks()["StackSummaries"] if s["StackStatus"] != "DELETE_COMPLETE"]
+        en_pilas = {
+            r["PhysicalResourceId"]: r["StackName"]
+            for pila in vivas
+            for r in cfn.describe_stack_resources(StackName=pila)["StackResources"]
+        }
+        return {
+            lid: {"existe": self._existe(tipo, fisico), "pila": en_pilas.get(fisico)}
+            for lid, (tipo, fisico) in retenidos.items()
+        }
+
+    def _existe(self, tipo: str, fisico: str) -> bool:
+        """Whether the account still has the queue (URL), table (name) or enabled key (id) ``fisico``."""
+        try:
+            if tipo == "AWS::SQS::Queue":
+                self.cliente("sqs").get_queue_attributes(QueueUrl=fisico, AttributeNames=["QueueArn"])
+            elif tipo == "AWS::DynamoDB::Table":
+                self.cliente("dynamodb").describe_table(TableName=fisico)
+            else:
+                return self.cliente("kms").describe_key(KeyId=fisico)["KeyMetadata"]["KeyState"] == "Enabled"
+        except Exception:  # the service's "no such resource", whatever its name
+            return False
+        return True
+
+    def reemplazos_del_despliegue(self, retenidos: dict[str, list[str]]) -> dict[str, str]:
+        """What ``sam deploy``'s change set after the import planned for each retained resource: logical id ->
+        its ``Replacement`` ("False" for a change in place; absent: unchanged). An account refuses to replace a
+        resource with a fixed name, so anything but "False" here fails there."""
+        cfn = self.cliente("cloudformation")
+        planes = {}
+        for resumen in cfn.list_change_sets(StackName=PILA)["Summaries"]:
+            if resumen["ChangeSetName"].startswith("samcli-deploy"):
+                for cambio in cfn.describe_change_set(ChangeSetName=resumen["ChangeSetId"])["Changes"]:
+                    recurso = cambio["ResourceChange"]
+                    if recurso["LogicalResourceId"] in retenidos:
+                        planes[recurso["LogicalResourceId"]] = recurso.get("Replacement", "False")
+        return planes
+
+    def dejar_carta(self) -> str:
+        """A dead letter left in the order DLQ before the stack is deleted; its body."""
+        cuerpo = json.dumps({"marca": f"retenido-{os.urandom(6).hex()}"})
+        sqs = self.cliente("sqs")
+        sqs.send_message(QueueUrl=sqs.get_queue_url(QueueName=TODAS_LAS_DLQ[0])["QueueUrl"], MessageBody=cuerpo)
+        return cuerpo
+
+    def recoger_carta(self, cuerpo: str) -> str | None:
+        """The dead letter :meth:`dejar_carta` left, received and deleted (the DLQs are empty again); None if gone."""
+        sqs = self.cliente("sqs")
+        url = sqs.get_queue_url(QueueName=TODAS_LAS_DLQ[0])["QueueUrl"]
+        recibidos = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=5, WaitTimeSeconds=2)
+        for mensaje in recibidos.get("Messages", []):
+            if mensaje["Body"] == cuerpo:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=mensaje["ReceiptHandle"])
+                return mensaje["Body"]
+        return None
+
+    def retenidos_adoptar(self, parametros: dict[str, str]) -> int:
+        """``mf-retenidos adoptar`` with the next deploy's stack and parameters, as the README tells a user."""
+        comando = [
+            str(VENV_BIN / "mf-retenidos"), "--pila", PILA, "--region", REGION,
+            "--parametros", shlex.join(f"{k}={v}" for k, v in self.valores_de(parametros).items()), "adoptar",
+        ]  # fmt: skip
+        _paso("$ " + shlex.join(comando))
+        with (self.carpeta / "mf-retenidos.log").open("ab") as salida:
+            hecho = subprocess.run(comando, cwd=RAIZ, env=self.entorno, stdout=salida, stderr=salida)
+        print((self.carpeta / "mf-retenidos.log").read_text(errors="replace")[-2000:], flush=True)
+        return hecho.returncode
+
     def id_fisico(self, logico: str) -> str | None:
         """The physical id of one of the stack's resources (``None`` when the stack has no such resource)."""
         recursos = self.cliente("cloudformation").describe_stack_resources(StackName=PILA)["StackResources"]
@@ -396,15 +488,26 @@ def ejecutar(salida: Path) -> int:
                 obs["minimo_privilegio"] = {
                     "despliegue-1": _minimo_privilegio(nivel, registro, "despliegue-1", nivel.valores)
                 }
+                obs["retenidos"] = nivel.retenidos_de_la_pila()
+                carta = nivel.dejar_carta()
                 obs["delete"] = nivel._sam("delete", "--stack-name", PILA, "--region", REGION, "--no-prompts",
                                            log="sam-delete.log")  # fmt: skip
                 obs["pila_tras_delete"] = nivel.estado_pila()
+                obs["retenidos_tras_delete"] = nivel.fuera_de_pila(obs["retenidos"])
                 # The second deploy, into the same account, is the Chaos=enabled one (issue 29): the FIS
                 # extension's stand-in is the emulator's gap (gaps.fis_extension_stand_in).
+                segundo = {**parametros, "Chaos": "enabled"}
+                obs["adoptar"] = nivel.retenidos_adoptar(segundo)
                 obs["capa_fis"] = gaps.fis_extension_stand_in(nivel.cliente, ARQUITECTURA, ms.parametros_publicos)
-                obs["redeploy"] = nivel.desplegar({**parametros, "Chaos": "enabled"}, "sam-deploy-2.log")
+                obs["redeploy"] = nivel.desplegar(segundo, "sam-deploy-2.log")
                 obs["pila_tras_redeploy"] = nivel.estado_pila()
                 if obs["redeploy"] == 0:
+                    obs["retenidos_tras_redeploy"] = nivel.retenidos_de_la_pila()
+                    obs["reemplazos_retenidos"] = nivel.reemplazos_del_despliegue(obs["retenidos"])
+                    obs["carta_retenida"] = {"dejada": carta, "recogida": nivel.recoger_carta(carta)}
+                    obs["registros_retenidos"] = nivel.registros(
+                        [p["pedido_id"] for p in obs["smoke"]["confirmados"]["pedidos"]]
+                    )["pedidos"]
                     obs["caos_en_funciones"] = nivel.extension_fis(("mercadofresco-erp", "mercadofresco-correo"))
                     obs["bucket_caos"] = nivel.id_fisico("ChaosConfigBucket")
                     obs["con_caos"] = _pedidos(nivel, lambda: {"confirmados": nivel.smoke("caos-confirmado", 1)})

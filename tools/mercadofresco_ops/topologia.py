@@ -16,6 +16,11 @@ A new consumer is its handler, its template resources, its events and its tests:
   no single breaker stands behind its queue.
 
 Physical names are the template's ``!Sub`` strings with the stack's ``NameSuffix``.
+
+``mf-retenidos`` reads here the resources a ``sam delete`` leaves behind (``DeletionPolicy: Retain`` or
+``RetainExceptOnCreate``, their ``Condition`` holding for the deploy's parameters), each one's
+definition as a CloudFormation import takes it (:meth:`Topologia.definicion_para_importar`) and the
+declarations those definitions use (:meth:`Topologia.declaraciones_para`).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ if TYPE_CHECKING:
 PLANTILLA = Path(__file__).resolve().parents[2] / "template.yaml"
 SUFIJO = "NameSuffix"
 MAQUINAS = ("AWS::Serverless::StateMachine", "AWS::StepFunctions::StateMachine")
+RETENCIONES = ("Retain", "RetainExceptOnCreate")  # what a stack delete leaves in the account
+_REFERENCIA_SUB = re.compile(r"\$\{([^}!]+)\}")
 
 
 def _id_logico(valor: Any) -> str | None:
@@ -69,10 +76,11 @@ class Topologia:
 
     sufijo: str = ""
     ruta: Path = PLANTILLA
+    parametros: dict[str, str] = field(default_factory=dict)  # the deploy's other parameter values
     _plantilla: Plantilla = field(init=False)
 
     def __post_init__(self) -> None:
-        self._plantilla = Plantilla(ruta=self.ruta, parametros={SUFIJO: self.sufijo})
+        self._plantilla = Plantilla(ruta=self.ruta, parametros={**self.parametros, SUFIJO: self.sufijo})
 
     @property
     def _recursos(self) -> dict[str, dict[str, Any]]:
@@ -201,12 +209,122 @@ class Topologia:
                 return self.nombre(grupo, "LogGroupName")
         return None
 
+    def retenidos(self) -> tuple[str, ...]:
+        """Logical ids of the resources a stack delete keeps, for these parameters, in template order."""
+        return tuple(
+            lid
+            for lid, r in self._recursos.items()
+            if r.get("DeletionPolicy") in RETENCIONES and self._plantilla.condicion(r.get("Condition"))
+        )
+
+    def definicion_para_importar(self, logical_id: str, importados: Iterable[str]) -> dict[str, Any]:
+        """The resource as an IMPORT change set's template holds it, next to ``importados`` and nothing else.
+
+        As written in the template (so the ``sam deploy`` that follows finds it unchanged), except
+        where it names a resource left out of the import: an ``Fn::If`` with such a branch is
+        resolved to the branch this deploy's parameters take, and ``DependsOn`` keeps only imported
+        resources. A reference to another resource that is not imported raises ``ValueError``: the
+        import could not hold it.
+        """
+        recurso = self._recursos[logical_id]
+        parcial = _Parcial(self._plantilla, frozenset(importados), logical_id)
+        definicion = {k: v for k, v in recurso.items() if k not in ("Properties", "DependsOn")}
+        definicion["Properties"] = parcial.resolver(recurso.get("Properties", {}))
+        depende = recurso.get("DependsOn", [])
+        if depende := [d for d in ([depende] if isinstance(depende, str) else depende) if d in importados]:
+            definicion["DependsOn"] = depende
+        return definicion
+
+    def declaraciones_para(self, recursos: dict[str, Any]) -> dict[str, Any]:
+        """The ``Parameters``, ``Conditions`` and ``Mappings`` that ``recursos`` (definitions) use, and nothing else."""
+        doc = self._plantilla.doc
+        condiciones: dict[str, Any] = {}
+        pendientes = [n for n in _nombres(recursos, "Condition") if n in doc.get("Conditions", {})]
+        while pendientes:
+            nombre = pendientes.pop()
+            if nombre not in condiciones:
+                condiciones[nombre] = doc["Conditions"][nombre]
+                pendientes += _nombres(condiciones[nombre], "Condition")
+        usados = _nombres([recursos, condiciones], "Ref")
+        declaraciones = {
+            "Parameters": {n: d for n, d in doc.get("Parameters", {}).items() if n in usados},
+            "Conditions": dict(sorted(condiciones.items())),
+            "Mappings": {n: m for n, m in doc.get("Mappings", {}).items() if n in _nombres(recursos, "Fn::FindInMap")},
+        }
+        return {k: v for k, v in declaraciones.items() if v}
+
+    def valores_de(self, parametros: Iterable[str]) -> dict[str, str]:
+        """This deploy's value of each of ``parametros`` it gives (the others keep their template default)."""
+        valores = {**self.parametros, SUFIJO: self.sufijo}
+        return {n: valores[n] for n in parametros if n in valores}
+
     def patron(self, logical_id: str, propiedad: str) -> re.Pattern[str]:
         """A physical name of the resource, whatever the suffix (group ``sufijo``)."""
         marca = "\x00"
         plantilla = Plantilla(ruta=self.ruta, parametros={SUFIJO: marca})
         texto = str(plantilla.resolver(self._recursos[logical_id]["Properties"][propiedad]))
         return re.compile(re.escape(texto).replace(re.escape(marca), "(?P<sufijo>.*?)"))
+
+
+def _nombres(nodo: Any, clave: str) -> set[str]:
+    """The names ``nodo`` gives under ``clave``: ``Ref``'s (and ``${}``'s), a ``Condition``'s or an ``Fn::If``'s
+    condition, an ``Fn::FindInMap``'s map."""
+    nombres: set[str] = set()
+    if isinstance(nodo, list):
+        for x in nodo:
+            nombres |= _nombres(x, clave)
+    elif isinstance(nodo, dict):
+        for k, v in nodo.items():
+            if k == clave and isinstance(v, str):
+                nombres.add(v)
+            elif (k, clave) in (("Fn::If", "Condition"), ("Fn::FindInMap", "Fn::FindInMap")):
+                nombres.add(v[0])
+            elif k == "Fn::Sub" and clave == "Ref":
+                texto = v if isinstance(v, str) else v[0]
+                nombres |= {m.split(".", 1)[0] for m in _REFERENCIA_SUB.findall(texto)}
+            nombres |= _nombres(v, clave)
+    return nombres
+
+
+@dataclass(frozen=True)
+class _Parcial:
+    """A definition kept as written, but for the ``Fn::If`` branches that name resources outside the import."""
+
+    plantilla: Plantilla
+    importados: frozenset[str]
+    recurso: str
+
+    def _fuera(self, nodo: Any) -> set[str]:
+        """The resources ``nodo`` references that are neither imported nor parameters nor pseudo parameters."""
+        nombres = _nombres(nodo, "Ref") | {
+            (n if isinstance(n, str) else n[0]).split(".", 1)[0] for n in _valores_de(nodo, "Fn::GetAtt")
+        }
+        parametros = self.plantilla.doc.get("Parameters", {})
+        return {n for n in nombres if not n.startswith("AWS::") and n not in parametros and n not in self.importados}
+
+    def resolver(self, nodo: Any) -> Any:
+        if isinstance(nodo, list):
+            return [self.resolver(x) for x in nodo]
+        if not isinstance(nodo, dict):
+            return nodo
+        if set(nodo) == {"Fn::If"}:
+            condicion, si, no = nodo["Fn::If"]
+            if self._fuera(si) or self._fuera(no):
+                return self.resolver(si if self.plantilla.condicion(condicion) else no)
+            return {"Fn::If": [condicion, self.resolver(si), self.resolver(no)]}
+        referencia = len(nodo) == 1 and next(iter(nodo)) in ("Ref", "Fn::GetAtt", "Fn::Sub")
+        if referencia and (fuera := self._fuera(nodo)):
+            raise ValueError(f"{self.recurso} references {', '.join(sorted(fuera))}, which is not imported with it")
+        return {k: self.resolver(v) for k, v in nodo.items()}
+
+
+def _valores_de(nodo: Any, clave: str) -> list[Any]:
+    """Every value ``nodo`` holds under ``clave``, at any depth."""
+    if isinstance(nodo, list):
+        return [v for x in nodo for v in _valores_de(x, clave)]
+    if isinstance(nodo, dict):
+        return [v for k, x in nodo.items() for v in ([x] if k == clave else []) + _valores_de(x, clave)]
+    return []
 
 
 @cache
