@@ -362,7 +362,8 @@ PALABRAS_INGLESAS = frozenset(
     run runtime s sandbox sdk secret send service shared signal sink size sleep snapshot socket source split sqs
     sslrootcert state statement status store stored success t table text throttling timeout to token tokens total
     traced tracer transform transient type types unavailable unprintable unwrap url uuid valkey value variable verify
-    version versions wait window with work""".split()  # noqa: SIM905
+    version versions wait window with work
+    auth bearer session sig v4""".split()  # noqa: SIM905
 )
 
 # Spanish on purpose, never renamed: the workflow's error names a mechanism raises (the ASL matches them), stored

@@ -195,7 +195,7 @@ _CASES = [
     Case("simulador-pasarela-reembolso.json", "SimuladorPasarelaFunction", answer={"statusCode": 404}),
     Case("simulador-erp-aviso.json", "SimuladorErpFunction", answer={"statusCode": 200}),
     Case("simulador-correo-confirmacion.json", "SimuladorCorreoFunction", answer={"statusCode": 202}),
-    # a path without the sandbox's token is not a route at all
-    Case("simulador-token-incorrecto.json", "SimuladorPasarelaFunction", answer={"statusCode": 404}),
+    # a path the provider does not have: 404, no effect (who may call is Lambda's AWS_IAM check, before this)
+    Case("simulador-ruta-desconocida.json", "SimuladorPasarelaFunction", answer={"statusCode": 404}),
 ]
 CASES: dict[str, Case] = {c.event: c for c in _CASES}

@@ -40,9 +40,6 @@ STAND_INS = {
 }
 
 
-# The token in the rawPath of events/simulador-*.json; the simulators read it from SimuladorSecret
-# (SIMULADOR_SECRET_ARN in the env-vars file names it), as deployed.
-TOKEN_SIMULADOR = "7f3c2a10-0d4e-11f1-9a3b-0a1b2c3d4e5f"
 PROVISIONING_READ_TIMEOUT_S = 120
 LANE_PORT_STEP = 10  # lane N listens on the file's ports + 10 N
 
@@ -158,10 +155,6 @@ class LocalEnvironment:
         self._stack.callback(setattr, aws, "SDK_CONFIG", previo)
         aprovisionador = Aprovisionador(Plantilla()).aprovisionar()
         self.recursos = aprovisionador.plantilla.fisicos
-        if "SimuladorSecret" in self.recursos:  # the sandbox's path token: the one the simulador-* events carry
-            aws.client("secretsmanager").put_secret_value(
-                SecretId=self.recursos["SimuladorSecret"]["Ref"], SecretString=json.dumps({"token": TOKEN_SIMULADOR})
-            )
         self._relay("AWS_ENDPOINT_URL", ("127.0.0.1", self._moto.puerto))
         self._relay_service("DATABASE_URL", DATABASE_URL)
         self._relay_service("REDIS_URL", REDIS_URL)
