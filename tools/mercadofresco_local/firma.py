@@ -14,14 +14,38 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mercadofresco.http.auth import AUTH_IAM
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["VerificadorSigV4"]
+    from sam_emulator.template import Plantilla
+
+__all__ = ["VerificadorSigV4", "urls_firmadas"]
+
+_URL_DE_FUNCION = re.compile(r"\$\{([A-Za-z0-9]+)\.FunctionUrl\}")  # a function URL a variable names
+
+
+def urls_firmadas(plantilla: Plantilla) -> dict[str, str]:
+    """URL variable -> the ``AWS::Lambda::Url`` it names, wherever the template tells a caller to sign.
+
+    That is ``<variable>_AUTH`` resolving to ``AWS_IAM`` (the template sets it only where it plays the
+    provider itself); the stand-in behind that variable then plays that function URL.
+    """
+    firmadas = {}
+    for logical_id in plantilla.de_tipo("AWS::Serverless::Function"):
+        declaradas = plantilla.recursos[logical_id]["Properties"].get("Environment", {}).get("Variables", {})
+        for variable, valor in declaradas.items():
+            if variable.endswith("_AUTH") and plantilla.resolver(valor) == AUTH_IAM:
+                url = variable.removesuffix("_AUTH")
+                (firmadas[url],) = set(_URL_DE_FUNCION.findall(json.dumps(declaradas[url])))
+    return firmadas
+
 
 _AUTORIZACION = re.compile(
     r"^AWS4-HMAC-SHA256 Credential=(?P<clave>[^/]+)/(?P<fecha>\d{8})/(?P<region>[^/]+)/(?P<servicio>[^/]+)"
@@ -38,6 +62,16 @@ class VerificadorSigV4:
     token: str | None
     region: str
     servicio: str = "lambda"
+
+    @classmethod
+    def de(cls, credenciales: Mapping[str, str], region: str) -> VerificadorSigV4:
+        """From ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_SESSION_TOKEN`` as the functions get them."""
+        return cls(
+            credenciales["AWS_ACCESS_KEY_ID"],
+            credenciales["AWS_SECRET_ACCESS_KEY"],
+            credenciales.get("AWS_SESSION_TOKEN"),
+            region,
+        )
 
     def motivo_rechazo(self, metodo: str, ruta: str, cabeceras: Mapping[str, str], cuerpo: bytes) -> str | None:
         """Why Lambda would refuse this request (``None``: correctly signed). ``cabeceras``: case-insensitive."""

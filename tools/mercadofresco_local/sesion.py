@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from mercadofresco.http.auth import AUTH_IAM
 from sam_emulator import private_postgres
 from sam_emulator.background import BackgroundThread
 from sam_emulator.log_capture import CapturaSalida
@@ -32,8 +30,9 @@ from sam_emulator.runtime import RuntimeLocal
 from sam_emulator.template import Plantilla
 
 from mercadofresco_local import RAIZ, plazos
+from mercadofresco_local.firma import VerificadorSigV4, urls_firmadas
 from mercadofresco_local.observador import Observador
-from mercadofresco_local.proveedores import Proveedores, VerificadorSigV4
+from mercadofresco_local.proveedores import Proveedores
 from mercadofresco_local.tienda import BaseDemo, Tienda
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 DATABASE_URL = "postgresql://postgres:postgres@127.0.0.1:5432/postgres"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 BD_REDIS_DEMO = 9
-_URL_DE_FUNCION = re.compile(r"\$\{([A-Za-z0-9]+)\.FunctionUrl\}")  # a function URL a variable names
 
 
 def url_redis_demo(base: str) -> str:
@@ -236,23 +234,13 @@ class Sesion:
         """
         assert self.runtime is not None
         plantilla = self.runtime.plantilla
-        verificador = VerificadorSigV4(
-            CREDENCIALES_LOCALES["AWS_ACCESS_KEY_ID"],
-            CREDENCIALES_LOCALES["AWS_SECRET_ACCESS_KEY"],
-            CREDENCIALES_LOCALES["AWS_SESSION_TOKEN"],
-            plantilla.region,
-        )
-        for funcion in self.runtime.funciones.por_id.values():
-            propiedades = plantilla.recursos[funcion.logical_id]["Properties"]
-            declaradas = propiedades.get("Environment", {}).get("Variables", {})
-            for variable, proveedor in self.proveedores.por_variable().items():
-                if funcion.entorno.get(f"{variable}_AUTH") != AUTH_IAM:
-                    continue
-                (url,) = set(_URL_DE_FUNCION.findall(json.dumps(declaradas[variable])))
-                proveedor.verificador = verificador
-                locales = plantilla.fisicos[url].setdefault("UrlsLocales", [])
-                if proveedor.url not in locales:
-                    locales.append(proveedor.url)
+        verificador = VerificadorSigV4.de(CREDENCIALES_LOCALES, plantilla.region)
+        stand_ins = self.proveedores.por_variable()
+        for variable, url in urls_firmadas(plantilla).items():
+            stand_ins[variable].verificador = verificador
+            locales = plantilla.fisicos[url].setdefault("UrlsLocales", [])
+            if stand_ins[variable].url not in locales:
+                locales.append(stand_ins[variable].url)
 
     def _entorno(self) -> dict[str, str]:
         assert self.base is not None

@@ -74,3 +74,18 @@ def test_plantilla_no_function_gets_a_secret_in_an_environment_variable() -> Non
             continue
         variables = {**globales, **(recurso["Properties"].get("Environment") or {}).get("Variables", {})}
         assert "{{resolve:" not in str(variables), lid
+
+
+def test_the_local_stand_ins_verify_signatures_exactly_where_the_template_signs() -> None:
+    from mercadofresco_local.firma import urls_firmadas
+
+    # GIVEN the defaults (every provider a sandbox) THEN each caller variable is its simulator's signed URL
+    assert urls_firmadas(Plantilla()) == {
+        "PASARELA_URL": "SimuladorPasarelaUrl",
+        "ERP_URL": "SimuladorErpUrl",
+        "CORREO_PRINCIPAL_URL": "SimuladorCorreoUrl",
+        "CORREO_SECUNDARIO_URL": "SimuladorCorreoUrl",
+    }
+    # AND with real providers nothing is signed, nor verified
+    assert urls_firmadas(Plantilla(parametros=URLS_REALES)) == {}
+    assert urls_firmadas(Plantilla(parametros={**URLS_REALES, "ErpUrl": ""})) == {"ERP_URL": "SimuladorErpUrl"}
