@@ -37,10 +37,10 @@ class BearerAuth:
     """``Authorization: Bearer <key>`` (the payment gateway's API key)."""
 
     def __init__(self, key: str) -> None:
-        self._cabecera = f"Bearer {key}"
+        self._header = f"Bearer {key}"
 
     def headers(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None) -> dict[str, str]:
-        return {**headers, "Authorization": self._cabecera}
+        return {**headers, "Authorization": self._header}
 
 
 class FunctionUrlSigV4:
@@ -57,7 +57,7 @@ class FunctionUrlSigV4:
         self._session = session
         self._signer: Any = None
 
-    def _firmante(self) -> Any:
+    def _request_signer(self) -> Any:
         if self._signer is None:
             import boto3
             from botocore.model import ServiceId
@@ -69,23 +69,23 @@ class FunctionUrlSigV4:
                 if boto3.DEFAULT_SESSION is None:
                     boto3.setup_default_session()
                 self._session = boto3.DEFAULT_SESSION
-            credenciales = self._session.get_credentials()
-            if credenciales is None:
+            credentials = self._session.get_credentials()
+            if credentials is None:
                 raise ValueError("a sandbox provider is behind AWS_IAM but there are no AWS credentials to sign with")
             self._signer = RequestSigner(
-                ServiceId("lambda"), self._region or region(), "lambda", "v4", credenciales, self._session.events
+                ServiceId("lambda"), self._region or region(), "lambda", "v4", credentials, self._session.events
             )
         return self._signer
 
     def headers(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None) -> dict[str, str]:
         from botocore.awsrequest import AWSRequest
 
-        cuerpo = body or b""
-        peticion = AWSRequest(
+        payload = body or b""
+        request = AWSRequest(
             method=method,
             url=url,
-            data=cuerpo,
-            headers={**headers, "X-Amz-Content-SHA256": hashlib.sha256(cuerpo).hexdigest()},
+            data=payload,
+            headers={**headers, "X-Amz-Content-SHA256": hashlib.sha256(payload).hexdigest()},
         )
-        self._firmante().sign(FUNCTION_URL_OPERATION, peticion)
-        return dict(peticion.headers.items())
+        self._request_signer().sign(FUNCTION_URL_OPERATION, request)
+        return dict(request.headers.items())

@@ -31,11 +31,11 @@ def request_auth_from_env(variable_url: str, auth: RequestAuth | None = None) ->
     """
     from mercadofresco.http.auth import AUTH_IAM, FunctionUrlSigV4
 
-    modo = os.environ.get(f"{variable_url}_AUTH", "").strip()
-    if not modo:
+    mode = os.environ.get(f"{variable_url}_AUTH", "").strip()
+    if not mode:
         return auth
-    if modo != AUTH_IAM:
-        raise ValueError(f"{variable_url}_AUTH is {modo!r}: only {AUTH_IAM} (or empty) is known")
+    if mode != AUTH_IAM:
+        raise ValueError(f"{variable_url}_AUTH is {mode!r}: only {AUTH_IAM} (or empty) is known")
     return FunctionUrlSigV4()
 
 
