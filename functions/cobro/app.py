@@ -19,6 +19,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mercadofresco import aws
 from mercadofresco.dominio.errores import CobroRechazado, PasarelaNoDisponible, ReembolsoRechazado
 from mercadofresco.http import client_from_env
+from mercadofresco.http.auth import BearerAuth
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco.process_cache import lazy_module_attribute
 from mercadofresco.retry import RetryPolicy
@@ -36,11 +37,11 @@ tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercado
 SECRET_MAX_AGE_S = 300  # one Secrets Manager call per 5 min per container; a rotated key is seen within it
 READ_TIMEOUT_S = float(os.environ.get("PASARELA_READ_TIMEOUT_S", "10"))
 CONNECT_TIMEOUT_S = float(os.environ.get("PASARELA_CONNECT_TIMEOUT_S", "2"))
+SECRETO_ARN = os.environ.get("PASARELA_SECRET_ARN", "").strip()  # the API key's secret; none: no key
 
 
 @lru_cache(maxsize=2)
 def _cliente(clave_api: str) -> ProviderClient:
-    cabeceras = {"Authorization": f"Bearer {clave_api}"} if clave_api else {}
     return client_from_env(
         "pasarela",
         "PASARELA_URL",
@@ -48,17 +49,16 @@ def _cliente(clave_api: str) -> ProviderClient:
         retry=RetryPolicy.from_env(),  # HTTP_MAX_ATTEMPTS: docs/worst-case-attempts.md counts it
         connect_timeout_s=CONNECT_TIMEOUT_S,
         read_timeout_s=READ_TIMEOUT_S,
-        headers=cabeceras,
+        auth=BearerAuth(clave_api) if clave_api else None,  # a sandbox behind AWS_IAM signs instead
         metrics=metrics,
     )
 
 
 def pasarela() -> ProviderClient:
     """The gateway client for the current API key (no secret configured: no key, for local runs)."""
-    arn = os.environ.get("PASARELA_SECRET_ARN", "").strip()
-    if not arn:
+    if not SECRETO_ARN:
         return _cliente("")
-    secreto: Any = aws.read_secret(arn, max_age_s=SECRET_MAX_AGE_S)
+    secreto: Any = aws.read_secret(SECRETO_ARN, max_age_s=SECRET_MAX_AGE_S)
     try:
         clave_api = json.loads(secreto)["api_key"]
     except (ValueError, TypeError, KeyError):

@@ -14,18 +14,10 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 from mercadofresco.aws import cached_client
-from mercadofresco.http.factory import ENV_SANDBOX_SECRET, token_sandbox
 from simulador import Simulador
 from simulador.dynamodb import AlmacenDynamoDB, Fallos, Sandbox, ruta_y_proveedor
 
 logger = Logger()
-
-
-def _token() -> str:
-    """The path token: from its secret when deployed; ``SIMULADOR_TOKEN`` only in local runs and tests."""
-    if os.environ.get(ENV_SANDBOX_SECRET):
-        return token_sandbox()  # Powertools caches it 5 min: not a Secrets Manager call per request
-    return os.environ.get("SIMULADOR_TOKEN", "")
 
 
 @cache
@@ -47,7 +39,7 @@ def _http(estado: int, cuerpo: dict[str, Any], cabeceras: dict[str, str] | None 
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     http = event.get("requestContext", {}).get("http", {})
-    destino = ruta_y_proveedor(os.environ["SIMULADOR_PROVEEDOR"], event.get("rawPath", ""), _token())
+    destino = ruta_y_proveedor(os.environ["SIMULADOR_PROVEEDOR"], event.get("rawPath", ""))
     if destino is None:
         return _http(404, {"error": "ruta_desconocida"})
     if http.get("method") != "POST":

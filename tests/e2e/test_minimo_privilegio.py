@@ -67,6 +67,20 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
     assert {("ErpFunction", "sqs:ReceiveMessage"), ("CorreoFunction", "sqs:DeleteMessage")} <= acciones
     # AND the idempotency keys of the paths that used to be denied were really written
     assert {"liberacion", "correo-no-confirmado", "pedido", "cobro"} <= claves, (sorted(claves), errores)
+    # AND each caller's signed calls to its sandbox provider (the stand-ins verified every signature)
+    # were lambda:InvokeFunctionUrl on that simulator, through its grant, which is therefore not unused
+    simuladores = {
+        p: s.recurso.rsplit(":", 1)[-1]
+        for p, s in registro.solicitudes(destino(sesion.runtime.plantilla))
+        if s.accion == "lambda:InvokeFunctionUrl"
+    }
+    assert simuladores == {
+        "CobroFunction": "simulador-pasarela",
+        "ErpFunction": "simulador-erp",
+        "CorreoFunction": "simulador-correo",
+    }
+    assert not [(p.nombre, p.rechazadas) for p in sesion.proveedores.todos if p.rechazadas or p.verificador is None]
+    assert not [u for u in informe.sin_uso if u.sid == "SandboxProvider"], informe.texto()
     # AND no request is one its role would deny
     assert not informe.sin_rol, informe.texto()
     assert not informe.denegadas, informe.texto()

@@ -377,7 +377,8 @@ PALABRAS_INGLESAS = frozenset(
     service shared signal sink size sleep snapshot socket source split sqs sslrootcert state statement status
     store stored success successes t table text throttling time timeout to token tokens too total traced tracer
     tracing transform transient truncated type types unavailable unknown unprintable until unwrap url username
-    uuid validation valkey value variable verify version versions wait watchdog window with without work""".split()  # noqa: SIM905
+    uuid validation valkey value variable verify version versions wait watchdog window with without work
+    auth bearer iam session sig v4""".split()  # noqa: SIM905
 )
 
 # Spanish on purpose, never renamed: the workflow's error names a mechanism raises (the ASL matches them), stored

@@ -61,8 +61,8 @@ def test_the_store_api_url_becomes_the_gateway_path_form() -> None:
 
 
 def test_generated_secrets_without_punctuation_say_which_characters(plantilla: dict) -> None:
-    """MiniStack honours only ExcludeCharacters: a '?' in the sandbox token cut its URL (every call 404)."""
-    secreto = gaps.adapt(plantilla, GATEWAY)["Resources"]["SimuladorSecret"]["Properties"]["GenerateSecretString"]
+    """MiniStack honours only ExcludeCharacters: a '?' in a generated value once cut a URL (every call 404)."""
+    secreto = gaps.adapt(plantilla, GATEWAY)["Resources"]["PasarelaSecret"]["Properties"]["GenerateSecretString"]
     assert secreto["ExcludePunctuation"] is True
     assert set("?#/%&=+") <= set(secreto["ExcludeCharacters"])
 

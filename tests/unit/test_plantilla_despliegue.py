@@ -194,32 +194,97 @@ def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_
         assert p.condicion("SenalOutboxValkey") == bool(senal)
 
 
-def test_every_public_function_url_is_capped_when_concurrency_can_be_reserved() -> None:
-    # GIVEN every function URL anyone on the internet can call (the sandbox providers)
+SIMULADORES = {"SimuladorPasarelaFunction", "SimuladorErpFunction", "SimuladorCorreoFunction"}
+# Each caller and the one simulator it may invoke, with the parameter that makes it a sandbox.
+LLAMANTES = [
+    ("CobroFunction", "SimuladorPasarelaFunction", "PasarelaUrl"),
+    ("ErpFunction", "SimuladorErpFunction", "ErpUrl"),
+    ("CorreoFunction", "SimuladorCorreoFunction", "CorreoPrincipalUrl"),
+]
+
+
+def test_no_function_url_is_public() -> None:
+    # GIVEN every function URL of the default stack (the sandbox providers) and every Lambda permission
+    p = _desplegada()
+    urls = [r for r in p.recursos.values() if r["Type"] == "AWS::Lambda::Url"]
+    assert {u["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0] for u in urls} == SIMULADORES
+    # THEN each is AWS_IAM: Lambda refuses an unsigned or unauthorised request before invoking
+    assert {u["Properties"]["AuthType"] for u in urls} == {"AWS_IAM"}
+    # AND no resource policy opens one to everybody
+    permisos = [r["Properties"] for r in p.recursos.values() if r["Type"] == "AWS::Lambda::Permission"]
+    assert not [x for x in permisos if x.get("FunctionUrlAuthType") == "NONE" or x.get("InvokedViaFunctionUrl")]
+
+
+def test_every_simulator_is_capped_when_concurrency_can_be_reserved() -> None:
     p = _desplegada(ReservedConcurrency="enabled")
-    publicas = {
-        r["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]
-        for r in p.recursos.values()
-        if r["Type"] == "AWS::Lambda::Url" and r["Properties"]["AuthType"] == "NONE"
-    }
-    assert publicas
-    for lid in publicas:
-        # THEN its function reserves concurrency: a flood of strangers cannot take the order path's
+    for lid in SIMULADORES:
+        # THEN its function reserves concurrency: its callers' floods cannot take the order path's
         reservada = p.resolver(p.recursos[lid]["Properties"].get("ReservedConcurrentExecutions"))
         assert isinstance(reservada, int | str) and int(reservada) > 0, lid
 
 
-@pytest.mark.parametrize(
-    ("logical_id", "parametro"),
-    [("CobroFunction", "PasarelaUrl"), ("ErpFunction", "ErpUrl"), ("CorreoFunction", "CorreoPrincipalUrl")],
-)
-def test_a_caller_may_read_the_sandbox_token_exactly_when_it_calls_a_sandbox(logical_id: str, parametro: str) -> None:
+def _sentencias_invoke_url(p: Plantilla) -> list[tuple[str, str | None, dict[str, Any]]]:
+    """``(function, Fn::If condition or None, statement)`` for every statement granting lambda:InvokeFunctionUrl.
+
+    A function's statements are its SAM ``Policies``, or those of the ``AWS::IAM::Role`` it names.
+    """
+    documentos: list[tuple[str, list[Any]]] = []
+    for lid, recurso in p.recursos.items():
+        if recurso["Type"] != "AWS::Serverless::Function":
+            continue
+        propiedades = recurso["Properties"]
+        if "Role" in propiedades:
+            rol = p.recursos[propiedades["Role"]["Fn::GetAtt"][0]]["Properties"]
+            documentos += [(lid, x["PolicyDocument"]["Statement"]) for x in rol.get("Policies", [])]
+        else:
+            documentos += [(lid, x["Statement"]) for x in propiedades.get("Policies") or [] if "Statement" in x]
+    encontradas = []
+    for lid, sentencias in documentos:
+        for sentencia in sentencias:
+            condicion, cuerpo = sentencia["Fn::If"][:2] if "Fn::If" in sentencia else (None, sentencia)
+            if "lambda:InvokeFunctionUrl" in str(cuerpo.get("Action")):
+                encontradas.append((lid, condicion, cuerpo))
+    return encontradas
+
+
+def test_each_invoke_function_url_grant_names_one_simulator_with_the_auth_type_condition() -> None:
+    p = _desplegada()
+    concedidas = _sentencias_invoke_url(p)
+    assert {(lid, s["Resource"]["Fn::GetAtt"][0]) for lid, _, s in concedidas} == {(c, s) for c, s, _ in LLAMANTES}
+    for lid, condicion, sentencia in concedidas:
+        simulador = sentencia["Resource"]["Fn::GetAtt"][0]
+        # THEN one action on one function's ARN, for signed (AWS_IAM) URL calls only
+        assert sentencia["Action"] == "lambda:InvokeFunctionUrl", lid
+        assert sentencia["Resource"] == {"Fn::GetAtt": [simulador, "Arn"]}, lid
+        assert sentencia["Condition"] == {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}}, lid
+        # AND only under the condition that creates that simulator
+        assert condicion == p.recursos[simulador]["Condition"], lid
+
+
+def _arn_funcion(nombre: str) -> str:
+    return f"arn:aws:lambda:eu-south-2:123456789012:function:{nombre}"
+
+
+@pytest.mark.parametrize(("logical_id", "simulador", "parametro"), LLAMANTES)
+def test_a_caller_may_invoke_its_simulator_url_exactly_when_it_calls_a_sandbox(
+    logical_id: str, simulador: str, parametro: str
+) -> None:
+    firmada = (("lambda:FunctionUrlAuthType", ("AWS_IAM",)),)
     for parametros, simulado in (({}, True), ({parametro: "https://real.example", **PROVEEDORES}, False)):
         p = _desplegada(**parametros)
-        p.fisicos["SimuladorSecret"] = "arn:aws:secretsmanager:eu-south-2:123456789012:secret:simulador-AbCdEf"
+        for lid in SIMULADORES:
+            p.fisicos[lid] = {"Ref": lid, "Arn": _arn_funcion(lid)}
         politicas = politicas_por_principal(p, plantilla_transformada(p.ruta, p.region))[logical_id]
-        lectura = Solicitud("secretsmanager:GetSecretValue", p.fisicos["SimuladorSecret"])
-        assert (decidir(politicas, lectura) is Decision.PERMITIDA) == simulado, (logical_id, parametros)
+
+        def permitida(funcion: str, contexto: tuple[Any, ...], politicas: Any = politicas) -> bool:
+            solicitud = Solicitud("lambda:InvokeFunctionUrl", _arn_funcion(funcion), contexto)
+            return decidir(politicas, solicitud) is Decision.PERMITIDA
+
+        # THEN its own simulator, signed, exactly when the stack plays that provider
+        assert permitida(simulador, firmada) == simulado, (logical_id, parametros)
+        # AND never another simulator, nor a call through a URL of another auth type
+        assert not any(permitida(otro, firmada) for otro in SIMULADORES - {simulador}), logical_id
+        assert not permitida(simulador, (("lambda:FunctionUrlAuthType", ("NONE",)),)), logical_id
 
 
 def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_instance() -> None:

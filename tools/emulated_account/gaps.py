@@ -50,12 +50,21 @@ GAPS = (
         "MiniStack answers GetAtt FunctionUrl with AWS's name https://<id>.lambda-url.<region>.on.aws/, which "
         "resolves to the real AWS from the containers (no such function there, or no internet): every call to "
         "the sandbox providers failed, so no order was ever charged",
-        "the same simulador-* functions, token and paths; only the scheme and host differ (no TLS on that hop)",
+        "the same simulador-* functions and paths; only the scheme and host differ (no TLS on that hop)",
+    ),
+    Gap(
+        "a function URL with AuthType AWS_IAM admits any SigV4-looking request (nothing is changed)",
+        "MiniStack 1.5.33 refuses an unsigned request (403) but checks neither the signature nor the caller's "
+        "lambda:InvokeFunctionUrl grant (services/lambda_svc.py, _function_url_is_signed)",
+        "the local run's stand-ins recompute each signature with botocore and refuse a wrong one "
+        "(mercadofresco_local.proveedores.VerificadorSigV4); each signed call is recorded as "
+        "lambda:InvokeFunctionUrl on its simulator and evaluated against the caller's role (mercadofresco_iam), "
+        "here as in the local run and the chaos campaign",
     ),
     Gap(
         "a generated secret's ExcludePunctuation becomes the equivalent ExcludeCharacters",
-        "MiniStack's CloudFormation honours only ExcludeCharacters: the sandbox's URL token came out with "
-        "'?', '#' or '/', which cut the URL, and every provider call was answered 404",
+        "MiniStack's CloudFormation honours only ExcludeCharacters: a generated value came out with '?', '#' "
+        "or '/' (a URL token once cut its URL, and every provider call was answered 404)",
         "the same generated secret, with the same characters excluded",
     ),
     Gap(

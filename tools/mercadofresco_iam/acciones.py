@@ -7,7 +7,9 @@ that grants it only on named resources denies it, and the gap shows up instead o
 
 Condition keys filled in (Service Authorization Reference):
 ``dynamodb:LeadingKeys`` (the partition key value of the item or key written/read),
-``events:source`` / ``events:detail-type`` (per PutEvents entry), ``cloudwatch:namespace``.
+``events:source`` / ``events:detail-type`` (per PutEvents entry), ``cloudwatch:namespace``,
+``lambda:FunctionUrlAuthType`` (a SigV4-signed call to a function URL, which is
+``lambda:InvokeFunctionUrl`` on the function behind that URL: :attr:`Destino.urls_funcion`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from mercadofresco_iam.evaluador import Solicitud
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["Destino", "solicitudes_de"]
+__all__ = ["OPERACION_URL", "Destino", "solicitudes_de"]
 
 # IAM's prefix where it differs from botocore's signing name.
 _PREFIJO = {"monitoring": "cloudwatch"}
@@ -34,6 +36,8 @@ _ACCION = {
     "sns": {"PublishBatch": "Publish"},
     "lambda": {"Invoke": "InvokeFunction", "InvokeAsync": "InvokeFunction"},
 }
+OPERACION_URL = "InvokeFunctionUrl"  # mercadofresco.http.auth.FUNCTION_URL_OPERATION: what the signer announces
+_FIRMADA_IAM = (("lambda:FunctionUrlAuthType", ("AWS_IAM",)),)
 _TRANSACCION_DYNAMODB = {
     "Put": "PutItem",
     "Update": "UpdateItem",
@@ -43,15 +47,30 @@ _TRANSACCION_DYNAMODB = {
 
 
 class Destino:
-    """Where a call goes: region and account, and each DynamoDB table's partition key attribute."""
+    """Where a call goes: region and account, each DynamoDB table's partition key attribute, and
+    which function each function URL invokes (``urls_funcion``: a URL prefix, or a path prefix for
+    an emulator's path form, -> the function's ARN)."""
 
-    def __init__(self, region: str, cuenta: str, claves_particion: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        region: str,
+        cuenta: str,
+        claves_particion: Mapping[str, str] | None = None,
+        urls_funcion: Mapping[str, str] | None = None,
+    ) -> None:
         self.region = region
         self.cuenta = cuenta
         self.claves_particion = dict(claves_particion or {})
+        self.urls_funcion = dict(urls_funcion or {})
 
     def arn(self, servicio: str, recurso: str) -> str:
         return f"arn:aws:{servicio}:{self.region}:{self.cuenta}:{recurso}"
+
+    def funcion_de_url(self, url: str) -> str:
+        """The ARN of the function ``url`` is a function URL of (the longest matching prefix), else ``*``."""
+        ruta = urlparse(url).path
+        candidatos = [p for p in self.urls_funcion if url.startswith(p) or (p.startswith("/") and ruta.startswith(p))]
+        return self.urls_funcion[max(candidatos, key=len)] if candidatos else "*"
 
 
 def _escalar(valor: Any) -> str:
@@ -123,6 +142,8 @@ def _kms(operacion: str, p: Mapping[str, Any], d: Destino) -> list[Solicitud]:
 
 
 def _lambda(operacion: str, p: Mapping[str, Any], d: Destino) -> list[Solicitud]:
+    if operacion == OPERACION_URL:  # recorded as signed: an unsigned call is no IAM request at all
+        return [Solicitud(f"lambda:{OPERACION_URL}", d.funcion_de_url(p.get("FunctionUrl", "")), _FIRMADA_IAM)]
     funcion = p.get("FunctionName", "*")
     recurso = funcion if funcion.startswith("arn:") else d.arn("lambda", f"function:{funcion}")
     return [Solicitud(f"lambda:{_ACCION['lambda'].get(operacion, operacion)}", recurso)]

@@ -99,6 +99,8 @@ def fisicos_de_pila(cliente: Callable[[str], Any], pila: str, region: str, cuent
                 "Ref": fisico,
                 "Arn": cliente("lambda").get_function(FunctionName=fisico)["Configuration"]["FunctionArn"],
             }
+            if url := _url_de_funcion(cliente("lambda"), fisico):
+                valor["FunctionUrl"] = url
         elif tipo == "AWS::SQS::Queue":
             atributos = cliente("sqs").get_queue_attributes(QueueUrl=fisico, AttributeNames=["QueueArn"])["Attributes"]
             valor = {"Ref": fisico, "Arn": atributos["QueueArn"], "QueueName": fisico.rsplit("/", 1)[-1]}
@@ -124,6 +126,13 @@ def fisicos_de_pila(cliente: Callable[[str], Any], pila: str, region: str, cuent
             valor = {"Ref": fisico}
         fisicos[r["LogicalResourceId"]] = valor
     return fisicos
+
+
+def _url_de_funcion(lam: Any, funcion: str) -> str | None:
+    try:
+        return lam.get_function_url_config(FunctionName=funcion)["FunctionUrl"]
+    except lam.exceptions.ResourceNotFoundException:
+        return None
 
 
 def arn_de_secreto(cliente: Callable[[str], Any]) -> Callable[[str], str | None]:
@@ -154,13 +163,24 @@ def plantilla_desplegada(
 
 
 def destino(plantilla: Plantilla) -> Destino:
-    """The stack's region and account, and each table's partition key (only the names are resolved)."""
+    """The stack's region and account, each table's partition key, and the function behind each function URL.
+
+    A function URL is known by AWS's name (``https://<id>.lambda-url.<region>.on.aws/``) and, as the
+    stack's functions are given it in the emulated account, by MiniStack's path form
+    ``/_aws/lambda-url/<id>/`` (``emulated_account.gaps``).
+    """
     claves = {}
     for logical_id, recurso in plantilla.de_tipo("AWS::DynamoDB::Table").items():
         propiedades = recurso["Properties"]
         (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
         claves[plantilla.resolver(propiedades.get("TableName", logical_id))] = hash_
-    return Destino(plantilla.region, plantilla.cuenta, claves)
+    urls = {}
+    for recurso in plantilla.de_tipo("AWS::Lambda::Url").values():
+        funcion = plantilla.fisicos.get(recurso["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]) or {}
+        if "FunctionUrl" in funcion:
+            url_id = funcion["FunctionUrl"].split("//", 1)[-1].split(".", 1)[0]
+            urls[funcion["FunctionUrl"]] = urls[f"/_aws/lambda-url/{url_id}/"] = funcion["Arn"]
+    return Destino(plantilla.region, plantilla.cuenta, claves, urls)
 
 
 def comprobar_despliegue(registro: Registro, plantilla: Plantilla) -> Informe:

@@ -33,13 +33,20 @@ def registro_local(plantilla: Plantilla) -> Registro:
 
 
 def destino(plantilla: Plantilla) -> Destino:
-    """The run's region and account, and each table's partition key (for ``dynamodb:LeadingKeys``)."""
+    """The run's region and account, each table's partition key (for ``dynamodb:LeadingKeys``), and the
+    function behind each function URL: moto's URL, and the loopback stand-ins the local run lets play it
+    (``UrlsLocales`` in the URL's physical values, :meth:`mercadofresco_local.sesion.Sesion`)."""
     claves = {}
     for logical_id in plantilla.de_tipo("AWS::DynamoDB::Table"):
         propiedades = plantilla.propiedades(logical_id)
         (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
         claves[propiedades["TableName"]] = hash_
-    return Destino(plantilla.region, plantilla.cuenta, claves)
+    urls = {}
+    for logical_id in plantilla.de_tipo("AWS::Lambda::Url"):
+        fisico = plantilla.fisicos.get(logical_id) or {}
+        for url in ([fisico["FunctionUrl"]] if "FunctionUrl" in fisico else []) + fisico.get("UrlsLocales", []):
+            urls[url] = fisico["FunctionArn"]
+    return Destino(plantilla.region, plantilla.cuenta, claves, urls)
 
 
 def comprobar_ejecucion(registro: Registro, plantilla: Plantilla) -> Informe:

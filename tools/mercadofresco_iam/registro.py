@@ -11,6 +11,10 @@ A botocore event hook on boto3's default session (every client of the layer come
 - a caller that identifies itself by its access key (the state machine's service
   integrations in moto run with their own fixed credentials): ``por_clave_acceso``.
 
+A SigV4-signed call to a function URL is no botocore API call: the layer signs it with botocore's
+own signer on the same session (:class:`mercadofresco.http.auth.FunctionUrlSigV4`), which announces
+``before-sign.lambda.InvokeFunctionUrl``; it is kept as ``lambda InvokeFunctionUrl {"FunctionUrl": url}``.
+
 Calls outside any principal (the test harness, provisioning, pollers) are not recorded.
 The raw call is kept (service, operation, parameters); :meth:`Registro.solicitudes` turns the
 calls into IAM requests once the run's names are known (:class:`~mercadofresco_iam.acciones.Destino`).
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 from sam_emulator.principal import add_call_listener, current_principal, remove_call_listener
 
-from mercadofresco_iam.acciones import solicitudes_de
+from mercadofresco_iam.acciones import OPERACION_URL, solicitudes_de
 
 if TYPE_CHECKING:
     from sam_emulator.principal import AwsCall
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["Llamada", "Registro"]
 
 _CLAVE_CONTEXTO = "mercadofresco_iam.parametros"
+EVENTO_FIRMA_URL = f"before-sign.lambda.{OPERACION_URL}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +97,7 @@ class Registro:
         self._sesion = boto3.DEFAULT_SESSION
         self._sesion.events.register("before-parameter-build", self._parametros, unique_id=f"mf-iam-p-{id(self)}")
         self._sesion.events.register("before-call", self._llamada, unique_id=f"mf-iam-c-{id(self)}")
+        self._sesion.events.register(EVENTO_FIRMA_URL, self._firma_url, unique_id=f"mf-iam-u-{id(self)}")
         add_call_listener(self._de_worker)
         return self
 
@@ -100,6 +106,7 @@ class Registro:
         if self._sesion is not None:
             self._sesion.events.unregister("before-parameter-build", unique_id=f"mf-iam-p-{id(self)}")
             self._sesion.events.unregister("before-call", unique_id=f"mf-iam-c-{id(self)}")
+            self._sesion.events.unregister(EVENTO_FIRMA_URL, unique_id=f"mf-iam-u-{id(self)}")
             self._sesion = None
 
     def __enter__(self) -> Registro:
@@ -125,3 +132,8 @@ class Registro:
             return
         servicio = model.service_model.signing_name
         self.anotar(Llamada(principal, servicio, model.name, context.get(_CLAVE_CONTEXTO, {})))
+
+    def _firma_url(self, request: Any, **_: Any) -> None:
+        principal = current_principal()
+        if principal is not None:
+            self.anotar(Llamada(principal, "lambda", OPERACION_URL, {"FunctionUrl": request.url}))

@@ -40,6 +40,11 @@ a provider and a route prefix, inside a time window (seconds since
 
 Declined cards: ``control.rechazar_tarjeta(token_or_cliente_id)`` / ``control.rechazar_importe(centimos)``.
 
+A stand-in that plays a sandbox provider's ``AWS_IAM`` function URL (``verificador`` set: the
+local run does it where the template says so) refuses, as Lambda does, a request whose SigV4
+signature is missing or wrong: 403 ``{"Message": "Forbidden"}``, before any fault, count or
+effect (:mod:`mercadofresco_local.firma`); ``rechazadas`` counts them.
+
 :meth:`Proveedores.entorno` gives the functions' ``*_URL`` variables pointing at the four servers.
 
 Example (the ``viernes`` scenario: the gateway returns 503 from t=10 s to t=40 s)::
@@ -65,11 +70,22 @@ from sam_emulator.background import LocalServer, stop_all
 from simulador.proveedores import RUTAS, Simulador, guardable, repetida
 
 from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
+from mercadofresco_local.firma import VerificadorSigV4
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["ControlFallos", "Correo", "Erp", "Fallo", "Pasarela", "ProveedorHttp", "Proveedores", "TipoFallo"]
+__all__ = [
+    "ControlFallos",
+    "Correo",
+    "Erp",
+    "Fallo",
+    "Pasarela",
+    "ProveedorHttp",
+    "Proveedores",
+    "TipoFallo",
+    "VerificadorSigV4",
+]
 
 Respuesta = tuple[int, dict[str, Any]]
 
@@ -86,6 +102,8 @@ class ProveedorHttp(LocalServer):
         self.nombre_hilo = f"mf-{self.nombre}"
         self.fallos = fallos or ControlFallos()
         self.clave_api = clave_api  # when set, requests must send ``Authorization: Bearer <clave_api>``
+        self.verificador: VerificadorSigV4 | None = None  # when set, requests must be SigV4-signed (AWS_IAM)
+        self.rechazadas: Counter[str] = Counter()  # why requests were refused as unsigned (Lambda's 403)
         self.llamadas: Counter[str] = Counter()
         self.llamadas_por_clave: Counter[str] = Counter()
         self.efectos_por_clave: Counter[str] = Counter()
@@ -215,14 +233,18 @@ class Proveedores:
     def todos(self) -> tuple[ProveedorHttp, ...]:
         return (self.pasarela, self.erp, self.correo_principal, self.correo_secundario)
 
+    def por_variable(self) -> dict[str, ProveedorHttp]:
+        """Each provider URL variable of the functions (as ``template.yaml`` names it) -> its stand-in."""
+        return {
+            "PASARELA_URL": self.pasarela,
+            "ERP_URL": self.erp,
+            "CORREO_PRINCIPAL_URL": self.correo_principal,
+            "CORREO_SECUNDARIO_URL": self.correo_secundario,
+        }
+
     def entorno(self) -> dict[str, str]:
         """The functions' environment variables (as ``template.yaml`` names them) pointing at these stand-ins."""
-        return {
-            "PASARELA_URL": self.pasarela.url,
-            "ERP_URL": self.erp.url,
-            "CORREO_PRINCIPAL_URL": self.correo_principal.url,
-            "CORREO_SECUNDARIO_URL": self.correo_secundario.url,
-        }
+        return {variable: proveedor.url for variable, proveedor in self.por_variable().items()}
 
     def __enter__(self) -> Self:
         for proveedor in self.todos:
@@ -251,6 +273,12 @@ def _manejador(proveedor: ProveedorHttp) -> type[BaseHTTPRequestHandler]:
             ruta = self.path.split("?", 1)[0]
             longitud = int(self.headers.get("Content-Length") or 0)
             crudo = self.rfile.read(longitud) if longitud else b""
+            if proveedor.verificador is not None:  # Lambda's AWS_IAM check: before the function runs at all
+                motivo = proveedor.verificador.motivo_rechazo("POST", self.path, self.headers, crudo)
+                if motivo is not None:
+                    with proveedor._lock:
+                        proveedor.rechazadas[motivo] += 1
+                    return self._responder(403, {"Message": "Forbidden"})
             clave = self.headers.get("Idempotency-Key")
             with proveedor._lock:
                 proveedor.llamadas[ruta] += 1

@@ -23,12 +23,14 @@ from urllib.parse import urlsplit, urlunsplit
 from sam_emulator import private_postgres
 from sam_emulator.background import BackgroundThread
 from sam_emulator.log_capture import CapturaSalida
+from sam_emulator.moto_server import CREDENCIALES_LOCALES
 from sam_emulator.private_postgres import PostgresPrivado
 from sam_emulator.private_redis import RedisPrivado
 from sam_emulator.runtime import RuntimeLocal
 from sam_emulator.template import Plantilla
 
 from mercadofresco_local import RAIZ, plazos
+from mercadofresco_local.firma import VerificadorSigV4, urls_firmadas
 from mercadofresco_local.observador import Observador
 from mercadofresco_local.proveedores import Proveedores
 from mercadofresco_local.tienda import BaseDemo, Tienda
@@ -37,8 +39,6 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
     from pathlib import Path
-
-    from mercadofresco_local.proveedores import ProveedorHttp
 
 DATABASE_URL = "postgresql://postgres:postgres@127.0.0.1:5432/postgres"
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -192,13 +192,14 @@ class Sesion:
         self.runtime = RuntimeLocal(
             entorno_local=self._entorno(),
             compresion=self.compresion,
-            plantilla=Plantilla(ruta=RAIZ / "template.yaml", parametros=self._parametros()),
+            plantilla=Plantilla(ruta=RAIZ / "template.yaml"),
             tope_concurrencia=self.tope_concurrencia,
             plazos_comprimidos=self.caos,
             comprimir_funcion=plazos.comprimir_plazos,
             entornos_nuevos=plazos.entornos_nuevos,
         ).start()
         self._pilas.append(self.runtime.stop)
+        self._exigir_firma()
         if self.caos:
             self.grifo_url = self._grifo()
             self.grifo_avisos_url = self._grifo_avisos()
@@ -222,18 +223,24 @@ class Sesion:
             except Exception:  # tear down the rest; the first error is already on its way
                 continue
 
-    def _stand_ins(self) -> dict[str, ProveedorHttp]:
-        p = self.proveedores
-        return {
-            "Pasarela": p.pasarela,
-            "Erp": p.erp,
-            "CorreoPrincipal": p.correo_principal,
-            "CorreoSecundario": p.correo_secundario,
-        }
+    def _exigir_firma(self) -> None:
+        """Each stand-in plays the sandbox function URL the template gives its callers, as Lambda would.
 
-    def _parametros(self) -> dict[str, str]:
-        """Template parameters ``<Provider>Url`` pointed at the loopback stand-ins."""
-        return {f"{nombre}Url": proveedor.url for nombre, proveedor in self._stand_ins().items()}
+        The provider URL parameters are left at their defaults, so the template plays every provider
+        itself (a default deploy): its callers get ``<URL variable>_AUTH=AWS_IAM`` and sign, and their
+        URL variables point at the stand-ins (:meth:`_entorno`). Where a caller is told to sign, the
+        stand-in behind that variable verifies SigV4 with the credentials the emulated functions sign
+        with, and is recorded as that function URL (``UrlsLocales``) for the least-privilege check.
+        """
+        assert self.runtime is not None
+        plantilla = self.runtime.plantilla
+        verificador = VerificadorSigV4.de(CREDENCIALES_LOCALES, plantilla.region)
+        stand_ins = self.proveedores.por_variable()
+        for variable, url in urls_firmadas(plantilla).items():
+            stand_ins[variable].verificador = verificador
+            locales = plantilla.fisicos[url].setdefault("UrlsLocales", [])
+            if stand_ins[variable].url not in locales:
+                locales.append(stand_ins[variable].url)
 
     def _entorno(self) -> dict[str, str]:
         assert self.base is not None

@@ -48,12 +48,22 @@ def _order_charged(env: LocalEnvironment) -> None:
     """The charge ``ch_000001`` that events/cobro-reembolso.json refunds, made at the gateway stand-in."""
     assert env.proveedores is not None
     cuerpo = json.dumps({"pedido_id": PEDIDO, "importe_centimos": 4820, "moneda": "EUR", "cliente_id": "CLI-0193"})
-    peticion = urllib.request.Request(
-        f"{env.proveedores.pasarela.url}/cobros",
-        data=cuerpo.encode(),
-        headers={"Content-Type": "application/json", "Idempotency-Key": f"cobro:{PEDIDO}"},
-        method="POST",
-    )
+    url = f"{env.proveedores.pasarela.url}/cobros"
+    cabeceras = {"Content-Type": "application/json", "Idempotency-Key": f"cobro:{PEDIDO}"}
+    if "PASARELA_URL" in env.firmadas:  # a sandbox behind AWS_IAM: signed as the charge function signs
+        import boto3
+        from mercadofresco.http.auth import FunctionUrlSigV4
+
+        from sam_local.environment import REGION
+        from sam_local.invoke import LOCAL_CREDENTIALS
+
+        sesion = boto3.Session(
+            aws_access_key_id=LOCAL_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=LOCAL_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=LOCAL_CREDENTIALS["AWS_SESSION_TOKEN"],
+        )
+        cabeceras = FunctionUrlSigV4(region=REGION, session=sesion).headers("POST", url, cabeceras, cuerpo.encode())
+    peticion = urllib.request.Request(url, data=cuerpo.encode(), headers=cabeceras, method="POST")
     with urllib.request.urlopen(peticion, timeout=10) as respuesta:
         assert json.load(respuesta)["referencia_cobro"] == "ch_000001"
 
@@ -195,7 +205,7 @@ _CASES = [
     Case("simulador-pasarela-reembolso.json", "SimuladorPasarelaFunction", answer={"statusCode": 404}),
     Case("simulador-erp-aviso.json", "SimuladorErpFunction", answer={"statusCode": 200}),
     Case("simulador-correo-confirmacion.json", "SimuladorCorreoFunction", answer={"statusCode": 202}),
-    # a path without the sandbox's token is not a route at all
-    Case("simulador-token-incorrecto.json", "SimuladorPasarelaFunction", answer={"statusCode": 404}),
+    # a path the provider does not have: 404, no effect (who may call is Lambda's AWS_IAM check, before this)
+    Case("simulador-ruta-desconocida.json", "SimuladorPasarelaFunction", answer={"statusCode": 404}),
 ]
 CASES: dict[str, Case] = {c.event: c for c in _CASES}

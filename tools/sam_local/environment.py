@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
+from mercadofresco_local.firma import urls_firmadas
+
+from sam_local.invoke import LOCAL_CREDENTIALS
 from sam_local.relay import TcpRelay, relay_unless_reachable
 
 if TYPE_CHECKING:
@@ -40,9 +43,6 @@ STAND_INS = {
 }
 
 
-# The token in the rawPath of events/simulador-*.json; the simulators read it from SimuladorSecret
-# (SIMULADOR_SECRET_ARN in the env-vars file names it), as deployed.
-TOKEN_SIMULADOR = "7f3c2a10-0d4e-11f1-9a3b-0a1b2c3d4e5f"
 PROVISIONING_READ_TIMEOUT_S = 120
 LANE_PORT_STEP = 10  # lane N listens on the file's ports + 10 N
 
@@ -111,6 +111,7 @@ class LocalEnvironment:
     env_vars: dict[str, str] = field(init=False)
     proveedores: Proveedores | None = None
     recursos: dict[str, Any] = field(default_factory=dict)  # logical id -> physical ids (moto)
+    firmadas: dict[str, str] = field(default_factory=dict)  # URL variables whose stand-in verifies SigV4
     _moto: Any = None
     _relays: dict[str, TcpRelay] = field(default_factory=dict)
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
@@ -158,10 +159,7 @@ class LocalEnvironment:
         self._stack.callback(setattr, aws, "SDK_CONFIG", previo)
         aprovisionador = Aprovisionador(Plantilla()).aprovisionar()
         self.recursos = aprovisionador.plantilla.fisicos
-        if "SimuladorSecret" in self.recursos:  # the sandbox's path token: the one the simulador-* events carry
-            aws.client("secretsmanager").put_secret_value(
-                SecretId=self.recursos["SimuladorSecret"]["Ref"], SecretString=json.dumps({"token": TOKEN_SIMULADOR})
-            )
+        self.firmadas = urls_firmadas(aprovisionador.plantilla)
         self._relay("AWS_ENDPOINT_URL", ("127.0.0.1", self._moto.puerto))
         self._relay_service("DATABASE_URL", DATABASE_URL)
         self._relay_service("REDIS_URL", REDIS_URL)
@@ -180,9 +178,14 @@ class LocalEnvironment:
         self._stack.enter_context(relay)
 
     def _start_stand_ins(self) -> None:
+        from mercadofresco_local.firma import VerificadorSigV4
         from mercadofresco_local.proveedores import Proveedores
 
         self.proveedores = Proveedores().__enter__()
+        # The template's defaults make every provider a sandbox behind AWS_IAM: its callers sign with
+        # the containers' credentials, and the stand-in playing it refuses what Lambda would.
+        for variable in self.firmadas:
+            self.proveedores.por_variable()[variable].verificador = VerificadorSigV4.de(LOCAL_CREDENTIALS, REGION)
         for variable, nombre in STAND_INS.items():
             destino = _address(getattr(self.proveedores, nombre).url)
             if variable in self._relays:

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from simulador.proveedores import Respuesta, Simulador, guardable, repetida
+from simulador.proveedores import RUTAS, Respuesta, Simulador, guardable, repetida
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -175,18 +175,19 @@ class Sandbox:
         self.almacen.ddb.delete_item(TableName=self.almacen.tabla, Key={"clave": {"S": item}})
 
 
-def ruta_y_proveedor(familia: str, ruta_http: str, token: str) -> tuple[str, str] | None:
-    """Split ``/<token>[/principal|/secundario]/<ruta>``; ``None`` when the token is wrong (answered 404).
+def ruta_y_proveedor(familia: str, ruta_http: str) -> tuple[str, str] | None:
+    """Split ``[/principal|/secundario]/<ruta>`` into the route and the provider; ``None``: no such route (404).
 
-    The token is the capability in the URL the stack hands to its own functions (their clients
-    append ``/cobros`` etc. to a base URL, so no client change is needed); see README, sandbox.
+    Like the local stand-ins, an unknown route is answered before anything is claimed or stored.
+
+    Who may call is not decided here: the function URL is ``AWS_IAM``, and Lambda refuses a request
+    not signed by a role granted ``lambda:InvokeFunctionUrl`` on this function before it runs.
     """
     partes = ruta_http.strip("/").split("/")
-    if not token or not partes or partes[0] != token:
-        return None
-    resto = partes[1:]
     if familia == "correo":
-        if len(resto) < 2 or resto[0] not in ("principal", "secundario"):
+        if len(partes) < 2 or partes[0] not in ("principal", "secundario"):
             return None
-        return "/" + "/".join(resto[1:]), f"correo-{resto[0]}"
-    return "/" + "/".join(resto), familia
+        ruta, proveedor = "/" + "/".join(partes[1:]), f"correo-{partes[0]}"
+    else:
+        ruta, proveedor = "/" + "/".join(partes), familia
+    return (ruta, proveedor) if ruta in RUTAS.get(familia, ()) else None

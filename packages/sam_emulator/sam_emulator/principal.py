@@ -113,6 +113,11 @@ class CallRecorder:
         with self._lock:
             self._calls.append(call)
 
+    def _url_call(self, request: Any, **_: Any) -> None:
+        call = AwsCall(current_principal(), "lambda", "lambda", "InvokeFunctionUrl", {"FunctionUrl": request.url})
+        with self._lock:
+            self._calls.append(call)
+
 
 _PARAMS_KEY = "sam_emulator.principal.params"
 
@@ -125,4 +130,8 @@ def record_calls() -> CallRecorder:
     session = boto3._get_default_session()
     session.events.register("before-parameter-build", recorder._params, unique_id="sam-emulator-calls-p")
     session.events.register("before-call", recorder._call, unique_id="sam-emulator-calls-c")
+    # A SigV4-signed call to a Lambda function URL is no API call: botocore's signer announces it.
+    session.events.register(
+        "before-sign.lambda.InvokeFunctionUrl", recorder._url_call, unique_id="sam-emulator-calls-u"
+    )
     return recorder

@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-TOKEN = load_event("simulador-pasarela-cobro.json")["rawPath"].split("/")[1]
-
-
 @pytest.fixture
 def tabla(plantilla: Any) -> str:
     """mercadofresco-simulador created in moto from the template's own definition."""
@@ -39,7 +36,6 @@ def simulador(tabla: str, app_module: Callable[..., Any]) -> Callable[..., Any]:
         base = {
             "SIMULADOR_PROVEEDOR": proveedor,
             "SIMULADOR_TABLA": tabla,
-            "SIMULADOR_TOKEN": TOKEN,
             "SIMULADOR_PROPORCION_FALLOS": "0",
             "SIMULADOR_LATENCIA_MS": "0",
             "SIMULADOR_TARJETAS_RECHAZADAS": "tok_rechazada",
@@ -97,10 +93,10 @@ def test_simulador_declined_card_answers_402_and_replays_it(simulador: Callable[
     assert (estado, cuerpo["error"], cabeceras["Idempotent-Replayed"]) == (402, "tarjeta_rechazada", "true")
 
 
-def test_simulador_wrong_token_answers_404_without_effect(
+def test_simulador_unknown_route_answers_404_without_effect(
     simulador: Callable[..., Any], tabla: str, lambda_context: Any
 ) -> None:
-    estado, cuerpo, _ = _invocar(simulador("pasarela"), load_event("simulador-token-incorrecto.json"), lambda_context)
+    estado, cuerpo, _ = _invocar(simulador("pasarela"), load_event("simulador-ruta-desconocida.json"), lambda_context)
     assert (estado, cuerpo["error"]) == (404, "ruta_desconocida")
     assert _items(tabla, "") == []
 
@@ -178,7 +174,7 @@ def test_simulador_and_local_stand_in_give_the_same_answers(simulador: Callable[
         locales.fallos.rechazar_tarjeta("tok_rechazada")
         for ruta, cuerpo, clave in pasos:
             evento = load_event("simulador-pasarela-cobro.json")
-            evento["rawPath"] = f"/{TOKEN}{ruta}"
+            evento["rawPath"] = ruta
             evento["body"] = json.dumps(cuerpo)
             evento["headers"].pop("idempotency-key")
             cabeceras = {"Content-Type": "application/json"}

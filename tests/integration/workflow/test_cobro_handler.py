@@ -7,6 +7,7 @@ Counts come from the gateway stand-in: what it was asked (``llamadas``) and what
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -148,3 +149,26 @@ def test_cobro_sends_the_api_key_from_the_secret(cobro, pasarela, lambda_context
     # WHEN charging THEN the gateway accepted the key and charged
     app.lambda_handler(load_event("cobro-pedido.json"), lambda_context)
     assert pasarela.cobros_de(PEDIDO) == 1
+
+
+def test_cobro_signs_its_calls_to_a_sandbox_gateway_behind_aws_iam(cobro, pasarela, lambda_context):
+    # GIVEN a gateway that, like an AWS_IAM function URL, refuses whatever is not signed by the function
+    from mercadofresco_local.firma import VerificadorSigV4
+
+    credenciales = (os.environ[f"AWS_{v}"] for v in ("ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN"))
+    pasarela.verificador = VerificadorSigV4(*credenciales, os.environ["AWS_REGION"])
+    # WHEN the template has told the function the gateway is its sandbox
+    cobro(PASARELA_URL_AUTH="AWS_IAM").lambda_handler(load_event("cobro-pedido.json"), lambda_context)
+    # THEN the call was signed, accepted and charged once
+    assert (pasarela.cobros_de(PEDIDO), pasarela.rechazadas) == (1, {})
+
+
+def test_cobro_that_does_not_sign_is_refused_by_a_sandbox_behind_aws_iam(cobro, pasarela, lambda_context):
+    from mercadofresco_local.firma import VerificadorSigV4
+
+    credenciales = (os.environ[f"AWS_{v}"] for v in ("ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN"))
+    pasarela.verificador = VerificadorSigV4(*credenciales, os.environ["AWS_REGION"])
+    with pytest.raises(Exception, match="gateway answered 403") as error:
+        cobro().lambda_handler(load_event("cobro-pedido.json"), lambda_context)
+    assert type(error.value).__name__ == "RespuestaPasarelaInesperada"  # the workflow's Catch: not retried
+    assert (pasarela.cobros_de(PEDIDO), pasarela.rechazadas) == (0, {"not signed with SigV4": 1})

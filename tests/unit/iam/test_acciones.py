@@ -52,3 +52,25 @@ def test_signing_names_map_to_iam_prefixes_and_unknown_calls_land_on_star() -> N
         Solicitud("lambda:InvokeFunction", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-cobro")
     ]
     assert solicitudes_de("ssm", "GetParameter", {"Name": "x"}, D) == [Solicitud("ssm:GetParameter", "*")]
+
+
+def test_a_signed_function_url_call_is_invoke_function_url_on_the_function_behind_it() -> None:
+    destino = Destino(
+        "eu-south-2",
+        "123456789012",
+        urls_funcion={
+            "http://127.0.0.1:41001/": "arn:aws:lambda:eu-south-2:123456789012:function:simulador-correo",
+            "/_aws/lambda-url/abc/": "arn:aws:lambda:eu-south-2:123456789012:function:simulador-erp",
+        },
+    )
+    firmada = (("lambda:FunctionUrlAuthType", ("AWS_IAM",)),)
+    # a stand-in's URL (longest prefix), an emulator's path form (any host), and a URL nobody plays
+    for url, funcion in (
+        ("http://127.0.0.1:41001/principal/correos", "function:simulador-correo"),
+        ("http://172.17.0.1:4599/_aws/lambda-url/abc/avisos", "function:simulador-erp"),
+    ):
+        assert solicitudes_de("lambda", "InvokeFunctionUrl", {"FunctionUrl": url}, destino) == [
+            Solicitud("lambda:InvokeFunctionUrl", f"arn:aws:lambda:eu-south-2:123456789012:{funcion}", firmada)
+        ]
+    (otra,) = solicitudes_de("lambda", "InvokeFunctionUrl", {"FunctionUrl": "https://x.example/"}, destino)
+    assert otra.recurso == "*"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from emulated_account import gaps
 from mercadofresco_iam.desplegado import comprobar_despliegue, leer_registro, llamada_de_tarea, plantilla_desplegada
+from mercadofresco_iam.evaluador import Solicitud
 
 RAIZ = Path(__file__).resolve().parents[3]
 CUENTA = "000000000000"
@@ -86,6 +87,12 @@ def test_a_direct_function_arn_is_an_invoke_and_an_unknown_task_is_kept_to_be_de
     assert (desconocida.servicio, desconocida.operacion) == ("states", "arn:aws:states:::states:startExecution")
 
 
+SIMULADORES = {
+    "SimuladorErpFunction": ("simulador-erp", "erp0url0id"),
+    "SimuladorPasarelaFunction": ("simulador-pasarela", "pasarela0url0id"),
+}
+
+
 def _escribir(carpeta: Path, nombre: str, lineas: list[dict]) -> None:
     (carpeta / nombre).write_text("".join(json.dumps(linea) + "\n" for linea in lineas))
 
@@ -97,6 +104,14 @@ def _plantilla(**parametros: str) -> object:
         "ErpFunction": {
             "Ref": "mercadofresco-erp",
             "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-erp",
+        },
+        **{
+            simulador: {
+                "Ref": nombre,
+                "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:{nombre}",
+                "FunctionUrl": f"https://{url_id}.lambda-url.{REGION}.on.aws/",
+            }
+            for simulador, (nombre, url_id) in SIMULADORES.items()
         },
     }
     return plantilla_desplegada(
@@ -171,3 +186,56 @@ def test_with_chaos_enabled_the_extension_policy_is_part_of_the_targets_roles(tm
 
     assert "s3:GetObject" in acciones_sin_uso(Chaos="enabled")
     assert "s3:GetObject" not in acciones_sin_uso()
+
+
+# A caller's signed request to a sandbox's function URL, made by the layer's own strategy.
+_FIRMA_URL = """
+from mercadofresco.http.auth import FunctionUrlSigV4
+url = "http://172.17.0.1:4599/_aws/lambda-url/erp0url0id/avisos"
+FunctionUrlSigV4(region="eu-south-2").headers("POST", url, {}, b"{}")
+"""
+
+
+def test_the_container_recorder_writes_each_signed_function_url_call(tmp_path: Path) -> None:
+    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, str(gaps.RECORDER_SOURCE)])}
+    entorno.update(AWS_LAMBDA_FUNCTION_NAME="mercadofresco-erp", MF_IAM_REGISTRO=str(tmp_path))
+    subprocess.run([sys.executable, "-c", _FIRMA_URL], env=entorno, capture_output=True, text=True, check=True)
+    (fichero,) = tmp_path.glob("mercadofresco-erp.*.jsonl")
+    assert [json.loads(linea) for linea in fichero.read_text().splitlines()] == [
+        {
+            "funcion": "mercadofresco-erp",
+            "servicio": "lambda",
+            "operacion": "InvokeFunctionUrl",
+            "parametros": {"FunctionUrl": "http://172.17.0.1:4599/_aws/lambda-url/erp0url0id/avisos"},
+        }
+    ]
+
+
+def _url(url_id: str) -> dict:
+    return {
+        "funcion": "mercadofresco-erp",
+        "servicio": "lambda",
+        "operacion": "InvokeFunctionUrl",
+        "parametros": {"FunctionUrl": f"http://172.17.0.1:4599/_aws/lambda-url/{url_id}/avisos"},
+    }
+
+
+def test_a_signed_call_is_invoke_function_url_on_the_simulator_behind_that_url(tmp_path: Path) -> None:
+    # GIVEN the ERP consumer's signed calls, in MiniStack's path form: to its own simulator and to the gateway's
+    _escribir(tmp_path, "mercadofresco-erp.1.jsonl", [_url("erp0url0id"), _url("pasarela0url0id")])
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, None)
+    # WHEN they are evaluated against the deployed roles (ErpUrl empty: the stack plays the ERP)
+    informe = comprobar_despliegue(registro, _plantilla())
+    # THEN each is lambda:InvokeFunctionUrl on the function behind the URL, signed (AWS_IAM)
+    assert [d.solicitud for d in informe.denegadas] == [
+        Solicitud(
+            "lambda:InvokeFunctionUrl",
+            f"arn:aws:lambda:{REGION}:{CUENTA}:function:simulador-pasarela",
+            (("lambda:FunctionUrlAuthType", ("AWS_IAM",)),),
+        )
+    ]
+    # AND its own grant is used, so it is not listed as unused
+    assert "SandboxProvider" not in {u.sid for u in informe.sin_uso if u.principal == "ErpFunction"}
+    # AND with a real ERP (no simulator, no grant) the same call is denied
+    real = comprobar_despliegue(registro, _plantilla(ErpUrl="https://erp.example"))
+    assert len(real.denegadas) == 2

@@ -40,3 +40,16 @@ def test_a_caller_without_principal_is_attributed_by_its_access_key(aws: None, s
     assert [(ll.principal, ll.servicio, ll.operacion) for ll in registro.llamadas()] == [
         ("ProcesarPedido", "sns", "ListTopics")
     ]
+
+
+def test_a_signed_function_url_call_is_recorded_as_its_principals(sesion_limpia: None) -> None:
+    from mercadofresco.http.auth import FunctionUrlSigV4
+
+    url = "http://127.0.0.1:41001/cobros"
+    with Registro() as registro:
+        FunctionUrlSigV4(region="eu-south-2").headers("POST", url, {}, b"{}")  # the harness: nobody's
+        with acting_as("CobroFunction"):
+            FunctionUrlSigV4(region="eu-south-2").headers("POST", url, {}, b"{}")
+    assert [(ll.principal, ll.servicio, ll.operacion, ll.parametros) for ll in registro.llamadas()] == [
+        ("CobroFunction", "lambda", "InvokeFunctionUrl", {"FunctionUrl": url})
+    ]

@@ -40,28 +40,29 @@ def test_plantilla_given_urls_deploys_no_simulador() -> None:
     [
         ("CobroFunction", "PASARELA_URL", "SimuladorPasarelaUrl", ""),
         ("ErpFunction", "ERP_URL", "SimuladorErpUrl", ""),
-        ("CorreoFunction", "CORREO_PRINCIPAL_URL", "SimuladorCorreoUrl", "/principal"),
-        ("CorreoFunction", "CORREO_SECUNDARIO_URL", "SimuladorCorreoUrl", "/secundario"),
+        ("CorreoFunction", "CORREO_PRINCIPAL_URL", "SimuladorCorreoUrl", "principal"),
+        ("CorreoFunction", "CORREO_SECUNDARIO_URL", "SimuladorCorreoUrl", "secundario"),
     ],
 )
-def test_plantilla_caller_url_is_simulador_url_plus_token_or_the_given_one(
+def test_plantilla_caller_url_is_the_simulador_url_signed_or_the_given_one(
     funcion: str, variable: str, url: str, sufijo: str
 ) -> None:
     # GIVEN the caller's variable in the template
     valor = _variable(Plantilla(), funcion, variable)
-    # THEN: the given URL when there is one, else the sandbox's function URL + the token path segment
+    # THEN: the given URL when there is one, else the sandbox's function URL (it ends with "/")
     condicion, simulada, dada = valor["Fn::If"]
     assert Plantilla().condicion(condicion) and not Plantilla(parametros=URLS_REALES).condicion(condicion)
-    assert simulada["Fn::Sub"] == f"${{{url}.FunctionUrl}}{{token}}{sufijo}"  # the token itself: read at run time
+    assert simulada["Fn::Sub"] == f"${{{url}.FunctionUrl}}{sufijo}"
     assert "Ref" in dada
-    # AND the caller gets the secret that holds the token, under the same condition
-    secreto = _variable(Plantilla(), funcion, "SIMULADOR_SECRET_ARN")["Fn::If"]
-    assert secreto[1] == {"Ref": "SimuladorSecret"}
+    # AND, under the same condition only, the caller is told to sign (mercadofresco.http.auth)
+    assert _variable(Plantilla(), funcion, f"{variable}_AUTH") == {"Fn::If": [condicion, "AWS_IAM", ""]}
 
 
-def test_plantilla_simulador_token_is_the_one_the_callers_get() -> None:
+def test_plantilla_sandbox_has_no_path_token_nor_its_secret() -> None:
+    # AWS_IAM authenticates the callers: a token in the URL would be one more secret to keep
     p = Plantilla()
-    assert _variable(p, "SimuladorPasarelaFunction", "SIMULADOR_SECRET_ARN") == {"Ref": "SimuladorSecret"}
+    assert not [lid for lid in p.recursos if "Secret" in lid and "Simulador" in lid]
+    assert "SIMULADOR_SECRET_ARN" not in str(p.recursos) and "{token}" not in str(p.recursos)
 
 
 def test_plantilla_no_function_gets_a_secret_in_an_environment_variable() -> None:
@@ -73,4 +74,18 @@ def test_plantilla_no_function_gets_a_secret_in_an_environment_variable() -> Non
             continue
         variables = {**globales, **(recurso["Properties"].get("Environment") or {}).get("Variables", {})}
         assert "{{resolve:" not in str(variables), lid
-        assert "SIMULADOR_TOKEN" not in variables, lid
+
+
+def test_the_local_stand_ins_verify_signatures_exactly_where_the_template_signs() -> None:
+    from mercadofresco_local.firma import urls_firmadas
+
+    # GIVEN the defaults (every provider a sandbox) THEN each caller variable is its simulator's signed URL
+    assert urls_firmadas(Plantilla()) == {
+        "PASARELA_URL": "SimuladorPasarelaUrl",
+        "ERP_URL": "SimuladorErpUrl",
+        "CORREO_PRINCIPAL_URL": "SimuladorCorreoUrl",
+        "CORREO_SECUNDARIO_URL": "SimuladorCorreoUrl",
+    }
+    # AND with real providers nothing is signed, nor verified
+    assert urls_firmadas(Plantilla(parametros=URLS_REALES)) == {}
+    assert urls_firmadas(Plantilla(parametros={**URLS_REALES, "ErpUrl": ""})) == {"ERP_URL": "SimuladorErpUrl"}

@@ -5,8 +5,10 @@ Lambda containers' ``PYTHONPATH`` and mounts a writable folder at ``MF_IAM_REGIS
 when) the function imports ``botocore.client`` — from whichever copy its path finds first, the layer's
 or the runtime's — every API call is written as one JSON line (function, signing name, operation,
 parameters) before it is made, the same data :class:`mercadofresco_iam.registro.Llamada` keeps in a
-local run. Nothing else is changed: the call then goes ahead untouched. Stdlib only: it runs before
-the function's own packages are on the path.
+local run; so is every SigV4 signature botocore's signer makes for a function URL (operation
+``InvokeFunctionUrl``: the layer's :class:`mercadofresco.http.auth.FunctionUrlSigV4`), as
+``lambda InvokeFunctionUrl {"FunctionUrl": url}``. Nothing else is changed: the call then goes ahead
+untouched. Stdlib only: it runs before the function's own packages are on the path.
 """
 
 from __future__ import annotations
@@ -24,27 +26,32 @@ _MODULO = "botocore.client"
 
 def _grabar(modulo: object) -> None:
     cliente = modulo.BaseClient  # type: ignore[attr-defined]
-    original = cliente._make_api_call
+    firmante = sys.modules["botocore.signers"].RequestSigner  # botocore.client imports it first
+    original, firmar = cliente._make_api_call, firmante.sign
     funcion = os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "")
     ruta = os.path.join(_CARPETA, f"{funcion}.{os.getpid()}.jsonl")
     cerrojo = threading.Lock()
 
-    def _make_api_call(self: object, operation_name: str, api_params: dict) -> object:
+    def _anotar(servicio: str, operacion: str, parametros: dict) -> None:
         linea = json.dumps(
-            {
-                "funcion": funcion,
-                "servicio": self.meta.service_model.signing_name,  # type: ignore[attr-defined]
-                "operacion": operation_name,
-                "parametros": api_params,
-            },
+            {"funcion": funcion, "servicio": servicio, "operacion": operacion, "parametros": parametros},
             default=str,  # bytes payloads: only names, keys and entries matter to IAM
         )
         # A failed write raises: an unrecorded call would make the check pass on less than the run did.
         with cerrojo, open(ruta, "a", encoding="utf-8") as registro:
             registro.write(linea + "\n")
+
+    def _make_api_call(self: object, operation_name: str, api_params: dict) -> object:
+        _anotar(self.meta.service_model.signing_name, operation_name, api_params)  # type: ignore[attr-defined]
         return original(self, operation_name, api_params)
 
+    def sign(self: object, operation_name: str, request: object, *args: object, **kwargs: object) -> object:
+        if operation_name == "InvokeFunctionUrl":  # a client's own calls are recorded above, unsigned yet
+            _anotar("lambda", operation_name, {"FunctionUrl": request.url})  # type: ignore[attr-defined]
+        return firmar(self, operation_name, request, *args, **kwargs)
+
     cliente._make_api_call = _make_api_call
+    firmante.sign = sign
 
 
 class _AlImportar(importlib.abc.MetaPathFinder):

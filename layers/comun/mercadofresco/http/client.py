@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from mercadofresco.circuit_breaker.core import CircuitBreaker, Permit
+    from mercadofresco.http.auth import RequestAuth
     from mercadofresco.retry.budget import RetryBudget
 
 logger = logging.getLogger("mercadofresco.http")
@@ -84,6 +85,9 @@ class ProviderClient:
         (``PasarelaNoDisponible`` for the gateway): the state machine matches it by name.
     rng, sleep:
         Injected for tests (a seeded ``random.Random``; a sleep that records instead of waiting).
+    auth:
+        How each attempt is authenticated (:mod:`mercadofresco.http.auth`: an API key, a SigV4
+        signature); ``None``: the request goes as it is.
 
     Examples
     --------
@@ -107,6 +111,7 @@ class ProviderClient:
         headers: dict[str, str] | None = None,
         rng: random.Random | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        auth: RequestAuth | None = None,
     ) -> None:
         self.dependency = dependency
         self.base_url = base_url.rstrip("/")
@@ -122,6 +127,7 @@ class ProviderClient:
         # with any per-request headers, and every idempotent call sends its own key.
         self._headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
         self._pool = urllib3.PoolManager(retries=False, timeout=self._timeout)
+        self._auth = auth
 
     def post(
         self, path: str, *, json: Any = None, idempotency_key: str | None = None, idempotent: bool = False
@@ -185,9 +191,12 @@ class ProviderClient:
     ) -> _Intento:
         """One attempt under the breaker (``CircuitoAbierto`` propagates: nothing was sent)."""
         permiso = self.breaker.acquire() if self.breaker is not None else None
+        url = self.base_url + path
+        if self._auth is not None:  # per attempt: a signature carries its time
+            headers = self._auth.headers(method, url, headers, cuerpo)
         inicio = time.monotonic()
         try:
-            resp = self._pool.request(method, self.base_url + path, body=cuerpo, headers=headers, redirect=False)
+            resp = self._pool.request(method, url, body=cuerpo, headers=headers, redirect=False)
         except Exception as exc:
             self._medir(inicio)
             clasificacion = classify(exc, idempotent=idempotent)

@@ -3,10 +3,10 @@
 A :class:`~mercadofresco.http.ProviderClient` behind the dependency's shared breaker and
 retry budget (both in Valkey), its base URL from an environment variable.
 
-A sandbox provider (the stack's own ``simulador-*`` function URL) is reached through a path
-token that is a secret: the template gives the callers the URL with a ``{token}`` placeholder
-and the secret's ARN (``SIMULADOR_SECRET_ARN``), never the token itself, which is read here
-through the layer's Powertools provider when the client is built.
+How a request is authenticated is configuration too: ``<URL variable>_AUTH=AWS_IAM`` (set by the
+template only where the stack plays that provider itself, a ``simulador-*`` function URL) signs every
+attempt with SigV4 (:class:`~mercadofresco.http.auth.FunctionUrlSigV4`); otherwise the caller's own
+``auth`` (the gateway's API key), or none.
 """
 
 from __future__ import annotations
@@ -18,30 +18,25 @@ if TYPE_CHECKING:
     import redis
 
     from mercadofresco.circuit_breaker import BreakerConfig
+    from mercadofresco.http.auth import RequestAuth
     from mercadofresco.http.client import ProviderClient
 
-__all__ = ["ENV_SANDBOX_SECRET", "TOKEN_MARKER", "client_from_env", "token_sandbox", "url_with_token"]
-
-ENV_SANDBOX_SECRET = "SIMULADOR_SECRET_ARN"
-TOKEN_MARKER = "{token}"  # where the sandbox's path token goes in a provider URL
+__all__ = ["client_from_env", "request_auth_from_env"]
 
 
-def token_sandbox() -> str:
-    """The sandbox providers' path token, from the secret ``$SIMULADOR_SECRET_ARN`` (JSON ``{"token": ...}``)."""
-    from mercadofresco.aws import read_secret
+def request_auth_from_env(variable_url: str, auth: RequestAuth | None = None) -> RequestAuth | None:
+    """The authentication ``$<variable_url>_AUTH`` selects: ``AWS_IAM`` signs; empty or unset keeps ``auth``.
 
-    arn = os.environ.get(ENV_SANDBOX_SECRET, "").strip()
-    if not arn:
-        raise ValueError(f"a sandbox provider URL has {TOKEN_MARKER} but {ENV_SANDBOX_SECRET} is not set")
-    secreto = read_secret(arn, transform="json")
-    if not isinstance(secreto, dict) or not secreto.get("token"):
-        raise ValueError(f"the secret {ENV_SANDBOX_SECRET} names is not JSON with a 'token' field")
-    return str(secreto["token"])
+    A sandbox provider takes no API key: behind ``AWS_IAM``, the signature replaces whatever ``auth`` was.
+    """
+    from mercadofresco.http.auth import AUTH_IAM, FunctionUrlSigV4
 
-
-def url_with_token(url: str) -> str:
-    """``url`` with the sandbox token in place of ``{token}``; any other URL unchanged."""
-    return url.replace(TOKEN_MARKER, token_sandbox()) if TOKEN_MARKER in url else url
+    mode = os.environ.get(f"{variable_url}_AUTH", "").strip()
+    if not mode:
+        return auth
+    if mode != AUTH_IAM:
+        raise ValueError(f"{variable_url}_AUTH is {mode!r}: only {AUTH_IAM} (or empty) is known")
+    return FunctionUrlSigV4()
 
 
 def client_from_env(
@@ -50,12 +45,14 @@ def client_from_env(
     *,
     redis_client: redis.Redis | None = None,
     config: BreakerConfig | None = None,
+    auth: RequestAuth | None = None,
     **kwargs: Any,
 ) -> ProviderClient:
     """The provider client for ``dependency`` at ``$variable_url``, with its shared breaker and budget.
 
     ``redis_client`` defaults to :func:`mercadofresco.valkey.valkey_client` (the breaker's
-    and budget's shared state). Tests pass ``clock`` (the breaker's and the budget's) and ``prefix`` (private
+    and budget's shared state); ``auth`` is how a real provider is authenticated (see
+    :func:`request_auth_from_env`). Tests pass ``clock`` (the breaker's and the budget's) and ``prefix`` (private
     Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ProviderClient``.
     """
     from mercadofresco.circuit_breaker import CircuitBreaker
@@ -65,7 +62,6 @@ def client_from_env(
     url = os.environ.get(variable_url, "").strip()
     if not url:
         raise ValueError(f"environment variable {variable_url} (base URL of {dependency}) is not set")
-    url = url_with_token(url)
     if redis_client is None:
         from mercadofresco.valkey import valkey_client
 
@@ -78,4 +74,11 @@ def client_from_env(
     reloj_budget = {"clock": reloj} if reloj is not None else {}
     budget = RetryBudget(dependency, redis_client, **claves_extra, **reloj_budget)
     kwargs.setdefault("retry", RetryPolicy.from_env())
-    return ProviderClient(dependency=dependency, base_url=url, breaker=breaker, budget=budget, **kwargs)
+    return ProviderClient(
+        dependency=dependency,
+        base_url=url,
+        breaker=breaker,
+        budget=budget,
+        auth=request_auth_from_env(variable_url, auth),
+        **kwargs,
+    )
