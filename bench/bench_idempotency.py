@@ -118,7 +118,7 @@ def powertools(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Me
         idempotent_function,
     )
     from mercadofresco import aws
-    from sam_emulator.moto_lambda import ContextoLambda
+    from sam_emulator.moto_lambda import LambdaContext
 
     cliente = aws.client("dynamodb")
     # Same table (its keys are "<function>#<hash>", ours "cobro:...": no collision); one layer per config.
@@ -132,7 +132,7 @@ def powertools(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Me
         local_cache_max_items=10_000,
     )
     # as in Lambda: the in-progress expiry gets set from the remaining time
-    config.register_lambda_context(ContextoLambda("bench", "arn:aws:lambda:eu-south-2:123456789012:function:bench"))
+    config.register_lambda_context(LambdaContext("bench", "arn:aws:lambda:eu-south-2:123456789012:function:bench"))
     medida = Medida("powertools" + (" + cache" if cache else ""))
 
     @idempotent_function(data_keyword_argument="pedido", persistence_store=persistencia, config=config)
@@ -145,12 +145,12 @@ def powertools(tabla: str, secuencia: list[tuple[int, bool]], cache: bool) -> Me
 
 def tabla_de_la_plantilla() -> str:
     import boto3
-    from sam_emulator.template import Plantilla, crear_tabla
+    from sam_emulator.template import Template, create_table_from
 
-    plantilla = Plantilla()
+    plantilla = Template()
     clave = boto3.client("kms").create_key(Description="alias/mercadofresco-datos (bench)")["KeyMetadata"]
-    plantilla.fisicos["DatosKey"] = {"Ref": clave["KeyId"], "Arn": clave["Arn"]}
-    return crear_tabla(boto3.client("dynamodb"), plantilla, "TablaIdempotencia")
+    plantilla.physical_ids["DatosKey"] = {"Ref": clave["KeyId"], "Arn": clave["Arn"]}
+    return create_table_from(boto3.client("dynamodb"), plantilla, "TablaIdempotencia")
 
 
 def informe(pares: list[tuple[Medida, Medida]], unicas: int) -> bool:

@@ -69,9 +69,9 @@ _perfiles_hypothesis()
 @pytest.fixture
 def lambda_context() -> Any:
     """The same context object the local run gives handlers (30 s counting down)."""
-    from sam_emulator.moto_lambda import ContextoLambda
+    from sam_emulator.moto_lambda import LambdaContext
 
-    return ContextoLambda("mercadofresco-test", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test")
+    return LambdaContext("mercadofresco-test", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test")
 
 
 def load_event(name: str) -> dict[str, Any]:
@@ -87,13 +87,13 @@ def app_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     under a unique name so several functions' ``app`` modules coexist.
     """
 
-    from sam_emulator.moto_lambda import importar_handler  # the loader the local run uses too
+    from sam_emulator.moto_lambda import import_handler  # the loader the local run uses too
 
     def _load(name: str, **env: str) -> Any:
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         monkeypatch.setattr(sys, "path", list(sys.path))  # the function's folder leaves sys.path after the test
-        return importar_handler(FUNCIONES / name / "app.py", f"mf_app_{name}_{uuid.uuid4().hex[:8]}")
+        return import_handler(FUNCIONES / name / "app.py", f"mf_app_{name}_{uuid.uuid4().hex[:8]}")
 
     return _load
 
@@ -158,13 +158,13 @@ def plantilla_con_clave(endpoint_url: str | None = None) -> Any:
     or, with ``endpoint_url``, in a moto server that other processes reach.
     """
     from mercadofresco.aws import client
-    from sam_emulator.template import Plantilla
+    from sam_emulator.template import Template
 
-    p = Plantilla()
+    p = Template()
     kms = client("kms", endpoint_url=endpoint_url)
     clave = kms.create_key(Description="alias/mercadofresco-datos (local)")["KeyMetadata"]
     kms.create_alias(AliasName="alias/mercadofresco-datos", TargetKeyId=clave["KeyId"])
-    p.fisicos["DatosKey"] = {"Ref": clave["KeyId"], "Arn": clave["Arn"]}
+    p.physical_ids["DatosKey"] = {"Ref": clave["KeyId"], "Arn": clave["Arn"]}
     return p
 
 
@@ -178,9 +178,9 @@ def plantilla(aws: None) -> Any:
 def tabla_idempotencia(plantilla: Any) -> str:
     """``mercadofresco-idempotencia`` created in moto from the template's own definition."""
     import boto3
-    from sam_emulator.template import crear_tabla
+    from sam_emulator.template import create_table_from
 
-    return crear_tabla(boto3.client("dynamodb"), plantilla, "TablaIdempotencia")
+    return create_table_from(boto3.client("dynamodb"), plantilla, "TablaIdempotencia")
 
 
 @pytest.fixture(scope="session")

@@ -53,7 +53,7 @@ def test_caos_faults_really_injected_and_refunds_really_made(resultados):
 def test_caos_postgres_really_restarted(resultados):
     from sam_emulator import private_postgres
 
-    if not private_postgres.disponible():
+    if not private_postgres.available():
         pytest.skip("no PostgreSQL server binaries: the campaign falls back to dropping connections")
     # GIVEN / WHEN the same runs  THEN each seed restarted the run's private server (not the shared one)
     assert all(r.postgres_real and r.reinicios_postgres > 0 for r in resultados)

@@ -31,24 +31,24 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
     from mercadofresco_local.demo import ESCENARIOS
     from mercadofresco_local.informe import Informe
     from mercadofresco_local.sesion import Sesion
-    from sam_emulator.template import Plantilla
+    from sam_emulator.template import Template
 
     # GIVEN the recorder installed before the run builds any client
     esc = ESCENARIOS["normal"]
-    with registro_local(Plantilla()) as registro, Sesion("normal", compresion=esc.compresion) as sesion:
+    with registro_local(Template()) as registro, Sesion("normal", compresion=esc.compresion) as sesion:
         # WHEN a few orders go through the whole flow, and the other paths get their sample events
         esc.correr(sesion, 3, esc.ritmo_por_s, Informe("normal"), lambda *_: None)
         assert sesion.runtime is not None
         errores = {}
         for logical_id, evento in _CAMINOS_SIN_PEDIDO.items():
             try:
-                sesion.runtime.funciones.por_id[logical_id].invocar(load_event(evento))
+                sesion.runtime.functions.by_id[logical_id].invoke(load_event(evento))
             except Exception as exc:  # an outcome (e.g. an open circuit) is not what is checked here: the calls are
                 errores[logical_id] = repr(exc)
-        informe = comprobar_ejecucion(registro, sesion.runtime.plantilla)
+        informe = comprobar_ejecucion(registro, sesion.runtime.template)
         claves = {
             dict(s.contexto).get("dynamodb:LeadingKeys", ("",))[0].split(":", 1)[0]
-            for _, s in registro.solicitudes(destino(sesion.runtime.plantilla))
+            for _, s in registro.solicitudes(destino(sesion.runtime.template))
         }
     print(informe.texto())  # the unused grants, shown with -s or when the test fails
 
@@ -63,7 +63,7 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
         "CorreoFunction",
     } <= principales
     # AND the consumers' own polling (Lambda's event source mappings use the function's role) was seen
-    acciones = {(p, s.accion) for p, s in registro.solicitudes(destino(sesion.runtime.plantilla))}
+    acciones = {(p, s.accion) for p, s in registro.solicitudes(destino(sesion.runtime.template))}
     assert {("ErpFunction", "sqs:ReceiveMessage"), ("CorreoFunction", "sqs:DeleteMessage")} <= acciones
     # AND the idempotency keys of the paths that used to be denied were really written
     assert {"liberacion", "correo-no-confirmado", "pedido", "cobro"} <= claves, (sorted(claves), errores)
@@ -71,7 +71,7 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
     # were lambda:InvokeFunctionUrl on that simulator, through its grant, which is therefore not unused
     simuladores = {
         p: s.recurso.rsplit(":", 1)[-1]
-        for p, s in registro.solicitudes(destino(sesion.runtime.plantilla))
+        for p, s in registro.solicitudes(destino(sesion.runtime.template))
         if s.accion == "lambda:InvokeFunctionUrl"
     }
     assert simuladores == {

@@ -10,14 +10,14 @@ import ast
 from pathlib import Path
 
 import pytest
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 RAIZ = Path(__file__).resolve().parents[2]
 FUNCIONES = sorted(p.name for p in (RAIZ / "functions").iterdir() if p.is_dir() and not p.name.startswith("_"))
 
 
 def _code_uris() -> set[str]:
-    funciones = Plantilla().de_tipo("AWS::Serverless::Function")
+    funciones = Template().of_type("AWS::Serverless::Function")
     return {f["Properties"]["CodeUri"].rstrip("/") for f in funciones.values()}
 
 

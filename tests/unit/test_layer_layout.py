@@ -54,10 +54,10 @@ def test_postgres_driver_ships_only_in_its_own_layer(capa: Path) -> None:
 
 
 def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
-    from sam_emulator.template import Plantilla
+    from sam_emulator.template import Template
 
     # GIVEN every function of the template and the layer modules its code imports
-    for nombre, recurso in Plantilla().recursos.items():
+    for nombre, recurso in Template().resources.items():
         if recurso["Type"] != "AWS::Serverless::Function":
             continue
         props = recurso["Properties"]
@@ -68,10 +68,10 @@ def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
 
 
 def test_simulator_layer_only_on_the_simulador_functions(capa: Path) -> None:
-    from sam_emulator.template import Plantilla
+    from sam_emulator.template import Template
 
     # GIVEN every function of the template and whether its code imports the simulators
-    for nombre, recurso in Plantilla().recursos.items():
+    for nombre, recurso in Template().resources.items():
         if recurso["Type"] != "AWS::Serverless::Function":
             continue
         props = recurso["Properties"]
@@ -85,10 +85,10 @@ def test_simulator_layer_only_on_the_simulador_functions(capa: Path) -> None:
 
 
 def test_every_built_function_ships_its_modules_compiled(capa: Path) -> None:
-    from sam_emulator.template import Plantilla
+    from sam_emulator.template import Template
 
     # GIVEN every function of the template, as `sam build` (functions/Makefile) produced it
-    for nombre, recurso in Plantilla().recursos.items():
+    for nombre, recurso in Template().resources.items():
         if recurso["Type"] != "AWS::Serverless::Function":
             continue
         construida = capa.parents[1] / nombre

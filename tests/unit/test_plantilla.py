@@ -4,41 +4,41 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from sam_emulator.template import Plantilla, PlantillaError, crear_tabla
+from sam_emulator.template import Template, TemplateError, create_table_from
 
 
 def test_parameters_default_to_the_lessons_names() -> None:
     # GIVEN the template with its default parameters
-    p = Plantilla()
+    p = Template()
     # WHEN the idempotency table's name is resolved
-    nombre = p.resolver({"Fn::Sub": "mercadofresco-idempotencia${NameSuffix}"})
+    nombre = p.resolve({"Fn::Sub": "mercadofresco-idempotencia${NameSuffix}"})
     # THEN it is the lesson's name, and a suffix is appended when given
     assert nombre == "mercadofresco-idempotencia"
-    assert Plantilla(parametros={"NameSuffix": "-dev"}).resolver({"Fn::Sub": "x${NameSuffix}"}) == "x-dev"
+    assert Template(parameters={"NameSuffix": "-dev"}).resolve({"Fn::Sub": "x${NameSuffix}"}) == "x-dev"
 
 
 def test_unresolvable_ref_raises_instead_of_guessing() -> None:
-    with pytest.raises(PlantillaError, match="DatosKey"):
-        Plantilla().propiedades("TablaIdempotencia")
+    with pytest.raises(TemplateError, match="DatosKey"):
+        Template().properties("TablaIdempotencia")
 
 
 def test_bounds_from_mappings_resolve_to_the_declared_value_and_an_unknown_key_raises() -> None:
     # GIVEN the charge function's Timeout and lease, written as !FindInMap into Mappings.Plazos
-    p = Plantilla()
-    cobro = p.recursos["CobroFunction"]["Properties"]
+    p = Template()
+    cobro = p.resources["CobroFunction"]["Properties"]
     declarado = p.doc["Mappings"]["Plazos"]["CobroFunction"]
     # WHEN the local run resolves them THEN they are the declared numbers, not a copy of them
-    assert p.resolver(cobro["Timeout"]) == declarado["TimeoutS"]
-    assert p.resolver(cobro["Environment"]["Variables"]["IDEMPOTENCY_LEASE_S"]) == declarado["LeaseS"]
+    assert p.resolve(cobro["Timeout"]) == declarado["TimeoutS"]
+    assert p.resolve(cobro["Environment"]["Variables"]["IDEMPOTENCY_LEASE_S"]) == declarado["LeaseS"]
     # AND a key the Mappings do not hold raises instead of guessing
-    with pytest.raises(PlantillaError, match="Plazos, CobroFunction, NoExiste"):
-        p.resolver({"Fn::FindInMap": ["Plazos", "CobroFunction", "NoExiste"]})
+    with pytest.raises(TemplateError, match="Plazos, CobroFunction, NoExiste"):
+        p.resolve({"Fn::FindInMap": ["Plazos", "CobroFunction", "NoExiste"]})
 
 
 @pytest.mark.integration
-def test_idempotency_table_created_from_the_template(plantilla: Plantilla) -> None:
+def test_idempotency_table_created_from_the_template(plantilla: Template) -> None:
     ddb = boto3.client("dynamodb")
-    nombre = crear_tabla(ddb, plantilla, "TablaIdempotencia")
+    nombre = create_table_from(ddb, plantilla, "TablaIdempotencia")
     tabla = ddb.describe_table(TableName=nombre)["Table"]
     assert nombre == "mercadofresco-idempotencia"
     assert tabla["KeySchema"] == [{"AttributeName": "clave", "KeyType": "HASH"}]

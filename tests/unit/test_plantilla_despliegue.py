@@ -12,19 +12,19 @@ from mercadofresco.dominio import claves
 from mercadofresco_iam.evaluador import Decision, Solicitud, decidir
 from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
 from mercadofresco_local import RAIZ
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 _VALKEY_MAX = 40  # ElastiCache's limit on ServerlessCacheName
 
 
-def _desplegada(**parametros: str) -> Plantilla:
+def _desplegada(**parametros: str) -> Template:
     """The template with the parameters' own defaults (not the local run's), plus these."""
-    p = Plantilla()
+    p = Template()
     defectos = {k: str(v.get("Default", "")) for k, v in p.doc["Parameters"].items()}
-    return Plantilla(parametros={**defectos, **parametros})
+    return Template(parameters={**defectos, **parametros})
 
 
-def _evaluar(p: Plantilla, nodo: Any) -> Any:
+def _evaluar(p: Template, nodo: Any) -> Any:
     """A Rules expression: Fn::EachMemberEquals and the boolean functions over resolved parameters."""
     if isinstance(nodo, dict) and len(nodo) == 1:
         ((funcion, arg),) = nodo.items()
@@ -38,7 +38,7 @@ def _evaluar(p: Plantilla, nodo: Any) -> Any:
             return all(_evaluar(p, a) for a in arg)
         if funcion == "Fn::Or":
             return any(_evaluar(p, a) for a in arg)
-    return p.resolver(nodo)
+    return p.resolve(nodo)
 
 
 def _incumplidas(**parametros: str) -> list[str]:
@@ -104,31 +104,31 @@ def test_name_suffix_cannot_break_the_40_character_cache_name() -> None:
     p = _desplegada()
     maximo = p.doc["Parameters"]["NameSuffix"]["MaxLength"]
     larga = _desplegada(NameSuffix="-" + "x" * (maximo - 1))
-    nombre = larga.resolver(larga.recursos["ValkeyCatalogo"]["Properties"]["ServerlessCacheName"])
+    nombre = larga.resolve(larga.resources["ValkeyCatalogo"]["Properties"]["ServerlessCacheName"])
     assert len(nombre) <= _VALKEY_MAX
 
 
 def test_defaults_reserve_no_concurrency_a_new_account_does_not_have() -> None:
     # A new account's concurrency quota is 10 and Lambda keeps 100 unreserved: any reservation fails the deploy.
     p = _desplegada()
-    assert not p.condicion("ReserveConcurrency")
+    assert not p.condition("ReserveConcurrency")
 
 
 def test_the_migrations_custom_resource_is_deleted_before_its_network_path() -> None:
     p = _desplegada()
-    recurso = p.recursos["MigracionesAurora"]
+    recurso = p.resources["MigracionesAurora"]
     dependencias = recurso.get("DependsOn", [])
     dependencias = [dependencias] if isinstance(dependencias, str) else dependencias
     referidos = {
         r["Ref"]
         for d in dependencias
-        for rama in p.recursos[d].get("Metadata", {}).values()
+        for rama in p.resources[d].get("Metadata", {}).values()
         for alternativa in rama["Fn::If"][1:]
         for r in alternativa
     }
     camino = {
         lid
-        for lid, r in p.recursos.items()
+        for lid, r in p.resources.items()
         if r["Type"] in ("AWS::EC2::Route", "AWS::EC2::SubnetRouteTableAssociation", "AWS::EC2::VPCGatewayAttachment")
         or (
             r["Type"] == "AWS::EC2::VPCEndpoint"
@@ -167,8 +167,8 @@ def _prefijos_de(modulo: str) -> set[str]:
 def test_each_role_may_write_every_idempotency_key_its_code_builds(logical_id: str, modulo: str) -> None:
     # GIVEN the role as SAM deploys it, and every key operation the function's code builds
     p = _desplegada()
-    p.fisicos["TablaIdempotencia"] = {"Ref": "mercadofresco-idempotencia", "Arn": "arn:aws:dynamodb:::table/mf"}
-    politicas = politicas_por_principal(p, plantilla_transformada(p.ruta, p.region))[logical_id]
+    p.physical_ids["TablaIdempotencia"] = {"Ref": "mercadofresco-idempotencia", "Arn": "arn:aws:dynamodb:::table/mf"}
+    politicas = politicas_por_principal(p, plantilla_transformada(p.path, p.region))[logical_id]
     prefijos = _prefijos_de(modulo)
     assert prefijos, f"no claves.<builder>() call found in functions/{modulo}"
 
@@ -184,14 +184,14 @@ def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_
     # GIVEN the cheap profile (Aurora at 0 ACU) and the default one
     for parametros, senal in ((_perfil("prueba"), "valkey"), ({}, "")):
         p = _desplegada(**parametros)
-        variables = p.recursos[logical_id]["Properties"]["Environment"]["Variables"]
+        variables = p.resources[logical_id]["Properties"]["Environment"]["Variables"]
         # THEN the store and the relay use the Valkey signal exactly when Aurora may pause
-        assert p.resolver(variables["OUTBOX_PENDING_SIGNAL"]) == senal
+        assert p.resolve(variables["OUTBOX_PENDING_SIGNAL"]) == senal
         # AND the role may then read the Valkey token (and only then)
-        sentencias = p.recursos[logical_id]["Properties"]["Policies"][0]["Statement"]
+        sentencias = p.resources[logical_id]["Properties"]["Policies"][0]["Statement"]
         (condicionada,) = [s["Fn::If"] for s in sentencias if "Fn::If" in s and s["Fn::If"][0] == "SenalOutboxValkey"]
         assert condicionada[1]["Sid"] == "PendingSignalInValkey"
-        assert p.condicion("SenalOutboxValkey") == bool(senal)
+        assert p.condition("SenalOutboxValkey") == bool(senal)
 
 
 SIMULADORES = {"SimuladorPasarelaFunction", "SimuladorErpFunction", "SimuladorCorreoFunction"}
@@ -206,12 +206,12 @@ LLAMANTES = [
 def test_no_function_url_is_public() -> None:
     # GIVEN every function URL of the default stack (the sandbox providers) and every Lambda permission
     p = _desplegada()
-    urls = [r for r in p.recursos.values() if r["Type"] == "AWS::Lambda::Url"]
+    urls = [r for r in p.resources.values() if r["Type"] == "AWS::Lambda::Url"]
     assert {u["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0] for u in urls} == SIMULADORES
     # THEN each is AWS_IAM: Lambda refuses an unsigned or unauthorised request before invoking
     assert {u["Properties"]["AuthType"] for u in urls} == {"AWS_IAM"}
     # AND no resource policy opens one to everybody
-    permisos = [r["Properties"] for r in p.recursos.values() if r["Type"] == "AWS::Lambda::Permission"]
+    permisos = [r["Properties"] for r in p.resources.values() if r["Type"] == "AWS::Lambda::Permission"]
     assert not [x for x in permisos if x.get("FunctionUrlAuthType") == "NONE" or x.get("InvokedViaFunctionUrl")]
 
 
@@ -219,22 +219,22 @@ def test_every_simulator_is_capped_when_concurrency_can_be_reserved() -> None:
     p = _desplegada(ReservedConcurrency="enabled")
     for lid in SIMULADORES:
         # THEN its function reserves concurrency: its callers' floods cannot take the order path's
-        reservada = p.resolver(p.recursos[lid]["Properties"].get("ReservedConcurrentExecutions"))
+        reservada = p.resolve(p.resources[lid]["Properties"].get("ReservedConcurrentExecutions"))
         assert isinstance(reservada, int | str) and int(reservada) > 0, lid
 
 
-def _sentencias_invoke_url(p: Plantilla) -> list[tuple[str, str | None, dict[str, Any]]]:
+def _sentencias_invoke_url(p: Template) -> list[tuple[str, str | None, dict[str, Any]]]:
     """``(function, Fn::If condition or None, statement)`` for every statement granting lambda:InvokeFunctionUrl.
 
     A function's statements are its SAM ``Policies``, or those of the ``AWS::IAM::Role`` it names.
     """
     documentos: list[tuple[str, list[Any]]] = []
-    for lid, recurso in p.recursos.items():
+    for lid, recurso in p.resources.items():
         if recurso["Type"] != "AWS::Serverless::Function":
             continue
         propiedades = recurso["Properties"]
         if "Role" in propiedades:
-            rol = p.recursos[propiedades["Role"]["Fn::GetAtt"][0]]["Properties"]
+            rol = p.resources[propiedades["Role"]["Fn::GetAtt"][0]]["Properties"]
             documentos += [(lid, x["PolicyDocument"]["Statement"]) for x in rol.get("Policies", [])]
         else:
             documentos += [(lid, x["Statement"]) for x in propiedades.get("Policies") or [] if "Statement" in x]
@@ -258,7 +258,7 @@ def test_each_invoke_function_url_grant_names_one_simulator_with_the_auth_type_c
         assert sentencia["Resource"] == {"Fn::GetAtt": [simulador, "Arn"]}, lid
         assert sentencia["Condition"] == {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}}, lid
         # AND only under the condition that creates that simulator
-        assert condicion == p.recursos[simulador]["Condition"], lid
+        assert condicion == p.resources[simulador]["Condition"], lid
 
 
 def _arn_funcion(nombre: str) -> str:
@@ -273,8 +273,8 @@ def test_a_caller_may_invoke_its_simulator_url_exactly_when_it_calls_a_sandbox(
     for parametros, simulado in (({}, True), ({parametro: "https://real.example", **PROVEEDORES}, False)):
         p = _desplegada(**parametros)
         for lid in SIMULADORES:
-            p.fisicos[lid] = {"Ref": lid, "Arn": _arn_funcion(lid)}
-        politicas = politicas_por_principal(p, plantilla_transformada(p.ruta, p.region))[logical_id]
+            p.physical_ids[lid] = {"Ref": lid, "Arn": _arn_funcion(lid)}
+        politicas = politicas_por_principal(p, plantilla_transformada(p.path, p.region))[logical_id]
 
         def permitida(funcion: str, contexto: tuple[Any, ...], politicas: Any = politicas) -> bool:
             solicitud = Solicitud("lambda:InvokeFunctionUrl", _arn_funcion(funcion), contexto)
@@ -290,9 +290,9 @@ def test_a_caller_may_invoke_its_simulator_url_exactly_when_it_calls_a_sandbox(
 def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_instance() -> None:
     # GIVEN the cheap profile
     p = _desplegada(**_perfil("prueba"))
-    assert p.condicion("CreateNatInstance") and not p.condicion("CreateNatGateway")
-    assert not p.de_tipo("AWS::EC2::NatGateway")
-    (instancia,) = p.de_tipo("AWS::EC2::Instance").values()
+    assert p.condition("CreateNatInstance") and not p.condition("CreateNatGateway")
+    assert not p.of_type("AWS::EC2::NatGateway")
+    (instancia,) = p.of_type("AWS::EC2::Instance").values()
     propiedades = instancia["Properties"]
     # THEN a small Graviton instance from AWS's public Amazon Linux parameter, IMDSv2 only, no role
     assert propiedades["InstanceType"] == "t4g.nano"
@@ -306,31 +306,31 @@ def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_in
     assert volumen["Ebs"]["KmsKeyId"] == {"Fn::If": ["CreateKmsKey", {"Ref": "DatosKey"}, {"Ref": "KmsKeyArn"}]}
     # AND its interface forwards (no source/destination check), in the public subnet, with a public IPv4
     (interfaz_ref,) = propiedades["NetworkInterfaces"]
-    interfaz = p.recursos[interfaz_ref["NetworkInterfaceId"]["Ref"]]["Properties"]
+    interfaz = p.resources[interfaz_ref["NetworkInterfaceId"]["Ref"]]["Properties"]
     assert interfaz["SourceDestCheck"] is False
     assert interfaz["SubnetId"] == {"Ref": "SubredPublicaA"}
-    (asociacion,) = p.de_tipo("AWS::EC2::EIPAssociation").values()
+    (asociacion,) = p.of_type("AWS::EC2::EIPAssociation").values()
     assert asociacion["Properties"]["NetworkInterfaceId"] == interfaz_ref["NetworkInterfaceId"]
     # AND its security group lets in only HTTPS from the VPC
     (sg_ref,) = interfaz["GroupSet"]
-    entrada = p.recursos[sg_ref["Ref"]]["Properties"]["SecurityGroupIngress"]
-    vpc = p.recursos["Vpc"]["Properties"]["CidrBlock"]
+    entrada = p.resources[sg_ref["Ref"]]["Properties"]["SecurityGroupIngress"]
+    vpc = p.resources["Vpc"]["Properties"]["CidrBlock"]
     assert [(r["IpProtocol"], r["FromPort"], r["ToPort"], r["CidrIp"]) for r in entrada] == [("tcp", 443, 443, vpc)]
     # AND the private route table's default route goes to that interface
-    ruta = p.recursos["RutaPrivadaNat"]["Properties"]
+    ruta = p.resources["RutaPrivadaNat"]["Properties"]
     assert ruta["DestinationCidrBlock"] == "0.0.0.0/0"
-    assert p.resolver(ruta["NatGatewayId"]) is p.resolver({"Ref": "AWS::NoValue"})
+    assert p.resolve(ruta["NatGatewayId"]) is p.resolve({"Ref": "AWS::NoValue"})
     assert ruta["NetworkInterfaceId"]["Fn::If"][1] == interfaz_ref["NetworkInterfaceId"]
-    assert p.condicion(ruta["NetworkInterfaceId"]["Fn::If"][0])
+    assert p.condition(ruta["NetworkInterfaceId"]["Fn::If"][0])
     # AND the instance outlives the migrations custom resource (the route names its interface, not it)
-    (instancia_id,) = p.de_tipo("AWS::EC2::Instance")
-    guardados = p.recursos["RedDeMigraciones"]["Metadata"].values()
+    (instancia_id,) = p.of_type("AWS::EC2::Instance")
+    guardados = p.resources["RedDeMigraciones"]["Metadata"].values()
     assert any(r["Fn::If"][0] == "CreateNatInstance" and {"Ref": instancia_id} in r["Fn::If"][1] for r in guardados)
 
 
 def test_the_default_keeps_the_managed_nat_gateway_and_no_instance() -> None:
     p = _desplegada()
-    assert p.de_tipo("AWS::EC2::NatGateway") and not p.de_tipo("AWS::EC2::Instance")
-    ruta = p.recursos["RutaPrivadaNat"]["Properties"]
-    assert not p.condicion(ruta["NetworkInterfaceId"]["Fn::If"][0])
-    assert p.condicion(ruta["NatGatewayId"]["Fn::If"][0])
+    assert p.of_type("AWS::EC2::NatGateway") and not p.of_type("AWS::EC2::Instance")
+    ruta = p.resources["RutaPrivadaNat"]["Properties"]
+    assert not p.condition(ruta["NetworkInterfaceId"]["Fn::If"][0])
+    assert p.condition(ruta["NatGatewayId"]["Fn::If"][0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 EXISTENTE = {
     "SubnetIds": "subnet-1,subnet-2",
@@ -16,29 +16,29 @@ EXISTENTE = {
 _INFRA = ("AWS::EC2::", "AWS::RDS::", "AWS::ElastiCache::")
 
 
-def _desplegada(**parametros: str) -> Plantilla:
+def _desplegada(**parametros: str) -> Template:
     """The template as `sam deploy` sees it: the parameters' own defaults (not the local run's), plus these."""
-    p = Plantilla()
+    p = Template()
     defectos = {k: str(v.get("Default", "")) for k, v in p.doc["Parameters"].items()}
-    return Plantilla(parametros={**defectos, **parametros})
+    return Template(parameters={**defectos, **parametros})
 
 
-def _creados(p: Plantilla) -> set[str]:
-    return {lid for lid, r in p.recursos.items() if r["Type"].startswith(_INFRA) and p.condicion(r.get("Condition"))}
+def _creados(p: Template) -> set[str]:
+    return {lid for lid, r in p.resources.items() if r["Type"].startswith(_INFRA) and p.condition(r.get("Condition"))}
 
 
-def _entorno(p: Plantilla, lid: str) -> dict[str, Any]:
+def _entorno(p: Template, lid: str) -> dict[str, Any]:
     """A function's environment as deployed: Globals merged with its own, intrinsics left as written."""
     globales = p.doc["Globals"]["Function"]["Environment"]["Variables"]
-    propio = (p.recursos[lid]["Properties"].get("Environment") or {}).get("Variables", {})
+    propio = (p.resources[lid]["Properties"].get("Environment") or {}).get("Variables", {})
     return {**globales, **propio}
 
 
-def _rama(p: Plantilla, valor: Any) -> Any:
+def _rama(p: Template, valor: Any) -> Any:
     """Follow Fn::If branches with the parameters' conditions, leaving Ref/GetAtt as written."""
     while isinstance(valor, dict) and "Fn::If" in valor:
         cond, si, no = valor["Fn::If"]
-        valor = si if p.condicion(cond) else no
+        valor = si if p.condition(cond) else no
     return valor
 
 
@@ -49,7 +49,7 @@ def test_infrastructure_empty_account_creates_network_aurora_and_valkey() -> Non
     # THEN the VPC (2 private subnets in 2 AZs), the endpoints, Aurora and Valkey are created
     assert {"Vpc", "SubredPrivadaA", "SubredPrivadaB", "SgFunciones", "AuroraCluster", "AuroraEscritor"} <= creados
     assert {"ValkeyCatalogo", "EndpointDynamoDB", "EndpointSqs", "EndpointEvents", "EndpointSecretsManager"} <= creados
-    zonas = {str(p.recursos[s]["Properties"]["AvailabilityZone"]) for s in ("SubredPrivadaA", "SubredPrivadaB")}
+    zonas = {str(p.resources[s]["Properties"]["AvailabilityZone"]) for s in ("SubredPrivadaA", "SubredPrivadaB")}
     assert len(zonas) == 2
     # AND the functions run in the created subnets and security group
     vpc = p.doc["Globals"]["Function"]["VpcConfig"]
@@ -63,7 +63,7 @@ def test_infrastructure_existing_endpoints_create_nothing_and_are_passed_to_the_
     # THEN no infrastructure is created
     assert _creados(p) == set()
     # AND every function reaching Aurora gets the given endpoint, every function the given Valkey
-    for lid, r in p.recursos.items():
+    for lid, r in p.resources.items():
         if r["Type"] != "AWS::Serverless::Function":
             continue
         entorno = _entorno(p, lid)
@@ -84,7 +84,7 @@ def test_infrastructure_created_aurora_is_what_the_functions_reach(proxy: str) -
     # THEN every function that reads AURORA_ENDPOINT gets the cluster (or the proxy) endpoint
     lectores = [
         lid
-        for lid, r in p.recursos.items()
+        for lid, r in p.resources.items()
         if r["Type"] == "AWS::Serverless::Function" and "AURORA_ENDPOINT" in _entorno(p, lid)
     ]
     assert lectores
@@ -95,13 +95,13 @@ def test_infrastructure_created_aurora_is_what_the_functions_reach(proxy: str) -
 
 def test_aurora_serverless_v2_scales_down_idle_and_keeps_its_password_in_secrets_manager() -> None:
     p = _desplegada()
-    cluster = p.recursos["AuroraCluster"]
+    cluster = p.resources["AuroraCluster"]
     props = cluster["Properties"]
     # THEN PostgreSQL Serverless v2, master password managed by Secrets Manager with the data key
     assert props["Engine"] == "aurora-postgresql" and props["ManageMasterUserPassword"] is True
     assert props["MasterUserSecret"]["KmsKeyId"]["Fn::If"][0] == "CreateKmsKey"
-    assert p.recursos["AuroraEscritor"]["Properties"]["DBInstanceClass"] == "db.serverless"
-    assert p.resolver(p.recursos["AuroraEscritor"]["Properties"]["DBInstanceIdentifier"]) == "aurora-mf-escritor"
+    assert p.resources["AuroraEscritor"]["Properties"]["DBInstanceClass"] == "db.serverless"
+    assert p.resolve(p.resources["AuroraEscritor"]["Properties"]["DBInstanceIdentifier"]) == "aurora-mf-escritor"
     # AND its minimum capacity is a parameter whose default and choices scale it down when idle
     minimo = p.doc["Parameters"]["AuroraMinCapacity"]
     assert props["ServerlessV2ScalingConfiguration"]["MinCapacity"] == {"Ref": "AuroraMinCapacity"}
@@ -113,10 +113,10 @@ def test_aurora_serverless_v2_scales_down_idle_and_keeps_its_password_in_secrets
 
 def test_valkey_serverless_has_tls_auth_and_the_lessons_name() -> None:
     p = _desplegada()
-    cache = p.recursos["ValkeyCatalogo"]["Properties"]
-    assert cache["Engine"] == "valkey" and p.resolver(cache["ServerlessCacheName"]) == "mercadofresco-catalogo"
+    cache = p.resources["ValkeyCatalogo"]["Properties"]
+    assert cache["Engine"] == "valkey" and p.resolve(cache["ServerlessCacheName"]) == "mercadofresco-catalogo"
     # AUTH: the user group's default user has the ValkeySecret token the breaker's client sends
-    usuario = p.recursos["ValkeyUsuario"]["Properties"]
+    usuario = p.resources["ValkeyUsuario"]["Properties"]
     assert usuario["UserName"] == "default" and usuario["AuthenticationMode"]["Type"] == "password"
     assert "SecretString:token" in str(usuario["AuthenticationMode"]["Passwords"])
 
@@ -124,7 +124,7 @@ def test_valkey_serverless_has_tls_auth_and_the_lessons_name() -> None:
 @pytest.mark.parametrize(("sg", "puertos"), [("SgAurora", (5432, 5432)), ("SgValkey", (6379, 6380))])
 def test_security_groups_databases_accept_only_the_functions(sg: str, puertos: tuple[int, int]) -> None:
     # GIVEN a database's security group WHEN its ingress rules are read
-    reglas = _desplegada().recursos[sg]["Properties"]["SecurityGroupIngress"]
+    reglas = _desplegada().resources[sg]["Properties"]["SecurityGroupIngress"]
     # THEN only the functions' group may connect, on the database's port
     assert [(r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in reglas] == [
         (*puertos, {"Ref": "SgFunciones"})
@@ -134,16 +134,16 @@ def test_security_groups_databases_accept_only_the_functions(sg: str, puertos: t
 
 def test_migrations_run_once_per_deploy_as_admin_and_never_hang_the_stack() -> None:
     p = _desplegada()
-    recurso = p.recursos["MigracionesAurora"]["Properties"]
+    recurso = p.resources["MigracionesAurora"]["Properties"]
     # THEN a new layer (new migration files) updates the resource, so each deploy runs what is new
     assert recurso["Capa"] == {"Ref": "ComunLayer"}
     # AND it connects as the created cluster's managed master user, and creates the runtime role
     assert _rama(p, recurso["AdminSecretArn"]) == {"Fn::GetAtt": ["AuroraCluster", "MasterUserSecret.SecretArn"]}
     assert _rama(p, recurso["RuntimeSecretArn"]) == {"Ref": "AuroraSecret"}
     # AND CloudFormation stops waiting long before its default hour; the function answers before its timeout
-    funcion = p.recursos["MigracionesFunction"]["Properties"]
+    funcion = p.resources["MigracionesFunction"]["Properties"]
     assert funcion["Timeout"] < recurso["ServiceTimeout"] <= 600
     # AND the outbox schedules start only after the deploy migrated
-    assert {p.recursos[s].get("DependsOn") for s in ("ProgramaOutboxRelay", "ProgramaOutboxLimpieza")} == {
+    assert {p.resources[s].get("DependsOn") for s in ("ProgramaOutboxRelay", "ProgramaOutboxLimpieza")} == {
         "MigracionesAurora"
     }

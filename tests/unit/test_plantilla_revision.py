@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from cfn_lint_mensajeria.recursos import dead_letter_queues, ref_id, sam_events
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 _NOMBRES = (
     "AliasName",
@@ -38,12 +38,12 @@ _NOMBRES = (
 
 
 @pytest.fixture(scope="module")
-def plantilla() -> Plantilla:
-    return Plantilla()
+def plantilla() -> Template:
+    return Template()
 
 
-def _recursos(p: Plantilla, *tipos: str) -> dict[str, dict[str, Any]]:
-    return {lid: r for lid, r in p.recursos.items() if r.get("Type") in tipos}
+def _recursos(p: Template, *tipos: str) -> dict[str, dict[str, Any]]:
+    return {lid: r for lid, r in p.resources.items() if r.get("Type") in tipos}
 
 
 def _props(r: dict[str, Any]) -> dict[str, Any]:
@@ -57,12 +57,12 @@ def _sub_texto(valor: Any) -> str | None:
     return None
 
 
-def _declaracion_clave(p: Plantilla, servicio: str) -> dict[str, Any]:
-    politica = _props(p.recursos["DatosKey"])["KeyPolicy"]
+def _declaracion_clave(p: Template, servicio: str) -> dict[str, Any]:
+    politica = _props(p.resources["DatosKey"])["KeyPolicy"]
     encontradas = []
     for st in politica["Statement"]:
         principales = (st.get("Principal") or {}).get("Service", [])
-        principales = p.resolver(principales if isinstance(principales, list) else [principales])
+        principales = p.resolve(principales if isinstance(principales, list) else [principales])
         if servicio in principales:
             encontradas.append(st)
     assert len(encontradas) <= 1, f"{servicio} appears in more than one key-policy statement"
@@ -73,13 +73,13 @@ def _condiciones(st: dict[str, Any]) -> dict[str, Any]:
     return {k: v for op in (st.get("Condition") or {}).values() for k, v in op.items()}
 
 
-def test_names_every_named_resource_carries_the_name_suffix(plantilla: Plantilla) -> None:
+def test_names_every_named_resource_carries_the_name_suffix(plantilla: Template) -> None:
     # GIVEN every resource that sets its own physical name (two stages in one account must not collide)
     sin_sufijo = []
-    for lid, r in plantilla.recursos.items():
+    for lid, r in plantilla.resources.items():
         for prop in _NOMBRES:
             valor = _props(r).get(prop)
-            if valor is None or ref_id(valor) in plantilla.recursos:
+            if valor is None or ref_id(valor) in plantilla.resources:
                 continue  # not set, or a reference to another resource's name
             # WHEN its name is read THEN it is a !Sub that appends ${NameSuffix}
             texto = _sub_texto(valor)
@@ -88,7 +88,7 @@ def test_names_every_named_resource_carries_the_name_suffix(plantilla: Plantilla
     assert sin_sufijo == []
 
 
-def test_key_policy_eventbridge_statement_has_no_source_conditions(plantilla: Plantilla) -> None:
+def test_key_policy_eventbridge_statement_has_no_source_conditions(plantilla: Template) -> None:
     # GIVEN the key policy statement for EventBridge rules delivering to encrypted queues
     st = _declaracion_clave(plantilla, "events.amazonaws.com")
     # THEN it allows what SQS needs from the sender and carries no aws:Source* condition: the KMS
@@ -97,7 +97,7 @@ def test_key_policy_eventbridge_statement_has_no_source_conditions(plantilla: Pl
     assert not [k for k in _condiciones(st) if k.lower().startswith("aws:source")]
 
 
-def test_key_policy_sns_statement_names_every_topic_feeding_a_queue(plantilla: Plantilla) -> None:
+def test_key_policy_sns_statement_names_every_topic_feeding_a_queue(plantilla: Template) -> None:
     # GIVEN every SNS topic with an SQS subscription (its deliveries and redrives go to encrypted queues)
     temas = {
         ref_id(_props(s)["TopicArn"])
@@ -105,35 +105,35 @@ def test_key_policy_sns_statement_names_every_topic_feeding_a_queue(plantilla: P
         if _props(s).get("Protocol") == "sqs"
     }
     st = _declaracion_clave(plantilla, "sns.amazonaws.com")
-    fuentes = plantilla.resolver(_condiciones(st)["aws:SourceArn"])
+    fuentes = plantilla.resolve(_condiciones(st)["aws:SourceArn"])
     fuentes = fuentes if isinstance(fuentes, list) else [fuentes]
     # THEN the sns.amazonaws.com statement's aws:SourceArn matches each of those topics by name
     for tema in temas:
-        nombre = plantilla.resolver(_props(plantilla.recursos[tema])["TopicName"])
-        arn = f"arn:aws:sns:{plantilla.region}:{plantilla.cuenta}:{nombre}"
+        nombre = plantilla.resolve(_props(plantilla.resources[tema])["TopicName"])
+        arn = f"arn:aws:sns:{plantilla.region}:{plantilla.account}:{nombre}"
         assert any(fnmatch.fnmatchcase(arn, f) for f in fuentes), f"{tema}: {arn} not in {fuentes}"
     assert {"kms:GenerateDataKey*", "kms:Decrypt"} <= set(st["Action"])
 
 
-def test_key_policy_cloudwatch_statement_matches_every_alarm_name(plantilla: Plantilla) -> None:
+def test_key_policy_cloudwatch_statement_matches_every_alarm_name(plantilla: Template) -> None:
     # GIVEN the statement letting CloudWatch alarms publish to the encrypted alerts topic
     st = _declaracion_clave(plantilla, "cloudwatch.amazonaws.com")
-    patron = plantilla.resolver(_condiciones(st)["aws:SourceArn"])
+    patron = plantilla.resolve(_condiciones(st)["aws:SourceArn"])
     # THEN every alarm of the stack matches its aws:SourceArn pattern (a renamed alarm would page nobody)
     for lid, alarma in _recursos(plantilla, "AWS::CloudWatch::Alarm").items():
-        nombre = plantilla.resolver(_props(alarma)["AlarmName"])
-        arn = f"arn:aws:cloudwatch:{plantilla.region}:{plantilla.cuenta}:alarm:{nombre}"
+        nombre = plantilla.resolve(_props(alarma)["AlarmName"])
+        arn = f"arn:aws:cloudwatch:{plantilla.region}:{plantilla.account}:alarm:{nombre}"
         assert fnmatch.fnmatchcase(arn, patron), f"{lid}: {arn} does not match {patron}"
 
 
-def test_key_policy_services_acting_through_roles_get_no_service_grant(plantilla: Plantilla) -> None:
+def test_key_policy_services_acting_through_roles_get_no_service_grant(plantilla: Template) -> None:
     # GIVEN Pipes and Step Functions, which call KMS with their execution roles
     # THEN the key policy grants their service principals nothing (least privilege)
     assert _declaracion_clave(plantilla, "pipes.amazonaws.com") == {}
     assert _declaracion_clave(plantilla, "states.amazonaws.com") == {}
 
 
-def _alarmas_de(p: Plantilla, namespace: str, metrica: str) -> list[dict[str, Any]]:
+def _alarmas_de(p: Template, namespace: str, metrica: str) -> list[dict[str, Any]]:
     return [
         _props(a)
         for a in _recursos(p, "AWS::CloudWatch::Alarm").values()
@@ -143,24 +143,24 @@ def _alarmas_de(p: Plantilla, namespace: str, metrica: str) -> list[dict[str, An
     ]
 
 
-def _dimension(p: Plantilla, alarma: dict[str, Any], nombre: str) -> Any:
+def _dimension(p: Template, alarma: dict[str, Any], nombre: str) -> Any:
     for d in alarma.get("Dimensions", []):
         if d["Name"] == nombre:
-            return p.resolver(d["Value"])
+            return p.resolve(d["Value"])
     return None
 
 
 @pytest.mark.parametrize("metrica", ["FailedInvocations", "InvocationsFailedToBeSentToDlq"])
-def test_alarms_every_bus_rule_has_a_delivery_failure_alarm(plantilla: Plantilla, metrica: str) -> None:
+def test_alarms_every_bus_rule_has_a_delivery_failure_alarm(plantilla: Template, metrica: str) -> None:
     # GIVEN every rule with targets on the stack's bus
     reglas = {lid: r for lid, r in _recursos(plantilla, "AWS::Events::Rule").items() if _props(r).get("Targets")}
     vigiladas = {_dimension(plantilla, a, "RuleName") for a in _alarmas_de(plantilla, "AWS/Events", metrica)}
     # THEN each rule's name is the RuleName dimension of an alarm on the metric, which notifies someone
-    faltan = [lid for lid, r in reglas.items() if plantilla.resolver(_props(r)["Name"]) not in vigiladas]
+    faltan = [lid for lid, r in reglas.items() if plantilla.resolve(_props(r)["Name"]) not in vigiladas]
     assert reglas and faltan == []
 
 
-def test_alarms_every_topic_feeding_queues_has_a_failed_notifications_alarm(plantilla: Plantilla) -> None:
+def test_alarms_every_topic_feeding_queues_has_a_failed_notifications_alarm(plantilla: Template) -> None:
     temas = {
         ref_id(_props(s)["TopicArn"])
         for s in _recursos(plantilla, "AWS::SNS::Subscription").values()
@@ -171,7 +171,7 @@ def test_alarms_every_topic_feeding_queues_has_a_failed_notifications_alarm(plan
     assert temas and temas <= vigilados
 
 
-def test_alarms_every_pipe_has_an_execution_failed_alarm(plantilla: Plantilla) -> None:
+def test_alarms_every_pipe_has_an_execution_failed_alarm(plantilla: Template) -> None:
     pipes = set(_recursos(plantilla, "AWS::Pipes::Pipe"))
     vigilados = {
         ref_id(a["Dimensions"][0]["Value"]) for a in _alarmas_de(plantilla, "AWS/EventBridge/Pipes", "ExecutionFailed")
@@ -179,18 +179,18 @@ def test_alarms_every_pipe_has_an_execution_failed_alarm(plantilla: Plantilla) -
     assert pipes and pipes <= vigilados
 
 
-def test_alarms_page_somebody_through_an_email_subscription_parameter(plantilla: Plantilla) -> None:
+def test_alarms_page_somebody_through_an_email_subscription_parameter(plantilla: Template) -> None:
     # GIVEN an alerts e-mail at deploy time
-    con_email = Plantilla(parametros={"AlertsEmail": "guardia@example.com"})
+    con_email = Template(parameters={"AlertsEmail": "guardia@example.com"})
     ((_lid, sub),) = [
         (k, r)
         for k, r in _recursos(con_email, "AWS::SNS::Subscription").items()
         if _props(r).get("Protocol") == "email"
     ]
     # THEN the alerts topic gets that subscription; without one, none is created
-    assert con_email.condicion(sub["Condition"]) and not plantilla.condicion(sub["Condition"])
+    assert con_email.condition(sub["Condition"]) and not plantilla.condition(sub["Condition"])
     assert _props(sub)["TopicArn"]["Fn::If"][1] == {"Ref": "AlertasTopic"}
-    assert con_email.resolver(_props(sub)["Endpoint"]) == "guardia@example.com"
+    assert con_email.resolve(_props(sub)["Endpoint"]) == "guardia@example.com"
 
 
 def _sentencias(rol: dict[str, Any]) -> list[dict[str, Any]]:
@@ -203,7 +203,7 @@ def _sentencias(rol: dict[str, Any]) -> list[dict[str, Any]]:
     return sentencias
 
 
-def test_sqs_pollers_have_own_role_reading_only_their_queues(plantilla: Plantilla) -> None:
+def test_sqs_pollers_have_own_role_reading_only_their_queues(plantilla: Template) -> None:
     # GIVEN every function with an SQS event (SAM's generated role would get receive/delete on every queue)
     pollers = {
         lid: r
@@ -214,8 +214,8 @@ def test_sqs_pollers_have_own_role_reading_only_their_queues(plantilla: Plantill
     for lid, funcion in pollers.items():
         # THEN it has an explicit role, and that role receives/deletes only on the queues of its events
         rol_id = ref_id(_props(funcion).get("Role"))
-        assert rol_id in plantilla.recursos, f"{lid} uses SAM's generated role (AWSLambdaSQSQueueExecutionRole)"
-        rol = plantilla.recursos[rol_id]
+        assert rol_id in plantilla.resources, f"{lid} uses SAM's generated role (AWSLambdaSQSQueueExecutionRole)"
+        rol = plantilla.resources[rol_id]
         colas = {ref_id(ev["Queue"]) for _, ev, t in sam_events(funcion) if t == "SQS"}
         leidas: set[str | None] = set()
         for st in _sentencias(rol):
@@ -227,20 +227,20 @@ def test_sqs_pollers_have_own_role_reading_only_their_queues(plantilla: Plantill
         assert not [m for m in _props(rol).get("ManagedPolicyArns", []) if "SQS" in str(m)]
 
 
-def test_log_groups_every_function_has_a_declared_encrypted_group_with_retention(plantilla: Plantilla) -> None:
+def test_log_groups_every_function_has_a_declared_encrypted_group_with_retention(plantilla: Template) -> None:
     grupos = _recursos(plantilla, "AWS::Logs::LogGroup")
-    por_nombre = {plantilla.resolver(_props(g)["LogGroupName"]): lid for lid, g in grupos.items()}
+    por_nombre = {plantilla.resolve(_props(g)["LogGroupName"]): lid for lid, g in grupos.items()}
     for lid, funcion in _recursos(plantilla, "AWS::Serverless::Function").items():
         # GIVEN a function WHEN its log group is looked up (LoggingConfig or its /aws/lambda/<name> group)
         grupo = ref_id((_props(funcion).get("LoggingConfig") or {}).get("LogGroup"))
-        grupo = grupo or por_nombre.get(f"/aws/lambda/{plantilla.resolver(_props(funcion)['FunctionName'])}")
+        grupo = grupo or por_nombre.get(f"/aws/lambda/{plantilla.resolve(_props(funcion)['FunctionName'])}")
         # THEN it is declared, keeps events LogRetentionDays and is encrypted with the data key
         assert grupo in grupos, f"{lid} logs to an implicit group (kept forever, unencrypted)"
         assert _props(grupos[grupo]).get("RetentionInDays"), grupo
         assert _props(grupos[grupo]).get("KmsKeyId"), grupo
 
 
-def test_reserved_concurrency_is_behind_the_parameter(plantilla: Plantilla) -> None:
+def test_reserved_concurrency_is_behind_the_parameter(plantilla: Template) -> None:
     # GIVEN every function that reserves concurrency
     for lid, funcion in _recursos(plantilla, "AWS::Serverless::Function").items():
         reservada = _props(funcion).get("ReservedConcurrentExecutions")
@@ -251,18 +251,18 @@ def test_reserved_concurrency_is_behind_the_parameter(plantilla: Plantilla) -> N
         assert reservada["Fn::If"][2] == {"Ref": "AWS::NoValue"}, lid
 
 
-def test_dlqs_are_retained_on_delete_and_replace(plantilla: Plantilla) -> None:
+def test_dlqs_are_retained_on_delete_and_replace(plantilla: Template) -> None:
     # GIVEN every dead-letter queue (redrive targets, rule/pipe/subscription DLQs)
     dlqs = dead_letter_queues(plantilla.doc)
     assert dlqs
     # THEN deleting or replacing the stack keeps the messages in them
     for lid in dlqs:
-        r = plantilla.recursos[lid]
+        r = plantilla.resources[lid]
         assert (r.get("DeletionPolicy"), r.get("UpdateReplacePolicy")) == ("Retain", "Retain"), lid
 
 
 @pytest.mark.parametrize("url", ["http://erp.example/api", "ftp://x", "https://a b"])
-def test_provider_url_parameters_refuse_anything_but_https(plantilla: Plantilla, url: str) -> None:
+def test_provider_url_parameters_refuse_anything_but_https(plantilla: Template, url: str) -> None:
     parametros = {k: v for k, v in plantilla.doc["Parameters"].items() if k.endswith("Url")}
     assert parametros
     for nombre, definicion in parametros.items():
@@ -275,16 +275,16 @@ def test_provider_url_parameters_refuse_anything_but_https(plantilla: Plantilla,
 def test_carts_table_an_existing_stream_is_reused_instead_of_a_new_table() -> None:
     # GIVEN the stream ARN of an existing carts table
     arn = "arn:aws:dynamodb:eu-south-2:123456789012:table/mercadofresco-carritos/stream/2026-01-01T00:00:00.000"
-    p = Plantilla(parametros={"CarritosStreamArn": arn})
-    tabla = p.recursos["TablaCarritos"]
+    p = Template(parameters={"CarritosStreamArn": arn})
+    tabla = p.resources["TablaCarritos"]
     # THEN no table is created and the pipe reads the given stream
-    assert not p.condicion(tabla["Condition"]) and Plantilla().condicion(tabla["Condition"])
-    assert p.resolver(_props(p.recursos["PipeCarritos"])["Source"]) == arn
+    assert not p.condition(tabla["Condition"]) and Template().condition(tabla["Condition"])
+    assert p.resolve(_props(p.resources["PipeCarritos"])["Source"]) == arn
     assert re.fullmatch(p.doc["Parameters"]["CarritosStreamArn"]["AllowedPattern"], arn)
 
 
 def test_sqs_pollers_sam_transform_attaches_no_account_wide_queue_policy(
-    plantilla: Plantilla, monkeypatch: pytest.MonkeyPatch
+    plantilla: Template, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN the template through SAM's own transform (what CloudFormation deploys), code URIs stubbed
     import json

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import urllib3
-from sam_emulator.moto_server import puerto_libre
+from sam_emulator.moto_server import free_port
 
 from emulated_account import gaps
 from emulated_account.infraestructura import PUENTE
@@ -34,7 +34,7 @@ RAIZ = Path(__file__).resolve().parents[2]
 MINISTACK = Path(os.environ.get("MINISTACK_BIN", RAIZ / ".venv-ministack" / "bin" / "ministack"))
 LANZADOR = Path(__file__).with_name("ministack_del_nivel.py")  # MiniStack's main, plus what the level adds
 REGION = "eu-south-2"  # samconfig.toml's
-ARRANQUE_MAX_S = 120  # a hang guard: it is ready in ~5 s on a quiet machine
+START_LIMIT_S = 120  # a hang guard: it is ready in ~5 s on a quiet machine
 CA_EN_CONTENEDOR = "/var/mf-ca"
 NOMBRE_INSTANCIA = "mf-deploy-level"  # MiniStack labels its containers with it: we remove exactly those
 
@@ -46,7 +46,7 @@ class MiniStack:
     carpeta: Path
     certificados: Certificados
     registro_iam: Path | None = None  # where the functions' and the state machine's requests are written
-    puerto: int = field(default_factory=puerto_libre)
+    puerto: int = field(default_factory=free_port)
     _proceso: subprocess.Popen[bytes] | None = None
 
     @property
@@ -103,7 +103,7 @@ class MiniStack:
                 stdin=subprocess.DEVNULL,
             )
         http = urllib3.PoolManager(retries=False, timeout=2)
-        limite = time.monotonic() + ARRANQUE_MAX_S
+        limite = time.monotonic() + START_LIMIT_S
         while time.monotonic() < limite:
             if self._proceso.poll() is not None:
                 raise OSError(f"ministack exited {self._proceso.returncode}: see {self.log}")
@@ -114,7 +114,7 @@ class MiniStack:
                 pass
             time.sleep(0.5)  # polling a process that announces nothing
         self.stop()
-        raise OSError(f"ministack did not answer within {ARRANQUE_MAX_S} s: see {self.log}")
+        raise OSError(f"ministack did not answer within {START_LIMIT_S} s: see {self.log}")
 
     def stop(self) -> None:
         """Stop it, then remove the Lambda containers it started (labelled with this instance only)."""

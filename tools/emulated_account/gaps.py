@@ -292,7 +292,7 @@ def sqs_pipes_running(plantilla: dict[str, Any], pila: str, cliente: Callable[[s
     template the template's (MiniStack's ``DescribePipe`` leaves them out). The clients of
     :mod:`mercadofresco_local.pipes` follow ``AWS_ENDPOINT_URL``: the caller points it at the emulator.
     """
-    from sam_emulator.pipes import Destino, pipe_sqs
+    from sam_emulator.pipes import Target, sqs_pipe
 
     fisicos, pipes = _fisicos(cliente("cloudformation"), pila), cliente("pipes")
     mapeos = []
@@ -305,18 +305,18 @@ def sqs_pipes_running(plantilla: dict[str, Any], pila: str, cliente: Callable[[s
         propiedades = recurso["Properties"]
         fuente, destino = propiedades.get("SourceParameters", {}), propiedades.get("TargetParameters", {})
         filtros = [json.loads(f["Pattern"]) for f in fuente.get("FilterCriteria", {}).get("Filters", [])]
-        objetivo = Destino(
-            nombre_pipe=desplegado["Name"],
+        objetivo = Target(
+            pipe_name=desplegado["Name"],
             arn=desplegado["Target"],
-            parametros=destino,
-            plantilla_entrada=destino.get("InputTemplate"),
-            funciones=None,  # type: ignore[arg-type]  # a Lambda target is MiniStack's to call, not ours
+            parameters=destino,
+            input_template=destino.get("InputTemplate"),
+            functions=None,  # type: ignore[arg-type]  # a Lambda target is MiniStack's to call, not ours
         )
-        mapeos.append(pipe_sqs(desplegado["Name"], desplegado["Source"], objetivo, fuente, filtros, 1.0))
+        mapeos.append(sqs_pipe(desplegado["Name"], desplegado["Source"], objetivo, fuente, filtros, 1.0))
     for mapeo in mapeos:
         mapeo.start()
     try:
-        yield [m.nombre for m in mapeos]
+        yield [m.name for m in mapeos]
     finally:
         for mapeo in mapeos:
             mapeo.stop()

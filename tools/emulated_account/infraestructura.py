@@ -27,9 +27,9 @@ import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sam_emulator.moto_server import puerto_libre
-from sam_emulator.private_postgres import PostgresPrivado
-from sam_emulator.private_redis import RedisPrivado
+from sam_emulator.moto_server import free_port
+from sam_emulator.private_postgres import PrivatePostgres
+from sam_emulator.private_redis import PrivateRedis
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -106,7 +106,7 @@ class Certificados:
 
 
 @dataclass
-class AuroraDelNivel(PostgresPrivado):
+class AuroraDelNivel(PrivatePostgres):
     """PostgreSQL with TLS and passwords on the bridge (loopback keeps trust, for the level's own checks)."""
 
     certificados: Certificados | None = None
@@ -115,16 +115,16 @@ class AuroraDelNivel(PostgresPrivado):
 
     nombre = "PostgreSQL (the level's Aurora)"
 
-    def _opciones(self) -> dict[str, str]:
+    def _options(self) -> dict[str, str]:
         assert self.certificados is not None and self._dir is not None
         # The server (user postgres) must own its key: a copy in its own directory.
         for origen in (self.certificados.certificado, self.certificados.clave):
             destino = self._dir / origen.name
             if not destino.exists():
                 shutil.copy2(origen, destino)
-                self._como_servidor(destino)
+                self._as_server(destino)
         return {
-            **super()._opciones(),
+            **super()._options(),
             "listen_addresses": f"127.0.0.1,{PUENTE}",
             "ssl": "on",
             "ssl_cert_file": str(self._dir / self.certificados.certificado.name),
@@ -147,31 +147,31 @@ class AuroraDelNivel(PostgresPrivado):
 
     def secreto_admin(self) -> dict[str, object]:
         """What the ``AuroraAdminSecretArn`` secret holds (as RDS writes a managed master secret)."""
-        return {"username": "postgres", "password": self.password, "host": PUENTE, "port": self.puerto}
+        return {"username": "postgres", "password": self.password, "host": PUENTE, "port": self.port}
 
 
 @dataclass
-class ValkeyDelNivel(RedisPrivado):
+class ValkeyDelNivel(PrivateRedis):
     """redis-server with a TLS port on the bridge and an AUTH token (plain loopback port for the level)."""
 
     certificados: Certificados | None = None
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    puerto_tls: int = field(default_factory=puerto_libre)
+    puerto_tls: int = field(default_factory=free_port)
 
     nombre = "redis-server (the level's Valkey)"
 
     @property
     def url(self) -> str:
-        return f"redis://:{self.token}@127.0.0.1:{self.puerto}/0"
+        return f"redis://:{self.token}@127.0.0.1:{self.port}/0"
 
     @property
     def endpoint(self) -> str:
         return f"{PUENTE}:{self.puerto_tls}"
 
-    def _argumentos(self) -> list[str]:
+    def _arguments(self) -> list[str]:
         assert self.certificados is not None
         return [
-            *super()._argumentos(),
+            *super()._arguments(),
             "--bind", f"127.0.0.1 {PUENTE}",
             "--tls-port", str(self.puerto_tls),
             "--tls-cert-file", str(self.certificados.certificado),

@@ -15,7 +15,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 from mercadofresco_iam.acciones import Destino
 from mercadofresco_iam.comprobacion import comprobar
@@ -150,19 +150,19 @@ def arn_de_secreto(cliente: Callable[[str], Any]) -> Callable[[str], str | None]
 
 def plantilla_desplegada(
     ruta: Path, parametros: Mapping[str, str], region: str, cuenta: str, pila: str, fisicos: dict[str, Any]
-) -> Plantilla:
+) -> Template:
     """``template.yaml`` with the deploy's parameter values (the rest at their defaults) and physical ids."""
-    base = Plantilla(ruta=ruta)
+    base = Template(path=ruta)
     valores: dict[str, Any] = {}
     for nombre, definicion in base.doc.get("Parameters", {}).items():
         valor = str(parametros.get(nombre, definicion.get("Default", "")))
         valores[nombre] = (
             [v for v in valor.split(",") if v] if definicion.get("Type") == "CommaDelimitedList" else valor
         )
-    return Plantilla(ruta=ruta, parametros=valores, region=region, cuenta=cuenta, pila=pila, fisicos=fisicos)
+    return Template(path=ruta, parameters=valores, region=region, account=cuenta, stack_name=pila, physical_ids=fisicos)
 
 
-def destino(plantilla: Plantilla) -> Destino:
+def destino(plantilla: Template) -> Destino:
     """The stack's region and account, each table's partition key, and the function behind each function URL.
 
     A function URL is known by AWS's name (``https://<id>.lambda-url.<region>.on.aws/``) and, as the
@@ -170,21 +170,21 @@ def destino(plantilla: Plantilla) -> Destino:
     ``/_aws/lambda-url/<id>/`` (``emulated_account.gaps``).
     """
     claves = {}
-    for logical_id, recurso in plantilla.de_tipo("AWS::DynamoDB::Table").items():
+    for logical_id, recurso in plantilla.of_type("AWS::DynamoDB::Table").items():
         propiedades = recurso["Properties"]
         (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
-        claves[plantilla.resolver(propiedades.get("TableName", logical_id))] = hash_
+        claves[plantilla.resolve(propiedades.get("TableName", logical_id))] = hash_
     urls = {}
-    for recurso in plantilla.de_tipo("AWS::Lambda::Url").values():
-        funcion = plantilla.fisicos.get(recurso["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]) or {}
+    for recurso in plantilla.of_type("AWS::Lambda::Url").values():
+        funcion = plantilla.physical_ids.get(recurso["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]) or {}
         if "FunctionUrl" in funcion:
             url_id = funcion["FunctionUrl"].split("//", 1)[-1].split(".", 1)[0]
             urls[funcion["FunctionUrl"]] = urls[f"/_aws/lambda-url/{url_id}/"] = funcion["Arn"]
-    return Destino(plantilla.region, plantilla.cuenta, claves, urls)
+    return Destino(plantilla.region, plantilla.account, claves, urls)
 
 
-def comprobar_despliegue(registro: Registro, plantilla: Plantilla) -> Informe:
+def comprobar_despliegue(registro: Registro, plantilla: Template) -> Informe:
     """Every recorded call against its principal's role in the transformed template, as deployed."""
-    transformada = plantilla_transformada(plantilla.ruta, plantilla.region)
+    transformada = plantilla_transformada(plantilla.path, plantilla.region)
     politicas = politicas_por_principal(plantilla, transformada)
     return comprobar(registro.solicitudes(destino(plantilla)), politicas)

@@ -4,7 +4,7 @@ SAM's own translator (``samtranslator``, installed with SAM CLI) turns ``templat
 the CloudFormation that is deployed: a function's ``Policies`` become its generated role's
 inline policies, SAM adds managed policies (basic execution, VPC access, X-Ray), and a
 function that names its ``Role`` keeps it. The intrinsics are then resolved against a
-:class:`~sam_emulator.template.Plantilla` whose physical ids are the run's (the local
+:class:`~sam_emulator.template.Template` whose physical ids are the run's (the local
 run's moto ARNs; an emulated deploy's stack resources): a reference to something the run did
 not create resolves to an ARN that matches nothing, so a statement on it grants nothing here.
 
@@ -20,7 +20,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from cfnlint.decode import decode
-from sam_emulator.template import Plantilla, PlantillaError
+from sam_emulator.template import Template, TemplateError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -93,19 +93,19 @@ def plantilla_transformada(ruta: Path, region: str) -> dict[str, Any]:
             os.environ["AWS_DEFAULT_REGION"] = anterior
 
 
-class _Resuelta(Plantilla):
+class _Resuelta(Template):
     """The transformed template, resolved with a run's physical ids; unknown references match nothing."""
 
     def ref(self, nombre: str) -> Any:
         try:
             return super().ref(nombre)
-        except PlantillaError:
+        except TemplateError:
             return f"arn:not-created-in-this-run:{nombre}"
 
     def get_att(self, nombre: str, atributo: str) -> Any:
         try:
             return super().get_att(nombre, atributo)
-        except PlantillaError:
+        except TemplateError:
             return f"arn:not-created-in-this-run:{nombre}.{atributo}"
 
 
@@ -119,29 +119,29 @@ def _nombre_rol(referencia: Any) -> str | None:
     return None
 
 
-def _elegir(resuelta: Plantilla, nodo: Any) -> Any:
+def _elegir(resuelta: Template, nodo: Any) -> Any:
     """``nodo`` with its ``Fn::If`` chosen by the run's conditions (an attached policy may name a role under one)."""
     while isinstance(nodo, dict) and set(nodo) == {"Fn::If"}:
         condicion, si, no = nodo["Fn::If"]
-        nodo = si if resuelta.condicion(condicion) else no
+        nodo = si if resuelta.condition(condicion) else no
     return nodo
 
 
-def politicas_por_principal(plantilla: Plantilla, transformada: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def politicas_por_principal(plantilla: Template, transformada: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Function / state machine / pipe logical id -> the policy documents of its role, resolved."""
     resuelta = _Resuelta(
-        ruta=plantilla.ruta,
-        parametros=plantilla.parametros,
+        path=plantilla.path,
+        parameters=plantilla.parameters,
         region=plantilla.region,
-        cuenta=plantilla.cuenta,
-        fisicos=plantilla.fisicos,
+        account=plantilla.account,
+        physical_ids=plantilla.physical_ids,
     )
     resuelta.__dict__["doc"] = copy.deepcopy(transformada)
     recursos = transformada["Resources"]
     adjuntas: dict[str, list[Any]] = {}  # role -> the policies attached to it from outside
     for recurso in recursos.values():
         propiedades = recurso.get("Properties", {})
-        if recurso["Type"] not in _ADJUNTAS or not resuelta.condicion(recurso.get("Condition")):
+        if recurso["Type"] not in _ADJUNTAS or not resuelta.condition(recurso.get("Condition")):
             continue
         roles = propiedades.get("Roles", []) if recurso["Type"] != "AWS::IAM::RolePolicy" else [propiedades["RoleName"]]
         for rol in (_elegir(resuelta, r) for r in roles):
@@ -158,14 +158,14 @@ def politicas_por_principal(plantilla: Plantilla, transformada: dict[str, Any]) 
             "AWS::StepFunctions::StateMachine": lambda p: _nombre_rol(p.get("RoleArn")),
             "AWS::Pipes::Pipe": lambda p: _nombre_rol(p.get("RoleArn")),
         }.get(recurso["Type"], lambda _p: None)(propiedades)
-        if rol is None or not resuelta.condicion(recurso.get("Condition")):
+        if rol is None or not resuelta.condition(recurso.get("Condition")):
             continue
         definicion = recursos[rol]["Properties"]
-        documentos = [p["PolicyDocument"] for p in resuelta.resolver(definicion.get("Policies", []))]
+        documentos = [p["PolicyDocument"] for p in resuelta.resolve(definicion.get("Policies", []))]
         documentos += adjuntas.get(rol, [])
-        for arn in resuelta.resolver(definicion.get("ManagedPolicyArns", [])):
+        for arn in resuelta.resolve(definicion.get("ManagedPolicyArns", [])):
             if arn not in GESTIONADAS:
                 raise PoliticasError(f"{rol} attaches {arn}: add its published document to GESTIONADAS")
             documentos.append(GESTIONADAS[arn])
-        principales[logical_id] = [resuelta.resolver(d) for d in documentos]
+        principales[logical_id] = [resuelta.resolve(d) for d in documentos]
     return principales

@@ -20,7 +20,7 @@ from typing import Any
 
 from cfn_lint_mensajeria import asl
 
-_MARCADOR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+_MARKER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 # Error-name prefixes of AWS integrations (service errors, never our exceptions).
 _PREFIJOS_AWS = ("States.", "Lambda.", "Sandbox.", "DynamoDB.", "SQS.", "SNS.", "EventBridge.")
 
@@ -41,4 +41,4 @@ def errores_de_dominio(definicion: dict[str, Any]) -> set[str]:
 
 def marcadores(texto: str) -> set[str]:
     """The ``${Name}`` placeholders of an ASL text (what ``DefinitionSubstitutions`` must define)."""
-    return set(_MARCADOR.findall(texto))
+    return set(_MARKER.findall(texto))

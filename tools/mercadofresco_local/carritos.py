@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 
 if TYPE_CHECKING:
-    from sam_emulator.template import Plantilla
+    from sam_emulator.template import Template
 
 
 @dataclass(frozen=True)
@@ -27,21 +27,21 @@ class Carritos:
     vaciado: str
 
 
-def tabla_de_carritos(plantilla: Plantilla) -> str | None:
+def tabla_de_carritos(plantilla: Template) -> str | None:
     """The logical id of the template's table with a stream and a TTL, if any."""
-    for lid in plantilla.de_tipo("AWS::DynamoDB::Table"):
-        props = plantilla.propiedades(lid)
+    for lid in plantilla.of_type("AWS::DynamoDB::Table"):
+        props = plantilla.properties(lid)
         if props.get("StreamSpecification") and props.get("TimeToLiveSpecification", {}).get("Enabled"):
             return lid
     return None
 
 
-def sembrar(plantilla: Plantilla, n: int) -> Carritos | None:
+def sembrar(plantilla: Template, n: int) -> Carritos | None:
     """Write ``n`` expired carts and one the customer empties; None when the template has no carts table."""
     lid = tabla_de_carritos(plantilla)
     if lid is None:
         return None
-    props = plantilla.propiedades(lid)
+    props = plantilla.properties(lid)
     atributo_ttl = props["TimeToLiveSpecification"]["AttributeName"]
     tabla = plantilla.ref(lid)
     dynamodb = client("dynamodb")

@@ -162,7 +162,7 @@ def ejecutar(
             latencias.anotar_medidas(sesion, registro, informe)
             informe.notas.extend(sesion.notas)
             if sesion.captura is not None:
-                informe.notas.append(f"registros de las funciones: {sesion.captura.registro}")
+                informe.notas.append(f"registros de las funciones: {sesion.captura.record}")
     return informe
 
 

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
-from sam_emulator.event_sources import Mapeo
+from sam_emulator.event_sources import EventSourceMapping
 
 from mercadofresco_local import RAIZ, flujo
 from mercadofresco_local.escenarios import _check, cerrar, fase
 from mercadofresco_local.proveedores import Fallo
 
 if TYPE_CHECKING:
-    from sam_emulator.functions import Funcion
+    from sam_emulator.functions import Function
 
     from mercadofresco_local.escenarios import Avance
     from mercadofresco_local.informe import Informe
@@ -45,7 +45,7 @@ DLQ_PEDIDOS = "mercadofresco-pedidos-fallidos"
 class _CobroDesdeCola:
     """The exercise's naive consumer: one PedidoCreado message -> the real charge handler."""
 
-    def __init__(self, cobro: Funcion) -> None:
+    def __init__(self, cobro: Function) -> None:
         self.cobro = cobro
         self.invocaciones = 0
         self.errores = 0
@@ -55,14 +55,14 @@ class _CobroDesdeCola:
         for registro in evento["Records"]:
             self.invocaciones += 1
             try:
-                self.cobro.invocar({"operacion": "cobro", "pedido": json.loads(registro["body"])["detail"]})
+                self.cobro.invoke({"operacion": "cobro", "pedido": json.loads(registro["body"])["detail"]})
             except Exception:  # OperacionEnCurso while the other attempt holds the claim: try again later
                 self.errores += 1
                 fallos.append({"itemIdentifier": registro["messageId"]})
         return {"batchItemFailures": fallos}
 
 
-def _montar_ejercicio_1(sesion: Sesion) -> tuple[Mapeo, _CobroDesdeCola]:
+def _montar_ejercicio_1(sesion: Sesion) -> tuple[EventSourceMapping, _CobroDesdeCola]:
     assert sesion.runtime is not None and sesion.tienda is not None
     sqs, events = client("sqs"), client("events")
     url = sqs.create_queue(QueueName=COLA_EJERCICIO_1, Attributes={"VisibilityTimeout": str(VISIBILIDAD_EJERCICIO_1_S)})
@@ -73,16 +73,16 @@ def _montar_ejercicio_1(sesion: Sesion) -> tuple[Mapeo, _CobroDesdeCola]:
         EventPattern=json.dumps({"detail-type": ["PedidoCreado"]}),
     )
     events.put_targets(Rule=COLA_EJERCICIO_1, EventBusName=sesion.tienda.bus, Targets=[{"Id": "rig", "Arn": arn}])
-    consumidor = _CobroDesdeCola(sesion.runtime.funciones.por_id["CobroFunction"])
-    mapeo = Mapeo(
-        nombre=COLA_EJERCICIO_1,
-        funcion=consumidor,
-        cola_url=url["QueueUrl"],
-        cola_arn=arn,  # type: ignore[arg-type]
-        tamano_lote=1,
-        concurrencia=4,
-        reporta_fallos=True,
-        visibilidad_s=VISIBILIDAD_EJERCICIO_1_S,
+    consumidor = _CobroDesdeCola(sesion.runtime.functions.by_id["CobroFunction"])
+    mapeo = EventSourceMapping(
+        name=COLA_EJERCICIO_1,
+        function=consumidor,
+        queue_url=url["QueueUrl"],
+        queue_arn=arn,  # type: ignore[arg-type]
+        batch_size=1,
+        concurrency=4,
+        reports_failures=True,
+        visibility_s=VISIBILIDAD_EJERCICIO_1_S,
     )
     return mapeo, consumidor
 
@@ -100,13 +100,13 @@ def cobro_duplicado(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
         espera_s = espera_resolucion_s()
         limite_s = 120 + n / ritmo + 1.2 * n + espera_s
         _, drenaje = fase(sesion, n, ritmo, crear, "visibilidad 1 s < latencia 1,5 s", avance, timeout_s=limite_s)
-        flujo.esperar_cola_vacia(mapeo.cola_url, timeout_s=60)
+        flujo.esperar_cola_vacia(mapeo.queue_url, timeout_s=60)
     finally:
         mapeo.stop()
     res = cerrar(sesion, sesion.tienda.prefijo, informe, drenaje)
     efectos = sesion.proveedores.pasarela.efectos_por_clave
     dobles = [clave for clave, k in efectos.items() if clave.startswith("cobro:") and k > 1]
-    recibidos = mapeo.estadisticas.recibidos
+    recibidos = mapeo.stats.received
     informe.anotar("ejercicio 1", f"recepciones en {COLA_EJERCICIO_1} (visibilidad 1 s)", recibidos)
     informe.anotar("ejercicio 1", "cobros intentados por el consumidor ingenuo", consumidor.invocaciones)
     informe.anotar("ejercicio 1", "de ellos rechazados por EN_CURSO (OperacionEnCurso)", consumidor.errores)
@@ -141,7 +141,7 @@ def _mostrar_un_pedido(sesion: Sesion, res: flujo.Resultados, informe: Informe) 
         return
     pedido_id = sorted(res.comprometidos)[0]
     assert sesion.runtime is not None
-    tabla = sesion.runtime.plantilla.ref("TablaIdempotencia")
+    tabla = sesion.runtime.template.ref("TablaIdempotencia")
     item = client("dynamodb").get_item(TableName=tabla, Key={"clave": {"S": f"cobro:{pedido_id}"}}).get("Item", {})
     estado = item.get("estado", {}).get("S", "—")
     informe.anotar("ejercicio 1", f"registro cobro:{pedido_id}", f"estado {estado}")

@@ -86,7 +86,7 @@ def resumir(sesion: Sesion, res: flujo.Resultados, informe: Informe, drenaje_s: 
     assert sesion.observador is not None and sesion.captura is not None
     for dependencia, t in sesion.observador.breakers.items():
         informe.anotar("interruptores", f"{dependencia}: aperturas / cierres", f"{t.aperturas} / {t.cierres}")
-    reintentos = sesion.captura.por_dependencia("Reintentos")
+    reintentos = sesion.captura.by_dependency("Reintentos")
     for dependencia in sorted({*sesion.observador.breakers, *reintentos}):
         informe.anotar("reintentos", f"HTTP a {dependencia}", int(reintentos.get(dependencia, 0)))
     peor = max(res.intentos_cobro.values(), default=0)
@@ -111,7 +111,7 @@ def _check(informe: Informe, nombre: str, cumple: bool, detalle: str) -> None:
 # ---------------------------------------------------------------- scenarios
 def normal(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
     assert sesion.tienda is not None and sesion.runtime is not None
-    sembrados = carritos.sembrar(sesion.runtime.plantilla, max(1, n // 50))
+    sembrados = carritos.sembrar(sesion.runtime.template, max(1, n // 50))
     crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
     _, drenaje = fase(sesion, n, ritmo, crear, "pedidos normales", avance)
     res = cerrar(sesion, sesion.tienda.prefijo, informe, drenaje)
@@ -170,7 +170,7 @@ def _comprobar_viernes(sesion: Sesion, res: flujo.Resultados, informe: Informe) 
     )
     pasarela = sesion.proveedores.pasarela
     llamadas = sum(pasarela.llamadas.values())
-    reintentos = sesion.captura.metrica("Reintentos", "pasarela")
+    reintentos = sesion.captura.metric("Reintentos", "pasarela")
     limite = 0.1 * max(0.0, llamadas - reintentos) + 10
     _check(
         informe,

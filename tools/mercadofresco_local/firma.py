@@ -24,24 +24,24 @@ from mercadofresco.http.auth import AUTH_IAM
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from sam_emulator.template import Plantilla
+    from sam_emulator.template import Template
 
 __all__ = ["VerificadorSigV4", "urls_firmadas"]
 
 _URL_DE_FUNCION = re.compile(r"\$\{([A-Za-z0-9]+)\.FunctionUrl\}")  # a function URL a variable names
 
 
-def urls_firmadas(plantilla: Plantilla) -> dict[str, str]:
+def urls_firmadas(plantilla: Template) -> dict[str, str]:
     """URL variable -> the ``AWS::Lambda::Url`` it names, wherever the template tells a caller to sign.
 
     That is ``<variable>_AUTH`` resolving to ``AWS_IAM`` (the template sets it only where it plays the
     provider itself); the stand-in behind that variable then plays that function URL.
     """
     firmadas = {}
-    for logical_id in plantilla.de_tipo("AWS::Serverless::Function"):
-        declaradas = plantilla.recursos[logical_id]["Properties"].get("Environment", {}).get("Variables", {})
+    for logical_id in plantilla.of_type("AWS::Serverless::Function"):
+        declaradas = plantilla.resources[logical_id]["Properties"].get("Environment", {}).get("Variables", {})
         for variable, valor in declaradas.items():
-            if variable.endswith("_AUTH") and plantilla.resolver(valor) == AUTH_IAM:
+            if variable.endswith("_AUTH") and plantilla.resolve(valor) == AUTH_IAM:
                 url = variable.removesuffix("_AUTH")
                 (firmadas[url],) = set(_URL_DE_FUNCION.findall(json.dumps(declaradas[url])))
     return firmadas

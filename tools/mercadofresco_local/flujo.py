@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 from mercadofresco_ops.topologia import de_plantilla
 from sam_emulator.background import BackgroundThread
-from sam_emulator.runtime import mensajes_en_cola
+from sam_emulator.runtime import messages_in_queue
 
 from mercadofresco_local import invariantes as inv
 from mercadofresco_local.observador import CORTADAS, ejecuciones, resultados_por_pedido
@@ -75,7 +75,7 @@ def pendientes_outbox(sesion: Sesion) -> int:
 
 def mensajes_en(nombre_cola: str) -> int:
     """Visible + in flight + delayed messages in a queue, by name."""
-    return mensajes_en_cola(client("sqs").get_queue_url(QueueName=nombre_cola)["QueueUrl"])
+    return messages_in_queue(client("sqs").get_queue_url(QueueName=nombre_cola)["QueueUrl"])
 
 
 def motivos_en(nombre_cola: str) -> Counter[str]:
@@ -114,7 +114,7 @@ def esperar_visibles(nombre_cola: str, n: int, timeout_s: float) -> None:
 
 def esperar_cola_vacia(url: str, timeout_s: float) -> None:
     limite = time.monotonic() + timeout_s
-    while mensajes_en_cola(url) > 0:
+    while messages_in_queue(url) > 0:
         if time.monotonic() > limite:
             raise TimeoutError(f"{url} did not drain in {timeout_s:.0f} s")
         time.sleep(1.0)
@@ -122,10 +122,10 @@ def esperar_cola_vacia(url: str, timeout_s: float) -> None:
 
 def terminadas(sesion: Sesion) -> int:
     """Executions that have finished (any status), for the progress bar."""
-    assert sesion.runtime is not None and sesion.runtime.aprovisionador is not None
+    assert sesion.runtime is not None and sesion.runtime.provisioner is not None
     sfn = client("stepfunctions")
     total = 0
-    for arn in sesion.runtime.aprovisionador.maquinas.values():
+    for arn in sesion.runtime.provisioner.state_machines.values():
         for pagina in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn):
             total += sum(1 for e in pagina["executions"] if e["status"] != "RUNNING")
     return total
@@ -137,13 +137,13 @@ def limite_ejecucion_s(sesion: Sesion) -> float:
     Step Functions (and the local run) stops an execution at that bound, so no drain can
     legitimately take longer after the last execution started.
     """
-    assert sesion.runtime is not None and sesion.runtime.aprovisionador is not None
+    assert sesion.runtime is not None and sesion.runtime.provisioner is not None
     sfn = client("stepfunctions")
     limites = [
         json.loads(sfn.describe_state_machine(stateMachineArn=arn)["definition"]).get("TimeoutSeconds", 0)
-        for arn in sesion.runtime.aprovisionador.maquinas.values()
+        for arn in sesion.runtime.provisioner.state_machines.values()
     ]
-    return max(limites, default=0) / sesion.runtime.compresion
+    return max(limites, default=0) / sesion.runtime.compression
 
 
 def limite_drenaje_s(sesion: Sesion, produccion_s: float = 0.0) -> float:
@@ -174,7 +174,7 @@ def esperar_drenaje(
         if time.monotonic() > limite:
             raise TimeoutError("the outbox relay did not publish every row in time")
         time.sleep(1.0)
-    sesion.runtime.esperar_reposo(max(1.0, limite - time.monotonic()), estable_s=1.5, al_avanzar=al_avanzar)
+    sesion.runtime.wait_for_quiet(max(1.0, limite - time.monotonic()), stable_s=1.5, on_advance=al_avanzar)
     return time.monotonic() - fin_produccion
 
 
@@ -197,17 +197,17 @@ class Resultados:
 
 
 def recolectar(sesion: Sesion, prefijo: str) -> Resultados:
-    assert sesion.runtime is not None and sesion.base is not None and sesion.runtime.aprovisionador is not None
+    assert sesion.runtime is not None and sesion.base is not None and sesion.runtime.provisioner is not None
     rt = sesion.runtime
     filas = sesion.base.consultar("SELECT pedido_id FROM pedidos WHERE pedido_id LIKE %s", f"{prefijo}%")
-    lista = [e for arn in rt.aprovisionador.maquinas.values() for e in ejecuciones(arn)]
+    lista = [e for arn in rt.provisioner.state_machines.values() for e in ejecuciones(arn)]
     lista = [e for e in lista if e.pedido_id is None or e.pedido_id.startswith(prefijo)]
     pasarela = sesion.proveedores.pasarela
     with pasarela._lock:
         cobros = [dict(c) for c in pasarela.cobros.values() if c["pedido_id"].startswith(prefijo)]
         reembolsos = [dict(r) for r in pasarela.reembolsos.values() if r["pedido_id"].startswith(prefijo)]
-    dlqs = {rt.plantilla.get_att(lid, "QueueName"): rt.profundidad(lid) for lid in rt.colas() if rt.es_dlq(lid)}
-    colas = {rt.plantilla.get_att(lid, "QueueName"): rt.profundidad(lid) for lid in rt.colas() if not rt.es_dlq(lid)}
+    dlqs = {rt.template.get_att(lid, "QueueName"): rt.depth(lid) for lid in rt.queues() if rt.is_dlq(lid)}
+    colas = {rt.template.get_att(lid, "QueueName"): rt.depth(lid) for lid in rt.queues() if not rt.is_dlq(lid)}
     return Resultados(
         prefijo=prefijo,
         comprometidos=[f[0] for f in filas],
@@ -223,9 +223,9 @@ def recolectar(sesion: Sesion, prefijo: str) -> Resultados:
 
 def intentos_de_cobro(sesion: Sesion, prefijo: str) -> Counter[str]:
     """Charge Lambda invocations per order, from moto_lambda's record of the workflow's tasks."""
-    registro = sesion.runtime.registro_lambda if sesion.runtime else None
+    registro = sesion.runtime.lambda_registry if sesion.runtime else None
     intentos: Counter[str] = Counter()
-    for _nombre, evento in list(registro.eventos if registro else []):
+    for _nombre, evento in list(registro.events if registro else []):
         carga = json.loads(evento) if isinstance(evento, str) else evento
         if isinstance(carga, dict) and carga.get("operacion") == "cobro":
             pedido_id = str(carga.get("pedido", {}).get("pedido_id", ""))
@@ -251,7 +251,7 @@ def comprobar_invariantes(sesion: Sesion, res: Resultados, informe: Informe) -> 
 def registros_en_curso(sesion: Sesion, prefijo: str) -> list[str]:
     """Keys of the run's idempotency records (those naming its orders) still ``EN_CURSO``."""
     assert sesion.runtime is not None
-    tabla = sesion.runtime.plantilla.ref("TablaIdempotencia")
+    tabla = sesion.runtime.template.ref("TablaIdempotencia")
     paginas = (
         client("dynamodb")
         .get_paginator("scan")
@@ -281,10 +281,10 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
     topologia, rt = de_plantilla(), sesion.runtime
 
     def nombre(cola: str) -> str:
-        return rt.plantilla.get_att(cola, "QueueName")
+        return rt.template.get_att(cola, "QueueName")
 
     entrada = list(topologia.colas_de_flujo())
-    en_curso = rt.ejecuciones_en_curso() + sum(res.colas.get(nombre(c), 0) for c in entrada)
+    en_curso = rt.executions_running() + sum(res.colas.get(nombre(c), 0) for c in entrada)
     en_dlq, copias = _en_dlq(res, {nombre(d) for c in entrada if (d := topologia.dlq_de(c))}, aceptados, procesados)
     pendientes = aceptados - procesados - en_dlq
     cortadas = {p for p in pendientes if any(f.startswith(CORTADAS) for f in res.por_pedido.get(p, ()))}

@@ -79,7 +79,7 @@ class Invocacion:
 
 @dataclass
 class RegistroInvocaciones:
-    """Times every ``Funcion.invocar`` of the local runtime and counts the AWS calls each makes.
+    """Times every ``Function.invoke`` of the local runtime and counts the AWS calls each makes.
 
     A context manager: it wraps the class method while the run lasts and restores it after.
     AWS calls are counted with botocore's ``before-call`` event on the default boto3 session,
@@ -94,13 +94,13 @@ class RegistroInvocaciones:
 
     def __enter__(self) -> RegistroInvocaciones:
         import boto3
-        from sam_emulator.functions import Funcion, worker_cpu_s
+        from sam_emulator.functions import Function, worker_cpu_s
         from sam_emulator.principal import add_call_listener
 
-        self._original = original = Funcion.invocar
+        self._original = original = Function.invoke
         registro = self
 
-        def invocar(funcion: Funcion, evento: Any, contexto: Any = None) -> Any:
+        def invocar(funcion: Function, evento: Any, contexto: Any = None) -> Any:
             anterior = getattr(registro._actual, "funcion", None)
             registro._actual.funcion = funcion.logical_id
             inicio, t0, cpu0, error = time.time(), time.perf_counter(), time.thread_time(), True
@@ -115,17 +115,17 @@ class RegistroInvocaciones:
                 registro._anotar(funcion, evento, inicio, duracion, error, cpu)
                 registro._actual.funcion = anterior
 
-        Funcion.invocar = invocar  # type: ignore[method-assign]
+        Function.invoke = invocar  # type: ignore[method-assign]
         self._sesion_boto = boto3._get_default_session()  # the session boto3.client() uses
         self._sesion_boto.events.register("before-call", self._contar_llamada)
         add_call_listener(self._contar_de_worker)  # calls made in a function's worker process
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from sam_emulator.functions import Funcion
+        from sam_emulator.functions import Function
         from sam_emulator.principal import remove_call_listener
 
-        Funcion.invocar = self._original  # type: ignore[method-assign]
+        Function.invoke = self._original  # type: ignore[method-assign]
         self._sesion_boto.events.unregister("before-call", self._contar_llamada)
         remove_call_listener(self._contar_de_worker)
 
@@ -148,7 +148,7 @@ class RegistroInvocaciones:
             inicio,
             duracion_s,
             error,
-            funcion.memoria_mb,
+            funcion.memory_mb,
             len(sqs),
             tuple(pedidos_de(evento)),
             cpu_s,
@@ -270,7 +270,7 @@ def resumir(marcas: Iterable[Marcas], *, esperas_comprimidas: bool = True) -> li
 
     Then, over the orders that waited in a ``Wait`` state, how long they waited there: a part of
     their stages that the run compresses only when it compresses the leases too (the chaos
-    scenario, :class:`sam_emulator.moto_server.ServidorMoto`); elsewhere those are real seconds.
+    scenario, :class:`sam_emulator.moto_server.MotoServer`); elsewhere those are real seconds.
     """
     lista = list(marcas)
     filas = []
@@ -354,7 +354,7 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> 
     marcas = recoger(sesion, registro, ejecuciones)
     seccion = f"latencia por pedido (tiempos de la plantilla comprimidos ×{sesion.compresion:g})"
     assert sesion.runtime is not None
-    filas = resumir(marcas, esperas_comprimidas=sesion.runtime.plazos_comprimidos)
+    filas = resumir(marcas, esperas_comprimidas=sesion.runtime.compressed_deadlines)
     if not filas:
         informe.anotar(seccion, "sin pedidos con marcas registradas", "-")
     for f in filas:
@@ -369,7 +369,7 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, informe: Informe) -> 
 
 def _maquinas_de_pedidos(sesion: Sesion) -> list[str]:
     """The state machines a pipe starts (the order workflow), by the template's wiring."""
-    maquinas = sesion.runtime.aprovisionador.maquinas  # type: ignore[union-attr]  (logical id -> ARN)
+    maquinas = sesion.runtime.provisioner.state_machines  # type: ignore[union-attr]  (logical id -> ARN)
     return [maquinas[lid] for lid in sorted(set(de_plantilla().colas_de_flujo().values())) if lid in maquinas]
 
 

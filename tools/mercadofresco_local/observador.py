@@ -17,10 +17,10 @@ from mercadofresco.aws import client
 from sam_emulator.background import BackgroundThread
 
 if TYPE_CHECKING:
-    from sam_emulator.runtime import RuntimeLocal
+    from sam_emulator.runtime import LocalRuntime
 
 DEPENDENCIAS = ("pasarela", "erp", "correo-principal")
-INTERVALO_S = 1.0  # each sample is a dozen calls to moto, which shares the CPU with everything else
+INTERVAL_S = 1.0  # each sample is a dozen calls to moto, which shares the CPU with everything else
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Transiciones:
 class Observador:
     """Samples breakers and queue depths in a thread while a scenario runs."""
 
-    runtime: RuntimeLocal
+    runtime: LocalRuntime
     redis_url: str
     dependencias: tuple[str, ...] = DEPENDENCIAS
     breakers: dict[str, Transiciones] = field(default_factory=dict)
@@ -64,7 +64,7 @@ class Observador:
         self._vigilados = {d: CircuitBreaker(d, redis_client, metrics=_SinMetricas()) for d in self.dependencias}
         self.breakers = {d: Transiciones() for d in self.dependencias}
         # A sample lost to a busy server is not worth stopping the watch: the next one follows.
-        self._hilo = BackgroundThread.every("observador", INTERVALO_S, self.muestrear, on_error=lambda _exc: None)
+        self._hilo = BackgroundThread.every("observador", INTERVAL_S, self.muestrear, on_error=lambda _exc: None)
         self._hilo.start()
         return self
 
@@ -78,8 +78,8 @@ class Observador:
         for dependencia, breaker in self._vigilados.items():
             decision = breaker.state()
             self.breakers[dependencia].observar(ahora, decision.state.value, decision.openings)
-        for lid, nombre in self.runtime.colas().items():
-            self.profundidad_max[nombre] = max(self.profundidad_max[nombre], self.runtime.profundidad(lid))
+        for lid, nombre in self.runtime.queues().items():
+            self.profundidad_max[nombre] = max(self.profundidad_max[nombre], self.runtime.depth(lid))
 
 
 class _SinMetricas:

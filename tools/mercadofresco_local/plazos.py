@@ -1,6 +1,6 @@
 """What the application derives from a function's bounds, for the emulator's hooks.
 
-:class:`sam_emulator.runtime.RuntimeLocal` knows nothing of the layer: the local run hands it
+:class:`sam_emulator.runtime.LocalRuntime` knows nothing of the layer: the local run hands it
 these two functions (its ``comprimir_funcion`` and ``entornos_nuevos``).
 """
 
@@ -10,14 +10,14 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sam_emulator.functions import Funcion
+    from sam_emulator.functions import Function
 
 
-def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
+def comprimir_plazos(funcion: Function, compresion: float) -> None:
     """Divide the bounds a compressed ``Wait`` must keep its ratio to: idempotency leases and HTTP timeouts.
 
     The workflow waits past a lease (``EsperarFinBloqueo``) and runs under ``TimeoutSeconds``;
-    both are compressed (:class:`ServidorMoto` ``comprimir_esperas``), so the leases they outlast
+    both are compressed (:class:`MotoServer` ``comprimir_esperas``), so the leases they outlast
     are too: a declared ``IDEMPOTENCY_LEASE_S`` becomes ``ceil(lease / compresion)``. A live
     invocation must still end well inside its compressed lease, so every ``*_TIMEOUT_S`` HTTP
     timeout is divided too. The function's own ``Timeout``
@@ -27,7 +27,7 @@ def comprimir_plazos(funcion: Funcion, compresion: float) -> None:
     """
     from mercadofresco.idempotency.config import ENV_LEASE_S
 
-    entorno = funcion.entorno
+    entorno = funcion.environment
     # Only a lease the template declares (Mappings.Plazos, through the environment): it is the value
     # the Waits were checked against (rule E9114, which also requires one on every function a Wait
     # asks again). Deriving one here would be a second derivation, free to differ from the layer's.

@@ -99,7 +99,7 @@ class ProveedorHttp(LocalServer):
         self, fallos: ControlFallos | None = None, *, nombre: str | None = None, clave_api: str | None = None
     ) -> None:
         self.nombre = nombre or self.nombre
-        self.nombre_hilo = f"mf-{self.nombre}"
+        self.thread_name = f"mf-{self.nombre}"
         self.fallos = fallos or ControlFallos()
         self.clave_api = clave_api  # when set, requests must send ``Authorization: Bearer <clave_api>``
         self.verificador: VerificadorSigV4 | None = None  # when set, requests must be SigV4-signed (AWS_IAM)
@@ -127,7 +127,7 @@ class ProveedorHttp(LocalServer):
 
         return accion
 
-    def crear_servidor(self) -> _Servidor:
+    def create_server(self) -> _Servidor:
         return _Servidor(("127.0.0.1", 0), _manejador(self))
 
     def stop(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 from mercadofresco_local import RAIZ
 from mercadofresco_local.perfiles import parametros_del_perfil
@@ -46,11 +46,11 @@ DRENAJE_S_POR_MINUTO = 50  # the draining relay's run per 1-minute schedule (Out
 RESTO = 0.05  # DynamoDB, SQS, SNS, EventBridge, Scheduler, logs: on demand, an upper bound without traffic
 
 
-def plantilla_desplegada(parametros: Mapping[str, str]) -> Plantilla:
+def plantilla_desplegada(parametros: Mapping[str, str]) -> Template:
     """The template with the parameters' own defaults (not the local run's), plus these."""
-    p = Plantilla(ruta=RAIZ / "template.yaml")
+    p = Template(path=RAIZ / "template.yaml")
     defectos = {k: str(v.get("Default", "")) for k, v in p.doc["Parameters"].items()}
-    return Plantilla(ruta=p.ruta, parametros={**defectos, **parametros})
+    return Template(path=p.path, parameters={**defectos, **parametros})
 
 
 def coste_en_reposo(parametros: Mapping[str, str]) -> dict[str, float]:
@@ -58,39 +58,39 @@ def coste_en_reposo(parametros: Mapping[str, str]) -> dict[str, float]:
     p = plantilla_desplegada(parametros)
     h = 24
     lineas: dict[str, float] = {}
-    lineas["NAT gateway"] = PRECIOS["nat_gateway_h"] * h if p.condicion("CreateNatGateway") else 0.0
+    lineas["NAT gateway"] = PRECIOS["nat_gateway_h"] * h if p.condition("CreateNatGateway") else 0.0
     lineas["NAT instance"] = (
         PRECIOS["t4g_nano_h"] * h
         + (VOLUMEN_NAT_GB * PRECIOS["ebs_gp3_gb_mes"] + PRECIOS["ec2_monitorizacion_detallada_mes"]) / DIAS_MES
-        if p.condicion("CreateNatInstance")
+        if p.condition("CreateNatInstance")
         else 0.0
     )
-    lineas["the NAT's public IPv4"] = PRECIOS["ipv4_publica_h"] * h * len(p.de_tipo("AWS::EC2::EIP"))
+    lineas["the NAT's public IPv4"] = PRECIOS["ipv4_publica_h"] * h * len(p.of_type("AWS::EC2::EIP"))
     interfaces = [
-        r for r in p.de_tipo("AWS::EC2::VPCEndpoint").values() if r["Properties"].get("VpcEndpointType") == "Interface"
+        r for r in p.of_type("AWS::EC2::VPCEndpoint").values() if r["Properties"].get("VpcEndpointType") == "Interface"
     ]
     zonas = sum(len(r["Properties"]["SubnetIds"]) for r in interfaces)  # one billed interface per subnet (AZ)
     lineas["VPC interface endpoints"] = PRECIOS["endpoint_interfaz_az_h"] * h * zonas
-    if p.condicion("CreateAurora"):
-        minimo = float(p.parametro("AuroraMinCapacity"))
+    if p.condition("CreateAurora"):
+        minimo = float(p.parameter("AuroraMinCapacity"))
         aurora = minimo * PRECIOS["aurora_acu_h"] * h if minimo else PRECIOS["aurora_en_pausa_dia"]
-        proxy = 8 * PRECIOS["rds_proxy_acu_h"] * h if p.condicion("UseRdsProxy") else 0.0
+        proxy = 8 * PRECIOS["rds_proxy_acu_h"] * h if p.condition("UseRdsProxy") else 0.0
         lineas["Aurora Serverless v2"] = aurora + proxy
     else:
         lineas["Aurora Serverless v2"] = 0.0
-    if p.condicion("SenalOutboxValkey"):
+    if p.condition("SenalOutboxValkey"):
         lineas["outbox relay Lambda"] = 0.01  # returns at once: 1,440 short invocations a day
     else:
-        propia = p.recursos["OutboxFunction"]["Properties"].get("MemorySize")
+        propia = p.resources["OutboxFunction"]["Properties"].get("MemorySize")
         memoria_gb = int(propia or p.doc["Globals"]["Function"]["MemorySize"]) / 1024
         lineas["outbox relay Lambda"] = 24 * 60 * DRENAJE_S_POR_MINUTO * memoria_gb * PRECIOS["lambda_arm64_gb_s"]
     lineas["ElastiCache Serverless Valkey"] = (
-        VALKEY_MINIMO_GB * PRECIOS["valkey_gb_h"] * h if p.condicion("CreateValkey") else 0.0
+        VALKEY_MINIMO_GB * PRECIOS["valkey_gb_h"] * h if p.condition("CreateValkey") else 0.0
     )
-    alarmas = len(p.de_tipo("AWS::CloudWatch::Alarm"))
+    alarmas = len(p.of_type("AWS::CloudWatch::Alarm"))
     lineas["CloudWatch alarms"] = max(0, alarmas - ALARMAS_GRATIS) * PRECIOS["alarma_mes"] / DIAS_MES
-    secretos = len(p.de_tipo("AWS::SecretsManager::Secret")) + (1 if p.condicion("CreateAurora") else 0)
-    clave = PRECIOS["kms_clave_mes"] if p.condicion("CreateKmsKey") else 0.0
+    secretos = len(p.of_type("AWS::SecretsManager::Secret")) + (1 if p.condition("CreateAurora") else 0)
+    clave = PRECIOS["kms_clave_mes"] if p.condition("CreateKmsKey") else 0.0
     lineas["KMS key + secrets"] = (clave + secretos * PRECIOS["secreto_mes"]) / DIAS_MES
     lineas["DynamoDB, SQS, SNS, EventBridge, Scheduler, logs"] = RESTO
     return lineas

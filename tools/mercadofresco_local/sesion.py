@@ -22,12 +22,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from sam_emulator import private_postgres
 from sam_emulator.background import BackgroundThread
-from sam_emulator.log_capture import CapturaSalida
-from sam_emulator.moto_server import CREDENCIALES_LOCALES
-from sam_emulator.private_postgres import PostgresPrivado
-from sam_emulator.private_redis import RedisPrivado
-from sam_emulator.runtime import RuntimeLocal
-from sam_emulator.template import Plantilla
+from sam_emulator.log_capture import OutputCapture
+from sam_emulator.moto_server import LOCAL_CREDENTIALS
+from sam_emulator.private_postgres import PrivatePostgres
+from sam_emulator.private_redis import PrivateRedis
+from sam_emulator.runtime import LocalRuntime
+from sam_emulator.template import Template
 
 from mercadofresco_local import RAIZ, plazos
 from mercadofresco_local.firma import VerificadorSigV4, urls_firmadas
@@ -124,9 +124,9 @@ class Sesion:
     registro: Path = field(default_factory=lambda: RAIZ / "build" / "mf-demo")  # build/ is git-ignored
     entorno_extra: dict[str, str] = field(default_factory=dict)
     proveedores: Proveedores = field(default_factory=Proveedores)
-    captura: CapturaSalida | None = None
+    captura: OutputCapture | None = None
     base: BaseDemo | None = None
-    runtime: RuntimeLocal | None = None
+    runtime: LocalRuntime | None = None
     tienda: Tienda | None = None
     observador: Observador | None = None
     inicio: float = 0.0
@@ -138,8 +138,8 @@ class Sesion:
     caos: bool = False
     semillas: list[int] = field(default_factory=list)
     resultados: Path | None = None
-    redis_privado: RedisPrivado | None = None
-    postgres_privado: PostgresPrivado | None = None
+    redis_privado: PrivateRedis | None = None
+    postgres_privado: PrivatePostgres | None = None
     grifo_url: str | None = None
     grifo_avisos_url: str | None = None
     _pilas: list[Any] = field(default_factory=list)
@@ -147,7 +147,7 @@ class Sesion:
     @property
     def servidor_url(self) -> str | None:
         """moto's endpoint, for tools run as separate processes (``--endpoint-url``)."""
-        return self.runtime.servidor.url if self.runtime and self.runtime.servidor else None
+        return self.runtime.server.url if self.runtime and self.runtime.server else None
 
     @property
     def redis_url(self) -> str:
@@ -164,17 +164,17 @@ class Sesion:
         return self
 
     def _arrancar(self) -> None:
-        self.captura = CapturaSalida(self.registro / f"mf-demo-{self.escenario}.log").instalar()
+        self.captura = OutputCapture(self.registro / f"mf-demo-{self.escenario}.log").install()
         # Powertools warns on stderr when an invocation has no metric: in Lambda that goes to the log.
         warnings.filterwarnings("ignore", category=UserWarning, module="aws_lambda_powertools")
-        self._pilas.append(self.captura.desinstalar)
+        self._pilas.append(self.captura.uninstall)
         self._pilas.append(alargar_lectura_sdk())  # before any client: provisioning is the longest wait
         url_postgres = os.environ.get("DATABASE_URL", DATABASE_URL)
         if self.caos:
-            self.redis_privado = RedisPrivado().start()
+            self.redis_privado = PrivateRedis().start()
             self._pilas.append(self.redis_privado.stop)
-            if private_postgres.disponible():
-                self.postgres_privado = PostgresPrivado().start()
+            if private_postgres.available():
+                self.postgres_privado = PrivatePostgres().start()
                 self._pilas.append(self.postgres_privado.stop)
                 url_postgres = self.postgres_privado.url
             else:
@@ -189,14 +189,14 @@ class Sesion:
             self._pilas.append(self.base.borrar)
         limpiar_redis(self.redis_url)
         self._pilas.append(lambda: limpiar_redis(self.redis_url))
-        self.runtime = RuntimeLocal(
-            entorno_local=self._entorno(),
-            compresion=self.compresion,
-            plantilla=Plantilla(ruta=RAIZ / "template.yaml"),
-            tope_concurrencia=self.tope_concurrencia,
-            plazos_comprimidos=self.caos,
-            comprimir_funcion=plazos.comprimir_plazos,
-            entornos_nuevos=plazos.entornos_nuevos,
+        self.runtime = LocalRuntime(
+            local_environment=self._entorno(),
+            compression=self.compresion,
+            template=Template(path=RAIZ / "template.yaml"),
+            concurrency_cap=self.tope_concurrencia,
+            compressed_deadlines=self.caos,
+            compress_function=plazos.comprimir_plazos,
+            new_environments=plazos.entornos_nuevos,
         ).start()
         self._pilas.append(self.runtime.stop)
         self._exigir_firma()
@@ -205,7 +205,7 @@ class Sesion:
             self.grifo_avisos_url = self._grifo_avisos()
         self.tienda = Tienda(self.base, bus=self._bus()).abrir()
         self._pilas.append(self.tienda.cerrar)
-        if not self.runtime.programas:
+        if not self.runtime.schedules:
             relay = RelayDeRespaldo(self.base.url, self._bus())
             relay.arrancar()
             self._pilas.append(relay.parar)
@@ -233,12 +233,12 @@ class Sesion:
         with, and is recorded as that function URL (``UrlsLocales``) for the least-privilege check.
         """
         assert self.runtime is not None
-        plantilla = self.runtime.plantilla
-        verificador = VerificadorSigV4.de(CREDENCIALES_LOCALES, plantilla.region)
+        plantilla = self.runtime.template
+        verificador = VerificadorSigV4.de(LOCAL_CREDENTIALS, plantilla.region)
         stand_ins = self.proveedores.por_variable()
         for variable, url in urls_firmadas(plantilla).items():
             stand_ins[variable].verificador = verificador
-            locales = plantilla.fisicos[url].setdefault("UrlsLocales", [])
+            locales = plantilla.physical_ids[url].setdefault("UrlsLocales", [])
             if stand_ins[variable].url not in locales:
                 locales.append(stand_ins[variable].url)
 
@@ -260,8 +260,8 @@ class Sesion:
     def _bus(self) -> str:
         """The template's event bus (the store and the relay publish there)."""
         assert self.runtime is not None
-        buses = self.runtime.plantilla.de_tipo("AWS::Events::EventBus")
-        return self.runtime.plantilla.ref(next(iter(buses))) if buses else "default"
+        buses = self.runtime.template.of_type("AWS::Events::EventBus")
+        return self.runtime.template.ref(next(iter(buses))) if buses else "default"
 
     # ------------------------------------------------------------ chaos helpers
     def _grifo(self) -> str:
@@ -272,7 +272,7 @@ class Sesion:
         sqs, events = client("sqs"), client("events")
         url = sqs.create_queue(QueueName="mf-demo-grifo-pedidos")["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        regla = self.runtime.plantilla.propiedades("ReglaPedidoCreado")
+        regla = self.runtime.template.properties("ReglaPedidoCreado")
         events.put_rule(Name="mf-demo-grifo", EventBusName=self._bus(), EventPattern=json.dumps(regla["EventPattern"]))
         events.put_targets(Rule="mf-demo-grifo", EventBusName=self._bus(), Targets=[{"Id": "grifo", "Arn": arn}])
         return str(url)
@@ -286,7 +286,7 @@ class Sesion:
         url = sqs.create_queue(QueueName="mf-demo-grifo-avisos")["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         client("sns").subscribe(
-            TopicArn=self.runtime.plantilla.ref("TopicPedidoConfirmado"),
+            TopicArn=self.runtime.template.ref("TopicPedidoConfirmado"),
             Protocol="sqs",
             Endpoint=arn,
             Attributes={"RawMessageDelivery": "true"},  # as SuscripcionErp / SuscripcionCorreo
@@ -312,7 +312,7 @@ class Sesion:
     def reiniciar_postgres(self, caido_s: float) -> None:
         """Restart the run's private PostgreSQL server; without one, drop the handlers' connections."""
         if self.postgres_privado is not None:
-            self.postgres_privado.reiniciar(caido_s)
+            self.postgres_privado.reset(caido_s)
         else:
             self.cortar_postgres()
 
@@ -327,7 +327,7 @@ class Sesion:
 
         assert self.base is not None and self.runtime is not None
         # the layer names its connections after AWS_LAMBDA_FUNCTION_NAME, "mercadofresco" without it
-        nombres = ["mercadofresco", *(f.nombre for f in self.runtime.funciones.por_id.values())]
+        nombres = ["mercadofresco", *(f.name for f in self.runtime.functions.by_id.values())]
         # the functions' connections are their workers' (sam_emulator.workers), or this process's when in-process
         pids = [os.getpid(), *self.runtime.worker_pids()]
         puertos = sorted(puertos_locales_hacia(urlsplit(self.base.url_base).port or 5432, pids))
@@ -347,10 +347,10 @@ class Sesion:
 
         assert self.runtime is not None
         sqs = client("sqs")
-        for lid in self.runtime.colas():
-            if not self.runtime.es_dlq(lid):
+        for lid in self.runtime.queues():
+            if not self.runtime.is_dlq(lid):
                 continue
-            url = self.runtime.url_cola(lid)  # not PurgeQueue: SQS allows one a minute per queue
+            url = self.runtime.queue_url_of(lid)  # not PurgeQueue: SQS allows one a minute per queue
             while mensajes := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
                 entradas = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(mensajes)]
                 sqs.delete_message_batch(QueueUrl=url, Entries=entradas)
@@ -369,7 +369,7 @@ class BaseReintentada(BaseDemo):
     def consultar(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         import psycopg
 
-        limite = time.monotonic() + private_postgres.ARRANQUE_MAX_S
+        limite = time.monotonic() + private_postgres.START_LIMIT_S
         while True:
             try:
                 return super().consultar(sql, *args)

@@ -31,7 +31,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -77,18 +77,18 @@ class Topologia:
     sufijo: str = ""
     ruta: Path = PLANTILLA
     parametros: dict[str, str] = field(default_factory=dict)  # the deploy's other parameter values
-    _plantilla: Plantilla = field(init=False)
+    _plantilla: Template = field(init=False)
 
     def __post_init__(self) -> None:
-        self._plantilla = Plantilla(ruta=self.ruta, parametros={**self.parametros, SUFIJO: self.sufijo})
+        self._plantilla = Template(path=self.ruta, parameters={**self.parametros, SUFIJO: self.sufijo})
 
     @property
     def _recursos(self) -> dict[str, dict[str, Any]]:
-        return self._plantilla.recursos
+        return self._plantilla.resources
 
     def nombre(self, logical_id: str, propiedad: str) -> str:
         """A resource's physical name (its ``QueueName``, ``FunctionName``...) with this suffix."""
-        return str(self._plantilla.resolver(self._recursos[logical_id]["Properties"][propiedad]))
+        return str(self._plantilla.resolve(self._recursos[logical_id]["Properties"][propiedad]))
 
     @cached_property
     def dlqs(self) -> tuple[str, ...]:
@@ -214,7 +214,7 @@ class Topologia:
         return tuple(
             lid
             for lid, r in self._recursos.items()
-            if r.get("DeletionPolicy") in RETENCIONES and self._plantilla.condicion(r.get("Condition"))
+            if r.get("DeletionPolicy") in RETENCIONES and self._plantilla.condition(r.get("Condition"))
         )
 
     def definicion_para_importar(self, logical_id: str, importados: Iterable[str]) -> dict[str, Any]:
@@ -261,8 +261,8 @@ class Topologia:
     def patron(self, logical_id: str, propiedad: str) -> re.Pattern[str]:
         """A physical name of the resource, whatever the suffix (group ``sufijo``)."""
         marca = "\x00"
-        plantilla = Plantilla(ruta=self.ruta, parametros={SUFIJO: marca})
-        texto = str(plantilla.resolver(self._recursos[logical_id]["Properties"][propiedad]))
+        plantilla = Template(path=self.ruta, parameters={SUFIJO: marca})
+        texto = str(plantilla.resolve(self._recursos[logical_id]["Properties"][propiedad]))
         return re.compile(re.escape(texto).replace(re.escape(marca), "(?P<sufijo>.*?)"))
 
 
@@ -290,7 +290,7 @@ def _nombres(nodo: Any, clave: str) -> set[str]:
 class _Parcial:
     """A definition kept as written, but for the ``Fn::If`` branches that name resources outside the import."""
 
-    plantilla: Plantilla
+    plantilla: Template
     importados: frozenset[str]
     recurso: str
 
@@ -310,7 +310,7 @@ class _Parcial:
         if set(nodo) == {"Fn::If"}:
             condicion, si, no = nodo["Fn::If"]
             if self._fuera(si) or self._fuera(no):
-                return self.resolver(si if self.plantilla.condicion(condicion) else no)
+                return self.resolver(si if self.plantilla.condition(condicion) else no)
             return {"Fn::If": [condicion, self.resolver(si), self.resolver(no)]}
         referencia = len(nodo) == 1 and next(iter(nodo)) in ("Ref", "Fn::GetAtt", "Fn::Sub")
         if referencia and (fuera := self._fuera(nodo)):

@@ -140,14 +140,14 @@ class LocalEnvironment:
         self._stack.close()
 
     def _start(self) -> None:
-        from sam_emulator.moto_server import ServidorMoto
-        from sam_emulator.provisioning import Aprovisionador
-        from sam_emulator.template import Plantilla
+        from sam_emulator.moto_server import MotoServer
+        from sam_emulator.provisioning import Provisioner
+        from sam_emulator.template import Template
 
         # One run at a time on this host: the addresses in the env-vars file are fixed.
         cerrojo = self._stack.enter_context(LOCK.with_name(f"{LOCK.stem}-{self.env_vars_path.stem}.lock").open("w"))
         fcntl.flock(cerrojo, fcntl.LOCK_EX)
-        self._moto = ServidorMoto(region=REGION).start()
+        self._moto = MotoServer(region=REGION).start()
         self._stack.callback(self._moto.stop)
         # This process only provisions and observes: moto parsing the state machine's ASL takes
         # seconds on a busy machine, past the functions' 5 s SDK read timeout (kept for them).
@@ -157,10 +157,10 @@ class LocalEnvironment:
         previo = aws.SDK_CONFIG
         aws.SDK_CONFIG = previo.merge(Config(read_timeout=PROVISIONING_READ_TIMEOUT_S))
         self._stack.callback(setattr, aws, "SDK_CONFIG", previo)
-        aprovisionador = Aprovisionador(Plantilla()).aprovisionar()
-        self.recursos = aprovisionador.plantilla.fisicos
-        self.firmadas = urls_firmadas(aprovisionador.plantilla)
-        self._relay("AWS_ENDPOINT_URL", ("127.0.0.1", self._moto.puerto))
+        aprovisionador = Provisioner(Template()).provision()
+        self.recursos = aprovisionador.template.physical_ids
+        self.firmadas = urls_firmadas(aprovisionador.template)
+        self._relay("AWS_ENDPOINT_URL", ("127.0.0.1", self._moto.port))
         self._relay_service("DATABASE_URL", DATABASE_URL)
         self._relay_service("REDIS_URL", REDIS_URL)
         self._stack.callback(self._drop_schema)

@@ -1,6 +1,6 @@
 """The emulator's own boto3 clients: its pollers, pipes and sweepers talking to the local moto.
 
-``AWS_ENDPOINT_URL`` (honoured by botocore itself, set by :class:`~sam_emulator.moto_server.ServidorMoto`)
+``AWS_ENDPOINT_URL`` (honoured by botocore itself, set by :class:`~sam_emulator.moto_server.MotoServer`)
 points them at the loopback moto server. moto answers from this process, so a call can wait for
 the GIL on a loaded machine: the read timeout is generous, a hang guard rather than a policy.
 """
@@ -19,5 +19,5 @@ CONFIG = Config(retries={"mode": "standard", "max_attempts": 2}, connect_timeout
 
 
 def client(service: str, **kwargs: Any) -> BaseClient:
-    """A boto3 client for ``service`` from boto3's default session (the one :mod:`deaths` hooks)."""
+    """A boto3 client for ``service`` from boto3's default session (the one :mod:`sam_emulator.deaths` hooks)."""
     return boto3.client(service, config=kwargs.pop("config", CONFIG), **kwargs)

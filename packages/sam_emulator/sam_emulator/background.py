@@ -16,7 +16,7 @@ thread:
 :class:`ThreadedServer` is a ``socketserver`` server served from a :class:`BackgroundThread`, and
 :class:`LocalServer` the base of an object the run serves that way (a stand-in, the HTTP API);
 :class:`BackgroundPart` gives a part of the run whose work is one such thread the run's
-``start``/``stop``/``comprobar``; :func:`stop_all` stops several even when one fails.
+``start``/``stop``/``check``; :func:`stop_all` stops several even when one fails.
 """
 
 from __future__ import annotations
@@ -169,22 +169,22 @@ class BackgroundThread:
 
 
 class BackgroundPart:
-    """A part of the local run whose work is one :class:`BackgroundThread`, built into ``self._hilo``.
+    """A part of the local run whose work is one :class:`BackgroundThread`, built into ``self._thread``.
 
-    ``start``, ``stop`` and ``comprobar`` are the names the run starts, stops and checks each
-    of its parts by (``RuntimeLocal``: pollers, pipes, schedules, the TTL sweeper).
+    ``start``, ``stop`` and ``check`` are the names the run starts, stops and checks each
+    of its parts by (``LocalRuntime``: pollers, pipes, schedules, the TTL sweeper).
     """
 
-    _hilo: BackgroundThread
+    _thread: BackgroundThread
 
     def start(self) -> None:
-        self._hilo.start()
+        self._thread.start()
 
     def stop(self) -> None:
-        self._hilo.stop()
+        self._thread.stop()
 
-    def comprobar(self) -> None:
-        self._hilo.raise_if_failed()
+    def check(self) -> None:
+        self._thread.raise_if_failed()
 
 
 class ThreadedServer:
@@ -232,30 +232,30 @@ class ThreadedServer:
 class LocalServer:
     """An object the local run serves on loopback while started: ``with obj: obj.url``.
 
-    A subclass builds its server in :meth:`crear_servidor` and names its thread ``nombre_hilo``;
+    A subclass builds its server in :meth:`create_server` and names its thread ``thread_name``;
     ``start`` serves it from a :class:`ThreadedServer` and ``stop`` stops it.
     """
 
-    nombre_hilo: str
-    _servidor: ThreadedServer | None = None
+    thread_name: str
+    _server: ThreadedServer | None = None
 
-    def crear_servidor(self) -> socketserver.BaseServer:
+    def create_server(self) -> socketserver.BaseServer:
         raise NotImplementedError
 
     @property
     def url(self) -> str:
-        if self._servidor is None:
-            raise RuntimeError(f"{self.nombre_hilo} is not started")
-        return self._servidor.url
+        if self._server is None:
+            raise RuntimeError(f"{self.thread_name} is not started")
+        return self._server.url
 
     def start(self) -> Self:
-        self._servidor = ThreadedServer(self.crear_servidor(), self.nombre_hilo).start()
+        self._server = ThreadedServer(self.create_server(), self.thread_name).start()
         return self
 
     def stop(self) -> None:
-        servidor, self._servidor = self._servidor, None
-        if servidor is not None:
-            servidor.stop()
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
 
     def __enter__(self) -> Self:
         return self.start()

@@ -7,14 +7,14 @@ time it reaches an I/O boundary a :class:`~sam_emulator.platform_faults.ProcessK
 thread. From that point nothing of that invocation reaches DynamoDB, SQS, SNS, EventBridge or a
 provider; its caller gets the platform's error instead of a result.
 
-I/O boundaries (each has a name, e.g. ``antes:dynamodb.PutItem``, ``despues:http POST /cobros``):
+I/O boundaries (each has a name, e.g. ``before:dynamodb.PutItem``, ``despues:http POST /cobros``):
 
-- botocore: a ``before-send`` hook (``antes:<service>.<Operation>``, every HTTP attempt) and an
+- botocore: a ``before-send`` hook (``before:<service>.<Operation>``, every HTTP attempt) and an
   ``after-call`` hook (``despues:...``, the answer parsed, before the caller sees it), both
   registered on boto3's *default session* — every client a handler builds comes from it (and
   :func:`sam_emulator.aws.client`'s). botocore copies a session's hooks into a client when the
-  client is created, so :func:`instalar` runs before the handlers' cold starts.
-- the HTTP client's urllib3: ``urllib3.PoolManager.urlopen`` (``antes:http <METHOD> <path>``
+  client is created, so :func:`install` runs before the handlers' cold starts.
+- the HTTP client's urllib3: ``urllib3.PoolManager.urlopen`` (``before:http <METHOD> <path>``
   before the request leaves, ``despues:http ...`` once the answer arrived: the provider has
   processed it, the handler never sees the answer). botocore sends through connection pools,
   not ``PoolManager.urlopen``, so an AWS call is never counted twice.
@@ -44,12 +44,12 @@ What AWS documents and this follows:
   function runs in worker processes (:mod:`sam_emulator.workers`; ``SAM_EMULATOR_WORKERS=1`` for the local run): the
   plan is decided in this process, the boundaries are the worker's, and a dead worker exits (a
   worker past its ``Timeout`` is also killed from outside, even in pure code). In-process
-  functions (``Funcion(isolated=False)``) keep their module state (warm caches, pools) across a death.
+  functions (``Function(isolated=False)``) keep their module state (warm caches, pools) across a death.
 
 Use::
 
-    control = muerte.CONTROL                  # one per process, reset by RuntimeLocal
-    control.planificar(lambda inv: Corte(LambdaCrashed, donde="despues:http POST /cobros"))
+    control = death.CONTROL                  # one per process, reset by LocalRuntime
+    control.set_plan(lambda inv: Cut(LambdaCrashed, where="despues:http POST /cobros"))
 """
 
 from __future__ import annotations
@@ -70,159 +70,159 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Corte:
-    """A planned death: ``fallo`` at the ``en``-th boundary, or at the first boundary named like ``donde``."""
+class Cut:
+    """A planned death: ``failure`` at the ``en``-th boundary, or at the first boundary named like ``where``."""
 
-    fallo: type[PlatformFault]
-    en: int | None = None  # 1-based boundary number
-    donde: str | None = None  # substring of a boundary name ("despues:http POST /cobros")
+    failure: type[PlatformFault]
+    at: int | None = None  # 1-based boundary number
+    where: str | None = None  # substring of a boundary name ("despues:http POST /cobros")
 
-    def toca(self, frontera: str, numero: int) -> bool:
-        if self.donde is not None:
-            return self.donde in frontera
-        return self.en is not None and numero >= self.en
+    def hits(self, boundary: str, number: int) -> bool:
+        if self.where is not None:
+            return self.where in boundary
+        return self.at is not None and number >= self.at
 
 
 @dataclass(frozen=True)
-class Estrangular:
+class Throttle:
     """A planned throttle: the invocation is refused before the handler runs."""
 
 
 @dataclass
-class Invocacion:
+class Invocation:
     """One running invocation: where it is, and whether it is dead."""
 
-    funcion: str
-    evento: Any
-    plazo: float  # time.monotonic() deadline (the function's Timeout)
-    corte: Corte | None = None
-    fronteras: list[str] = field(default_factory=list)
-    muerta: type[PlatformFault] | None = None
-    donde_murio: str | None = None
+    function: str
+    event: Any
+    deadline: float  # time.monotonic() deadline (the function's Timeout)
+    cut: Cut | None = None
+    boundaries: list[str] = field(default_factory=list)
+    dead: type[PlatformFault] | None = None
+    died_at: str | None = None
 
-    def frontera(self, nombre: str) -> None:
+    def boundary(self, name: str) -> None:
         """An I/O boundary: raise :class:`ProcessKilled` if the invocation is, or now becomes, dead."""
-        if self.muerta is None:
-            self.fronteras.append(nombre)
-            if time.monotonic() > self.plazo:
-                self._morir(LambdaTimeout, nombre)
-            elif self.corte is not None and self.corte.toca(nombre, len(self.fronteras)):
-                self._morir(self.corte.fallo, nombre)
-        if self.muerta is not None:
-            raise ProcessKilled(self.muerta, f"{self.funcion} died at {self.donde_murio}")
+        if self.dead is None:
+            self.boundaries.append(name)
+            if time.monotonic() > self.deadline:
+                self._die(LambdaTimeout, name)
+            elif self.cut is not None and self.cut.hits(name, len(self.boundaries)):
+                self._die(self.cut.failure, name)
+        if self.dead is not None:
+            raise ProcessKilled(self.dead, f"{self.function} died at {self.died_at}")
 
-    def _morir(self, fallo: type[PlatformFault], nombre: str) -> None:
-        self.muerta, self.donde_murio = fallo, nombre
+    def _die(self, failure: type[PlatformFault], name: str) -> None:
+        self.dead, self.died_at = failure, name
 
 
 @dataclass
-class ControlPlataforma:
+class PlatformControl:
     """What the platform does to each invocation: the plan, reserved concurrency, and a record."""
 
-    plan: Callable[[Invocacion], Corte | Estrangular | None] | None = None
-    en_vuelo: Counter[str] = field(default_factory=Counter)
-    estrangulados: Counter[str] = field(default_factory=Counter)
-    muertes: list[tuple[str, str, str, Any]] = field(default_factory=list)  # (funcion, error, boundary, event)
+    plan: Callable[[Invocation], Cut | Throttle | None] | None = None
+    in_flight: Counter[str] = field(default_factory=Counter)
+    throttled: Counter[str] = field(default_factory=Counter)
+    deaths: list[tuple[str, str, str, Any]] = field(default_factory=list)  # (function, error, boundary, event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def planificar(self, plan: Callable[[Invocacion], Corte | Estrangular | None] | None) -> None:
+    def set_plan(self, plan: Callable[[Invocation], Cut | Throttle | None] | None) -> None:
         self.plan = plan
 
-    def reiniciar(self) -> None:
+    def reset(self) -> None:
         with self._lock:
             self.plan = None
-            self.en_vuelo.clear()
-            self.estrangulados.clear()
-            self.muertes.clear()
+            self.in_flight.clear()
+            self.throttled.clear()
+            self.deaths.clear()
 
     @contextmanager
-    def invocacion(self, funcion: str, evento: Any, timeout_s: float, reservada: int | None) -> Iterator[Invocacion]:
+    def invocation(self, function: str, event: Any, timeout_s: float, reserved: int | None) -> Iterator[Invocation]:
         """Admit one invocation (or throttle it), make it current in this thread, account for its death."""
-        inv = Invocacion(funcion, evento, time.monotonic() + timeout_s)
+        inv = Invocation(function, event, time.monotonic() + timeout_s)
         decision = self.plan(inv) if self.plan is not None else None
         with self._lock:
-            if isinstance(decision, Estrangular) or (reservada is not None and self.en_vuelo[funcion] >= reservada):
-                self.estrangulados[funcion] += 1
-                raise LambdaThrottled(f"Rate Exceeded: {funcion} has no concurrency left (reserved {reservada})")
-            self.en_vuelo[funcion] += 1
-        inv.corte = decision if isinstance(decision, Corte) else None
-        token = _ACTUAL.set(inv)
+            if isinstance(decision, Throttle) or (reserved is not None and self.in_flight[function] >= reserved):
+                self.throttled[function] += 1
+                raise LambdaThrottled(f"Rate Exceeded: {function} has no concurrency left (reserved {reserved})")
+            self.in_flight[function] += 1
+        inv.cut = decision if isinstance(decision, Cut) else None
+        token = _CURRENT.set(inv)
         try:
             yield inv
-        except ProcessKilled as muerte:
-            self._anotar(inv)
-            raise muerte.fault(str(muerte)) from None
+        except ProcessKilled as death:
+            self._note(inv)
+            raise death.fault(str(death)) from None
         finally:
-            _ACTUAL.reset(token)
+            _CURRENT.reset(token)
             with self._lock:
-                self.en_vuelo[funcion] -= 1
-        if inv.muerta is None and time.monotonic() > inv.plazo:  # returned after its Timeout
-            inv._morir(LambdaTimeout, "fin")
-        if inv.muerta is not None:  # died, but the handler swallowed nothing it could: report the death
-            self._anotar(inv)
-            raise inv.muerta(f"{funcion} died at {inv.donde_murio}")
+                self.in_flight[function] -= 1
+        if inv.dead is None and time.monotonic() > inv.deadline:  # returned after its Timeout
+            inv._die(LambdaTimeout, "fin")
+        if inv.dead is not None:  # died, but the handler swallowed nothing it could: report the death
+            self._note(inv)
+            raise inv.dead(f"{function} died at {inv.died_at}")
 
-    def _anotar(self, inv: Invocacion) -> None:
-        assert inv.muerta is not None
+    def _note(self, inv: Invocation) -> None:
+        assert inv.dead is not None
         with self._lock:
-            self.muertes.append((inv.funcion, inv.muerta.error_type, inv.donde_murio or "?", inv.evento))
+            self.deaths.append((inv.function, inv.dead.error_type, inv.died_at or "?", inv.event))
 
 
-CONTROL = ControlPlataforma()
-_ACTUAL: contextvars.ContextVar[Invocacion | None] = contextvars.ContextVar("mf_invocacion", default=None)
+CONTROL = PlatformControl()
+_CURRENT: contextvars.ContextVar[Invocation | None] = contextvars.ContextVar("mf_invocacion", default=None)
 
 
-def frontera(nombre: str) -> None:
+def boundary(name: str) -> None:
     """Called at each I/O boundary by the hooks; a no-op outside a local invocation."""
-    inv = _ACTUAL.get()
+    inv = _CURRENT.get()
     if inv is not None:
-        inv.frontera(nombre)
+        inv.boundary(name)
 
 
 # ---------------------------------------------------------------- the hooks
-_ID_ANTES = "sam-emulator-death-antes"
-_ID_DESPUES = "sam-emulator-death-despues"
-_instalado: dict[str, Any] = {}
+_ID_BEFORE = "sam-emulator-death-antes"
+_ID_AFTER = "sam-emulator-death-despues"
+_installed: dict[str, Any] = {}
 
 
-def _antes_de_enviar(event_name: str = "", **_: Any) -> None:
-    frontera("antes:" + ".".join(event_name.split(".")[1:3]))
+def _before_send(event_name: str = "", **_: Any) -> None:
+    boundary("antes:" + ".".join(event_name.split(".")[1:3]))
 
 
-def _despues_de_llamar(event_name: str = "", **_: Any) -> None:
-    frontera("despues:" + ".".join(event_name.split(".")[1:3]))
+def _after_call(event_name: str = "", **_: Any) -> None:
+    boundary("despues:" + ".".join(event_name.split(".")[1:3]))
 
 
-def instalar() -> None:
+def install() -> None:
     """Install the boundary hooks (idempotent). Run before any handler creates its clients."""
     import boto3
     import urllib3
 
-    sesion = boto3._get_default_session()
+    session = boto3._get_default_session()
     # unique_id makes registering twice a no-op; a replaced default session gets the hooks too
-    sesion.events.register("before-send", _antes_de_enviar, unique_id=_ID_ANTES)
-    sesion.events.register("after-call", _despues_de_llamar, unique_id=_ID_DESPUES)
-    if _instalado:
+    session.events.register("before-send", _before_send, unique_id=_ID_BEFORE)
+    session.events.register("after-call", _after_call, unique_id=_ID_AFTER)
+    if _installed:
         return
     original = urllib3.PoolManager.urlopen
 
     def urlopen(self: Any, method: str, url: str, redirect: bool = True, **kw: Any) -> Any:
-        nombre = f"http {method} {urlsplit(url).path}"
-        frontera(f"antes:{nombre}")
-        respuesta = original(self, method, url, redirect, **kw)
-        frontera(f"despues:{nombre}")
-        return respuesta
+        name = f"http {method} {urlsplit(url).path}"
+        boundary(f"antes:{name}")
+        response = original(self, method, url, redirect, **kw)
+        boundary(f"despues:{name}")
+        return response
 
     urllib3.PoolManager.urlopen = urlopen  # type: ignore[method-assign]
-    _instalado.update(sesion=sesion, urlopen=original)
+    _installed.update(session=session, urlopen=original)
 
 
-def desinstalar() -> None:
+def uninstall() -> None:
     import urllib3
 
-    if not _instalado:
+    if not _installed:
         return
-    sesion = _instalado.pop("sesion")
-    sesion.events.unregister("before-send", unique_id=_ID_ANTES)
-    sesion.events.unregister("after-call", unique_id=_ID_DESPUES)
-    urllib3.PoolManager.urlopen = _instalado.pop("urlopen")  # type: ignore[method-assign]
+    session = _installed.pop("sesion")
+    session.events.unregister("before-send", unique_id=_ID_BEFORE)
+    session.events.unregister("after-call", unique_id=_ID_AFTER)
+    urllib3.PoolManager.urlopen = _installed.pop("urlopen")  # type: ignore[method-assign]

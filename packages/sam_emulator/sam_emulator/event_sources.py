@@ -37,218 +37,218 @@ from sam_emulator.background import BackgroundThread, stop_all
 from sam_emulator.principal import acting_as
 
 if TYPE_CHECKING:
-    from sam_emulator.functions import Funcion, Funciones
-    from sam_emulator.template import Plantilla
+    from sam_emulator.functions import Function, Functions
+    from sam_emulator.template import Template
 
-CONCURRENCIA_POR_DEFECTO = 2  # Lambda scales far higher; a laptop does not
-ESPERA_SONDEO_S = 1  # long-poll wait, so stop() is answered within a second
-ESPERA_FIFO_S = 0.1  # pause between empty short polls of a FIFO queue
-
-
-@dataclass
-class Estadisticas:
-    lotes: int = 0
-    recibidos: int = 0
-    borrados: int = 0
-    fallidos: int = 0
-    filtrados: int = 0
-    errores_sondeo: list[str] = field(default_factory=list)
-    _cerrojo: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def registrar_error(self, exc: Exception) -> None:
-        with self._cerrojo:
-            self.errores_sondeo.append(f"{type(exc).__name__}: {exc}")
-
-    def sumar(self, **valores: int) -> None:
-        with self._cerrojo:
-            for clave, valor in valores.items():
-                setattr(self, clave, getattr(self, clave) + valor)
+DEFAULT_CONCURRENCY = 2  # Lambda scales far higher; a laptop does not
+POLL_WAIT_S = 1  # long-poll wait, so stop() is answered within a second
+FIFO_WAIT_S = 0.1  # pause between empty short polls of a FIFO queue
 
 
 @dataclass
-class Mapeo:
-    """One queue → function mapping, run by ``concurrencia`` poller threads."""
+class Stats:
+    batches: int = 0
+    received: int = 0
+    deleted: int = 0
+    failed: int = 0
+    filtered: int = 0
+    poll_errors: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    nombre: str
-    funcion: Funcion
-    cola_url: str
-    cola_arn: str
-    tamano_lote: int = 10
+    def record_error(self, exc: Exception) -> None:
+        with self._lock:
+            self.poll_errors.append(f"{type(exc).__name__}: {exc}")
+
+    def add_counts(self, **values: int) -> None:
+        with self._lock:
+            for key, value in values.items():
+                setattr(self, key, getattr(self, key) + value)
+
+
+@dataclass
+class EventSourceMapping:
+    """One queue → function mapping, run by ``concurrency`` poller threads."""
+
+    name: str
+    function: Function
+    queue_url: str
+    queue_arn: str
+    batch_size: int = 10
     window_s: float = 0.0
-    concurrencia: int = CONCURRENCIA_POR_DEFECTO
-    reporta_fallos: bool = False
-    visibilidad_s: int = 30
-    filtros: list[Any] = field(default_factory=list)
-    estadisticas: Estadisticas = field(default_factory=Estadisticas)
-    _parar: threading.Event = field(default_factory=threading.Event, repr=False)  # shared by the pollers
-    _hilos: list[BackgroundThread] = field(default_factory=list, repr=False)
+    concurrency: int = DEFAULT_CONCURRENCY
+    reports_failures: bool = False
+    visibility_s: int = 30
+    filters: list[Any] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)  # shared by the pollers
+    _threads: list[BackgroundThread] = field(default_factory=list, repr=False)
 
     def start(self) -> None:
-        self._parar.clear()
-        self._hilos = [
-            BackgroundThread(f"esm-{self.nombre}-{i}", self._sondear, stopping=self._parar).start()
-            for i in range(self.concurrencia)
+        self._stop.clear()
+        self._threads = [
+            BackgroundThread(f"esm-{self.name}-{i}", self._poll, stopping=self._stop).start()
+            for i in range(self.concurrency)
         ]
 
     def stop(self) -> None:
-        hilos, self._hilos = self._hilos, []
-        stop_all(hilo.stop for hilo in hilos)
+        threads, self._threads = self._threads, []
+        stop_all(thread.stop for thread in threads)
 
-    def comprobar(self) -> None:
-        for hilo in self._hilos:
-            hilo.raise_if_failed()
+    def check(self) -> None:
+        for thread in self._threads:
+            thread.raise_if_failed()
 
-    def _sondear(self, _parar: threading.Event) -> None:  # _parar is self._parar, which _recibir waits on too
+    def _poll(self, _stop: threading.Event) -> None:  # _stop is self._stop, which _receive waits on too
         sqs = client("sqs")
         # Lambda (or the pipe) polls with the consumer's own role: its calls are that role's (sam_emulator.principal).
-        with acting_as(getattr(self.funcion, "logical_id", None)):
-            while not self._parar.is_set():
+        with acting_as(getattr(self.function, "logical_id", None)):
+            while not self._stop.is_set():
                 try:
-                    mensajes = self._recibir(sqs)
-                    if mensajes:
-                        self.procesar(sqs, mensajes)
+                    messages = self._receive(sqs)
+                    if messages:
+                        self.process(sqs, messages)
                 except Exception as exc:  # a poller never dies: Lambda's keeps polling after an API error
-                    self.estadisticas.registrar_error(exc)
-                    self._parar.wait(ESPERA_SONDEO_S)
+                    self.stats.record_error(exc)
+                    self._stop.wait(POLL_WAIT_S)
 
-    def _recibir(self, sqs: Any) -> list[dict[str, Any]]:
-        mensajes: list[dict[str, Any]] = []
-        while len(mensajes) < self.tamano_lote and not self._parar.is_set():
-            respuesta = sqs.receive_message(
-                QueueUrl=self.cola_url,
-                MaxNumberOfMessages=min(10, self.tamano_lote - len(mensajes)),
-                WaitTimeSeconds=self._espera_s() if not mensajes else 0,
-                VisibilityTimeout=self.visibilidad_s,
+    def _receive(self, sqs: Any) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = []
+        while len(messages) < self.batch_size and not self._stop.is_set():
+            response = sqs.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=min(10, self.batch_size - len(messages)),
+                WaitTimeSeconds=self._wait_s() if not messages else 0,
+                VisibilityTimeout=self.visibility_s,
                 AttributeNames=["All"],
                 MessageAttributeNames=["All"],
             ).get("Messages", [])
-            mensajes.extend(respuesta)
-            if not respuesta or self.window_s <= 0:
+            messages.extend(response)
+            if not response or self.window_s <= 0:
                 break
-        if not mensajes and self.cola_url.endswith(".fifo"):
-            self._parar.wait(ESPERA_FIFO_S)
-        return mensajes
+        if not messages and self.queue_url.endswith(".fifo"):
+            self._stop.wait(FIFO_WAIT_S)
+        return messages
 
-    def _espera_s(self) -> int:
+    def _wait_s(self) -> int:
         # moto's long poll on a FIFO queue whose groups are all in flight sleeps the whole wait:
         # a delete that frees a group does not wake it. Short polls keep FIFO consumers moving.
-        return 0 if self.cola_url.endswith(".fifo") else ESPERA_SONDEO_S
+        return 0 if self.queue_url.endswith(".fifo") else POLL_WAIT_S
 
-    def procesar(self, sqs: Any, mensajes: list[dict[str, Any]]) -> None:
+    def process(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
         """Invoke the function with one batch and settle each record as Lambda does."""
-        registros = [registro_sqs(m, self.cola_arn) for m in mensajes]
-        elegidos = [r for r in registros if self._pasa_filtros(r)]
-        self.estadisticas.sumar(lotes=1, recibidos=len(registros), filtrados=len(registros) - len(elegidos))
-        fallidos = self._invocar(elegidos) if elegidos else set()
-        a_borrar = [r for r in registros if r["messageId"] not in fallidos]
-        for i in range(0, len(a_borrar), 10):
-            entradas = [{"Id": str(n), "ReceiptHandle": r["receiptHandle"]} for n, r in enumerate(a_borrar[i : i + 10])]
-            sqs.delete_message_batch(QueueUrl=self.cola_url, Entries=entradas)
-        self.estadisticas.sumar(borrados=len(a_borrar) - (len(registros) - len(elegidos)), fallidos=len(fallidos))
+        records = [sqs_record(m, self.queue_arn) for m in messages]
+        chosen = [r for r in records if self._passes_filters(r)]
+        self.stats.add_counts(batches=1, received=len(records), filtered=len(records) - len(chosen))
+        failed = self._invoke(chosen) if chosen else set()
+        to_delete = [r for r in records if r["messageId"] not in failed]
+        for i in range(0, len(to_delete), 10):
+            inputs = [{"Id": str(n), "ReceiptHandle": r["receiptHandle"]} for n, r in enumerate(to_delete[i : i + 10])]
+            sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=inputs)
+        self.stats.add_counts(deleted=len(to_delete) - (len(records) - len(chosen)), failed=len(failed))
 
-    def _invocar(self, registros: list[dict[str, Any]]) -> set[str]:
-        ids = {r["messageId"] for r in registros}
+    def _invoke(self, records: list[dict[str, Any]]) -> set[str]:
+        ids = {r["messageId"] for r in records}
         try:
-            respuesta = self.funcion.invocar({"Records": registros})
+            response = self.function.invoke({"Records": records})
         except Exception:  # the function errored: Lambda fails the whole batch
             return ids
-        if not self.reporta_fallos:
+        if not self.reports_failures:
             return set()
-        return ids_fallidos(respuesta, ids)
+        return failed_ids(response, ids)
 
-    def _pasa_filtros(self, registro: dict[str, Any]) -> bool:
-        if not self.filtros:
+    def _passes_filters(self, record: dict[str, Any]) -> bool:
+        if not self.filters:
             return True
         from moto.events.models import EventPattern
 
-        candidato = {**registro, "body": _json_o_texto(registro["body"])}
-        return any(EventPattern.load(json.dumps(f)).matches_event(candidato) for f in self.filtros)
+        candidate = {**record, "body": _json_or_text(record["body"])}
+        return any(EventPattern.load(json.dumps(f)).matches_event(candidate) for f in self.filters)
 
 
-def ids_fallidos(respuesta: Any, ids: set[str]) -> set[str]:
+def failed_ids(response: Any, ids: set[str]) -> set[str]:
     """The records a partial batch response fails; all of them when the response is malformed."""
-    if respuesta is None:
+    if response is None:
         return set()
-    if not isinstance(respuesta, dict) or not isinstance(respuesta.get("batchItemFailures", []), list):
+    if not isinstance(response, dict) or not isinstance(response.get("batchItemFailures", []), list):
         return ids
-    fallidos = {
-        f.get("itemIdentifier") if isinstance(f, dict) else None for f in respuesta.get("batchItemFailures", [])
-    }
-    return ids if not fallidos <= ids else fallidos
+    failed = {f.get("itemIdentifier") if isinstance(f, dict) else None for f in response.get("batchItemFailures", [])}
+    return ids if not failed <= ids else failed
 
 
-def registro_sqs(mensaje: dict[str, Any], cola_arn: str) -> dict[str, Any]:
+def sqs_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
     """One SQS message as Lambda puts it in an event record."""
-    atributos = {
-        nombre: {
-            "stringValue": valor.get("StringValue"),
-            "binaryValue": valor.get("BinaryValue"),
+    attributes = {
+        name: {
+            "stringValue": value.get("StringValue"),
+            "binaryValue": value.get("BinaryValue"),
             "stringListValues": [],
             "binaryListValues": [],
-            "dataType": valor["DataType"],
+            "dataType": value["DataType"],
         }
-        for nombre, valor in mensaje.get("MessageAttributes", {}).items()
+        for name, value in message.get("MessageAttributes", {}).items()
     }
     return {
-        "messageId": mensaje["MessageId"],
-        "receiptHandle": mensaje["ReceiptHandle"],
-        "body": mensaje["Body"],
-        "attributes": mensaje.get("Attributes", {}),
-        "messageAttributes": atributos,
-        "md5OfBody": mensaje.get("MD5OfBody", ""),
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": message.get("Attributes", {}),
+        "messageAttributes": attributes,
+        "md5OfBody": message.get("MD5OfBody", ""),
         "eventSource": "aws:sqs",
-        "eventSourceARN": cola_arn,
-        "awsRegion": cola_arn.split(":")[3],
+        "eventSourceARN": queue_arn,
+        "awsRegion": queue_arn.split(":")[3],
     }
 
 
-def _json_o_texto(cuerpo: str) -> Any:
+def _json_or_text(body: str) -> Any:
     try:
-        return json.loads(cuerpo)
+        return json.loads(body)
     except ValueError:
-        return cuerpo
+        return body
 
 
-def mapeos_de_plantilla(plantilla: Plantilla, funciones: Funciones, compresion: float = 1.0) -> list[Mapeo]:
+def mappings_from_template(
+    template: Template, functions: Functions, compression: float = 1.0
+) -> list[EventSourceMapping]:
     """Every SQS event source of the template's functions, ready to start."""
-    mapeos = []
-    for lid, recurso in plantilla.de_tipo("AWS::Serverless::Function").items():
-        eventos = plantilla.resolver(recurso.get("Properties", {}).get("Events", {}))
-        for nombre, evento in eventos.items():
-            if evento.get("Type") == "SQS":
-                mapeos.append(mapeo_sqs(f"{lid}.{nombre}", funciones.por_id[lid], evento["Properties"], compresion))
-    for lid in plantilla.de_tipo("AWS::Lambda::EventSourceMapping"):
-        props = plantilla.propiedades(lid)
+    mappings = []
+    for lid, resource in template.of_type("AWS::Serverless::Function").items():
+        events = template.resolve(resource.get("Properties", {}).get("Events", {}))
+        for name, event in events.items():
+            if event.get("Type") == "SQS":
+                mappings.append(sqs_mapping(f"{lid}.{name}", functions.by_id[lid], event["Properties"], compression))
+    for lid in template.of_type("AWS::Lambda::EventSourceMapping"):
+        props = template.properties(lid)
         if props.get("EventSourceArn", "").startswith("arn:aws:sqs:"):
             props["Queue"] = props["EventSourceArn"]
-            mapeos.append(mapeo_sqs(lid, funciones.por_nombre(props["FunctionName"]), props, compresion))
-    return mapeos
+            mappings.append(sqs_mapping(lid, functions.by_name(props["FunctionName"]), props, compression))
+    return mappings
 
 
-def cola_de(arn: str, compresion: float, minimo_s: float = 1) -> tuple[str, int]:
-    """An SQS queue's URL, and its visibility timeout divided by the run's compression (at least ``minimo_s``)."""
+def queue_of(arn: str, compression: float, minimum_s: float = 1) -> tuple[str, int]:
+    """An SQS queue's URL, and its visibility timeout divided by the run's compression (at least ``minimum_s``)."""
     sqs = client("sqs")
     url = sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[1])["QueueUrl"]
-    atributos = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]
-    return url, math.ceil(max(minimo_s, 1, int(atributos["VisibilityTimeout"]) / compresion))
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]
+    return url, math.ceil(max(minimum_s, 1, int(attributes["VisibilityTimeout"]) / compression))
 
 
-def mapeo_sqs(nombre: str, funcion: Funcion, props: dict[str, Any], compresion: float) -> Mapeo:
-    """One SQS event source of ``funcion`` (SAM ``Events`` properties), its times compressed.
+def sqs_mapping(name: str, function: Function, props: dict[str, Any], compression: float) -> EventSourceMapping:
+    """One SQS event source of ``function`` (SAM ``Events`` properties), its times compressed.
 
     The visibility is floored at the function's ``Timeout`` (see the module's docstring).
     """
-    cola_arn = props["Queue"]
-    url, visibilidad_s = cola_de(cola_arn, compresion, minimo_s=funcion.timeout_s)
-    return Mapeo(
-        nombre=nombre,
-        funcion=funcion,
-        cola_url=url,
-        cola_arn=cola_arn,
-        tamano_lote=int(props.get("BatchSize", 10)),
-        window_s=float(props.get("MaximumBatchingWindowInSeconds", 0)) / compresion,
-        concurrencia=int(props.get("ScalingConfig", {}).get("MaximumConcurrency", CONCURRENCIA_POR_DEFECTO)),
-        reporta_fallos="ReportBatchItemFailures" in props.get("FunctionResponseTypes", []),
-        visibilidad_s=visibilidad_s,
-        filtros=[json.loads(f["Pattern"]) for f in props.get("FilterCriteria", {}).get("Filters", [])],
+    queue_arn = props["Queue"]
+    url, visibility_s = queue_of(queue_arn, compression, minimum_s=function.timeout_s)
+    return EventSourceMapping(
+        name=name,
+        function=function,
+        queue_url=url,
+        queue_arn=queue_arn,
+        batch_size=int(props.get("BatchSize", 10)),
+        window_s=float(props.get("MaximumBatchingWindowInSeconds", 0)) / compression,
+        concurrency=int(props.get("ScalingConfig", {}).get("MaximumConcurrency", DEFAULT_CONCURRENCY)),
+        reports_failures="ReportBatchItemFailures" in props.get("FunctionResponseTypes", []),
+        visibility_s=visibility_s,
+        filters=[json.loads(f["Pattern"]) for f in props.get("FilterCriteria", {}).get("Filters", [])],
     )

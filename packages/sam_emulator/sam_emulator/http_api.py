@@ -1,7 +1,7 @@
 """The template's HTTP APIs (``AWS::Serverless::HttpApi``) on loopback, calling their functions as API Gateway does.
 
 Each function ``Events`` entry of ``Type: HttpApi`` (``ApiId``, ``Method``, ``Path``) becomes a
-route of a :class:`ApiHttpLocal` server on ``127.0.0.1:<free port>``; a request is turned into
+route of a :class:`LocalHttpApi` server on ``127.0.0.1:<free port>``; a request is turned into
 an HTTP API payload 2.0 event (``routeKey``, ``pathParameters``, ``rawPath``, lower-cased
 headers, an IAM caller in ``requestContext.authorizer.iam``) and the function's answer
 (``statusCode``, ``headers``, ``body``, ``isBase64Encoded``) into the HTTP response. No route:
@@ -26,147 +26,147 @@ from urllib.parse import unquote, urlsplit
 from sam_emulator.background import LocalServer
 
 if TYPE_CHECKING:
-    from sam_emulator.functions import Funcion, Funciones
-    from sam_emulator.template import Plantilla
+    from sam_emulator.functions import Function, Functions
+    from sam_emulator.template import Template
 
-LLAMANTE_LOCAL = "arn:aws:iam::123456789012:user/sam-emulator"
+LOCAL_CALLER = "arn:aws:iam::123456789012:user/sam-emulator"
 
 
 @dataclass(frozen=True, slots=True)
-class Ruta:
+class Route:
     """``METHOD /path/{param}`` of an HTTP API, and the function behind it."""
 
-    metodo: str
-    ruta: str
-    funcion: Funcion
+    method: str
+    path: str
+    function: Function
 
     @property
-    def clave(self) -> str:
-        return f"{self.metodo} {self.ruta}"
+    def key(self) -> str:
+        return f"{self.method} {self.path}"
 
-    def coincide(self, metodo: str, camino: str) -> dict[str, str] | None:
-        """The path parameters when ``metodo camino`` is this route; ``None`` otherwise."""
-        if self.metodo not in (metodo, "ANY"):
+    def matches(self, method: str, route_path: str) -> dict[str, str] | None:
+        """The path parameters when ``method route_path`` is this route; ``None`` otherwise."""
+        if self.method not in (method, "ANY"):
             return None
-        patron = "^" + re.sub(r"\\\{([A-Za-z0-9_]+)\\\}", r"(?P<\1>[^/]+)", re.escape(self.ruta)) + "$"
-        encontrado = re.match(patron, camino)
-        return None if encontrado is None else {k: unquote(v) for k, v in encontrado.groupdict().items()}
+        pattern = "^" + re.sub(r"\\\{([A-Za-z0-9_]+)\\\}", r"(?P<\1>[^/]+)", re.escape(self.path)) + "$"
+        found = re.match(pattern, route_path)
+        return None if found is None else {k: unquote(v) for k, v in found.groupdict().items()}
 
 
-def rutas_de_plantilla(plantilla: Plantilla, funciones: Funciones) -> dict[str, list[Ruta]]:
+def routes_from_template(template: Template, functions: Functions) -> dict[str, list[Route]]:
     """API logical id -> its routes, from the functions' ``HttpApi`` events (the template's own table)."""
-    rutas: dict[str, list[Ruta]] = {}
-    for lid, recurso in plantilla.de_tipo("AWS::Serverless::Function").items():
-        for evento in recurso.get("Properties", {}).get("Events", {}).values():
-            if evento.get("Type") != "HttpApi":
+    routes: dict[str, list[Route]] = {}
+    for lid, resource in template.of_type("AWS::Serverless::Function").items():
+        for event in resource.get("Properties", {}).get("Events", {}).values():
+            if event.get("Type") != "HttpApi":
                 continue
-            if lid not in funciones.por_id:
+            if lid not in functions.by_id:
                 continue  # not provisioned in this run
-            props = evento.get("Properties", {})
+            props = event.get("Properties", {})
             # ApiId is a Ref to the template's HttpApi; without one, SAM's implicit ServerlessHttpApi.
             api_id = props.get("ApiId")
             api = api_id.get("Ref", "ServerlessHttpApi") if isinstance(api_id, dict) else "ServerlessHttpApi"
-            ruta = Ruta(str(props.get("Method", "ANY")).upper(), props.get("Path", "/"), funciones.por_id[lid])
-            rutas.setdefault(api, []).append(ruta)
-    return rutas
+            path = Route(str(props.get("Method", "ANY")).upper(), props.get("Path", "/"), functions.by_id[lid])
+            routes.setdefault(api, []).append(path)
+    return routes
 
 
-def evento_http(
-    metodo: str,
-    ruta: Ruta,
-    camino: str,
-    consulta: str,
-    cabeceras: dict[str, str],
-    cuerpo: bytes,
-    parametros: dict[str, str],
+def http_event(
+    method: str,
+    path: Route,
+    route_path: str,
+    query_text: str,
+    headers: dict[str, str],
+    body: bytes,
+    parameters: dict[str, str],
 ) -> dict[str, Any]:
     """The HTTP API payload 2.0 event API Gateway would send for this request."""
     try:
-        texto, en_base64 = cuerpo.decode(), False
+        text, as_base64 = body.decode(), False
     except UnicodeDecodeError:
-        texto, en_base64 = base64.b64encode(cuerpo).decode(), True
-    evento: dict[str, Any] = {
+        text, as_base64 = base64.b64encode(body).decode(), True
+    event: dict[str, Any] = {
         "version": "2.0",
-        "routeKey": ruta.clave,
-        "rawPath": camino,
-        "rawQueryString": consulta,
-        "headers": {k.lower(): v for k, v in cabeceras.items()},
+        "routeKey": path.key,
+        "rawPath": route_path,
+        "rawQueryString": query_text,
+        "headers": {k.lower(): v for k, v in headers.items()},
         "requestContext": {
             "accountId": "123456789012",
             "apiId": "local",
-            "authorizer": {"iam": {"userArn": LLAMANTE_LOCAL, "callerId": "sam-emulator"}},
+            "authorizer": {"iam": {"userArn": LOCAL_CALLER, "callerId": "sam-emulator"}},
             "domainName": "127.0.0.1",
-            "http": {"method": metodo, "path": camino, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
+            "http": {"method": method, "path": route_path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
             "requestId": str(uuid.uuid4()),
-            "routeKey": ruta.clave,
+            "routeKey": path.key,
             "stage": "$default",
             "timeEpoch": int(time.time() * 1000),
         },
-        "isBase64Encoded": en_base64,
+        "isBase64Encoded": as_base64,
     }
-    if cuerpo:
-        evento["body"] = texto
-    if parametros:
-        evento["pathParameters"] = parametros
-    return evento
+    if body:
+        event["body"] = text
+    if parameters:
+        event["pathParameters"] = parameters
+    return event
 
 
 @dataclass
-class ApiHttpLocal(LocalServer):
-    """One HTTP API on loopback: ``with ApiHttpLocal(rutas) as api: api.url``."""
+class LocalHttpApi(LocalServer):
+    """One HTTP API on loopback: ``with LocalHttpApi(routes) as api: api.url``."""
 
-    rutas: list[Ruta]
-    nombre_hilo = "mf-api-http"
+    routes: list[Route]
+    thread_name = "mf-api-http"
 
-    def crear_servidor(self) -> ThreadingHTTPServer:
-        servidor = ThreadingHTTPServer(("127.0.0.1", 0), _manejador(self))
-        servidor.daemon_threads = True
-        return servidor
+    def create_server(self) -> ThreadingHTTPServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        server.daemon_threads = True
+        return server
 
-    def atender(
-        self, metodo: str, destino: str, cabeceras: dict[str, str], cuerpo: bytes
+    def serve(
+        self, method: str, target: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, dict[str, str], bytes]:
-        partes = urlsplit(destino)
-        for ruta in self.rutas:
-            if (parametros := ruta.coincide(metodo, partes.path)) is not None:
-                evento = evento_http(metodo, ruta, partes.path, partes.query, cabeceras, cuerpo, parametros)
+        parts = urlsplit(target)
+        for path in self.routes:
+            if (parameters := path.matches(method, parts.path)) is not None:
+                event = http_event(method, path, parts.path, parts.query, headers, body, parameters)
                 try:
-                    respuesta = ruta.funcion.invocar(evento)
+                    response = path.function.invoke(event)
                 except Exception:  # API Gateway's answer when the integration fails
                     return 500, {"Content-Type": "application/json"}, b'{"message":"Internal Server Error"}'
-                return _respuesta_http(respuesta)
+                return _http_response(response)
         return 404, {"Content-Type": "application/json"}, b'{"message":"Not Found"}'
 
 
-def _respuesta_http(respuesta: Any) -> tuple[int, dict[str, str], bytes]:
-    if not isinstance(respuesta, dict) or "statusCode" not in respuesta:
+def _http_response(response: Any) -> tuple[int, dict[str, str], bytes]:
+    if not isinstance(response, dict) or "statusCode" not in response:
         # Payload 2.0's shortcut: a plain value is a 200 JSON body.
-        return 200, {"Content-Type": "application/json"}, json.dumps(respuesta).encode()
-    cuerpo = respuesta.get("body") or ""
-    datos = base64.b64decode(cuerpo) if respuesta.get("isBase64Encoded") else str(cuerpo).encode()
-    cabeceras = {str(k): str(v) for k, v in (respuesta.get("headers") or {}).items()}
-    return int(respuesta["statusCode"]), cabeceras, datos
+        return 200, {"Content-Type": "application/json"}, json.dumps(response).encode()
+    body = response.get("body") or ""
+    data = base64.b64decode(body) if response.get("isBase64Encoded") else str(body).encode()
+    headers = {str(k): str(v) for k, v in (response.get("headers") or {}).items()}
+    return int(response["statusCode"]), headers, data
 
 
-def _manejador(api: ApiHttpLocal) -> type[BaseHTTPRequestHandler]:
-    class Manejador(BaseHTTPRequestHandler):
+def _handler(api: LocalHttpApi) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def _atender(self) -> None:
-            largo = int(self.headers.get("Content-Length") or 0)
-            cuerpo = self.rfile.read(largo) if largo else b""
-            estado, cabeceras, datos = api.atender(self.command, self.path, dict(self.headers.items()), cuerpo)
-            self.send_response(estado)
-            for nombre, valor in cabeceras.items():
-                if nombre.lower() != "content-length":
-                    self.send_header(nombre, valor)
-            self.send_header("Content-Length", str(len(datos)))
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            state, headers, data = api.serve(self.command, self.path, dict(self.headers.items()), body)
+            self.send_response(state)
+            for name, value in headers.items():
+                if name.lower() != "content-length":
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(datos)
+            self.wfile.write(data)
 
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _atender
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
             """Silence the per-request stderr line."""
 
-    return Manejador
+    return Handler

@@ -1,9 +1,9 @@
 """What the handlers print, read the way CloudWatch would: logs to a file, EMF metrics counted.
 
 In Lambda, stdout goes to CloudWatch Logs, and Powertools' EMF lines become metrics there.
-Locally the handlers share the demo's process, so :class:`CapturaSalida` takes
+Locally the handlers share the demo's process, so :class:`OutputCapture` takes
 ``sys.stdout`` for the run: each JSON line with an ``_aws`` block is summed as metrics by
-(name, ``dependencia`` dimension), everything else is appended to a log file, and the
+(name, ``dependency`` dimension), everything else is appended to a log file, and the
 report prints on the real terminal (``sys.__stdout__``). Install it before the handlers
 are imported: Powertools' logger binds to the ``sys.stdout`` of its creation.
 """
@@ -21,73 +21,73 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-class CapturaSalida(io.TextIOBase):
+class OutputCapture(io.TextIOBase):
     """A thread-safe stand-in for ``sys.stdout`` that files logs and counts EMF metrics."""
 
-    def __init__(self, registro: Path) -> None:
-        self.registro = registro
-        self.metricas: Counter[tuple[str, str]] = Counter()
-        self.lineas_registro = 0
-        self._pendiente = ""
-        self._cerrojo = threading.Lock()
-        self._archivo: TextIO | None = None
-        self._anterior: Any = None
+    def __init__(self, record: Path) -> None:
+        self.record = record
+        self.metrics: Counter[tuple[str, str]] = Counter()
+        self.log_lines = 0
+        self._pending = ""
+        self._lock = threading.Lock()
+        self._file: TextIO | None = None
+        self._previous: Any = None
 
-    def instalar(self) -> CapturaSalida:
-        self.registro.parent.mkdir(parents=True, exist_ok=True)
-        self._archivo = self.registro.open("w", encoding="utf-8")
-        self._anterior = sys.stdout
+    def install(self) -> OutputCapture:
+        self.record.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.record.open("w", encoding="utf-8")
+        self._previous = sys.stdout
         sys.stdout = self  # type: ignore[assignment]
         return self
 
-    def desinstalar(self) -> None:
-        if self._anterior is not None:
-            sys.stdout = self._anterior
-            self._anterior = None
-        if self._archivo is not None:
-            self._archivo.close()
-            self._archivo = None
+    def uninstall(self) -> None:
+        if self._previous is not None:
+            sys.stdout = self._previous
+            self._previous = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def writable(self) -> bool:
         return True
 
-    def write(self, texto: str) -> int:
-        with self._cerrojo:
-            self._pendiente += texto
-            *lineas, self._pendiente = self._pendiente.split("\n")
-            for linea in lineas:
-                self._linea(linea)
-        return len(texto)
+    def write(self, text: str) -> int:
+        with self._lock:
+            self._pending += text
+            *lines, self._pending = self._pending.split("\n")
+            for line in lines:
+                self._line(line)
+        return len(text)
 
     def flush(self) -> None:
-        if self._archivo is not None:
-            self._archivo.flush()
+        if self._file is not None:
+            self._file.flush()
 
-    def metrica(self, nombre: str, dependencia: str | None = None) -> float:
-        """The sum of one metric (for one ``dependencia``, or over all)."""
-        with self._cerrojo:
-            return sum(v for (n, d), v in self.metricas.items() if n == nombre and dependencia in (None, d))
+    def metric(self, name: str, dependency: str | None = None) -> float:
+        """The sum of one metric (for one ``dependency``, or over all)."""
+        with self._lock:
+            return sum(v for (n, d), v in self.metrics.items() if n == name and dependency in (None, d))
 
-    def por_dependencia(self, nombre: str) -> dict[str, float]:
-        with self._cerrojo:
-            return {d: v for (n, d), v in self.metricas.items() if n == nombre}
+    def by_dependency(self, name: str) -> dict[str, float]:
+        with self._lock:
+            return {d: v for (n, d), v in self.metrics.items() if n == name}
 
-    def _linea(self, linea: str) -> None:
-        if linea.startswith("{") and '"_aws"' in linea:
+    def _line(self, line: str) -> None:
+        if line.startswith("{") and '"_aws"' in line:
             try:
-                self._contar(json.loads(linea))
+                self._count(json.loads(line))
                 return
             except ValueError:
                 pass
-        if self._archivo is not None and linea:
-            self._archivo.write(linea + "\n")
-            self.lineas_registro += 1
+        if self._file is not None and line:
+            self._file.write(line + "\n")
+            self.log_lines += 1
 
-    def _contar(self, emf: dict[str, Any]) -> None:
-        for directiva in emf["_aws"].get("CloudWatchMetrics", []):
-            dimensiones = [d for grupo in directiva.get("Dimensions", []) for d in grupo]
-            dependencia = str(emf.get("dependencia", "")) if "dependencia" in dimensiones else ""
-            for metrica in directiva.get("Metrics", []):
-                valor = emf.get(metrica["Name"], 0)
-                total = sum(valor) if isinstance(valor, list) else valor
-                self.metricas[(metrica["Name"], dependencia)] += float(total)
+    def _count(self, emf: dict[str, Any]) -> None:
+        for directive in emf["_aws"].get("CloudWatchMetrics", []):
+            dimensions = [d for group in directive.get("Dimensions", []) for d in group]
+            dependency = str(emf.get("dependencia", "")) if "dependencia" in dimensions else ""
+            for metric in directive.get("Metrics", []):
+                value = emf.get(metric["Name"], 0)
+                total = sum(value) if isinstance(value, list) else value
+                self.metrics[(metric["Name"], dependency)] += float(total)

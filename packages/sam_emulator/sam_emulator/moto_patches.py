@@ -7,7 +7,7 @@ that every target still exists, so an upgrade fails there, by name, instead of d
 - :func:`atomic_dynamodb_writes`: DynamoDB's conditional writes are atomic; moto 5.2.5 checks a
   ``ConditionExpression`` and then writes with no lock between, so two threads of this process
   could both "win" an ``attribute_not_exists`` claim. One lock around each write closes it.
-- :func:`moto_server_patches`: what :class:`~sam_emulator.moto_server.ServidorMoto` needs for the
+- :func:`moto_server_patches`: what :class:`~sam_emulator.moto_server.MotoServer` needs for the
   run: Step Functions really executing (its Lambda tasks calling back into the server), the
   interpreter's ``Retry`` sleeps and the execution's ``TimeoutSeconds`` divided by the run's
   compression factor, optionally ``Wait`` states too, and moto's host -> backend routing cached.
@@ -60,7 +60,7 @@ _ASL_PREPROCESSOR_INIT = "moto.stepfunctions.parser.asl.parse.preprocessor.Prepr
 
 # Every moto attribute this module replaces, as ``module.attribute[.attribute]``.
 TARGETS = (
-    *(f"{_DYNAMODB}.{nombre}" for nombre in _DYNAMODB_WRITES),
+    *(f"{_DYNAMODB}.{name}" for name in _DYNAMODB_WRITES),
     _RETRY_CLOCK,
     _PROGRAM_THREADING,
     _WAIT_INTERVAL,
@@ -79,8 +79,8 @@ def _resolve(target: str) -> Any:
     """The object at ``module.attribute[.attribute]`` (the import machinery mock.patch uses)."""
     from pkgutil import resolve_name
 
-    modulo, _, atributo = target.rpartition(".")
-    return getattr(resolve_name(modulo), atributo)
+    module, _, attribute_name = target.rpartition(".")
+    return getattr(resolve_name(module), attribute_name)
 
 
 def _patch(stack: ExitStack, target: str, new: Callable[[Any], Any]) -> None:
@@ -92,8 +92,8 @@ def _patch(stack: ExitStack, target: str, new: Callable[[Any], Any]) -> None:
 def atomic_dynamodb_writes() -> Iterator[None]:
     """moto's DynamoDB writes atomic, as DynamoDB's conditional writes are (re-entrant: nesting is harmless)."""
     with ExitStack() as stack:
-        for nombre in _DYNAMODB_WRITES:
-            _patch(stack, f"{_DYNAMODB}.{nombre}", _atomic)
+        for name in _DYNAMODB_WRITES:
+            _patch(stack, f"{_DYNAMODB}.{name}", _atomic)
         yield
 
 
@@ -106,7 +106,7 @@ def _atomic(original: Any) -> Any:
 
 
 @contextmanager
-def moto_server_patches(compresion: float, *, comprimir_esperas: bool = False) -> Iterator[None]:
+def moto_server_patches(compression: float, *, compress_waits: bool = False) -> Iterator[None]:
     """What the emulator's moto server runs with (see the module's docstring)."""
     from moto.core.config import default_user_config
 
@@ -115,11 +115,11 @@ def moto_server_patches(compresion: float, *, comprimir_esperas: bool = False) -
         stack.enter_context(mock.patch.dict(default_user_config["stepfunctions"], execute_state_machine=True))
         stack.enter_context(mock.patch.dict(default_user_config["lambda"], use_docker=False))
         # A Retry's wait is the interpreter's time.sleep (moto 5.2.5).
-        _patch(stack, _RETRY_CLOCK, lambda _time: _compressed_clock(compresion))
+        _patch(stack, _RETRY_CLOCK, lambda _time: _compressed_clock(compression))
         # TimeoutSeconds: Program.eval joins the execution's worker thread with that timeout.
-        _patch(stack, _PROGRAM_THREADING, lambda _threading: _compressed_threading(compresion))
-        if comprimir_esperas:
-            _patch(stack, _WAIT_INTERVAL, lambda _original: _compressed_wait(compresion))
+        _patch(stack, _PROGRAM_THREADING, lambda _threading: _compressed_threading(compression))
+        if compress_waits:
+            _patch(stack, _WAIT_INTERVAL, lambda _original: _compressed_wait(compression))
         _patch(stack, _ROUTING, _cached_routing)
         stack.enter_context(jsonata_evaluator())
         yield
@@ -154,31 +154,31 @@ def _evaluate_jsonata(expression: str) -> Any:
     return json.loads(json.dumps(Jsonata(expression).evaluate(None)))
 
 
-def _compressed_clock(compresion: float) -> SimpleNamespace:
-    """A stand-in for the ``time`` module whose ``sleep`` lasts ``1/compresion`` of the asked time."""
-    reloj = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
-    reloj.sleep = lambda s: time.sleep(max(0.0, float(s)) / compresion)
-    return reloj
+def _compressed_clock(compression: float) -> SimpleNamespace:
+    """A stand-in for the ``time`` module whose ``sleep`` lasts ``1/compression`` of the asked time."""
+    clock = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
+    clock.sleep = lambda s: time.sleep(max(0.0, float(s)) / compression)
+    return clock
 
 
-def _compressed_threading(compresion: float) -> SimpleNamespace:
-    """A stand-in for the ``threading`` module whose ``Thread.join(timeout)`` waits ``1/compresion`` of it."""
+def _compressed_threading(compression: float) -> SimpleNamespace:
+    """A stand-in for the ``threading`` module whose ``Thread.join(timeout)`` waits ``1/compression`` of it."""
 
-    class HiloComprimido(threading.Thread):
+    class CompressedThread(threading.Thread):
         def join(self, timeout: float | None = None) -> None:
-            super().join(None if timeout is None else max(0.0, float(timeout)) / compresion)
+            super().join(None if timeout is None else max(0.0, float(timeout)) / compression)
 
-    hilos = SimpleNamespace(**{n: getattr(threading, n) for n in dir(threading) if not n.startswith("_")})
-    hilos.Thread = HiloComprimido
-    return hilos
+    threads = SimpleNamespace(**{n: getattr(threading, n) for n in dir(threading) if not n.startswith("_")})
+    threads.Thread = CompressedThread
+    return threads
 
 
-def _compressed_wait(compresion: float) -> Callable[..., None]:
-    """A Wait state waits ``Seconds / compresion`` (moto 5.2.5: ``WaitFunction._wait_interval``)."""
+def _compressed_wait(compression: float) -> Callable[..., None]:
+    """A Wait state waits ``Seconds / compression`` (moto 5.2.5: ``WaitFunction._wait_interval``)."""
 
     def _wait_interval(_self: Any, env: Any, wait_seconds: int) -> None:
         if wait_seconds > 0:  # the execution stopping sets the event and ends the wait early
-            env.program_state_event.wait(wait_seconds / compresion)
+            env.program_state_event.wait(wait_seconds / compression)
 
     return _wait_interval
 

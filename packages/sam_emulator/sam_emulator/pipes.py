@@ -27,15 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from sam_emulator.aws import client
 from sam_emulator.background import BackgroundPart, BackgroundThread
-from sam_emulator.event_sources import Mapeo, cola_de
+from sam_emulator.event_sources import EventSourceMapping, queue_of
 
 if TYPE_CHECKING:
-    from sam_emulator.functions import Funciones
-    from sam_emulator.template import Plantilla
-    from sam_emulator.ttl import BarredorTtl
+    from sam_emulator.functions import Functions
+    from sam_emulator.template import Template
+    from sam_emulator.ttl import TtlSweeper
 
-_MARCADOR = re.compile(r"<(\$(?:\.[^<>]*)?|aws\.pipes\.[a-z.\-]+)>")
-ESPERA_STREAM_S = 0.2
+_MARKER = re.compile(r"<(\$(?:\.[^<>]*)?|aws\.pipes\.[a-z.\-]+)>")
+STREAM_WAIT_S = 0.2
 POLLERS_SQS = 5  # Pipes scales its SQS pollers by itself; five keep up with a laptop's workflow
 
 
@@ -43,123 +43,123 @@ class PipeError(Exception):
     """A pipe's target refused a batch."""
 
 
-def aplicar_plantilla(plantilla: str | None, evento: dict[str, Any], nombre_pipe: str = "") -> Any:
+def apply_template(template: str | None, event: dict[str, Any], pipe_name: str = "") -> Any:
     """Render a Pipes ``InputTemplate`` for one event; without a template the event passes as is."""
-    if plantilla is None:
-        return evento
+    if template is None:
+        return event
 
-    def sustituir(m: re.Match[str]) -> str:
-        valor = _valor(m.group(1), evento, nombre_pipe)
-        if _dentro_de_cadena(plantilla, m.start()):
-            return json.dumps(valor if isinstance(valor, str) else json.dumps(valor))[1:-1]
-        return json.dumps(valor)
+    def substitute(m: re.Match[str]) -> str:
+        value = _value(m.group(1), event, pipe_name)
+        if _inside_string(template, m.start()):
+            return json.dumps(value if isinstance(value, str) else json.dumps(value))[1:-1]
+        return json.dumps(value)
 
-    texto = _MARCADOR.sub(sustituir, plantilla)
+    text = _MARKER.sub(substitute, template)
     try:
-        return json.loads(texto)
+        return json.loads(text)
     except ValueError:
-        return texto
+        return text
 
 
-def _dentro_de_cadena(texto: str, posicion: int) -> bool:
-    """Whether ``posicion`` falls inside a JSON string literal of the template."""
-    dentro, escapado = False, False
-    for caracter in texto[:posicion]:
-        if escapado:
-            escapado = False
-        elif caracter == "\\":
-            escapado = True
-        elif caracter == '"':
-            dentro = not dentro
-    return dentro
+def _inside_string(text: str, position: int) -> bool:
+    """Whether ``position`` falls inside a JSON string literal of the template."""
+    inside, escaped = False, False
+    for char in text[:position]:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            inside = not inside
+    return inside
 
 
-def _valor(ruta: str, evento: dict[str, Any], nombre_pipe: str) -> Any:
-    if ruta == "aws.pipes.event.json":
-        return evento
-    if ruta == "aws.pipes.pipe-name":
-        return nombre_pipe
-    if ruta == "aws.pipes.event":
-        return json.dumps(evento)
-    valor: Any = evento
-    for parte in [p for p in ruta[2:].split(".") if p]:
-        if isinstance(valor, str):  # an SQS body is a JSON path too
-            valor = json.loads(valor)
-        valor = valor[int(parte)] if isinstance(valor, list) else valor[parte]
-    return valor
+def _value(path: str, event: dict[str, Any], pipe_name: str) -> Any:
+    if path == "aws.pipes.event.json":
+        return event
+    if path == "aws.pipes.pipe-name":
+        return pipe_name
+    if path == "aws.pipes.event":
+        return json.dumps(event)
+    value: Any = event
+    for part in [p for p in path[2:].split(".") if p]:
+        if isinstance(value, str):  # an SQS body is a JSON path too
+            value = json.loads(value)
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
 
 
 @dataclass
-class Destino:
+class Target:
     """A pipe's target, called with one batch (a JSON array after the input template)."""
 
-    nombre_pipe: str
+    pipe_name: str
     arn: str
-    parametros: dict[str, Any]
-    plantilla_entrada: str | None
-    funciones: Funciones
-    llamadas: int = 0
-    _cerrojo: threading.Lock = field(default_factory=threading.Lock)
+    parameters: dict[str, Any]
+    input_template: str | None
+    functions: Functions
+    calls: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def enviar(self, eventos: list[dict[str, Any]]) -> None:
-        cuerpos = [aplicar_plantilla(self.plantilla_entrada, e, self.nombre_pipe) for e in eventos]
-        servicio = self.arn.split(":")[2]
-        with self._cerrojo:
-            self.llamadas += 1
-        if servicio == "states":
+    def send(self, events: list[dict[str, Any]]) -> None:
+        bodies = [apply_template(self.input_template, e, self.pipe_name) for e in events]
+        service = self.arn.split(":")[2]
+        with self._lock:
+            self.calls += 1
+        if service == "states":
             client("stepfunctions").start_execution(
-                stateMachineArn=self.arn, name=f"{self.nombre_pipe}-{uuid.uuid4().hex}"[-80:], input=json.dumps(cuerpos)
+                stateMachineArn=self.arn, name=f"{self.pipe_name}-{uuid.uuid4().hex}"[-80:], input=json.dumps(bodies)
             )
-        elif servicio == "events":
-            self._poner_eventos(cuerpos)
-        elif servicio == "sqs":
+        elif service == "events":
+            self._put_events(bodies)
+        elif service == "sqs":
             url = client("sqs").get_queue_url(QueueName=self.arn.rsplit(":", 1)[1])["QueueUrl"]
-            for cuerpo in cuerpos:
-                client("sqs").send_message(QueueUrl=url, MessageBody=_texto(cuerpo))
-        elif servicio == "lambda":
-            self.funciones.por_nombre(self.arn).invocar(cuerpos)
+            for body in bodies:
+                client("sqs").send_message(QueueUrl=url, MessageBody=_text(body))
+        elif service == "lambda":
+            self.functions.by_name(self.arn).invoke(bodies)
         else:
-            raise PipeError(f"{self.nombre_pipe}: target {self.arn} is not run locally")
+            raise PipeError(f"{self.pipe_name}: target {self.arn} is not run locally")
 
-    def _poner_eventos(self, cuerpos: list[Any]) -> None:
-        p = self.parametros.get("EventBridgeEventBusParameters", {})
-        entradas = [
+    def _put_events(self, bodies: list[Any]) -> None:
+        p = self.parameters.get("EventBridgeEventBusParameters", {})
+        inputs = [
             {
                 "EventBusName": self.arn,
-                "Source": p.get("Source", f"Pipe {self.nombre_pipe}"),
+                "Source": p.get("Source", f"Pipe {self.pipe_name}"),
                 "DetailType": p.get("DetailType", "Event from aws:pipes"),
-                "Detail": _texto(c),
+                "Detail": _text(c),
                 **({"Resources": p["Resources"]} if "Resources" in p else {}),
             }
-            for c in cuerpos
+            for c in bodies
         ]
-        for i in range(0, len(entradas), 10):
-            respuesta = client("events").put_events(Entries=entradas[i : i + 10])
-            if respuesta.get("FailedEntryCount"):
-                raise PipeError(f"{self.nombre_pipe}: PutEvents rejected {respuesta['FailedEntryCount']} entries")
+        for i in range(0, len(inputs), 10):
+            response = client("events").put_events(Entries=inputs[i : i + 10])
+            if response.get("FailedEntryCount"):
+                raise PipeError(f"{self.pipe_name}: PutEvents rejected {response['FailedEntryCount']} entries")
 
 
-def _epoch_s(valor: Any) -> float:
-    return valor.timestamp()
+def _epoch_s(value: Any) -> float:
+    return value.timestamp()
 
 
-def _texto(cuerpo: Any) -> str:
-    return cuerpo if isinstance(cuerpo, str) else json.dumps(cuerpo)
+def _text(body: Any) -> str:
+    return body if isinstance(body, str) else json.dumps(body)
 
 
-class _DestinoComoFuncion:
-    """Lets a :class:`Mapeo` poll an SQS source for a pipe: the 'function' is the target."""
+class _TargetAsFunction:
+    """Lets a :class:`EventSourceMapping` poll an SQS source for a pipe: the 'function' is the target."""
 
-    def __init__(self, destino: Destino, logical_id: str | None) -> None:
-        self.destino = destino
+    def __init__(self, target: Target, logical_id: str | None) -> None:
+        self.target = target
         self.logical_id = logical_id  # the pipe's: its role makes the calls (sam_emulator.principal)
-        self.errores = 0
+        self.errors = 0
 
-    def invocar(self, evento: dict[str, Any]) -> None:
+    def invoke(self, event: dict[str, Any]) -> None:
         try:
-            self.destino.enviar(evento["Records"])
+            self.target.send(event["Records"])
         except Exception:
-            self.errores += 1
+            self.errors += 1
             raise
 
 
@@ -167,139 +167,139 @@ class _DestinoComoFuncion:
 class PipeStream(BackgroundPart):
     """A DynamoDB stream → target pipe: shard readers with retry and a DLQ for a failed batch."""
 
-    nombre: str
+    name: str
     stream_arn: str
-    destino: Destino
-    filtros: list[Any]
-    tamano_lote: int = 10
-    reintentos_max: int = 0
+    target: Target
+    filters: list[Any]
+    batch_size: int = 10
+    max_retries: int = 0
     dlq_arn: str | None = None
-    posicion_inicial: str = "TRIM_HORIZON"
-    barredor: BarredorTtl | None = None
-    leidos: int = 0
-    enviados: int = 0
-    a_dlq: int = 0
-    errores: list[str] = field(default_factory=list)  # reads lost to an API error (the next poll retries)
-    _hilo: BackgroundThread = field(init=False, repr=False)
+    starting_position: str = "TRIM_HORIZON"
+    sweeper: TtlSweeper | None = None
+    read_count: int = 0
+    sent: int = 0
+    to_dlq: int = 0
+    errors: list[str] = field(default_factory=list)  # reads lost to an API error (the next poll retries)
+    _thread: BackgroundThread = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._hilo = BackgroundThread(f"pipe-{self.nombre}", self._leer)
+        self._thread = BackgroundThread(f"pipe-{self.name}", self._read)
 
-    def _leer(self, stop: threading.Event) -> None:
+    def _read(self, stop: threading.Event) -> None:
         streams = client("dynamodbstreams")
-        iteradores: dict[str, str] = {}
+        iterators: dict[str, str] = {}
         while not stop.is_set():
             try:
-                iteradores = iteradores or self._iteradores(streams)
-                for shard, iterador in list(iteradores.items()):
-                    respuesta = streams.get_records(ShardIterator=iterador, Limit=self.tamano_lote)
-                    iteradores[shard] = respuesta["NextShardIterator"]
-                    if respuesta["Records"]:
-                        self._entregar([self._completar(r) for r in respuesta["Records"]])
+                iterators = iterators or self._iterators(streams)
+                for shard, iterator in list(iterators.items()):
+                    response = streams.get_records(ShardIterator=iterator, Limit=self.batch_size)
+                    iterators[shard] = response["NextShardIterator"]
+                    if response["Records"]:
+                        self._deliver([self._complete(r) for r in response["Records"]])
             except Exception as exc:  # Pipes keeps polling after an API error; the same iterator reads again
-                self.errores.append(f"{type(exc).__name__}: {exc}")
-            stop.wait(ESPERA_STREAM_S)
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            stop.wait(STREAM_WAIT_S)
 
-    def _iteradores(self, streams: Any) -> dict[str, str]:
+    def _iterators(self, streams: Any) -> dict[str, str]:
         return {
             s["ShardId"]: streams.get_shard_iterator(
-                StreamArn=self.stream_arn, ShardId=s["ShardId"], ShardIteratorType=self.posicion_inicial
+                StreamArn=self.stream_arn, ShardId=s["ShardId"], ShardIteratorType=self.starting_position
             )["ShardIterator"]
             for s in streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
         }
 
-    def _completar(self, registro: dict[str, Any]) -> dict[str, Any]:
+    def _complete(self, record: dict[str, Any]) -> dict[str, Any]:
         # boto3 parses ApproximateCreationDateTime; Pipes hands the target epoch seconds (JSON).
-        registro = json.loads(json.dumps({**registro, "eventSourceARN": self.stream_arn}, default=_epoch_s))
-        if self.barredor is not None and self.barredor.fue_ttl(registro):
-            registro["userIdentity"] = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
-        return registro
+        record = json.loads(json.dumps({**record, "eventSourceARN": self.stream_arn}, default=_epoch_s))
+        if self.sweeper is not None and self.sweeper.was_ttl(record):
+            record["userIdentity"] = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+        return record
 
-    def _entregar(self, registros: list[dict[str, Any]]) -> None:
+    def _deliver(self, records: list[dict[str, Any]]) -> None:
         from moto.events.models import EventPattern
 
-        self.leidos += len(registros)
-        patrones = [EventPattern.load(json.dumps(f)) for f in self.filtros]
-        elegidos = [r for r in registros if not patrones or any(p.matches_event(r) for p in patrones)]
-        if not elegidos:
+        self.read_count += len(records)
+        patterns = [EventPattern.load(json.dumps(f)) for f in self.filters]
+        chosen = [r for r in records if not patterns or any(p.matches_event(r) for p in patterns)]
+        if not chosen:
             return
-        for intento in range(self.reintentos_max + 1):
+        for attempt in range(self.max_retries + 1):
             try:
-                self.destino.enviar(elegidos)
-                self.enviados += len(elegidos)
+                self.target.send(chosen)
+                self.sent += len(chosen)
                 return
             except Exception as exc:
-                if intento == self.reintentos_max:
-                    self._a_dlq(elegidos, exc)
+                if attempt == self.max_retries:
+                    self._to_dlq(chosen, exc)
 
-    def _a_dlq(self, registros: list[dict[str, Any]], exc: Exception) -> None:
+    def _to_dlq(self, records: list[dict[str, Any]], exc: Exception) -> None:
         if self.dlq_arn is None:
             return
         url = client("sqs").get_queue_url(QueueName=self.dlq_arn.rsplit(":", 1)[1])["QueueUrl"]
-        client("sqs").send_message(QueueUrl=url, MessageBody=json.dumps({"error": str(exc), "registros": registros}))
-        self.a_dlq += len(registros)
+        client("sqs").send_message(QueueUrl=url, MessageBody=json.dumps({"error": str(exc), "registros": records}))
+        self.to_dlq += len(records)
 
 
-def pipes_de_plantilla(
-    plantilla: Plantilla, funciones: Funciones, barredor: BarredorTtl | None = None, compresion: float = 1.0
-) -> list[Mapeo | PipeStream]:
+def pipes_from_template(
+    template: Template, functions: Functions, sweeper: TtlSweeper | None = None, compression: float = 1.0
+) -> list[EventSourceMapping | PipeStream]:
     """Every ``AWS::Pipes::Pipe`` of the template, ready to start."""
-    resultado: list[Mapeo | PipeStream] = []
-    for lid in plantilla.de_tipo("AWS::Pipes::Pipe"):
-        props = plantilla.propiedades(lid)
-        nombre = props.get("Name", lid)
-        destino = Destino(
-            nombre_pipe=nombre,
+    result: list[EventSourceMapping | PipeStream] = []
+    for lid in template.of_type("AWS::Pipes::Pipe"):
+        props = template.properties(lid)
+        name = props.get("Name", lid)
+        target = Target(
+            pipe_name=name,
             arn=props["Target"],
-            parametros=props.get("TargetParameters", {}),
-            plantilla_entrada=props.get("TargetParameters", {}).get("InputTemplate"),
-            funciones=funciones,
+            parameters=props.get("TargetParameters", {}),
+            input_template=props.get("TargetParameters", {}).get("InputTemplate"),
+            functions=functions,
         )
-        fuente = props.get("SourceParameters", {})
-        filtros = [json.loads(f["Pattern"]) for f in fuente.get("FilterCriteria", {}).get("Filters", [])]
+        source = props.get("SourceParameters", {})
+        filters = [json.loads(f["Pattern"]) for f in source.get("FilterCriteria", {}).get("Filters", [])]
         if props["Source"].startswith("arn:aws:sqs:"):
-            resultado.append(pipe_sqs(nombre, props["Source"], destino, fuente, filtros, compresion, logical_id=lid))
+            result.append(sqs_pipe(name, props["Source"], target, source, filters, compression, logical_id=lid))
         else:
-            resultado.append(_pipe_stream(nombre, props["Source"], destino, fuente, filtros, barredor))
-    return resultado
+            result.append(_pipe_stream(name, props["Source"], target, source, filters, sweeper))
+    return result
 
 
-def pipe_sqs(
-    nombre: str,
+def sqs_pipe(
+    name: str,
     arn: str,
-    destino: Destino,
-    fuente: dict[str, Any],
-    filtros: list[Any],
-    compresion: float,
+    target: Target,
+    source: dict[str, Any],
+    filters: list[Any],
+    compression: float,
     logical_id: str | None = None,
-) -> Mapeo:
-    url, visibilidad_s = cola_de(arn, compresion)
-    parametros = fuente.get("SqsQueueParameters", {})
-    return Mapeo(
-        nombre=f"pipe:{nombre}",
-        funcion=_DestinoComoFuncion(destino, logical_id),  # type: ignore[arg-type]
-        cola_url=url,
-        cola_arn=arn,
-        tamano_lote=int(parametros.get("BatchSize", 10)),
-        concurrencia=POLLERS_SQS,
-        visibilidad_s=visibilidad_s,
-        filtros=filtros,
+) -> EventSourceMapping:
+    url, visibility_s = queue_of(arn, compression)
+    parameters = source.get("SqsQueueParameters", {})
+    return EventSourceMapping(
+        name=f"pipe:{name}",
+        function=_TargetAsFunction(target, logical_id),  # type: ignore[arg-type]
+        queue_url=url,
+        queue_arn=arn,
+        batch_size=int(parameters.get("BatchSize", 10)),
+        concurrency=POLLERS_SQS,
+        visibility_s=visibility_s,
+        filters=filters,
     )
 
 
 def _pipe_stream(
-    nombre: str, arn: str, destino: Destino, fuente: dict[str, Any], filtros: list[Any], barredor: BarredorTtl | None
+    name: str, arn: str, target: Target, source: dict[str, Any], filters: list[Any], sweeper: TtlSweeper | None
 ) -> PipeStream:
-    parametros = fuente.get("DynamoDBStreamParameters", {})
-    reintentos = int(parametros.get("MaximumRetryAttempts", 0))
+    parameters = source.get("DynamoDBStreamParameters", {})
+    retries = int(parameters.get("MaximumRetryAttempts", 0))
     return PipeStream(
-        nombre=nombre,
+        name=name,
         stream_arn=arn,
-        destino=destino,
-        filtros=filtros,
-        tamano_lote=int(parametros.get("BatchSize", 10)),
-        reintentos_max=max(0, reintentos),
-        dlq_arn=parametros.get("DeadLetterConfig", {}).get("Arn"),
-        posicion_inicial=parametros.get("StartingPosition", "TRIM_HORIZON"),
-        barredor=barredor,
+        target=target,
+        filters=filters,
+        batch_size=int(parameters.get("BatchSize", 10)),
+        max_retries=max(0, retries),
+        dlq_arn=parameters.get("DeadLetterConfig", {}).get("Arn"),
+        starting_position=parameters.get("StartingPosition", "TRIM_HORIZON"),
+        sweeper=sweeper,
     )

@@ -2,7 +2,7 @@
 
 A caller of a Lambda function (a Step Functions ``lambda:invoke`` task, an SQS event source
 mapping, a Pipe, a schedule) sees these errors when the *platform* fails, not the handler.
-Each class carries ``error_type``: the name AWS reports, which ``moto_lambda.Registro.invocar``
+Each class carries ``error_type``: the name AWS reports, which ``moto_lambda.Registry.invoke``
 puts in the errored result's ``errorType`` so the state machine's ``Retry``/``Catch`` match it
 exactly as on AWS:
 

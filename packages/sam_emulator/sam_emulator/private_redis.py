@@ -14,57 +14,57 @@ import signal
 import subprocess
 from dataclasses import dataclass
 
-from sam_emulator.private_server import ServidorPrivado
+from sam_emulator.private_server import PrivateServer
 
 
 @dataclass
-class RedisPrivado(ServidorPrivado):
-    """``with RedisPrivado() as r: r.url``; ``r.congelar()`` / ``r.descongelar()``; ``r.matar()``."""
+class PrivateRedis(PrivateServer):
+    """``with PrivateRedis() as r: r.url``; ``r.freeze()`` / ``r.thaw()``; ``r.kill()``."""
 
-    congelado: bool = False
+    frozen_since: bool = False
 
-    nombre = "redis-server"
+    name = "redis-server"
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.puerto}/0"
+        return f"redis://127.0.0.1:{self.port}/0"
 
-    def _argumentos(self) -> list[str]:
+    def _arguments(self) -> list[str]:
         """redis-server's arguments (a subclass may add to them)."""
-        return ["--port", str(self.puerto), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        return ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
 
-    def _lanzar(self) -> subprocess.Popen[bytes]:
-        binario = shutil.which("redis-server")
-        if binario is None:
+    def _launch(self) -> subprocess.Popen[bytes]:
+        binary = shutil.which("redis-server")
+        if binary is None:
             raise OSError("redis-server is not on PATH: install it to run the chaos scenario")
         return subprocess.Popen(
-            [binario, *self._argumentos()],
+            [binary, *self._arguments()],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
 
-    def _responde(self) -> bool:
+    def _answers(self) -> bool:
         import redis
 
-        cliente = redis.Redis.from_url(self.url, socket_timeout=1)
+        client = redis.Redis.from_url(self.url, socket_timeout=1)
         try:
-            return bool(cliente.ping())
+            return bool(client.ping())
         except redis.ConnectionError:
             return False
         finally:
-            cliente.close()
+            client.close()
 
-    def congelar(self) -> None:
+    def freeze(self) -> None:
         """Freeze the server (SIGSTOP): it keeps its sockets and data but answers nothing."""
-        if self._proceso is not None and not self.congelado:
-            os.kill(self._proceso.pid, signal.SIGSTOP)
-            self.congelado = True
+        if self._process is not None and not self.frozen_since:
+            os.kill(self._process.pid, signal.SIGSTOP)
+            self.frozen_since = True
 
-    def descongelar(self) -> None:
-        if self._proceso is not None and self.congelado:
-            os.kill(self._proceso.pid, signal.SIGCONT)
-            self.congelado = False
+    def thaw(self) -> None:
+        if self._process is not None and self.frozen_since:
+            os.kill(self._process.pid, signal.SIGCONT)
+            self.frozen_since = False
 
-    def _detener(self) -> None:
-        super()._detener()
-        self.congelado = False
+    def _halt(self) -> None:
+        super()._halt()
+        self.frozen_since = False

@@ -3,7 +3,7 @@
 Generic over what the template holds: resources are visited in passes; one whose
 intrinsics refer to something not created yet waits for the next pass. A type with no
 local behaviour (IAM roles, log groups, permissions) gets a placeholder physical id so
-references to it resolve; :attr:`Aprovisionador.sin_efecto` lists them for the report.
+references to it resolve; :attr:`Provisioner.no_effect` lists them for the report.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sam_emulator.aws import client
-from sam_emulator.functions import Funcion, Funciones, ruta_codigo
-from sam_emulator.template import Plantilla, PlantillaError, crear_tabla
+from sam_emulator.functions import Function, Functions, code_path
+from sam_emulator.template import Template, TemplateError, create_table_from
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-ROL_LOCAL = "sam-emulator"
+LOCAL_ROLE = "sam-emulator"
 
 # Properties of AWS::SQS::Queue that are queue attributes, as the API spells them.
-_ATRIBUTOS_COLA = (
+_QUEUE_ATTRIBUTES = (
     "DelaySeconds",
     "MaximumMessageSize",
     "MessageRetentionPeriod",
@@ -38,134 +38,134 @@ _ATRIBUTOS_COLA = (
     "KmsDataKeyReusePeriodSeconds",
     "SqsManagedSseEnabled",
 )
-_ATRIBUTOS_SUSCRIPCION = ("RawMessageDelivery", "FilterPolicy", "FilterPolicyScope", "RedrivePolicy")
+_SUBSCRIPTION_ATTRIBUTES = ("RawMessageDelivery", "FilterPolicy", "FilterPolicyScope", "RedrivePolicy")
 
 
 @dataclass
-class Aprovisionador:
-    """Creates every resource of a :class:`Plantilla` in the moto this process points at."""
+class Provisioner:
+    """Creates every resource of a :class:`Template` in the moto this process points at."""
 
-    plantilla: Plantilla
-    entorno_local: dict[str, str] = field(default_factory=dict)
-    funciones: Funciones = field(default_factory=Funciones)
-    creados: dict[str, str] = field(default_factory=dict)  # logical id -> type
-    sin_efecto: dict[str, str] = field(default_factory=dict)  # logical id -> type
-    maquinas: dict[str, str] = field(default_factory=dict)  # logical id -> state machine ARN
+    template: Template
+    local_environment: dict[str, str] = field(default_factory=dict)
+    functions: Functions = field(default_factory=Functions)
+    created: dict[str, str] = field(default_factory=dict)  # logical id -> type
+    no_effect: dict[str, str] = field(default_factory=dict)  # logical id -> type
+    state_machines: dict[str, str] = field(default_factory=dict)  # logical id -> state machine ARN
 
-    def aprovisionar(self) -> Aprovisionador:
-        """Create everything; raise :class:`PlantillaError` naming what could not be resolved."""
-        if not self.plantilla.recursos:
-            raise PlantillaError(f"{self.plantilla.ruta} has no Resources: nothing to run")
-        pendientes = {
-            lid: r for lid, r in self.plantilla.recursos.items() if self.plantilla.condicion(r.get("Condition"))
+    def provision(self) -> Provisioner:
+        """Create everything; raise :class:`TemplateError` naming what could not be resolved."""
+        if not self.template.resources:
+            raise TemplateError(f"{self.template.path} has no Resources: nothing to run")
+        pending = {
+            lid: r for lid, r in self.template.resources.items() if self.template.condition(r.get("Condition"))
         }
-        while pendientes:
-            errores: dict[str, str] = {}
-            antes = len(pendientes)
-            for lid, recurso in list(pendientes.items()):
+        while pending:
+            errors: dict[str, str] = {}
+            before = len(pending)
+            for lid, resource in list(pending.items()):
                 try:
-                    self._crear(lid, recurso["Type"])
-                except PlantillaError as exc:
-                    errores[lid] = str(exc)
+                    self._create(lid, resource["Type"])
+                except TemplateError as exc:
+                    errors[lid] = str(exc)
                     continue
-                del pendientes[lid]
-            if len(pendientes) == antes:  # a whole pass without progress: a reference that never resolves
-                raise PlantillaError(f"cannot resolve locally: {errores}")
+                del pending[lid]
+            if len(pending) == before:  # a whole pass without progress: a reference that never resolves
+                raise TemplateError(f"cannot resolve locally: {errors}")
         return self
 
-    def _crear(self, lid: str, tipo: str) -> None:
-        creador = _CREADORES.get(tipo)
-        if creador is None:
-            self.plantilla.fisicos[lid] = {"Ref": lid, "Arn": self._arn_generico(tipo, lid)}
-            self.sin_efecto[lid] = tipo
+    def _create(self, lid: str, type_name: str) -> None:
+        creator = _CREATORS.get(type_name)
+        if creator is None:
+            self.template.physical_ids[lid] = {"Ref": lid, "Arn": self._generic_arn(type_name, lid)}
+            self.no_effect[lid] = type_name
             return
-        creador(self, lid, self.plantilla.propiedades(lid))
-        self.creados[lid] = tipo
+        creator(self, lid, self.template.properties(lid))
+        self.created[lid] = type_name
 
-    def _arn_generico(self, tipo: str, lid: str) -> str:
-        servicio = tipo.split("::")[1].lower()
-        return f"arn:aws:{servicio}:{self.plantilla.region}:{self.plantilla.cuenta}:{lid}"
+    def _generic_arn(self, type_name: str, lid: str) -> str:
+        service = type_name.split("::")[1].lower()
+        return f"arn:aws:{service}:{self.template.region}:{self.template.account}:{lid}"
 
-    def _rol(self) -> str:
+    def _role(self) -> str:
         iam = client("iam")
         try:
-            return iam.get_role(RoleName=ROL_LOCAL)["Role"]["Arn"]
+            return iam.get_role(RoleName=LOCAL_ROLE)["Role"]["Arn"]
         except iam.exceptions.NoSuchEntityException:
-            confianza = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole"}]}
-            return iam.create_role(RoleName=ROL_LOCAL, AssumeRolePolicyDocument=json.dumps(confianza))["Role"]["Arn"]
+            trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole"}]}
+            return iam.create_role(RoleName=LOCAL_ROLE, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
 
     # ------------------------------------------------------------------ one per type
     def _kms_key(self, lid: str, props: dict[str, Any]) -> None:
-        clave = client("kms").create_key(Description=props.get("Description", lid))["KeyMetadata"]
-        self.plantilla.fisicos[lid] = {"Ref": clave["KeyId"], "Arn": clave["Arn"], "KeyId": clave["KeyId"]}
+        key = client("kms").create_key(Description=props.get("Description", lid))["KeyMetadata"]
+        self.template.physical_ids[lid] = {"Ref": key["KeyId"], "Arn": key["Arn"], "KeyId": key["KeyId"]}
 
     def _kms_alias(self, lid: str, props: dict[str, Any]) -> None:
         client("kms").create_alias(AliasName=props["AliasName"], TargetKeyId=props["TargetKeyId"])
-        self.plantilla.fisicos[lid] = props["AliasName"]
+        self.template.physical_ids[lid] = props["AliasName"]
 
-    def _secreto(self, lid: str, props: dict[str, Any]) -> None:
-        valor = props.get("SecretString") or _generar_secreto(props.get("GenerateSecretString", {}))
-        nombre = props.get("Name", f"sam-emulator/{lid}")
-        arn = client("secretsmanager").create_secret(Name=nombre, SecretString=valor)["ARN"]
-        self.plantilla.fisicos[lid] = {"Ref": arn, "Id": arn}
+    def _secret(self, lid: str, props: dict[str, Any]) -> None:
+        value = props.get("SecretString") or _generate_secret(props.get("GenerateSecretString", {}))
+        name = props.get("Name", f"sam-emulator/{lid}")
+        arn = client("secretsmanager").create_secret(Name=name, SecretString=value)["ARN"]
+        self.template.physical_ids[lid] = {"Ref": arn, "Id": arn}
 
-    def _tabla(self, lid: str, props: dict[str, Any]) -> None:
-        crear_tabla(client("dynamodb"), self.plantilla, lid)
+    def _table(self, lid: str, props: dict[str, Any]) -> None:
+        create_table_from(client("dynamodb"), self.template, lid)
 
-    def _cola(self, lid: str, props: dict[str, Any]) -> None:
-        atributos = {k: _texto(props[k]) for k in _ATRIBUTOS_COLA if k in props}
-        for politica in ("RedrivePolicy", "RedriveAllowPolicy"):
-            if politica in props:
-                atributos[politica] = json.dumps(props[politica])
+    def _queue(self, lid: str, props: dict[str, Any]) -> None:
+        attributes = {k: _text(props[k]) for k in _QUEUE_ATTRIBUTES if k in props}
+        for policy in ("RedrivePolicy", "RedriveAllowPolicy"):
+            if policy in props:
+                attributes[policy] = json.dumps(props[policy])
         sqs = client("sqs")
-        url = sqs.create_queue(QueueName=props.get("QueueName", lid), Attributes=atributos)["QueueUrl"]
+        url = sqs.create_queue(QueueName=props.get("QueueName", lid), Attributes=attributes)["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        self.plantilla.fisicos[lid] = {"Ref": url, "Arn": arn, "QueueName": arn.rsplit(":", 1)[1], "QueueUrl": url}
+        self.template.physical_ids[lid] = {"Ref": url, "Arn": arn, "QueueName": arn.rsplit(":", 1)[1], "QueueUrl": url}
 
-    def _tema(self, lid: str, props: dict[str, Any]) -> None:
-        atributos = {k: _texto(props[k]) for k in ("FifoTopic", "ContentBasedDeduplication") if k in props}
-        arn = client("sns").create_topic(Name=props.get("TopicName", lid), Attributes=atributos)["TopicArn"]
-        self.plantilla.fisicos[lid] = {"Ref": arn, "TopicArn": arn, "TopicName": arn.rsplit(":", 1)[1]}
+    def _topic(self, lid: str, props: dict[str, Any]) -> None:
+        attributes = {k: _text(props[k]) for k in ("FifoTopic", "ContentBasedDeduplication") if k in props}
+        arn = client("sns").create_topic(Name=props.get("TopicName", lid), Attributes=attributes)["TopicArn"]
+        self.template.physical_ids[lid] = {"Ref": arn, "TopicArn": arn, "TopicName": arn.rsplit(":", 1)[1]}
 
-    def _suscripcion(self, lid: str, props: dict[str, Any]) -> None:
-        atributos = {
-            k: json.dumps(props[k]) if isinstance(props[k], dict) else _texto(props[k])
-            for k in _ATRIBUTOS_SUSCRIPCION
+    def _subscription(self, lid: str, props: dict[str, Any]) -> None:
+        attributes = {
+            k: json.dumps(props[k]) if isinstance(props[k], dict) else _text(props[k])
+            for k in _SUBSCRIPTION_ATTRIBUTES
             if k in props
         }
         arn = client("sns").subscribe(
-            TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"], Attributes=atributos
+            TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"], Attributes=attributes
         )["SubscriptionArn"]
-        self.plantilla.fisicos[lid] = arn
+        self.template.physical_ids[lid] = arn
 
     def _bus(self, lid: str, props: dict[str, Any]) -> None:
         arn = client("events").create_event_bus(Name=props["Name"])["EventBusArn"]
-        self.plantilla.fisicos[lid] = {"Ref": props["Name"], "Arn": arn, "Name": props["Name"]}
+        self.template.physical_ids[lid] = {"Ref": props["Name"], "Arn": arn, "Name": props["Name"]}
 
-    def _regla(self, lid: str, props: dict[str, Any]) -> None:
+    def _rule(self, lid: str, props: dict[str, Any]) -> None:
         events = client("events")
-        nombre = props.get("Name", lid)
-        args = {"Name": nombre, "EventBusName": props.get("EventBusName", "default"), "State": props.get("State")}
+        name = props.get("Name", lid)
+        args = {"Name": name, "EventBusName": props.get("EventBusName", "default"), "State": props.get("State")}
         if "EventPattern" in props:
             args["EventPattern"] = json.dumps(props["EventPattern"])
         if "ScheduleExpression" in props:
             args["ScheduleExpression"] = props["ScheduleExpression"]
         arn = events.put_rule(**{k: v for k, v in args.items() if v is not None})["RuleArn"]
         if props.get("Targets"):
-            events.put_targets(Rule=nombre, EventBusName=args["EventBusName"], Targets=props["Targets"])
-        self.plantilla.fisicos[lid] = {"Ref": nombre, "Arn": arn}
+            events.put_targets(Rule=name, EventBusName=args["EventBusName"], Targets=props["Targets"])
+        self.template.physical_ids[lid] = {"Ref": name, "Arn": arn}
 
-    def _archivo(self, lid: str, props: dict[str, Any]) -> None:
+    def _file(self, lid: str, props: dict[str, Any]) -> None:
         args = {k: props[k] for k in ("ArchiveName", "SourceArn", "Description", "RetentionDays") if k in props}
         args["EventSourceArn"] = args.pop("SourceArn")
         args.setdefault("ArchiveName", lid)
         if "EventPattern" in props:
             args["EventPattern"] = json.dumps(props["EventPattern"])
         arn = client("events").create_archive(**args)["ArchiveArn"]
-        self.plantilla.fisicos[lid] = {"Ref": args["ArchiveName"], "Arn": arn}
+        self.template.physical_ids[lid] = {"Ref": args["ArchiveName"], "Arn": arn}
 
-    def _alarma(self, lid: str, props: dict[str, Any]) -> None:
-        claves = (
+    def _alarm(self, lid: str, props: dict[str, Any]) -> None:
+        keys = (
             "AlarmName",
             "AlarmDescription",
             "ActionsEnabled",
@@ -183,103 +183,103 @@ class Aprovisionador:
             "TreatMissingData",
             "Metrics",
         )
-        args = {k: props[k] for k in claves if k in props}
+        args = {k: props[k] for k in keys if k in props}
         args.setdefault("AlarmName", lid)
         client("cloudwatch").put_metric_alarm(**args)
-        self.plantilla.fisicos[lid] = {"Ref": args["AlarmName"], "Arn": self._arn_generico("AWS::CloudWatch", lid)}
+        self.template.physical_ids[lid] = {"Ref": args["AlarmName"], "Arn": self._generic_arn("AWS::CloudWatch", lid)}
 
-    def _ejecutado_localmente(self, lid: str, props: dict[str, Any]) -> None:
-        """Pipes and schedules: moto does not run them; :mod:`pipes` and :mod:`programador` do."""
-        nombre = props.get("Name", lid)
-        self.plantilla.fisicos[lid] = {
-            "Ref": nombre,
-            "Arn": self._arn_generico(self.plantilla.recursos[lid]["Type"], nombre),
+    def _run_locally(self, lid: str, props: dict[str, Any]) -> None:
+        """Pipes and schedules: moto does not run them, :mod:`sam_emulator.pipes` and `.scheduler` do."""
+        name = props.get("Name", lid)
+        self.template.physical_ids[lid] = {
+            "Ref": name,
+            "Arn": self._generic_arn(self.template.resources[lid]["Type"], name),
         }
 
-    def _maquina(self, lid: str, props: dict[str, Any]) -> None:
-        texto = definicion_asl(props, self.plantilla.carpeta)
-        nombre = props.get("Name") or props.get("StateMachineName") or lid
+    def _state_machine(self, lid: str, props: dict[str, Any]) -> None:
+        text = asl_definition(props, self.template.folder)
+        name = props.get("Name") or props.get("StateMachineName") or lid
         arn = client("stepfunctions").create_state_machine(
-            name=nombre, definition=texto, roleArn=self._rol(), type=props.get("Type", "STANDARD")
+            name=name, definition=text, roleArn=self._role(), type=props.get("Type", "STANDARD")
         )["stateMachineArn"]
-        self.plantilla.fisicos[lid] = {"Ref": arn, "Arn": arn, "Name": nombre}
-        self.plantilla.fisicos.setdefault(f"{lid}Role", {"Ref": ROL_LOCAL, "Arn": self._rol()})
-        self.maquinas[lid] = arn
+        self.template.physical_ids[lid] = {"Ref": arn, "Arn": arn, "Name": name}
+        self.template.physical_ids.setdefault(f"{lid}Role", {"Ref": LOCAL_ROLE, "Arn": self._role()})
+        self.state_machines[lid] = arn
 
-    def _funcion(self, lid: str, props: dict[str, Any]) -> None:
-        globales = self.plantilla.resolver(self.plantilla.doc.get("Globals", {}).get("Function", {}))
-        config = {**globales, **props}
-        nombre = props.get("FunctionName", f"sam-emulator-{lid}")
-        declarado = {
-            **globales.get("Environment", {}).get("Variables", {}),
+    def _function(self, lid: str, props: dict[str, Any]) -> None:
+        module_globals = self.template.resolve(self.template.doc.get("Globals", {}).get("Function", {}))
+        config = {**module_globals, **props}
+        name = props.get("FunctionName", f"sam-emulator-{lid}")
+        declared = {
+            **module_globals.get("Environment", {}).get("Variables", {}),
             **props.get("Environment", {}).get("Variables", {}),
         }
         # "" in the template means unset (AWS_ENDPOINT_URL, DATABASE_URL, REDIS_URL are declared
         # empty for `sam local invoke --env-vars`): it must not hide moto's endpoint set in this process.
-        entorno = {**{k: v for k, v in declarado.items() if v != ""}, **self.entorno_local}
-        funcion = Funcion(
+        environment = {**{k: v for k, v in declared.items() if v != ""}, **self.local_environment}
+        function = Function(
             logical_id=lid,
-            nombre=nombre,
-            codigo=ruta_codigo(config["CodeUri"], self.plantilla.carpeta),
+            name=name,
+            code=code_path(config["CodeUri"], self.template.folder),
             handler=config.get("Handler", "app.lambda_handler"),
-            entorno={k: str(v) for k, v in entorno.items()},
+            environment={k: str(v) for k, v in environment.items()},
             timeout_s=float(config.get("Timeout", 3)),
-            memoria_mb=int(config.get("MemorySize", 128)),
-            concurrencia_reservada=_entero_o_nada(config.get("ReservedConcurrentExecutions")),
+            memory_mb=int(config.get("MemorySize", 128)),
+            reserved_concurrency=_int_or_none(config.get("ReservedConcurrentExecutions")),
         )
-        self.funciones.agregar(funcion)
+        self.functions.add(function)
         arn = client("lambda").create_function(
-            FunctionName=nombre,
+            FunctionName=name,
             Runtime=config.get("Runtime", "python3.13"),
-            Role=self._rol(),
-            Handler=funcion.handler,
-            Code={"ZipFile": _ZIP_VACIO},
-            Timeout=int(funcion.timeout_s),
+            Role=self._role(),
+            Handler=function.handler,
+            Code={"ZipFile": _EMPTY_ZIP},
+            Timeout=int(function.timeout_s),
         )["FunctionArn"]
-        self.plantilla.fisicos[lid] = {"Ref": nombre, "Arn": arn}
+        self.template.physical_ids[lid] = {"Ref": name, "Arn": arn}
         # SAM's implicit execution role, which other resources may reference.
-        self.plantilla.fisicos.setdefault(f"{lid}Role", {"Ref": ROL_LOCAL, "Arn": self._rol()})
+        self.template.physical_ids.setdefault(f"{lid}Role", {"Ref": LOCAL_ROLE, "Arn": self._role()})
 
-    def _url_funcion(self, lid: str, props: dict[str, Any]) -> None:
+    def _function_url(self, lid: str, props: dict[str, Any]) -> None:
         # A sandbox provider's function URL (issue 16): moto gives it a URL nobody serves locally;
         # the local run points the provider variables at its loopback stand-ins instead.
         url = client("lambda").create_function_url_config(
             FunctionName=props["TargetFunctionArn"], AuthType=props.get("AuthType", "NONE")
         )["FunctionUrl"]
-        self.plantilla.fisicos[lid] = {"Ref": url, "FunctionUrl": url, "FunctionArn": props["TargetFunctionArn"]}
+        self.template.physical_ids[lid] = {"Ref": url, "FunctionUrl": url, "FunctionArn": props["TargetFunctionArn"]}
 
 
-def definicion_asl(props: dict[str, Any], carpeta: Path) -> str:
+def asl_definition(props: dict[str, Any], folder: Path) -> str:
     """The ASL text exactly as the template gives it, with DefinitionSubstitutions applied.
 
-    ``carpeta``: the template's folder, which a ``DefinitionUri`` is relative to.
+    ``folder``: the template's folder, which a ``DefinitionUri`` is relative to.
     """
     if "Definition" in props:
-        texto = json.dumps(props["Definition"])
+        text = json.dumps(props["Definition"])
     elif "DefinitionString" in props:
-        texto = props["DefinitionString"]
+        text = props["DefinitionString"]
     else:
-        texto = (carpeta / props["DefinitionUri"]).read_text()
-    for clave, valor in props.get("DefinitionSubstitutions", {}).items():
-        texto = texto.replace(f"${{{clave}}}", str(valor))
-    return texto
+        text = (folder / props["DefinitionUri"]).read_text()
+    for key, value in props.get("DefinitionSubstitutions", {}).items():
+        text = text.replace(f"${{{key}}}", str(value))
+    return text
 
 
-def _entero_o_nada(valor: Any) -> int | None:
-    return None if valor is None else int(valor)
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
-def _texto(valor: Any) -> str:
-    return str(valor).lower() if isinstance(valor, bool) else str(valor)
+def _text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _generar_secreto(spec: dict[str, Any]) -> str:
-    valor = json.loads(spec.get("SecretStringTemplate", "{}"))
-    valor[spec.get("GenerateStringKey", "password")] = secrets.token_urlsafe(24)
-    return json.dumps(valor)
+def _generate_secret(spec: dict[str, Any]) -> str:
+    value = json.loads(spec.get("SecretStringTemplate", "{}"))
+    value[spec.get("GenerateStringKey", "password")] = secrets.token_urlsafe(24)
+    return json.dumps(value)
 
 
-def _zip_vacio() -> bytes:
+def _empty_zip() -> bytes:
     import io
     import zipfile
 
@@ -289,24 +289,24 @@ def _zip_vacio() -> bytes:
     return buffer.getvalue()
 
 
-_ZIP_VACIO = _zip_vacio()
+_EMPTY_ZIP = _empty_zip()
 
-_CREADORES: dict[str, Callable[[Aprovisionador, str, dict[str, Any]], None]] = {
-    "AWS::KMS::Key": Aprovisionador._kms_key,
-    "AWS::KMS::Alias": Aprovisionador._kms_alias,
-    "AWS::SecretsManager::Secret": Aprovisionador._secreto,
-    "AWS::DynamoDB::Table": Aprovisionador._tabla,
-    "AWS::SQS::Queue": Aprovisionador._cola,
-    "AWS::SNS::Topic": Aprovisionador._tema,
-    "AWS::SNS::Subscription": Aprovisionador._suscripcion,
-    "AWS::Events::EventBus": Aprovisionador._bus,
-    "AWS::Events::Rule": Aprovisionador._regla,
-    "AWS::Events::Archive": Aprovisionador._archivo,
-    "AWS::CloudWatch::Alarm": Aprovisionador._alarma,
-    "AWS::Serverless::StateMachine": Aprovisionador._maquina,
-    "AWS::StepFunctions::StateMachine": Aprovisionador._maquina,
-    "AWS::Serverless::Function": Aprovisionador._funcion,
-    "AWS::Lambda::Url": Aprovisionador._url_funcion,
-    "AWS::Pipes::Pipe": Aprovisionador._ejecutado_localmente,
-    "AWS::Scheduler::Schedule": Aprovisionador._ejecutado_localmente,
+_CREATORS: dict[str, Callable[[Provisioner, str, dict[str, Any]], None]] = {
+    "AWS::KMS::Key": Provisioner._kms_key,
+    "AWS::KMS::Alias": Provisioner._kms_alias,
+    "AWS::SecretsManager::Secret": Provisioner._secret,
+    "AWS::DynamoDB::Table": Provisioner._table,
+    "AWS::SQS::Queue": Provisioner._queue,
+    "AWS::SNS::Topic": Provisioner._topic,
+    "AWS::SNS::Subscription": Provisioner._subscription,
+    "AWS::Events::EventBus": Provisioner._bus,
+    "AWS::Events::Rule": Provisioner._rule,
+    "AWS::Events::Archive": Provisioner._file,
+    "AWS::CloudWatch::Alarm": Provisioner._alarm,
+    "AWS::Serverless::StateMachine": Provisioner._state_machine,
+    "AWS::StepFunctions::StateMachine": Provisioner._state_machine,
+    "AWS::Serverless::Function": Provisioner._function,
+    "AWS::Lambda::Url": Provisioner._function_url,
+    "AWS::Pipes::Pipe": Provisioner._run_locally,
+    "AWS::Scheduler::Schedule": Provisioner._run_locally,
 }

@@ -19,74 +19,74 @@ from typing import TYPE_CHECKING, Any
 from sam_emulator.background import BackgroundPart, BackgroundThread
 
 if TYPE_CHECKING:
-    from sam_emulator.functions import Funcion, Funciones
-    from sam_emulator.template import Plantilla
+    from sam_emulator.functions import Function, Functions
+    from sam_emulator.template import Template
 
 _RATE = re.compile(r"rate\((\d+)\s+(second|minute|hour|day)s?\)")
-_SEGUNDOS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 
 
-def periodo_s(expresion: str) -> float | None:
+def period_s(expression: str) -> float | None:
     """Seconds between runs of a ``rate(...)`` expression; None for ``cron``/``at``."""
-    m = _RATE.fullmatch(expresion.strip())
-    return int(m.group(1)) * _SEGUNDOS[m.group(2)] if m else None
+    m = _RATE.fullmatch(expression.strip())
+    return int(m.group(1)) * _SECONDS[m.group(2)] if m else None
 
 
 @dataclass
-class Programa(BackgroundPart):
-    """One schedule: call ``funcion`` with ``entrada`` every ``periodo_s`` seconds."""
+class Schedule(BackgroundPart):
+    """One schedule: call ``function`` with ``event_input`` every ``period_s`` seconds."""
 
-    nombre: str
-    funcion: Funcion
-    periodo_s: float
-    entrada: Any = field(default_factory=dict)
-    ejecuciones: int = 0
-    errores: int = 0
-    _hilo: BackgroundThread = field(init=False, repr=False)
+    name: str
+    function: Function
+    period_s: float
+    event_input: Any = field(default_factory=dict)
+    executions: int = 0
+    errors: int = 0
+    _thread: BackgroundThread = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # The first run is at start-up (the deployed schedule has been ticking for a while).
-        self._hilo = BackgroundThread.every(f"schedule-{self.nombre}", self.periodo_s, self.disparar, immediately=True)
+        self._thread = BackgroundThread.every(f"schedule-{self.name}", self.period_s, self.fire, immediately=True)
 
-    def disparar(self) -> None:
-        self.ejecuciones += 1
+    def fire(self) -> None:
+        self.executions += 1
         try:
-            self.funcion.invocar(self.entrada)
+            self.function.invoke(self.event_input)
         except Exception:  # Scheduler retries per its policy; the next tick is the local retry
-            self.errores += 1
+            self.errors += 1
 
 
-def programas_de_plantilla(
-    plantilla: Plantilla, funciones: Funciones, compresion: float = 1.0, periodo_min_s: float = 0.2
-) -> list[Programa]:
+def schedules_from_template(
+    template: Template, functions: Functions, compression: float = 1.0, min_period_s: float = 0.2
+) -> list[Schedule]:
     """Every rate schedule whose target is one of the template's functions."""
-    programas = []
-    for lid, expresion, destino in _horarios(plantilla):
-        periodo = periodo_s(expresion)
-        if periodo is None:
+    schedules = []
+    for lid, expression, target in _schedules(template):
+        period = period_s(expression)
+        if period is None:
             continue
         try:
-            funcion = funciones.por_nombre(destino["Arn"])
+            function = functions.by_name(target["Arn"])
         except KeyError:
             continue
-        entrada = json.loads(destino["Input"]) if isinstance(destino.get("Input"), str) else destino.get("Input", {})
-        programas.append(Programa(lid, funcion, max(periodo_min_s, periodo / compresion), entrada))
-    return programas
+        event_input = json.loads(target["Input"]) if isinstance(target.get("Input"), str) else target.get("Input", {})
+        schedules.append(Schedule(lid, function, max(min_period_s, period / compression), event_input))
+    return schedules
 
 
-def _horarios(plantilla: Plantilla) -> list[tuple[str, str, dict[str, Any]]]:
-    horarios = []
-    for lid in plantilla.de_tipo("AWS::Scheduler::Schedule"):
-        props = plantilla.propiedades(lid)
-        horarios.append((lid, props["ScheduleExpression"], props["Target"]))
-    for lid in plantilla.de_tipo("AWS::Events::Rule"):
-        props = plantilla.propiedades(lid)
+def _schedules(template: Template) -> list[tuple[str, str, dict[str, Any]]]:
+    schedules = []
+    for lid in template.of_type("AWS::Scheduler::Schedule"):
+        props = template.properties(lid)
+        schedules.append((lid, props["ScheduleExpression"], props["Target"]))
+    for lid in template.of_type("AWS::Events::Rule"):
+        props = template.properties(lid)
         if "ScheduleExpression" in props:
-            horarios.extend((lid, props["ScheduleExpression"], t) for t in props.get("Targets", []))
-    for lid, recurso in plantilla.de_tipo("AWS::Serverless::Function").items():
-        for nombre, evento in plantilla.resolver(recurso.get("Properties", {}).get("Events", {})).items():
-            if evento.get("Type") in ("Schedule", "ScheduleV2"):
-                props = evento["Properties"]
-                destino = {"Arn": plantilla.get_att(lid, "Arn"), "Input": props.get("Input", "{}")}
-                horarios.append((f"{lid}.{nombre}", props.get("Schedule") or props["ScheduleExpression"], destino))
-    return horarios
+            schedules.extend((lid, props["ScheduleExpression"], t) for t in props.get("Targets", []))
+    for lid, resource in template.of_type("AWS::Serverless::Function").items():
+        for name, event in template.resolve(resource.get("Properties", {}).get("Events", {})).items():
+            if event.get("Type") in ("Schedule", "ScheduleV2"):
+                props = event["Properties"]
+                target = {"Arn": template.get_att(lid, "Arn"), "Input": props.get("Input", "{}")}
+                schedules.append((f"{lid}.{name}", props.get("Schedule") or props["ScheduleExpression"], target))
+    return schedules

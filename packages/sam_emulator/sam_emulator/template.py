@@ -22,7 +22,7 @@ _SUB_VAR = re.compile(r"\$\{([^}!]+)\}")
 #: What the local run passes for the template's "use an existing one" parameters (when the template
 #: declares them): there is no VPC, Aurora cluster or ElastiCache to create on a laptop — the
 #: handlers reach the local PostgreSQL and Redis through DATABASE_URL / REDIS_URL instead.
-PARAMETROS_LOCALES = {
+LOCAL_PARAMETERS = {
     "SubnetIds": "subnet-local",
     "SecurityGroupIds": "sg-local",
     "AuroraEndpoint": "127.0.0.1",
@@ -31,132 +31,134 @@ PARAMETROS_LOCALES = {
 }
 
 
-class PlantillaError(Exception):
+class TemplateError(Exception):
     """The template cannot be read or an intrinsic cannot be resolved locally."""
 
 
 @dataclass
-class Plantilla:
+class Template:
     """A decoded template plus what resolving it locally needs."""
 
     # As ``sam`` reads it: template.yaml in the current directory unless told otherwise.
-    ruta: Path = field(default_factory=lambda: Path("template.yaml"))
-    parametros: dict[str, str] = field(default_factory=dict)
+    path: Path = field(default_factory=lambda: Path("template.yaml"))
+    parameters: dict[str, str] = field(default_factory=dict)
     region: str = "eu-south-2"
-    cuenta: str = "123456789012"
-    pila: str = "sam-emulator"  # AWS::StackName
+    account: str = "123456789012"
+    stack_name: str = "sam-emulator"  # AWS::StackName
     # logical id -> physical value for Ref / GetAtt, filled by whoever creates resources
-    fisicos: dict[str, Any] = field(default_factory=dict)
+    physical_ids: dict[str, Any] = field(default_factory=dict)
 
     @cached_property
     def doc(self) -> dict[str, Any]:
-        plantilla, errores = decode(str(self.ruta))
-        if errores or plantilla is None:
-            raise PlantillaError(f"{self.ruta}: {errores}")
-        return plantilla
+        template, errors = decode(str(self.path))
+        if errors or template is None:
+            raise TemplateError(f"{self.path}: {errors}")
+        return template
 
     @property
-    def carpeta(self) -> Path:
+    def folder(self) -> Path:
         """Where CodeUri and DefinitionUri are relative to, as SAM resolves them."""
-        return self.ruta.resolve().parent
+        return self.path.resolve().parent
 
     @property
-    def recursos(self) -> dict[str, dict[str, Any]]:
+    def resources(self) -> dict[str, dict[str, Any]]:
         return self.doc.get("Resources", {})
 
-    def de_tipo(self, tipo: str) -> dict[str, dict[str, Any]]:
+    def of_type(self, type_name: str) -> dict[str, dict[str, Any]]:
         """Resources of one CloudFormation/SAM type whose Condition holds, by logical id."""
         return {
-            lid: r for lid, r in self.recursos.items() if r.get("Type") == tipo and self.condicion(r.get("Condition"))
+            lid: r
+            for lid, r in self.resources.items()
+            if r.get("Type") == type_name and self.condition(r.get("Condition"))
         }
 
-    def propiedades(self, logical_id: str) -> dict[str, Any]:
+    def properties(self, logical_id: str) -> dict[str, Any]:
         """A resource's Properties with every intrinsic resolved."""
         try:
-            recurso = self.recursos[logical_id]
+            resource = self.resources[logical_id]
         except KeyError:
-            raise PlantillaError(f"no resource {logical_id!r} in {self.ruta.name}") from None
-        return self.resolver(recurso.get("Properties", {}))
+            raise TemplateError(f"no resource {logical_id!r} in {self.path.name}") from None
+        return self.resolve(resource.get("Properties", {}))
 
-    def parametro(self, nombre: str) -> Any:
-        if nombre in self.parametros:
-            return self.parametros[nombre]
-        definicion = self.doc.get("Parameters", {}).get(nombre)
-        if definicion is None:
-            raise PlantillaError(f"unknown parameter {nombre!r}")
-        valor = PARAMETROS_LOCALES.get(nombre, definicion.get("Default", ""))
-        if definicion.get("Type") == "CommaDelimitedList":
-            return [v for v in str(valor).split(",") if v]
-        return valor
+    def parameter(self, name: str) -> Any:
+        if name in self.parameters:
+            return self.parameters[name]
+        declaration = self.doc.get("Parameters", {}).get(name)
+        if declaration is None:
+            raise TemplateError(f"unknown parameter {name!r}")
+        value = LOCAL_PARAMETERS.get(name, declaration.get("Default", ""))
+        if declaration.get("Type") == "CommaDelimitedList":
+            return [v for v in str(value).split(",") if v]
+        return value
 
-    def condicion(self, nombre: str | None) -> bool:
-        if nombre is None:
+    def condition(self, name: str | None) -> bool:
+        if name is None:
             return True
-        return bool(self.resolver(self.doc["Conditions"][nombre]))
+        return bool(self.resolve(self.doc["Conditions"][name]))
 
-    def _pseudo(self, nombre: str) -> Any:
-        pseudos = {
+    def _pseudo(self, name: str) -> Any:
+        pseudo_parameters = {
             "AWS::Region": self.region,
-            "AWS::AccountId": self.cuenta,
+            "AWS::AccountId": self.account,
             "AWS::Partition": "aws",
             "AWS::URLSuffix": "amazonaws.com",
-            "AWS::StackName": self.pila,
+            "AWS::StackName": self.stack_name,
             "AWS::NoValue": _NO_VALUE,
         }
-        return pseudos[nombre]
+        return pseudo_parameters[name]
 
-    def ref(self, nombre: str) -> Any:
-        if nombre.startswith("AWS::"):
-            return self._pseudo(nombre)
-        if nombre in self.doc.get("Parameters", {}):
-            return self.parametro(nombre)
-        if nombre in self.fisicos:
-            valor = self.fisicos[nombre]
-            return valor["Ref"] if isinstance(valor, dict) else valor
-        raise PlantillaError(f"Ref {nombre!r} has no local value yet")
+    def ref(self, name: str) -> Any:
+        if name.startswith("AWS::"):
+            return self._pseudo(name)
+        if name in self.doc.get("Parameters", {}):
+            return self.parameter(name)
+        if name in self.physical_ids:
+            value = self.physical_ids[name]
+            return value["Ref"] if isinstance(value, dict) else value
+        raise TemplateError(f"Ref {name!r} has no local value yet")
 
-    def find_in_map(self, mapa: Any, clave: Any, segunda: Any) -> Any:
+    def find_in_map(self, map_name: Any, key: Any, second: Any) -> Any:
         """``Fn::FindInMap``: a value of the template's ``Mappings`` (keys may be intrinsics)."""
-        mapa, clave, segunda = (self.resolver(x) for x in (mapa, clave, segunda))
+        map_name, key, second = (self.resolve(x) for x in (map_name, key, second))
         try:
-            return self.doc.get("Mappings", {})[mapa][clave][segunda]
+            return self.doc.get("Mappings", {})[map_name][key][second]
         except (KeyError, TypeError):
-            raise PlantillaError(f"FindInMap [{mapa}, {clave}, {segunda}]: not in Mappings") from None
+            raise TemplateError(f"FindInMap [{map_name}, {key}, {second}]: not in Mappings") from None
 
-    def get_att(self, nombre: str, atributo: str) -> Any:
-        valor = self.fisicos.get(nombre)
-        if isinstance(valor, dict) and atributo in valor:
-            return valor[atributo]
-        raise PlantillaError(f"GetAtt {nombre}.{atributo} has no local value yet")
+    def get_att(self, name: str, attribute_name: str) -> Any:
+        value = self.physical_ids.get(name)
+        if isinstance(value, dict) and attribute_name in value:
+            return value[attribute_name]
+        raise TemplateError(f"GetAtt {name}.{attribute_name} has no local value yet")
 
-    def resolver(self, nodo: Any) -> Any:
+    def resolve(self, node: Any) -> Any:
         """Resolve Ref, Fn::Sub, Fn::GetAtt, Fn::If, Fn::Join, Fn::Equals, Fn::Not, Fn::Select, Fn::FindInMap."""
-        if isinstance(nodo, list):
-            return [v for v in (self.resolver(x) for x in nodo) if v is not _NO_VALUE]
-        if not isinstance(nodo, dict):
-            return nodo
-        if len(nodo) == 1:
-            ((clave, arg),) = nodo.items()
-            funcion = _INTRINSECAS.get(clave)
-            if funcion is not None:
-                return funcion(self, arg)
-        return {k: r for k, v in nodo.items() if (r := self.resolver(v)) is not _NO_VALUE}
+        if isinstance(node, list):
+            return [v for v in (self.resolve(x) for x in node) if v is not _NO_VALUE]
+        if not isinstance(node, dict):
+            return node
+        if len(node) == 1:
+            ((key, arg),) = node.items()
+            function = _INTRINSICS.get(key)
+            if function is not None:
+                return function(self, arg)
+        return {k: r for k, v in node.items() if (r := self.resolve(v)) is not _NO_VALUE}
 
     def _sub(self, arg: Any) -> str:
         if isinstance(arg, list):
-            texto, variables = arg[0], {k: self.resolver(v) for k, v in arg[1].items()}
+            text, variables = arg[0], {k: self.resolve(v) for k, v in arg[1].items()}
         else:
-            texto, variables = arg, {}
+            text, variables = arg, {}
 
-        def valor(m: re.Match[str]) -> str:
-            nombre = m.group(1)
-            if nombre in variables:
-                return str(variables[nombre])
-            if "." in nombre and not nombre.startswith("AWS::"):
-                return str(self.get_att(*nombre.split(".", 1)))
-            return str(self.ref(nombre))
+        def value(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name in variables:
+                return str(variables[name])
+            if "." in name and not name.startswith("AWS::"):
+                return str(self.get_att(*name.split(".", 1)))
+            return str(self.ref(name))
 
-        return _SUB_VAR.sub(valor, texto)
+        return _SUB_VAR.sub(value, text)
 
 
 class _NoValue:
@@ -167,30 +169,30 @@ class _NoValue:
 _NO_VALUE = _NoValue()
 
 
-def _get_att(p: Plantilla, arg: Any) -> Any:
-    nombre, atributo = arg.split(".", 1) if isinstance(arg, str) else arg
-    return p.get_att(nombre, atributo)
+def _get_att(p: Template, arg: Any) -> Any:
+    name, attribute_name = arg.split(".", 1) if isinstance(arg, str) else arg
+    return p.get_att(name, attribute_name)
 
 
-_INTRINSECAS = {
+_INTRINSICS = {
     "Ref": lambda p, a: p.ref(a),
     "Fn::Sub": lambda p, a: p._sub(a),
     "Fn::GetAtt": _get_att,
-    "Fn::If": lambda p, a: p.resolver(a[1] if p.condicion(a[0]) else a[2]),
-    "Fn::Equals": lambda p, a: p.resolver(a[0]) == p.resolver(a[1]),
-    "Fn::Not": lambda p, a: not p.resolver(a[0]),
-    "Fn::And": lambda p, a: all(p.resolver(x) for x in a),
-    "Fn::Or": lambda p, a: any(p.resolver(x) for x in a),
-    "Fn::Join": lambda p, a: a[0].join(str(x) for x in p.resolver(a[1])),
-    "Fn::Select": lambda p, a: p.resolver(a[1])[int(p.resolver(a[0]))],
+    "Fn::If": lambda p, a: p.resolve(a[1] if p.condition(a[0]) else a[2]),
+    "Fn::Equals": lambda p, a: p.resolve(a[0]) == p.resolve(a[1]),
+    "Fn::Not": lambda p, a: not p.resolve(a[0]),
+    "Fn::And": lambda p, a: all(p.resolve(x) for x in a),
+    "Fn::Or": lambda p, a: any(p.resolve(x) for x in a),
+    "Fn::Join": lambda p, a: a[0].join(str(x) for x in p.resolve(a[1])),
+    "Fn::Select": lambda p, a: p.resolve(a[1])[int(p.resolve(a[0]))],
     "Fn::FindInMap": lambda p, a: p.find_in_map(*a[:3]),
-    "Condition": lambda p, a: p.condicion(a),
+    "Condition": lambda p, a: p.condition(a),
 }
 
 
-def crear_tabla(dynamodb: Any, plantilla: Plantilla, logical_id: str) -> str:
+def create_table_from(dynamodb: Any, template: Template, logical_id: str) -> str:
     """Create a DynamoDB table in moto exactly as the template defines it; return its name."""
-    props = plantilla.propiedades(logical_id)
+    props = template.properties(logical_id)
     args: dict[str, Any] = {
         k: props[k]
         for k in (
@@ -214,10 +216,10 @@ def crear_tabla(dynamodb: Any, plantilla: Plantilla, logical_id: str) -> str:
         dynamodb.update_time_to_live(
             TableName=props["TableName"], TimeToLiveSpecification=props["TimeToLiveSpecification"]
         )
-    descripcion = dynamodb.describe_table(TableName=props["TableName"])["Table"]
-    plantilla.fisicos[logical_id] = {
+    description = dynamodb.describe_table(TableName=props["TableName"])["Table"]
+    template.physical_ids[logical_id] = {
         "Ref": props["TableName"],
-        "Arn": descripcion["TableArn"],
-        "StreamArn": descripcion.get("LatestStreamArn"),
+        "Arn": description["TableArn"],
+        "StreamArn": description.get("LatestStreamArn"),
     }
     return props["TableName"]

@@ -21,66 +21,66 @@ from typing import Any
 from sam_emulator.aws import client
 from sam_emulator.background import BackgroundPart, BackgroundThread
 
-INTERVALO_S = 1.0
+INTERVAL_S = 1.0
 
 
 @dataclass
-class BarredorTtl(BackgroundPart):
+class TtlSweeper(BackgroundPart):
     """Deletes expired items (TTL attribute < now) and remembers which deletions were TTL's."""
 
-    tablas: dict[str, str] = field(default_factory=dict)  # table name -> TTL attribute
-    reloj: Any = time.time
-    borrados: int = 0
-    errores: list[str] = field(default_factory=list)  # sweeps lost to an API error (the next one retries)
-    _claves: set[str] = field(default_factory=set)
-    _cerrojo: threading.Lock = field(default_factory=threading.Lock)
-    _hilo: BackgroundThread = field(init=False, repr=False)
+    tables: dict[str, str] = field(default_factory=dict)  # table name -> TTL attribute
+    clock: Any = time.time
+    deleted: int = 0
+    errors: list[str] = field(default_factory=list)  # sweeps lost to an API error (the next one retries)
+    _keys: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _thread: BackgroundThread = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._hilo = BackgroundThread.every(
-            "ttl", INTERVALO_S, self.barrer, on_error=lambda exc: self.errores.append(f"{type(exc).__name__}: {exc}")
+        self._thread = BackgroundThread.every(
+            "ttl", INTERVAL_S, self.sweep, on_error=lambda exc: self.errors.append(f"{type(exc).__name__}: {exc}")
         )
 
     @classmethod
-    def de_tablas_con_stream(cls) -> BarredorTtl:
+    def of_tables_with_streams(cls) -> TtlSweeper:
         dynamodb = client("dynamodb")
-        tablas = {}
-        for nombre in dynamodb.list_tables()["TableNames"]:
-            tabla = dynamodb.describe_table(TableName=nombre)["Table"]
-            ttl = dynamodb.describe_time_to_live(TableName=nombre)["TimeToLiveDescription"]
-            if tabla.get("StreamSpecification", {}).get("StreamEnabled") and ttl.get("TimeToLiveStatus") == "ENABLED":
-                tablas[nombre] = ttl["AttributeName"]
-        return cls(tablas=tablas)
+        tables = {}
+        for name in dynamodb.list_tables()["TableNames"]:
+            table = dynamodb.describe_table(TableName=name)["Table"]
+            ttl = dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+            if table.get("StreamSpecification", {}).get("StreamEnabled") and ttl.get("TimeToLiveStatus") == "ENABLED":
+                tables[name] = ttl["AttributeName"]
+        return cls(tables=tables)
 
-    def barrer(self) -> int:
+    def sweep(self) -> int:
         """One sweep: delete every expired item; return how many."""
         dynamodb = client("dynamodb")
-        ahora = int(self.reloj())
+        now = int(self.clock())
         total = 0
-        for tabla, atributo in self.tablas.items():
-            clave_esquema = [k["AttributeName"] for k in dynamodb.describe_table(TableName=tabla)["Table"]["KeySchema"]]
-            for pagina in dynamodb.get_paginator("scan").paginate(
-                TableName=tabla,
+        for table, attribute_name in self.tables.items():
+            key_schema = [k["AttributeName"] for k in dynamodb.describe_table(TableName=table)["Table"]["KeySchema"]]
+            for page in dynamodb.get_paginator("scan").paginate(
+                TableName=table,
                 FilterExpression="#t < :ahora",
-                ExpressionAttributeNames={"#t": atributo},
-                ExpressionAttributeValues={":ahora": {"N": str(ahora)}},
+                ExpressionAttributeNames={"#t": attribute_name},
+                ExpressionAttributeValues={":ahora": {"N": str(now)}},
             ):
-                for item in pagina["Items"]:
-                    clave = {k: item[k] for k in clave_esquema}
-                    with self._cerrojo:
-                        self._claves.add(_huella(clave))
-                    dynamodb.delete_item(TableName=tabla, Key=clave)
+                for item in page["Items"]:
+                    key = {k: item[k] for k in key_schema}
+                    with self._lock:
+                        self._keys.add(_fingerprint(key))
+                    dynamodb.delete_item(TableName=table, Key=key)
                     total += 1
-        self.borrados += total
+        self.deleted += total
         return total
 
-    def fue_ttl(self, registro: dict[str, Any]) -> bool:
+    def was_ttl(self, record: dict[str, Any]) -> bool:
         """Whether a stream record is the deletion of an item this sweeper expired."""
-        if registro.get("eventName") != "REMOVE":
+        if record.get("eventName") != "REMOVE":
             return False
-        with self._cerrojo:
-            return _huella(registro["dynamodb"]["Keys"]) in self._claves
+        with self._lock:
+            return _fingerprint(record["dynamodb"]["Keys"]) in self._keys
 
 
-def _huella(clave: dict[str, Any]) -> str:
-    return json.dumps(clave, sort_keys=True)
+def _fingerprint(key: dict[str, Any]) -> str:
+    return json.dumps(key, sort_keys=True)

@@ -3,7 +3,7 @@
 In Lambda each function runs in execution environments of its own: its own process, its own
 environment variables, its own imported handler (a cold start per environment), one invocation
 at a time per environment, and a timeout that stops the process. :class:`WorkerPool` gives a
-:class:`~sam_emulator.functions.Funcion` exactly that:
+:class:`~sam_emulator.functions.Function` exactly that:
 
 - a :class:`Worker` is one process (``multiprocessing``'s *forkserver*: a clean server process
   forks each worker, so nothing of the parent's threads, locks or moto state is inherited, and
@@ -18,20 +18,20 @@ at a time per environment, and a timeout that stops the process. :class:`WorkerP
 
 What stays in the parent: admission (throttling, the chaos plan's decision, the record of
 deaths: :data:`sam_emulator.deaths.CONTROL`), moto, the event sources and the HTTP stand-ins.
-The planned death (a :class:`~sam_emulator.deaths.Corte`) travels with the request; the worker's
+The planned death (a :class:`~sam_emulator.deaths.Cut`) travels with the request; the worker's
 own boundary hooks apply it and the worker then exits, its environment gone as on AWS.
 
 What comes back with each answer, besides the result or the error:
 
 - what the handler wrote on stdout or stderr (both are the function's log in Lambda: Python's
   warnings too), written to the parent's ``sys.stdout``, where
-  :class:`~sam_emulator.log_capture.CapturaSalida` reads logs and EMF metrics as CloudWatch
+  :class:`~sam_emulator.log_capture.OutputCapture` reads logs and EMF metrics as CloudWatch
   would; a killed worker's output of that invocation is lost;
 - every AWS call the worker made (:class:`~sam_emulator.principal.AwsCall`), which
-  :class:`~sam_emulator.functions.Funcion` hands to :func:`sam_emulator.principal.report_call`
+  :class:`~sam_emulator.functions.Function` hands to :func:`sam_emulator.principal.report_call`
   under the function's name (an IAM request recorder listens there).
 
-Cost, and why :class:`~sam_emulator.runtime.RuntimeLocal` uses workers only with
+Cost, and why :class:`~sam_emulator.runtime.LocalRuntime` uses workers only with
 ``SAM_EMULATOR_WORKERS=1`` for now: handlers import little (about 50 ms of CPU) but build their
 clients, loggers and connections on first use, once per worker instead of once per process; a
 worker holds about 70 MB; and a run keeps as many workers per function as it had concurrent
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from multiprocessing.connection import Connection
 
-    from sam_emulator.deaths import Corte
+    from sam_emulator.deaths import Cut
     from sam_emulator.principal import AwsCall
 
 __all__ = ["PRELOAD", "Answer", "Worker", "WorkerConfig", "WorkerLost", "WorkerPool"]
@@ -99,9 +99,9 @@ def _context() -> Any:
     global _CONTEXT
     with _CONTEXT_LOCK:
         if _CONTEXT is None:
-            contexto = multiprocessing.get_context("forkserver")
-            contexto.set_forkserver_preload(PRELOAD)
-            _CONTEXT = contexto
+            lambda_context = multiprocessing.get_context("forkserver")
+            lambda_context.set_forkserver_preload(PRELOAD)
+            _CONTEXT = lambda_context
         return _CONTEXT
 
 
@@ -144,69 +144,69 @@ class Worker:
     """One worker process of one function; one invocation at a time."""
 
     def __init__(self, config: WorkerConfig) -> None:
-        contexto = _context()
+        lambda_context = _context()
         self.config = config
-        self._conexion, hijo = contexto.Pipe()
-        self.proceso = contexto.Process(
-            target=_main, args=(hijo, config), daemon=True, name=f"lambda-{config.logical_id}"
+        self._connection, child = lambda_context.Pipe()
+        self.proc = lambda_context.Process(
+            target=_main, args=(child, config), daemon=True, name=f"lambda-{config.logical_id}"
         )
-        self._inicio = time.monotonic()
-        self.proceso.start()
-        hijo.close()
+        self._start = time.monotonic()
+        self.proc.start()
+        child.close()
         self.cold_start_s: float | None = None
 
     @property
     def pid(self) -> int | None:
-        return self.proceso.pid
+        return self.proc.pid
 
     def ready(self) -> None:
         """Wait for the cold start to end (once); its output goes to ``sys.stdout``. Raise its import error."""
         if self.cold_start_s is not None:
             return
-        if not self._conexion.poll(COLD_START_LIMIT_S):
+        if not self._connection.poll(COLD_START_LIMIT_S):
             self.kill()
             raise WorkerLost(LambdaCrashed, "init (cold start too long)")
         try:
-            tipo, carga, log = self._conexion.recv()
+            type_name, payload, log = self._connection.recv()
         except (EOFError, OSError):
             self.kill()
             raise WorkerLost(LambdaCrashed, "init") from None
-        self.cold_start_s = time.monotonic() - self._inicio
+        self.cold_start_s = time.monotonic() - self._start
         if log:
             sys.stdout.write(log)
-        if tipo == "error":
+        if type_name == "error":
             self.kill()
-            raise _excepcion(carga)
+            raise _exception(payload)
 
-    def invoke(self, event: Any, context: dict[str, Any], corte: Corte | None, deadline: float) -> Answer:
+    def invoke(self, event: Any, context: dict[str, Any], cut: Cut | None, deadline: float) -> Answer:
         """Run one invocation; past ``deadline`` (``time.monotonic()``, shared by every process) kill the worker."""
         try:
-            self._conexion.send((event, context, corte, deadline))
+            self._connection.send((event, context, cut, deadline))
         except (OSError, ValueError) as error:  # broken pipe: the worker died between invocations
             self.kill()
             raise WorkerLost(LambdaCrashed, "send") from error
-        if not self._conexion.poll(max(0.0, deadline - time.monotonic())):
+        if not self._connection.poll(max(0.0, deadline - time.monotonic())):
             self.kill()
             raise WorkerLost(LambdaTimeout, "timeout (killed)")
         try:
-            respuesta: Answer = self._conexion.recv()
+            response: Answer = self._connection.recv()
         except (EOFError, OSError):
             self.kill()
             raise WorkerLost(LambdaCrashed, "process exited") from None
-        if respuesta.kind == "error":
-            respuesta.error = _excepcion(respuesta.error)
-        return respuesta
+        if response.kind == "error":
+            response.error = _exception(response.error)
+        return response
 
     def alive(self) -> bool:
-        return self.proceso.is_alive()
+        return self.proc.is_alive()
 
     def kill(self) -> None:
         """SIGKILL, as Lambda stops an environment: no cleanup runs in it."""
-        if self.proceso.pid is not None and self.proceso.is_alive():
+        if self.proc.pid is not None and self.proc.is_alive():
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.proceso.pid, signal.SIGKILL)
-        self.proceso.join(timeout=10)
-        self._conexion.close()
+                os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.join(timeout=10)
+        self._connection.close()
 
 
 class WorkerPool:
@@ -214,171 +214,174 @@ class WorkerPool:
 
     def __init__(self, config: Callable[[], WorkerConfig]) -> None:
         self._config = config
-        self._libres: list[Worker] = []
-        self._todos: set[Worker] = set()
-        self._cerrojo = threading.Lock()
-        self._cerrado = False
+        self._free: list[Worker] = []
+        self._everyone: set[Worker] = set()
+        self._lock = threading.Lock()
+        self._closed = False
         self.cold_starts = 0
 
     def warm(self) -> Worker:
         """Start one worker now, idle (wait for its cold start with :meth:`Worker.ready`)."""
-        trabajador = self._nuevo()
-        with self._cerrojo:
-            self._libres.append(trabajador)
-        return trabajador
+        worker = self._new()
+        with self._lock:
+            self._free.append(worker)
+        return worker
 
     def ready_all(self) -> None:
         """Wait for the idle workers' cold starts (raise the first import error)."""
-        with self._cerrojo:
-            libres = list(self._libres)
-        for trabajador in libres:
+        with self._lock:
+            free = list(self._free)
+        for worker in free:
             try:
-                trabajador.ready()
+                worker.ready()
             except BaseException:
-                self.discard(trabajador)
+                self.discard(worker)
                 raise
 
     def acquire(self) -> Worker:
         """An idle worker, or a new one (a cold start); ready to invoke."""
-        trabajador: Worker | None = None
-        with self._cerrojo:
-            if self._cerrado:
+        worker: Worker | None = None
+        with self._lock:
+            if self._closed:
                 raise RuntimeError("the function's workers are stopped")
-            while self._libres and trabajador is None:
-                trabajador = self._libres.pop()
-                if not trabajador.alive():
-                    self._todos.discard(trabajador)
-                    trabajador = None
-        trabajador = trabajador or self._nuevo()
+            while self._free and worker is None:
+                worker = self._free.pop()
+                if not worker.alive():
+                    self._everyone.discard(worker)
+                    worker = None
+        worker = worker or self._new()
         try:
-            trabajador.ready()
+            worker.ready()
         except BaseException:
-            self.discard(trabajador)
+            self.discard(worker)
             raise
-        return trabajador
+        return worker
 
     def release(self, worker: Worker) -> None:
-        with self._cerrojo:
-            if not self._cerrado and worker.alive():
-                self._libres.append(worker)
+        with self._lock:
+            if not self._closed and worker.alive():
+                self._free.append(worker)
                 return
-            self._todos.discard(worker)
+            self._everyone.discard(worker)
         worker.kill()
 
     def discard(self, worker: Worker) -> None:
-        with self._cerrojo:
-            self._todos.discard(worker)
+        with self._lock:
+            self._everyone.discard(worker)
         worker.kill()
 
     def pids(self) -> list[int]:
-        with self._cerrojo:
-            return [t.pid for t in self._todos if t.pid is not None]
+        with self._lock:
+            return [t.pid for t in self._everyone if t.pid is not None]
 
     def close(self) -> None:
-        with self._cerrojo:
-            self._cerrado = True
-            todos, self._todos, self._libres = list(self._todos), set(), []
-        for trabajador in todos:
-            trabajador.kill()
+        with self._lock:
+            self._closed = True
+            everyone, self._everyone, self._free = list(self._everyone), set(), []
+        for worker in everyone:
+            worker.kill()
 
-    def _nuevo(self) -> Worker:
-        trabajador = Worker(self._config())
-        with self._cerrojo:
-            self._todos.add(trabajador)
+    def _new(self) -> Worker:
+        worker = Worker(self._config())
+        with self._lock:
+            self._everyone.add(worker)
             self.cold_starts += 1
-        return trabajador
+        return worker
 
 
-def _excepcion(carga: Any) -> BaseException:
+def _exception(payload: Any) -> BaseException:
     """The worker's exception: itself when the parent can unpickle it, else one of the same class name."""
-    datos, modulo, nombre, mensaje, pila = carga
+    data, module, name, message, stack_trace = payload
     try:
-        excepcion = pickle.loads(datos) if datos is not None else None
+        exception = pickle.loads(data) if data is not None else None
     except Exception:
-        excepcion = None
-    if not isinstance(excepcion, BaseException):
-        clase = type(nombre, (Exception,), {"__module__": modulo})
-        excepcion = clase(mensaje)
-    excepcion.remote_traceback = pila  # type: ignore[attr-defined]
-    return excepcion
+        exception = None
+    if not isinstance(exception, BaseException):
+        error_class = type(name, (Exception,), {"__module__": module})
+        exception = error_class(message)
+    exception.remote_traceback = stack_trace  # type: ignore[attr-defined]
+    return exception
 
 
 # ------------------------------------------------------------------ worker side
-class _Salida(io.TextIOBase):
+class _Output(io.TextIOBase):
     """The worker's stdout and stderr: kept until the answer carries it to the parent."""
 
     def __init__(self) -> None:
-        self._partes: list[str] = []
-        self._cerrojo = threading.Lock()
+        self._parts: list[str] = []
+        self._lock = threading.Lock()
 
     def writable(self) -> bool:
         return True
 
-    def write(self, texto: str) -> int:
-        with self._cerrojo:
-            self._partes.append(texto)
-        return len(texto)
+    def write(self, text: str) -> int:
+        with self._lock:
+            self._parts.append(text)
+        return len(text)
 
-    def tomar(self) -> str:
-        with self._cerrojo:
-            texto, self._partes = "".join(self._partes), []
-        return texto
+    def take(self) -> str:
+        with self._lock:
+            text, self._parts = "".join(self._parts), []
+        return text
 
 
-def _carga(exc: BaseException) -> tuple[bytes | None, str, str, str, list[str]]:
+def _payload(exc: BaseException) -> tuple[bytes | None, str, str, str, list[str]]:
     try:
-        datos: bytes | None = pickle.dumps(exc)
+        data: bytes | None = pickle.dumps(exc)
     except Exception:
-        datos = None
-    tipo = type(exc)
-    return datos, tipo.__module__, tipo.__name__, str(exc), traceback.format_exception(exc)[-5:]
+        data = None
+    type_name = type(exc)
+    return data, type_name.__module__, type_name.__name__, str(exc), traceback.format_exception(exc)[-5:]
 
 
-def _main(conexion: Connection, config: WorkerConfig) -> None:
+def _main(connection: Connection, config: WorkerConfig) -> None:
     """The worker process: environment, hooks, cold start, then one invocation per request."""
     os.environ.clear()
     os.environ.update(config.environ)
-    salida = _Salida()  # one log, as Lambda's: stderr (warnings included) goes with stdout
-    sys.stdout = sys.stderr = salida  # type: ignore[assignment]
+    output = _Output()  # one log, as Lambda's: stderr (warnings included) goes with stdout
+    sys.stdout = sys.stderr = output  # type: ignore[assignment]
 
     from sam_emulator import deaths
-    from sam_emulator.moto_lambda import ContextoLambda, importar_handler
+    from sam_emulator.moto_lambda import LambdaContext, import_handler
     from sam_emulator.principal import acting_as, record_calls
 
-    deaths.instalar()  # the boundary hooks, before the handler builds any client
-    llamadas = record_calls()
+    deaths.install()  # the boundary hooks, before the handler builds any client
+    calls = record_calls()
     try:
-        modulo = importar_handler(Path(config.file), f"lambda_{config.logical_id}")
-        manejador = getattr(modulo, config.attribute)
+        module = import_handler(Path(config.file), f"lambda_{config.logical_id}")
+        handler_fn = getattr(module, config.attribute)
     except BaseException as exc:
-        conexion.send(("error", _carga(exc), salida.tomar()))
+        connection.send(("error", _payload(exc), output.take()))
         return
-    llamadas.take()  # calls of the cold start are the role's too, but were never reported: keep it so
-    conexion.send(("ready", None, salida.tomar()))
-    control = deaths.ControlPlataforma()
+    calls.take()  # calls of the cold start are the role's too, but were never reported: keep it so
+    connection.send(("ready", None, output.take()))
+    control = deaths.PlatformControl()
     while True:
         try:
-            evento, datos_contexto, corte, plazo = conexion.recv()
+            event, context_data, cut, deadline = connection.recv()
         except (EOFError, OSError):
             return
-        control.planificar(lambda _inv, corte=corte: corte)
-        contexto = ContextoLambda(**{**datos_contexto, "timeout_s": max(0.0, plazo - time.monotonic())})
+        control.set_plan(lambda _inv, cut=cut: cut)
+        lambda_context = LambdaContext(**{**context_data, "timeout_s": max(0.0, deadline - time.monotonic())})
         cpu = time.thread_time()
-        respuesta = Answer("ok")
+        response = Answer("ok")
         try:
-            with acting_as(config.logical_id), control.invocacion(config.name, evento, plazo - time.monotonic(), None):
-                respuesta.result = manejador(evento, contexto)
-        except PlatformFault as fallo:  # the planned death, or a boundary past the deadline
-            respuesta = Answer("died", fault=type(fallo), where=control.muertes[-1][2] if control.muertes else "?")
+            with (
+                acting_as(config.logical_id),
+                control.invocation(config.name, event, deadline - time.monotonic(), None),
+            ):
+                response.result = handler_fn(event, lambda_context)
+        except PlatformFault as failure:  # the planned death, or a boundary past the deadline
+            response = Answer("died", fault=type(failure), where=control.deaths[-1][2] if control.deaths else "?")
         except Exception as exc:
-            respuesta = Answer("error", error=_carga(exc))  # type: ignore[arg-type]
+            response = Answer("error", error=_payload(exc))  # type: ignore[arg-type]
         except BaseException as exc:  # SystemExit and the like: the runtime process ends
-            respuesta = Answer("died", fault=LambdaCrashed, where=type(exc).__name__)
-        respuesta.cpu_s = time.thread_time() - cpu
-        respuesta.log, respuesta.calls = salida.tomar(), llamadas.take()
+            response = Answer("died", fault=LambdaCrashed, where=type(exc).__name__)
+        response.cpu_s = time.thread_time() - cpu
+        response.log, response.calls = output.take(), calls.take()
         try:
-            conexion.send(respuesta)
+            connection.send(response)
         except Exception as exc:  # an unpicklable result: Lambda fails to serialise it too
-            conexion.send(Answer("error", error=_carga(TypeError(f"result not serialisable: {exc}"))))  # type: ignore[arg-type]
-        if respuesta.kind == "died":
+            connection.send(Answer("error", error=_payload(TypeError(f"result not serialisable: {exc}"))))  # type: ignore[arg-type]
+        if response.kind == "died":
             os._exit(1)  # the environment is gone: the next invocation gets a new one

@@ -6,21 +6,21 @@ import os
 from typing import TYPE_CHECKING
 
 import pytest
-from sam_emulator.moto_server import CREDENCIALES_LOCALES
+from sam_emulator.moto_server import LOCAL_CREDENTIALS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from sam_emulator.moto_server import ServidorMoto
+    from sam_emulator.moto_server import MotoServer
 
 # Never reach a real account: fake credentials and a fixed region, before boto3 loads.
-os.environ.update(CREDENCIALES_LOCALES, AWS_DEFAULT_REGION="eu-south-2", AWS_REGION="eu-south-2")
+os.environ.update(LOCAL_CREDENTIALS, AWS_DEFAULT_REGION="eu-south-2", AWS_REGION="eu-south-2")
 
 
 @pytest.fixture
-def servidor_moto() -> Iterator[ServidorMoto]:
-    from sam_emulator.moto_server import ServidorMoto
+def moto_server() -> Iterator[MotoServer]:
+    from sam_emulator.moto_server import MotoServer
 
-    # compresion 60: a queue's 60 s visibility lasts 1 s here
-    with ServidorMoto(compresion=60) as servidor:
-        yield servidor
+    # compression 60: a queue's 60 s visibility lasts 1 s here
+    with MotoServer(compression=60) as server:
+        yield server

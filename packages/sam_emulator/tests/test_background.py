@@ -23,24 +23,24 @@ from sam_emulator.testing import HANG_GUARD_S  # only stops a hung run; the test
 
 def test_background_thread_when_started_runs_its_loop_in_a_named_daemon_thread_until_stopped() -> None:
     # GIVEN a loop that records the thread it runs in, then waits to be stopped
-    dentro = threading.Event()
-    visto: dict[str, object] = {}
+    inside = threading.Event()
+    seen: dict[str, object] = {}
 
     def loop(stopping: threading.Event) -> None:
-        visto["nombre"], visto["daemon"] = threading.current_thread().name, threading.current_thread().daemon
-        dentro.set()
+        seen["nombre"], seen["daemon"] = threading.current_thread().name, threading.current_thread().daemon
+        inside.set()
         stopping.wait()
 
-    hilo = BackgroundThread("mf-prueba", loop).start()
-    assert dentro.wait(HANG_GUARD_S), "the loop never ran"
+    thread = BackgroundThread("mf-prueba", loop).start()
+    assert inside.wait(HANG_GUARD_S), "the loop never ran"
 
     # WHEN it is stopped
-    hilo.stop()
+    thread.stop()
 
     # THEN the loop ran in a daemon thread with the given name, and that thread is gone
-    assert visto == {"nombre": "mf-prueba", "daemon": True}
-    assert not hilo.alive
-    assert hilo.done.is_set()
+    assert seen == {"nombre": "mf-prueba", "daemon": True}
+    assert not thread.alive
+    assert thread.done.is_set()
 
 
 def test_background_thread_when_loop_raises_stop_raises_with_the_loop_error_as_cause() -> None:
@@ -48,300 +48,300 @@ def test_background_thread_when_loop_raises_stop_raises_with_the_loop_error_as_c
     def loop(stopping: threading.Event) -> None:
         raise ValueError("bad record")
 
-    hilo = BackgroundThread("mf-roto", loop).start()
-    assert hilo.done.wait(HANG_GUARD_S), "the loop never ended"
+    thread = BackgroundThread("mf-roto", loop).start()
+    assert thread.done.wait(HANG_GUARD_S), "the loop never ended"
 
     # WHEN the owner checks it, and then stops it
-    with pytest.raises(BackgroundThreadError, match="mf-roto crashed: ValueError: bad record") as comprobado:
-        hilo.raise_if_failed()
-    with pytest.raises(BackgroundThreadError) as parado:
-        hilo.stop()
+    with pytest.raises(BackgroundThreadError, match="mf-roto crashed: ValueError: bad record") as checked:
+        thread.raise_if_failed()
+    with pytest.raises(BackgroundThreadError) as stopped:
+        thread.stop()
 
     # THEN both name the thread and carry the loop's own exception
-    assert isinstance(comprobado.value.__cause__, ValueError)
-    assert isinstance(parado.value.__cause__, ValueError)
+    assert isinstance(checked.value.__cause__, ValueError)
+    assert isinstance(stopped.value.__cause__, ValueError)
 
 
 def test_background_thread_when_loop_ignores_the_stop_raises_after_the_bound_and_a_later_stop_joins() -> None:
     # GIVEN a loop that only a gate the test holds can end (it does not look at the stop event)
-    puerta = threading.Event()
-    dentro = threading.Event()
+    gate = threading.Event()
+    inside = threading.Event()
 
     def loop(stopping: threading.Event) -> None:
-        dentro.set()
-        puerta.wait(HANG_GUARD_S)
+        inside.set()
+        gate.wait(HANG_GUARD_S)
 
-    hilo = BackgroundThread("mf-sordo", loop).start()
-    assert dentro.wait(HANG_GUARD_S), "the loop never ran"
+    thread = BackgroundThread("mf-sordo", loop).start()
+    assert inside.wait(HANG_GUARD_S), "the loop never ran"
 
     # WHEN it is stopped with a bound the loop cannot meet (the gate is closed)
     with pytest.raises(BackgroundThreadError, match="mf-sordo did not stop within"):
-        hilo.stop(timeout_s=0.01)
+        thread.stop(timeout_s=0.01)
 
     # THEN it is still reported running; once the gate opens, a second stop joins it cleanly
-    assert hilo.alive
-    puerta.set()
-    hilo.stop()
-    assert not hilo.alive
+    assert thread.alive
+    gate.set()
+    thread.stop()
+    assert not thread.alive
 
 
 def test_background_thread_every_runs_the_step_repeatedly_until_stopped() -> None:
     # GIVEN a step with no pause between runs that signals its third run
-    veces = 0
-    tercera = threading.Event()
+    times = 0
+    third = threading.Event()
 
-    def paso() -> None:
-        nonlocal veces
-        veces += 1
-        if veces == 3:
-            tercera.set()
+    def step() -> None:
+        nonlocal times
+        times += 1
+        if times == 3:
+            third.set()
 
-    hilo = BackgroundThread.every("mf-paso", 0.0, paso, immediately=True).start()
+    thread = BackgroundThread.every("mf-paso", 0.0, step, immediately=True).start()
 
     # WHEN it has run three times and is stopped
-    assert tercera.wait(HANG_GUARD_S), "the step did not repeat"
-    hilo.stop()
+    assert third.wait(HANG_GUARD_S), "the step did not repeat"
+    thread.stop()
 
     # THEN the loop is over: stop() returned only after the step in flight ended
-    assert veces >= 3
-    assert not hilo.alive
+    assert times >= 3
+    assert not thread.alive
 
 
-@pytest.mark.parametrize(("inmediato", "esperadas"), [(True, 1), (False, 0)])
+@pytest.mark.parametrize(("immediate", "expected"), [(True, 1), (False, 0)])
 def test_background_thread_every_first_step_runs_at_start_only_when_immediately(
-    inmediato: bool, esperadas: int
+    immediate: bool, expected: int
 ) -> None:
     # GIVEN a step every hour, started with or without an immediate first run
-    corridas: list[int] = []
-    primera = threading.Event()
+    runs: list[int] = []
+    first = threading.Event()
 
-    def paso() -> None:
-        corridas.append(1)
-        primera.set()
+    def step() -> None:
+        runs.append(1)
+        first.set()
 
-    hilo = BackgroundThread.every("mf-horario", 3600.0, paso, immediately=inmediato).start()
-    if inmediato:
-        assert primera.wait(HANG_GUARD_S), "the immediate step never ran"
+    thread = BackgroundThread.every("mf-horario", 3600.0, step, immediately=immediate).start()
+    if immediate:
+        assert first.wait(HANG_GUARD_S), "the immediate step never ran"
 
     # WHEN it is stopped long before the hour is up
-    hilo.stop()
+    thread.stop()
 
     # THEN the stop woke the wait, and the step ran once only when asked to run immediately
-    assert len(corridas) == esperadas
+    assert len(runs) == expected
 
 
 def test_background_thread_every_when_a_step_raises_the_loop_ends_and_the_error_reaches_the_owner() -> None:
     # GIVEN a step that fails on its first run
-    def paso() -> None:
+    def step() -> None:
         raise ConnectionError("moto went away")
 
-    hilo = BackgroundThread.every("mf-barredor", 0.0, paso, immediately=True).start()
+    thread = BackgroundThread.every("mf-barredor", 0.0, step, immediately=True).start()
 
     # WHEN the loop has ended
-    assert hilo.done.wait(HANG_GUARD_S), "the loop never ended"
+    assert thread.done.wait(HANG_GUARD_S), "the loop never ended"
 
     # THEN stopping it raises the step's error
     with pytest.raises(BackgroundThreadError, match="ConnectionError: moto went away"):
-        hilo.stop()
+        thread.stop()
 
 
 def test_background_thread_every_with_on_error_hands_a_step_error_over_and_keeps_going() -> None:
     # GIVEN a step that fails on its first two runs and signals its third
-    veces = 0
-    tercera = threading.Event()
-    errores: list[Exception] = []
+    times = 0
+    third = threading.Event()
+    errors: list[Exception] = []
 
-    def paso() -> None:
-        nonlocal veces
-        veces += 1
-        if veces < 3:
-            raise TimeoutError(f"read timeout {veces}")
-        tercera.set()
+    def step() -> None:
+        nonlocal times
+        times += 1
+        if times < 3:
+            raise TimeoutError(f"read timeout {times}")
+        third.set()
 
-    hilo = BackgroundThread.every("mf-sondeo", 0.0, paso, immediately=True, on_error=errores.append).start()
+    thread = BackgroundThread.every("mf-sondeo", 0.0, step, immediately=True, on_error=errors.append).start()
 
     # WHEN it has run a third time and is stopped
-    assert tercera.wait(HANG_GUARD_S), "the loop did not outlive the step's errors"
-    hilo.stop()
+    assert third.wait(HANG_GUARD_S), "the loop did not outlive the step's errors"
+    thread.stop()
 
     # THEN both errors reached on_error, and the loop ended cleanly
-    assert [str(e) for e in errores] == ["read timeout 1", "read timeout 2"]
-    hilo.raise_if_failed()
+    assert [str(e) for e in errors] == ["read timeout 1", "read timeout 2"]
+    thread.raise_if_failed()
 
 
 def test_background_thread_when_never_started_stop_does_nothing_and_a_second_start_is_refused() -> None:
     # GIVEN a thread never started
-    hilo = BackgroundThread("mf-quieto", lambda stopping: stopping.wait())
+    thread = BackgroundThread("mf-quieto", lambda stopping: stopping.wait())
 
     # WHEN it is stopped, THEN nothing happens
-    hilo.stop()
+    thread.stop()
 
     # AND once started, starting it again while it runs is refused
-    with hilo, pytest.raises(RuntimeError, match="already running"):
-        hilo.start()
-    assert not hilo.alive
+    with thread, pytest.raises(RuntimeError, match="already running"):
+        thread.start()
+    assert not thread.alive
 
 
 def test_background_thread_threads_sharing_a_stopping_event_all_end_on_one_stop() -> None:
     # GIVEN three loops that share one stopping event
-    compartido = threading.Event()
-    hilos = [
-        BackgroundThread(f"mf-sondeo-{i}", lambda stopping: stopping.wait(), stopping=compartido).start()
+    shared = threading.Event()
+    threads = [
+        BackgroundThread(f"mf-sondeo-{i}", lambda stopping: stopping.wait(), stopping=shared).start()
         for i in range(3)
     ]
 
     # WHEN the first is stopped
-    hilos[0].stop()
+    threads[0].stop()
 
     # THEN the others have been told as well and end as soon as they are joined
-    assert compartido.is_set()
-    stop_all(h.stop for h in hilos[1:])
-    assert not any(h.alive for h in hilos)
+    assert shared.is_set()
+    stop_all(h.stop for h in threads[1:])
+    assert not any(h.alive for h in threads)
     # AND a thread started on the event afterwards does not clear it (it is the creator's): it ends at once
-    tardio = BackgroundThread("mf-sondeo-tardio", lambda stopping: stopping.wait(), stopping=compartido).start()
-    assert tardio.done.wait(HANG_GUARD_S), "a late start cleared the shared stop"
-    tardio.stop()
+    late = BackgroundThread("mf-sondeo-tardio", lambda stopping: stopping.wait(), stopping=shared).start()
+    assert late.done.wait(HANG_GUARD_S), "a late start cleared the shared stop"
+    late.stop()
 
 
 def test_background_thread_with_its_own_event_runs_again_when_restarted_after_a_stop() -> None:
     # GIVEN a thread that was started and stopped
-    entradas = 0
-    dentro = threading.Event()
+    inputs = 0
+    inside = threading.Event()
 
     def loop(stopping: threading.Event) -> None:
-        nonlocal entradas
-        entradas += 1
-        dentro.set()
+        nonlocal inputs
+        inputs += 1
+        inside.set()
         stopping.wait()
 
-    hilo = BackgroundThread("mf-reinicio", loop).start()
-    assert dentro.wait(HANG_GUARD_S), "the loop never ran"
-    hilo.stop()
-    dentro.clear()
+    thread = BackgroundThread("mf-reinicio", loop).start()
+    assert inside.wait(HANG_GUARD_S), "the loop never ran"
+    thread.stop()
+    inside.clear()
 
     # WHEN it is started again
-    hilo.start()
+    thread.start()
 
     # THEN its loop runs again, waiting on a cleared stop until the next stop
-    assert dentro.wait(HANG_GUARD_S), "the loop did not run again"
-    assert not hilo.stopping.is_set()
-    hilo.stop()
-    assert entradas == 2
+    assert inside.wait(HANG_GUARD_S), "the loop did not run again"
+    assert not thread.stopping.is_set()
+    thread.stop()
+    assert inputs == 2
 
 
-class _Eco(socketserver.StreamRequestHandler):
+class _Echo(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         self.wfile.write(self.rfile.readline().upper())
 
 
-class _ServidorEco(socketserver.ThreadingTCPServer):
+class _EchoServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
 
 
 def test_threaded_server_when_started_answers_on_its_address_and_after_stop_refuses_connections() -> None:
     # GIVEN an echo server on a free loopback port, served from a background thread
-    with ThreadedServer(_ServidorEco(("127.0.0.1", 0), _Eco), "mf-eco") as servidor:
-        direccion = servidor.address
+    with ThreadedServer(_EchoServer(("127.0.0.1", 0), _Echo), "mf-eco") as server:
+        direction = server.address
 
         # WHEN a client talks to it
-        with socket.create_connection(direccion, timeout=HANG_GUARD_S) as cliente:
-            cliente.sendall(b"hola\n")
-            respuesta = cliente.makefile("rb").readline()
+        with socket.create_connection(direction, timeout=HANG_GUARD_S) as sdk_client:
+            sdk_client.sendall(b"hola\n")
+            response = sdk_client.makefile("rb").readline()
 
         # THEN it answered, from a thread named after the server
-        assert respuesta == b"HOLA\n"
-        assert servidor.thread.alive
-        assert servidor.url == f"http://127.0.0.1:{direccion[1]}"
+        assert response == b"HOLA\n"
+        assert server.thread.alive
+        assert server.url == f"http://127.0.0.1:{direction[1]}"
 
     # AND once stopped its thread is gone and its socket closed
-    assert not servidor.thread.alive
+    assert not server.thread.alive
     with pytest.raises(ConnectionRefusedError):
-        socket.create_connection(direccion, timeout=HANG_GUARD_S)
+        socket.create_connection(direction, timeout=HANG_GUARD_S)
 
 
 def test_threaded_server_when_serving_crashes_stop_raises_and_closes_the_socket() -> None:
     # GIVEN a server whose serving loop fails on its first turn
-    class ServidorRoto(_ServidorEco):
+    class BrokenServer(_EchoServer):
         def service_actions(self) -> None:
             raise OSError("socket gone")
 
-    servidor = ThreadedServer(ServidorRoto(("127.0.0.1", 0), _Eco), "mf-roto").start()
-    assert servidor.thread.done.wait(HANG_GUARD_S), "the serving loop never ended"
+    server = ThreadedServer(BrokenServer(("127.0.0.1", 0), _Echo), "mf-roto").start()
+    assert server.thread.done.wait(HANG_GUARD_S), "the serving loop never ended"
 
     # WHEN it is stopped, THEN the crash is raised and the socket is closed anyway
     with pytest.raises(BackgroundThreadError, match="mf-roto crashed: OSError: socket gone"):
-        servidor.stop()
-    assert servidor.server.socket.fileno() == -1
+        server.stop()
+    assert server.server.socket.fileno() == -1
 
 
 def test_stop_all_when_one_stop_fails_still_calls_the_rest_and_raises_that_failure() -> None:
     # GIVEN three stops, the second of which fails
-    llamadas: list[str] = []
+    calls: list[str] = []
 
-    def falla() -> None:
-        llamadas.append("b")
+    def fails() -> None:
+        calls.append("b")
         raise BackgroundThreadError("b crashed")
 
     # WHEN they are all stopped
     with pytest.raises(BackgroundThreadError, match="b crashed"):
-        stop_all([lambda: llamadas.append("a"), falla, lambda: llamadas.append("c")])
+        stop_all([lambda: calls.append("a"), fails, lambda: calls.append("c")])
 
     # THEN every stop ran, in order
-    assert llamadas == ["a", "b", "c"]
+    assert calls == ["a", "b", "c"]
 
 
 def test_stop_all_when_several_stops_fail_raises_them_together() -> None:
     # GIVEN two failing stops
-    def falla(nombre: str) -> None:
-        raise BackgroundThreadError(f"{nombre} crashed")
+    def fails(name: str) -> None:
+        raise BackgroundThreadError(f"{name} crashed")
 
     # WHEN they are stopped, THEN both failures come out in one group
-    with pytest.raises(ExceptionGroup) as grupo:
-        stop_all([lambda: falla("a"), lambda: falla("b")])
-    assert [str(e) for e in grupo.value.exceptions] == ["a crashed", "b crashed"]
+    with pytest.raises(ExceptionGroup) as group:
+        stop_all([lambda: fails("a"), lambda: fails("b")])
+    assert [str(e) for e in group.value.exceptions] == ["a crashed", "b crashed"]
 
 
-def test_background_part_when_its_loop_dies_comprobar_raises_and_parar_reports_it() -> None:
+def test_background_part_when_its_loop_dies_check_raises_and_stop_reports_it() -> None:
     # GIVEN a part of the run whose one loop fails at once
-    class Barredor(BackgroundPart):
+    class Sweeper(BackgroundPart):
         def __init__(self) -> None:
-            self._hilo = BackgroundThread("mf-parte", self._barrer)
+            self._thread = BackgroundThread("mf-parte", self._sweep)
 
-        def _barrer(self, stopping: threading.Event) -> None:
+        def _sweep(self, stopping: threading.Event) -> None:
             raise KeyError("tabla")
 
-    parte = Barredor()
-    parte.start()
-    assert parte._hilo.done.wait(HANG_GUARD_S), "the loop never ended"
+    part = Sweeper()
+    part.start()
+    assert part._thread.done.wait(HANG_GUARD_S), "the loop never ended"
 
     # WHEN the run checks it and then stops it, THEN both raise the loop's error
     with pytest.raises(BackgroundThreadError, match="mf-parte crashed: KeyError"):
-        parte.comprobar()
+        part.check()
     with pytest.raises(BackgroundThreadError, match="mf-parte crashed: KeyError"):
-        parte.stop()
+        part.stop()
 
 
 def test_local_server_serves_while_started_and_has_no_url_before_or_after() -> None:
     # GIVEN an echo stand-in built on the local run's server base
-    class Eco(LocalServer):
-        nombre_hilo = "mf-eco-local"
+    class Echo(LocalServer):
+        thread_name = "mf-eco-local"
 
-        def crear_servidor(self) -> socketserver.BaseServer:
-            return _ServidorEco(("127.0.0.1", 0), _Eco)
+        def create_server(self) -> socketserver.BaseServer:
+            return _EchoServer(("127.0.0.1", 0), _Echo)
 
-    eco = Eco()
+    echo = Echo()
     with pytest.raises(RuntimeError, match="mf-eco-local is not started"):
-        _ = eco.url
+        _ = echo.url
 
     # WHEN it is started, THEN it answers at its url
-    with eco:
-        puerto = int(eco.url.rsplit(":", 1)[1])
-        with socket.create_connection(("127.0.0.1", puerto), timeout=HANG_GUARD_S) as cliente:
-            cliente.sendall(b"eco\n")
-            assert cliente.makefile("rb").readline() == b"ECO\n"
+    with echo:
+        port = int(echo.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG_GUARD_S) as sdk_client:
+            sdk_client.sendall(b"eco\n")
+            assert sdk_client.makefile("rb").readline() == b"ECO\n"
 
     # AND once stopped it has no url and refuses connections
     with pytest.raises(RuntimeError, match="is not started"):
-        _ = eco.url
+        _ = echo.url
     with pytest.raises(ConnectionRefusedError):
-        socket.create_connection(("127.0.0.1", puerto), timeout=HANG_GUARD_S)
+        socket.create_connection(("127.0.0.1", port), timeout=HANG_GUARD_S)

@@ -15,41 +15,41 @@ from sam_emulator import moto_patches
 @pytest.mark.parametrize("target", moto_patches.TARGETS)
 def test_each_patched_moto_target_still_exists(target: str) -> None:
     # GIVEN the pinned moto
-    modulo, _, atributo = target.rpartition(".")
+    module, _, attribute_name = target.rpartition(".")
 
     # WHEN the attribute a patch replaces is looked up
-    dueno = resolve_name(modulo)
+    owner = resolve_name(module)
 
     # THEN it is there, under the name the patch uses
-    assert hasattr(dueno, atributo), f"moto no longer has {target}: review sam_emulator.moto_patches"
+    assert hasattr(owner, attribute_name), f"moto no longer has {target}: review sam_emulator.moto_patches"
 
 
 def test_moto_server_patches_when_closed_leave_every_target_as_it_was() -> None:
     # GIVEN every target's object before any patch
-    antes = {t: _objeto(t) for t in moto_patches.TARGETS}
+    before = {t: _object(t) for t in moto_patches.TARGETS}
     from moto.core.config import default_user_config
 
-    configuracion = {k: dict(v) for k, v in default_user_config.items()}
+    configuration = {k: dict(v) for k, v in default_user_config.items()}
 
     # WHEN the server's and the Lambda patches are applied (all of them) and closed
     with (
-        moto_patches.moto_server_patches(10.0, comprimir_esperas=True),
+        moto_patches.moto_server_patches(10.0, compress_waits=True),
         moto_patches.lambda_invoke_patches(lambda *a: None, lambda *a: None),
     ):
-        durante = {t: _objeto(t) for t in moto_patches.TARGETS}
-        configurado = default_user_config["stepfunctions"]["execute_state_machine"]
+        during = {t: _object(t) for t in moto_patches.TARGETS}
+        configured = default_user_config["stepfunctions"]["execute_state_machine"]
 
     # THEN each was replaced during the run and is its original afterwards
-    cambiados = {t for t in moto_patches.TARGETS if durante[t] is not antes[t]}
-    assert cambiados == set(moto_patches.TARGETS) - {"moto.core.config.default_user_config"}
-    assert configurado is True
-    assert {t: _objeto(t) for t in moto_patches.TARGETS} == antes
-    assert {k: dict(v) for k, v in default_user_config.items()} == configuracion
+    changed = {t for t in moto_patches.TARGETS if during[t] is not before[t]}
+    assert changed == set(moto_patches.TARGETS) - {"moto.core.config.default_user_config"}
+    assert configured is True
+    assert {t: _object(t) for t in moto_patches.TARGETS} == before
+    assert {k: dict(v) for k, v in default_user_config.items()} == configuration
 
 
-def _objeto(target: str) -> object:
-    modulo, _, atributo = target.rpartition(".")
-    return getattr(resolve_name(modulo), atributo)
+def _object(target: str) -> object:
+    module, _, attribute_name = target.rpartition(".")
+    return getattr(resolve_name(module), attribute_name)
 
 
 def test_jsonata_evaluator_gives_each_asl_parse_its_own_query_language_scopes() -> None:
@@ -58,15 +58,15 @@ def test_jsonata_evaluator_gives_each_asl_parse_its_own_query_language_scopes() 
 
     # WHEN two are made under the emulator's JSONata patches
     with moto_patches.jsonata_evaluator():
-        uno, otro = Preprocessor(), Preprocessor()
+        one, other = Preprocessor(), Preprocessor()
     # THEN they do not share the stack of QueryLanguage scopes (moto 5.2.5's is a class attribute), so
     # one parse's JSONata state is never read in another's JSONPath scope
-    assert uno._query_language_per_scope is not otro._query_language_per_scope
+    assert one._query_language_per_scope is not other._query_language_per_scope
 
 
 # A loop counted in a variable (Assign, a JSONPath-mode $n reference in a Choice and an intrinsic), a
 # JSONata Wait and a JSONata Output: each goes through moto's JSONata bridge.
-_CON_VARIABLES = {
+_WITH_VARIABLES = {
     "StartAt": "Inicio",
     "States": {
         "Inicio": {"Type": "Pass", "Assign": {"n": 0, "x.$": "$.x"}, "Next": "Contar"},
@@ -83,22 +83,22 @@ _CON_VARIABLES = {
 
 
 @pytest.mark.integration
-def test_workflow_with_variables_and_jsonata_runs_on_the_emulators_moto(servidor_moto) -> None:
+def test_workflow_with_variables_and_jsonata_runs_on_the_emulators_moto(moto_server) -> None:
     import json
 
     import boto3
     from sam_emulator.testing import wait_until
 
     # GIVEN a state machine that counts in a variable and evaluates JSONata, on the emulator's moto server
-    sfn = boto3.client("stepfunctions", endpoint_url=servidor_moto.url)
+    sfn = boto3.client("stepfunctions", endpoint_url=moto_server.url)
     arn = sfn.create_state_machine(
-        name="mf-variables", definition=json.dumps(_CON_VARIABLES), roleArn="arn:aws:iam::123456789012:role/x"
+        name="mf-variables", definition=json.dumps(_WITH_VARIABLES), roleArn="arn:aws:iam::123456789012:role/x"
     )["stateMachineArn"]
     # WHEN it runs
-    ejecucion = sfn.start_execution(stateMachineArn=arn, input=json.dumps({"x": 7}))["executionArn"]
-    fin = wait_until(
-        lambda: (d := sfn.describe_execution(executionArn=ejecucion))["status"] != "RUNNING" and d, "the execution"
+    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps({"x": 7}))["executionArn"]
+    end = wait_until(
+        lambda: (d := sfn.describe_execution(executionArn=execution))["status"] != "RUNNING" and d, "the execution"
     )
     # THEN moto evaluated every variable and expression (without the bridge: TypeError, States.Runtime)
-    assert fin["status"] == "SUCCEEDED", fin.get("cause")
-    assert json.loads(fin["output"]) == {"n": 3, "x": 14}
+    assert end["status"] == "SUCCEEDED", end.get("cause")
+    assert json.loads(end["output"]) == {"n": 3, "x": 14}

@@ -10,56 +10,56 @@ import pytest
 from sam_emulator.testing import wait_until
 
 if TYPE_CHECKING:
-    from sam_emulator.moto_server import ServidorMoto
+    from sam_emulator.moto_server import MotoServer
 
 pytestmark = pytest.mark.integration
 
 
-def test_aplicar_plantilla_inserts_json_outside_quotes_and_text_inside() -> None:
-    from sam_emulator.pipes import aplicar_plantilla
+def test_apply_template_inserts_json_outside_quotes_and_text_inside() -> None:
+    from sam_emulator.pipes import apply_template
 
     # GIVEN an SQS record whose body is JSON
-    evento = {"messageId": "m-1", "body": json.dumps({"pedido_id": "PED-1", "lineas": [{"sku": "A"}]})}
+    event = {"messageId": "m-1", "body": json.dumps({"pedido_id": "PED-1", "lineas": [{"sku": "A"}]})}
 
     # WHEN a Pipes input template reads into the body
-    salida = aplicar_plantilla(
-        '{"id": "<$.messageId>", "pedido": "P:<$.body.pedido_id>", "l": <$.body.lineas>}', evento
-    )
+    output = apply_template('{"id": "<$.messageId>", "pedido": "P:<$.body.pedido_id>", "l": <$.body.lineas>}', event)
 
     # THEN quoted placeholders become text and bare ones JSON values
-    assert salida == {"id": "m-1", "pedido": "P:PED-1", "l": [{"sku": "A"}]}
+    assert output == {"id": "m-1", "pedido": "P:PED-1", "l": [{"sku": "A"}]}
 
 
-def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_it(servidor_moto: ServidorMoto) -> None:
+def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_it(moto_server: MotoServer) -> None:
     from sam_emulator.aws import client
-    from sam_emulator.functions import Funciones
-    from sam_emulator.pipes import Destino, pipe_sqs
+    from sam_emulator.functions import Functions
+    from sam_emulator.pipes import Target, sqs_pipe
 
     # GIVEN a queue with 5 messages and a pipe (batch size 1) to a state machine
     sqs, sfn = client("sqs"), client("stepfunctions")
     url = sqs.create_queue(QueueName="origen")["QueueUrl"]
-    arn_cola = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    rol = "arn:aws:iam::123456789012:role/x"
-    definicion = json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}})
-    arn_sm = sfn.create_state_machine(name="m", definition=definicion, roleArn=rol)["stateMachineArn"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    role = "arn:aws:iam::123456789012:role/x"
+    definition_text = json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}})
+    state_machine_arn = sfn.create_state_machine(name="m", definition=definition_text, roleArn=role)["stateMachineArn"]
     for i in range(5):
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"pedido_id": f"PED-{i}"}))
-    destino = Destino("pipe-mf-prueba", arn_sm, {}, '{"pedido_id": "<$.body.pedido_id>"}', Funciones())
-    pipe = pipe_sqs("pipe-mf-prueba", arn_cola, destino, {"SqsQueueParameters": {"BatchSize": 1}}, [], 30)
+    target = Target("pipe-mf-prueba", state_machine_arn, {}, '{"pedido_id": "<$.body.pedido_id>"}', Functions())
+    pipe = sqs_pipe("pipe-mf-prueba", queue_arn, target, {"SqsQueueParameters": {"BatchSize": 1}}, [], 30)
 
     # WHEN the pipe runs
     pipe.start()
     try:
-        wait_until(lambda: len(sfn.list_executions(stateMachineArn=arn_sm)["executions"]) == 5, "five executions")
+        wait_until(
+            lambda: len(sfn.list_executions(stateMachineArn=state_machine_arn)["executions"]) == 5, "five executions"
+        )
     finally:
         pipe.stop()
 
     # THEN each message started one execution with the templated input (a batch array) and was deleted
-    entradas = [
+    inputs = [
         json.loads(sfn.describe_execution(executionArn=e["executionArn"])["input"])
-        for e in sfn.list_executions(stateMachineArn=arn_sm)["executions"]
+        for e in sfn.list_executions(stateMachineArn=state_machine_arn)["executions"]
     ]
-    assert sorted(e[0]["pedido_id"] for e in entradas) == [f"PED-{i}" for i in range(5)]
+    assert sorted(e[0]["pedido_id"] for e in inputs) == [f"PED-{i}" for i in range(5)]
     assert (
         sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"][
             "ApproximateNumberOfMessages"
@@ -68,15 +68,15 @@ def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_
     )
 
 
-def test_pipe_stream_with_ttl_publishes_only_the_expirations(servidor_moto: ServidorMoto) -> None:
+def test_pipe_stream_with_ttl_publishes_only_the_expirations(moto_server: MotoServer) -> None:
     from sam_emulator.aws import client
-    from sam_emulator.functions import Funciones
-    from sam_emulator.pipes import Destino, PipeStream
-    from sam_emulator.ttl import BarredorTtl
+    from sam_emulator.functions import Functions
+    from sam_emulator.pipes import PipeStream, Target
+    from sam_emulator.ttl import TtlSweeper
 
     # GIVEN a carts table with a stream and TTL, a bus whose rule feeds a queue, one expired and one live cart
     ddb, events, sqs = client("dynamodb"), client("events"), client("sqs")
-    tabla = ddb.create_table(
+    table = ddb.create_table(
         TableName="carritos", BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[{"AttributeName": "carrito_id", "AttributeType": "S"}],
         KeySchema=[{"AttributeName": "carrito_id", "KeyType": "HASH"}],
@@ -87,31 +87,31 @@ def test_pipe_stream_with_ttl_publishes_only_the_expirations(servidor_moto: Serv
     )
     bus = events.create_event_bus(Name="bus")["EventBusArn"]
     url = sqs.create_queue(QueueName="recordatorios")["QueueUrl"]
-    arn_cola = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     events.put_rule(Name="r", EventBusName="bus", EventPattern=json.dumps({"detail-type": ["CarritoAbandonado"]}))
-    events.put_targets(Rule="r", EventBusName="bus", Targets=[{"Id": "q", "Arn": arn_cola}])
-    ahora = int(time.time())
-    ddb.put_item(TableName="carritos", Item={"carrito_id": {"S": "C-viejo"}, "expira_en": {"N": str(ahora - 10)}})
-    ddb.put_item(TableName="carritos", Item={"carrito_id": {"S": "C-vivo"}, "expira_en": {"N": str(ahora + 3600)}})
+    events.put_targets(Rule="r", EventBusName="bus", Targets=[{"Id": "q", "Arn": queue_arn}])
+    now = int(time.time())
+    ddb.put_item(TableName="carritos", Item={"carrito_id": {"S": "C-viejo"}, "expira_en": {"N": str(now - 10)}})
+    ddb.put_item(TableName="carritos", Item={"carrito_id": {"S": "C-vivo"}, "expira_en": {"N": str(now + 3600)}})
     ddb.delete_item(TableName="carritos", Key={"carrito_id": {"S": "C-vivo"}})  # the customer emptied it
-    barredor = BarredorTtl.de_tablas_con_stream()
-    filtro = {"eventName": ["REMOVE"], "userIdentity": {"principalId": ["dynamodb.amazonaws.com"]}}
-    destino = Destino(
+    sweeper = TtlSweeper.of_tables_with_streams()
+    rule_filter = {"eventName": ["REMOVE"], "userIdentity": {"principalId": ["dynamodb.amazonaws.com"]}}
+    target = Target(
         "pipe-mf-carritos", bus, {"EventBridgeEventBusParameters": {"DetailType": "CarritoAbandonado", "Source": "mf"}},
-        '{"carrito_id": "<$.dynamodb.Keys.carrito_id.S>"}', Funciones(),
+        '{"carrito_id": "<$.dynamodb.Keys.carrito_id.S>"}', Functions(),
     )  # fmt: skip
-    pipe = PipeStream("pipe-mf-carritos", tabla["LatestStreamArn"], destino, [filtro], barredor=barredor)
+    pipe = PipeStream("pipe-mf-carritos", table["LatestStreamArn"], target, [rule_filter], sweeper=sweeper)
 
     # WHEN TTL sweeps and the pipe reads the stream
-    assert barredor.barrer() == 1
+    assert sweeper.sweep() == 1
     pipe.start()
     try:
         # every stream record read (two puts, the customer's delete, TTL's) and what passed the filter sent
-        wait_until(lambda: pipe.leidos == 4 and pipe.enviados >= 1, "the pipe to read the whole stream")
+        wait_until(lambda: pipe.read_count == 4 and pipe.sent >= 1, "the pipe to read the whole stream")
     finally:
         pipe.stop()
 
     # THEN only the expired cart became a CarritoAbandonado event on the bus
-    mensajes = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
-    assert [json.loads(m["Body"])["detail"] for m in mensajes] == [{"carrito_id": "C-viejo"}]
-    assert pipe.leidos == 4
+    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"])["detail"] for m in messages] == [{"carrito_id": "C-viejo"}]
+    assert pipe.read_count == 4

@@ -14,7 +14,7 @@ import boto3
 import pytest
 from mercadofresco_local.caos.juicio import juzgar
 from mercadofresco_local.caos.pila import Pila, registros_de_pila
-from sam_emulator.template import crear_tabla
+from sam_emulator.template import create_table_from
 from simulador.dynamodb import AlmacenDynamoDB, Sandbox
 from simulador.proveedores import Simulador
 
@@ -50,7 +50,7 @@ def pila(plantilla, tabla_idempotencia):
         "mercadofresco",
         {
             "ProcesarPedido": maquina,
-            "TablaSimulador": crear_tabla(boto3.client("dynamodb"), plantilla, "TablaSimulador"),
+            "TablaSimulador": create_table_from(boto3.client("dynamodb"), plantilla, "TablaSimulador"),
             "TablaIdempotencia": tabla_idempotencia,
             "ColaPedidos": sqs.create_queue(QueueName="cola-mercadofresco-pedidos")["QueueUrl"],
             "ColaPedidosFallidos": sqs.create_queue(QueueName="mercadofresco-pedidos-fallidos")["QueueUrl"],

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
-from sam_emulator.private_redis import RedisPrivado
+from sam_emulator.private_redis import PrivateRedis
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -40,11 +40,11 @@ def reloj() -> Reloj:
 
 
 @pytest.fixture
-def redis_privado() -> Iterator[RedisPrivado]:
+def redis_privado() -> Iterator[PrivateRedis]:
     """A redis-server of this test's own, that the test may stop, freeze or kill."""
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server binary not installed")
-    with RedisPrivado() as servidor:
+    with PrivateRedis() as servidor:
         yield servidor
 
 

@@ -41,7 +41,7 @@ def _contar_viajes(cliente: redis.Redis) -> list[int]:
 def test_breaker_closed_port_degrades_to_local_after_one_attempt(redis_privado, reloj):
     # GIVEN a breaker whose Valkey is a port nobody listens on (its degraded mode on the test's clock)
     url = redis_privado.url
-    redis_privado.matar()
+    redis_privado.kill()
     metricas = _Metricas()
     cliente = valkey_client(url)
     viajes = _contar_viajes(cliente)
@@ -71,12 +71,12 @@ def test_breaker_frozen_valkey_degrades_and_recovers_shared_state(redis_privado,
     assert breaker.state().state is BreakerState.CERRADO
     viajes = _contar_viajes(cliente)
     # WHEN the server freezes (SIGSTOP: connections stay open, nothing answers)
-    redis_privado.congelar()
+    redis_privado.freeze()
     try:
         primera = breaker.call(lambda: "ok")
         siguientes = [breaker.call(lambda: "ok") for _ in range(10)]
     finally:
-        redis_privado.descongelar()
+        redis_privado.thaw()
     # THEN the first call tried Valkey once (one socket timeout), the next ones not at all
     assert primera == "ok" and siguientes == ["ok"] * 10
     assert viajes == [1]

@@ -23,10 +23,10 @@ from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
 from mercadofresco_local.fallos import ControlFallos
 from mercadofresco_local.proveedores import Proveedores
-from sam_emulator.event_sources import registro_sqs
-from sam_emulator.moto_lambda import ContextoLambda
-from sam_emulator.provisioning import Aprovisionador
-from sam_emulator.template import Plantilla
+from sam_emulator.event_sources import sqs_record
+from sam_emulator.moto_lambda import LambdaContext
+from sam_emulator.provisioning import Provisioner
+from sam_emulator.template import Template
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -61,31 +61,31 @@ def reloj(reloj_sqs: RelojPrueba) -> RelojPrueba:
 
 
 @pytest.fixture
-def lambda_context(reloj: RelojPrueba) -> ContextoLambda:
+def lambda_context(reloj: RelojPrueba) -> LambdaContext:
     """The shared fake context, counting down on the test's clock (:class:`Sondeo` renews it per batch).
 
     On the wall clock a busy machine could run a 30 s invocation "out of time" while the test's
     clock says a second passed, and the consumer would hand records over instead of handling them.
     """
-    return ContextoLambda(
-        "mercadofresco-test", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test", reloj=reloj
+    return LambdaContext(
+        "mercadofresco-test", "arn:aws:lambda:eu-south-2:123456789012:function:mercadofresco-test", clock=reloj
     )
 
 
 @pytest.fixture(scope="session")
 def seccion_plantilla() -> dict[str, Any]:
     """template.yaml decoded once per session (0.75 s), cut down to :data:`RECURSOS`."""
-    doc = Plantilla().doc
+    doc = Template().doc
     todos = doc["Resources"]
     return {**doc, "Resources": {lid: todos[lid] for lid in RECURSOS}}
 
 
 @pytest.fixture
-def recursos(aws: None, seccion_plantilla: dict[str, Any]) -> Plantilla:
+def recursos(aws: None, seccion_plantilla: dict[str, Any]) -> Template:
     """This section's queues, subscriptions and rule, created in moto from template.yaml."""
-    plantilla = Plantilla()
-    plantilla.__dict__["doc"] = seccion_plantilla  # read-only: Plantilla never writes to its doc
-    Aprovisionador(plantilla).aprovisionar()
+    plantilla = Template()
+    plantilla.__dict__["doc"] = seccion_plantilla  # read-only: Template never writes to its doc
+    Provisioner(plantilla).provision()
     return plantilla
 
 
@@ -101,8 +101,8 @@ class Cola:
     arn: str
 
     @classmethod
-    def de(cls, plantilla: Plantilla, lid: str) -> Cola:
-        fisico = plantilla.fisicos[lid]
+    def de(cls, plantilla: Template, lid: str) -> Cola:
+        fisico = plantilla.physical_ids[lid]
         return cls(fisico["Ref"], fisico["Arn"])
 
 
@@ -113,7 +113,7 @@ class Sondeo:
     sqs: Any
     cola: Cola
     handler: Callable[[dict[str, Any], Any], Any]
-    contexto: ContextoLambda
+    contexto: LambdaContext
     tamano_lote: int = 10
     respuestas: list[dict[str, Any]] = field(default_factory=list)
     aplazamientos_vistos: int = 0
@@ -132,8 +132,8 @@ class Sondeo:
             valor = m.get("MessageAttributes", {}).get("mf-aplazamientos", {}).get("StringValue", "0")
             self.aplazamientos_vistos = max(self.aplazamientos_vistos, int(valor))
         # Each batch is a new invocation with its full timeout, as Lambda gives it (on the test's clock).
-        contexto = self.contexto.otra_invocacion()
-        respuesta = self.handler({"Records": [registro_sqs(m, self.cola.arn) for m in mensajes]}, contexto)
+        contexto = self.contexto.next_invocation()
+        respuesta = self.handler({"Records": [sqs_record(m, self.cola.arn) for m in mensajes]}, contexto)
         self.respuestas.append(respuesta)
         fallidos = {f["itemIdentifier"] for f in respuesta["batchItemFailures"]}
         for m in mensajes:
@@ -168,14 +168,14 @@ def motivo(mensaje: dict[str, Any]) -> str | None:
 @pytest.fixture
 def cargar_consumidor(
     app_module: Callable[..., Any],
-    recursos: Plantilla,
+    recursos: Template,
     proveedores: Proveedores,
     reloj: RelojPrueba,
     redis_url: str,
     redis_prefix: str,
 ) -> Callable[..., Any]:
     """Load functions/<name>/app.py, then rebuild its consumer on this test's clock, Valkey prefix and breaker."""
-    tabla = recursos.fisicos["TablaIdempotencia"]["Ref"]
+    tabla = recursos.physical_ids["TablaIdempotencia"]["Ref"]
     urls = {
         "ERP_URL": proveedores.erp.url,
         "CORREO_PRINCIPAL_URL": proveedores.correo_principal.url,
@@ -228,4 +228,4 @@ def consumir(
         "Messages"
     ]
     consumidor = Consumer("prueba", rutas or {}, sqs=sqs, field_checks=CAMPOS)
-    return consumidor({"Records": [registro_sqs(mensaje, origen["arn"])]})
+    return consumidor({"Records": [sqs_record(mensaje, origen["arn"])]})

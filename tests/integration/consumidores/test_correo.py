@@ -71,7 +71,7 @@ def test_duplicates_in_concurrent_batches_send_exactly_one_email_per_order(
     app = cargar_consumidor("correo")
     cola = Cola.de(recursos, "ColaCorreo")
     for _ in range(6):
-        sns.publish(TopicArn=recursos.fisicos["TopicPedidoConfirmado"]["Ref"], Message=json.dumps(PEDIDO))
+        sns.publish(TopicArn=recursos.physical_ids["TopicPedidoConfirmado"]["Ref"], Message=json.dumps(PEDIDO))
     # WHEN three pollers handle batches of 2 at the same time, then whatever is redelivered
     sondeos = [Sondeo(sqs, cola, app.lambda_handler, lambda_context, tamano_lote=2) for _ in range(3)]
     barrera = threading.Barrier(len(sondeos), timeout=HANG_GUARD_S)

@@ -24,7 +24,7 @@ def test_pedido_confirmado_fans_out_raw_to_erp_and_correo_each_acting_once(
     erp, correo = cargar_consumidor("erp"), cargar_consumidor("correo")
     cola_erp, cola_correo = Cola.de(recursos, "ColaErp"), Cola.de(recursos, "ColaCorreo")
     # WHEN one order confirmation is published
-    sns.publish(TopicArn=recursos.fisicos["TopicPedidoConfirmado"]["Ref"], Message=json.dumps(PEDIDO))
+    sns.publish(TopicArn=recursos.physical_ids["TopicPedidoConfirmado"]["Ref"], Message=json.dumps(PEDIDO))
     # THEN each queue holds the raw event (no SNS envelope)...
     for cola in (cola_erp, cola_correo):
         (mensaje,) = mensajes(sqs, cola)
@@ -46,7 +46,7 @@ def test_carrito_abandonado_on_bus_reaches_correo_and_sends_one_reminder(
     detalle = json.loads(load_event("correo-carrito-abandonado.json")["Records"][0]["body"])["detail"]
     # WHEN the carts pipe puts the event on the bus (twice: at-least-once)
     entrada = {
-        "EventBusName": recursos.fisicos["BusMercadoFresco"]["Ref"],
+        "EventBusName": recursos.physical_ids["BusMercadoFresco"]["Ref"],
         "Source": "mercadofresco.carritos",
         "DetailType": "CarritoAbandonado",
         "Detail": json.dumps(detalle),

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco.validation import ECHO_MAX_CHARS
-from sam_emulator.moto_lambda import ContextoLambda
+from sam_emulator.moto_lambda import LambdaContext
 
 from tests.integration.consumidores.conftest import Cola, mensajes, motivo
 from tests.integration.tienda import test_proyeccion as casos
@@ -30,10 +30,10 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def contexto(reloj) -> ContextoLambda:
+def contexto(reloj) -> LambdaContext:
     """The function's context on the test's clock (each batch takes ``otra_invocacion()``, its full timeout): a
     slow example or a long run never runs an invocation "out of time" (the consumer would hand records over)."""
-    return ContextoLambda("mercadofresco-proyeccion", "arn:aws:lambda:eu-south-2:123456789012:function:p", reloj=reloj)
+    return LambdaContext("mercadofresco-proyeccion", "arn:aws:lambda:eu-south-2:123456789012:function:p", clock=reloj)
 
 
 # The projection's world as its own tests build it: three orders in a private schema, its queues in moto.
@@ -94,11 +94,11 @@ def test_fuzz_proyeccion_mixed_batch_bad_records_dead_lettered_once_good_ones_ap
     antes = _estados(base)
     bueno = json.dumps({"tipo": "PedidoConfirmado", "version": 1, "pedido_id": BUENO})
     cuerpos = [*malos, *([bueno] if con_bueno else [])]
-    arn = recursos.fisicos["ColaProyeccion"]["Arn"]
+    arn = recursos.physical_ids["ColaProyeccion"]["Arn"]
     capsys.readouterr()
     # WHEN they arrive in one batch, next to a good confirmation
     respuesta = proyeccion.lambda_handler(
-        {"Records": [_registro(c, i, arn) for i, c in enumerate(cuerpos)]}, contexto.otra_invocacion()
+        {"Records": [_registro(c, i, arn) for i, c in enumerate(cuerpos)]}, contexto.next_invocation()
     )
     # THEN nothing is handed back for a retry
     assert respuesta == {"batchItemFailures": []}
@@ -126,6 +126,6 @@ def test_fuzz_proyeccion_event_of_another_source_is_refused_without_raising(
     # GIVEN an SNS / DynamoDB Streams / EventBridge / API Gateway / S3 / Kinesis event, or any JSON
     antes = _estados(base)
     # WHEN it reaches the projection THEN it is refused: no exception, nothing written, nothing dead-lettered
-    assert proyeccion.lambda_handler(evento, contexto.otra_invocacion()) == {"batchItemFailures": []}
+    assert proyeccion.lambda_handler(evento, contexto.next_invocation()) == {"batchItemFailures": []}
     assert _estados(base) == antes
     assert mensajes(boto3.client("sqs"), Cola.de(recursos, "ColaProyeccionFallidos")) == []

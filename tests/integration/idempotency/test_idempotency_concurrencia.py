@@ -77,11 +77,14 @@ def test_fifty_threads_same_key_run_operation_exactly_once(tabla_idempotencia: s
 def servidor_moto(moto_server: str) -> Iterator[tuple[str, str]]:
     """The idempotency table in a moto server, so another process sees the same DynamoDB."""
     from sam_emulator.moto_patches import atomic_dynamodb_writes
-    from sam_emulator.template import crear_tabla
+    from sam_emulator.template import create_table_from
 
     with atomic_dynamodb_writes():
         plantilla = plantilla_con_clave(endpoint_url=moto_server)
-        yield moto_server, crear_tabla(aws.client("dynamodb", endpoint_url=moto_server), plantilla, "TablaIdempotencia")
+        yield (
+            moto_server,
+            create_table_from(aws.client("dynamodb", endpoint_url=moto_server), plantilla, "TablaIdempotencia"),
+        )
 
 
 def test_process_killed_after_claim_next_consumer_runs_once_after_lease(servidor_moto: tuple[str, str]) -> None:

@@ -19,7 +19,7 @@ from mercadofresco.outbox.relay import OutboxRelay
 from mercadofresco.outbox.schema import apply_migrations
 from psycopg_pool import ConnectionPool
 from sam_emulator import private_postgres
-from sam_emulator.private_postgres import PostgresPrivado
+from sam_emulator.private_postgres import PrivatePostgres
 
 from tests.integration.outbox.conftest import Consumidor, crear_bus_en_cola
 
@@ -89,16 +89,16 @@ def test_relay_when_killed_between_put_events_and_commit_republishes_same_ids(
 
 
 @pytest.fixture
-def cluster() -> Iterator[PostgresPrivado]:
+def cluster() -> Iterator[PrivatePostgres]:
     """A private PostgreSQL server (the installed version) that can really be restarted, not the shared one."""
-    if not private_postgres.disponible():
+    if not private_postgres.available():
         pytest.skip("needs PostgreSQL server binaries (initdb, postgres)")
-    with PostgresPrivado() as servidor:
+    with PrivatePostgres() as servidor:
         yield servidor
 
 
 def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
-    cluster: PostgresPrivado, config: OutboxConfig, bus_en_cola: BusEnCola
+    cluster: PrivatePostgres, config: OutboxConfig, bus_en_cola: BusEnCola
 ) -> None:
     # GIVEN 3,000 pending events on a private cluster and a relay draining them
     with psycopg.connect(cluster.url) as conn:
@@ -134,7 +134,7 @@ def test_relay_when_postgres_restarts_mid_drain_recovers_and_loses_nothing(
     hilo.start()
     # WHEN PostgreSQL restarts once part of the backlog is published
     assert a_medias.wait(HANG_GUARD_S), "the relay never published 500 events"
-    cluster.reiniciar()
+    cluster.reset()
     reiniciado.set()
     while _pendientes(cluster.url):
         assert hilo.is_alive(), "the relay stopped draining"

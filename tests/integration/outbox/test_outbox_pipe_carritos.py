@@ -18,7 +18,7 @@ from typing import Any
 import boto3
 import pytest
 from moto.events.models import EventPattern
-from sam_emulator.template import Plantilla, crear_tabla
+from sam_emulator.template import Template, create_table_from
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +26,7 @@ IDENTIDAD_TTL = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
 
 
 def _pipe() -> dict[str, Any]:
-    return Plantilla().recursos["PipeCarritos"]["Properties"]
+    return Template().resources["PipeCarritos"]["Properties"]
 
 
 def _patrones() -> list[EventPattern]:
@@ -39,10 +39,10 @@ def _pasa(registro: dict[str, Any]) -> bool:
 
 
 @pytest.fixture
-def registros(plantilla: Plantilla) -> list[dict[str, Any]]:
+def registros(plantilla: Template) -> list[dict[str, Any]]:
     """Stream records of a cart written, updated and deleted by a user, in moto."""
     dynamodb = boto3.client("dynamodb")
-    nombre = crear_tabla(dynamodb, plantilla, "TablaCarritos")
+    nombre = create_table_from(dynamodb, plantilla, "TablaCarritos")
     carrito = {
         "carrito_id": {"S": "CAR-7781"},
         "cliente_id": {"S": "CLI-0193"},

@@ -9,7 +9,7 @@ import pytest
 import urllib3
 from mercadofresco_local.fallos import ControlFallos
 from mercadofresco_local.proveedores import Fallo, Pasarela, Proveedores
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 from tests.conftest import HANG_GUARD_S, wait_until
 
@@ -333,7 +333,7 @@ def test_proveedores_env_points_each_template_variable_at_its_stand_in(proveedor
     # THEN every provider URL variable the template's functions read points at a distinct loopback server
     variables = {
         nombre
-        for props in Plantilla().de_tipo("AWS::Serverless::Function").values()
+        for props in Template().of_type("AWS::Serverless::Function").values()
         for nombre in props.get("Properties", {}).get("Environment", {}).get("Variables", {})
         if nombre.endswith("_URL")
     }

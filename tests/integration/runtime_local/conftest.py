@@ -9,13 +9,13 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from sam_emulator.moto_server import ServidorMoto
+    from sam_emulator.moto_server import MotoServer
 
 
 @pytest.fixture
-def servidor_moto() -> Iterator[ServidorMoto]:
-    from sam_emulator.moto_server import ServidorMoto
+def servidor_moto() -> Iterator[MotoServer]:
+    from sam_emulator.moto_server import MotoServer
 
     # compresion 60: a queue's 60 s visibility lasts 1 s here
-    with ServidorMoto(compresion=60) as servidor:
+    with MotoServer(compression=60) as servidor:
         yield servidor

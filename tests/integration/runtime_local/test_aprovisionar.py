@@ -7,25 +7,25 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from sam_emulator.moto_server import ServidorMoto
+    from sam_emulator.moto_server import MotoServer
 
 pytestmark = pytest.mark.integration
 
 
-def test_aprovisionar_template_creates_each_resource_with_its_name_and_settings(servidor_moto: ServidorMoto) -> None:
+def test_aprovisionar_template_creates_each_resource_with_its_name_and_settings(servidor_moto: MotoServer) -> None:
     from mercadofresco.aws import client
-    from sam_emulator.provisioning import Aprovisionador
-    from sam_emulator.template import Plantilla
+    from sam_emulator.provisioning import Provisioner
+    from sam_emulator.template import Template
 
     # GIVEN the template as committed
-    plantilla = Plantilla()
+    plantilla = Template()
 
     # WHEN the runtime provisions it
-    aprovisionador = Aprovisionador(plantilla).aprovisionar()
+    aprovisionador = Provisioner(plantilla).provision()
 
     # THEN every resource whose condition holds was created or explicitly marked as without local effect
-    activos = {lid for lid, r in plantilla.recursos.items() if plantilla.condicion(r.get("Condition"))}
-    assert set(aprovisionador.creados) | set(aprovisionador.sin_efecto) == activos
+    activos = {lid for lid, r in plantilla.resources.items() if plantilla.condition(r.get("Condition"))}
+    assert set(aprovisionador.created) | set(aprovisionador.no_effect) == activos
     # AND the idempotency table carries the template's TTL attribute
     ttl = client("dynamodb").describe_time_to_live(TableName="mercadofresco-idempotencia")
     assert ttl["TimeToLiveDescription"]["AttributeName"] == "expira_en"
@@ -41,19 +41,19 @@ def test_aprovisionar_template_creates_each_resource_with_its_name_and_settings(
     assert all(any(arn in p for arn in arns) for p in politicas)
 
 
-def test_aprovisionar_resource_with_an_impossible_reference_is_named_in_the_error(servidor_moto: ServidorMoto) -> None:
-    from sam_emulator.provisioning import Aprovisionador
-    from sam_emulator.template import Plantilla, PlantillaError
+def test_aprovisionar_resource_with_an_impossible_reference_is_named_in_the_error(servidor_moto: MotoServer) -> None:
+    from sam_emulator.provisioning import Provisioner
+    from sam_emulator.template import Template, TemplateError
 
     # GIVEN a template whose queue refers to a resource that does not exist
-    plantilla = Plantilla()
+    plantilla = Template()
     plantilla.doc["Resources"] = {
         "Cola": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": {"Fn::GetAtt": ["NoExiste", "Arn"]}}}
     }
 
     # WHEN it is provisioned
-    with pytest.raises(PlantillaError) as error:
-        Aprovisionador(plantilla).aprovisionar()
+    with pytest.raises(TemplateError) as error:
+        Provisioner(plantilla).provision()
 
     # THEN the error names the resource that could not be resolved
     assert "Cola" in str(error.value)

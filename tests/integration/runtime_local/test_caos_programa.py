@@ -63,7 +63,7 @@ def test_programa_fanout_and_restart_faults_are_part_of_the_seed(semilla):
 
 def test_plan_lambda_counts_attempts_per_function_and_order():
     from mercadofresco_local.caos import FalloLambda, PlanLambda, ProgramaCaos
-    from sam_emulator.deaths import Corte, Estrangular, Invocacion
+    from sam_emulator.deaths import Cut, Invocation, Throttle
 
     # GIVEN a schedule: order 3's second charge attempt crashes, order 4's first charge is throttled
     prog = ProgramaCaos(
@@ -82,15 +82,15 @@ def test_plan_lambda_counts_attempts_per_function_and_order():
 
     def invocar(pedido: str) -> object:
         evento = {"operacion": "cobro", "pedido": {"pedido_id": pedido}}
-        return plan(Invocacion("mercadofresco-cobro", evento, plazo=float("inf")))
+        return plan(Invocation("mercadofresco-cobro", evento, deadline=float("inf")))
 
     # WHEN the invocations arrive (another seed's order in between)
     decisiones = [invocar("CAOS-S1-000003"), invocar("CAOS-S2-000003"), invocar("CAOS-S1-000003")]
     estrangulada = invocar("CAOS-S1-000004")
     # THEN only the scheduled attempts are hit
     assert decisiones[:2] == [None, None]
-    assert isinstance(decisiones[2], Corte) and decisiones[2].donde == "despues:http POST /cobros"
-    assert isinstance(estrangulada, Estrangular)
+    assert isinstance(decisiones[2], Cut) and decisiones[2].where == "despues:http POST /cobros"
+    assert isinstance(estrangulada, Throttle)
 
 
 # A stand-in for a child session: appends one result line per seed, and "crashes" (exit code 3)

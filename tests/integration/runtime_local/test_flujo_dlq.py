@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from sam_emulator.moto_server import ServidorMoto
+    from sam_emulator.moto_server import MotoServer
 
 pytestmark = pytest.mark.integration
 
 
-def test_pedidos_en_reads_every_message_of_a_dlq_once_and_leaves_them_all_there(servidor_moto: ServidorMoto) -> None:
+def test_pedidos_en_reads_every_message_of_a_dlq_once_and_leaves_them_all_there(servidor_moto: MotoServer) -> None:
     from mercadofresco.aws import client
     from mercadofresco_local.flujo import pedidos_en
-    from sam_emulator.runtime import mensajes_en_cola
+    from sam_emulator.runtime import messages_in_queue
 
     # GIVEN a DLQ with more messages than one receive returns, in the three body shapes the flows
     # dead-letter (raw JSON, an EventBridge envelope, an SNS envelope) and a cart reminder without order
@@ -36,6 +36,6 @@ def test_pedidos_en_reads_every_message_of_a_dlq_once_and_leaves_them_all_there(
 
     # THEN every message was read exactly once, and all of them are still in the DLQ, visible
     assert pedidos == {**{f"P{i}": 1 for i in range(2, 12)}, "P0": 2, "P1": 2, "": 1}
-    assert mensajes_en_cola(url) == 15
+    assert messages_in_queue(url) == 15
     visibles = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
     assert visibles["Attributes"]["ApproximateNumberOfMessages"] == "15"

@@ -1,6 +1,6 @@
 """The local runtime's emulation of Lambda's own faults (``sam_emulator.deaths``).
 
-The whole template runs in a loopback moto (``RuntimeLocal``), with the real ``cobro`` handler,
+The whole template runs in a loopback moto (``LocalRuntime``), with the real ``cobro`` handler,
 the loopback gateway that deduplicates on ``Idempotency-Key`` and a private redis-server. Each
 test plans one platform fault and reads its effect from the components: the gateway's charges,
 the idempotency table, the execution history, the queue.
@@ -30,11 +30,11 @@ TERMINALES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 def mundo(request: pytest.FixtureRequest) -> Iterator[Any]:
     from mercadofresco_local import plazos
     from mercadofresco_local.proveedores import Proveedores
-    from sam_emulator.private_redis import RedisPrivado
-    from sam_emulator.runtime import RuntimeLocal
-    from sam_emulator.template import Plantilla
+    from sam_emulator.private_redis import PrivateRedis
+    from sam_emulator.runtime import LocalRuntime
+    from sam_emulator.template import Template
 
-    with RedisPrivado() as redis, Proveedores() as proveedores:
+    with PrivateRedis() as redis, Proveedores() as proveedores:
         parametros = {
             "PasarelaUrl": proveedores.pasarela.url,
             "ErpUrl": proveedores.erp.url,
@@ -43,13 +43,13 @@ def mundo(request: pytest.FixtureRequest) -> Iterator[Any]:
         }
         entorno = {**proveedores.entorno(), "REDIS_URL": redis.url}
         # plazos_comprimidos: the workflow's waits past a lease last seconds, with the leases compressed alike
-        rt_local = RuntimeLocal(
-            entorno_local=entorno,
-            compresion=20,
-            plantilla=Plantilla(parametros=parametros),
-            plazos_comprimidos=True,
-            comprimir_funcion=plazos.comprimir_plazos,
-            entornos_nuevos=plazos.entornos_nuevos,
+        rt_local = LocalRuntime(
+            local_environment=entorno,
+            compression=20,
+            template=Template(parameters=parametros),
+            compressed_deadlines=True,
+            compress_function=plazos.comprimir_plazos,
+            new_environments=plazos.entornos_nuevos,
             isolated_functions=request.param,
         )
         with rt_local as rt:
@@ -61,9 +61,9 @@ def mundo(request: pytest.FixtureRequest) -> Iterator[Any]:
 def control(mundo: Any) -> Iterator[Any]:
     from sam_emulator import deaths
 
-    deaths.CONTROL.planificar(None)
+    deaths.CONTROL.set_plan(None)
     yield deaths.CONTROL
-    deaths.CONTROL.planificar(None)
+    deaths.CONTROL.set_plan(None)
 
 
 def _cobro(pedido_id: str) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def _cobro(pedido_id: str) -> dict[str, Any]:
 def _registro(mundo: Any, clave: str) -> dict[str, Any]:
     from mercadofresco.aws import client
 
-    tabla = mundo.plantilla.ref("TablaIdempotencia")
+    tabla = mundo.template.ref("TablaIdempotencia")
     return client("dynamodb").get_item(TableName=tabla, Key={"clave": {"S": clave}}, ConsistentRead=True)["Item"]
 
 
@@ -84,7 +84,7 @@ def _solo_la_primera(corte: Any, operacion: str = "cobro") -> Any:
     hechas: list[int] = []
 
     def plan(inv: Any) -> Any:
-        if isinstance(inv.evento, dict) and inv.evento.get("operacion") == operacion and not hechas:
+        if isinstance(inv.event, dict) and inv.event.get("operacion") == operacion and not hechas:
             hechas.append(1)
             return corte
         return None
@@ -102,43 +102,43 @@ def test_schedule_template_settings_reserved_concurrency_and_timeout_are_read(mu
 
     plantilla, _ = decode(str(RAIZ / "template.yaml"))
     declarados = tiempos(plantilla, RAIZ)
-    cobro = mundo.funciones.por_id["CobroFunction"]
-    assert cobro.concurrencia_reservada == 20
+    cobro = mundo.functions.by_id["CobroFunction"]
+    assert cobro.reserved_concurrency == 20
     assert cobro.timeout_s == declarados.timeouts_s["CobroFunction"]  # real seconds even when leases are compressed
-    assert cobro.entorno["IDEMPOTENCY_LEASE_S"] == str(math.ceil(declarados.leases_s["CobroFunction"] / 20))
+    assert cobro.environment["IDEMPOTENCY_LEASE_S"] == str(math.ceil(declarados.leases_s["CobroFunction"] / 20))
 
 
 def test_crash_after_gateway_charged_then_retry_leaves_exactly_one_charge(mundo, control):
-    from sam_emulator.deaths import Corte
+    from sam_emulator.deaths import Cut
     from sam_emulator.platform_faults import LambdaCrashed
 
     # GIVEN the charge invocation dies once the gateway has answered (the answer is lost)
-    cobro = mundo.funciones.por_id["CobroFunction"]
-    control.planificar(_solo_la_primera(Corte(LambdaCrashed, donde="despues:http POST /cobros")))
+    cobro = mundo.functions.by_id["CobroFunction"]
+    control.set_plan(_solo_la_primera(Cut(LambdaCrashed, where="despues:http POST /cobros")))
     # WHEN it is invoked, then invoked again (the caller's retry)
     with pytest.raises(LambdaCrashed):
-        cobro.invocar(_cobro("PED-CRASH-1"))
+        cobro.invoke(_cobro("PED-CRASH-1"))
     segundo: Exception | None = None
     try:
-        cobro.invocar(_cobro("PED-CRASH-1"))
+        cobro.invoke(_cobro("PED-CRASH-1"))
     except Exception as exc:  # the retry meets the dead invocation's claim: an error, never a charge
         segundo = exc
     # THEN the gateway charged exactly once, and the death is recorded where it happened
     assert mundo.proveedores.pasarela.cobros_de("PED-CRASH-1") == 1
     assert segundo is None or type(segundo).__name__ == "OperacionEnCurso"
-    assert ("mercadofresco-cobro", "Lambda.Unknown", "despues:http POST /cobros") in [m[:3] for m in control.muertes]
+    assert ("mercadofresco-cobro", "Lambda.Unknown", "despues:http POST /cobros") in [m[:3] for m in control.deaths]
 
 
 def test_timeout_after_gateway_answered_surfaces_timeout_and_record_never_completed(mundo, control):
-    from sam_emulator.deaths import Corte
+    from sam_emulator.deaths import Cut
     from sam_emulator.platform_faults import LambdaTimeout
 
     # GIVEN the charge invocation runs out of time right after the gateway answered
-    cobro = mundo.funciones.por_id["CobroFunction"]
-    control.planificar(_solo_la_primera(Corte(LambdaTimeout, donde="despues:http POST /cobros")))
+    cobro = mundo.functions.by_id["CobroFunction"]
+    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="despues:http POST /cobros")))
     # WHEN it is invoked
     with pytest.raises(LambdaTimeout) as error:
-        cobro.invocar(_cobro("PED-TIMEOUT-1"))
+        cobro.invoke(_cobro("PED-TIMEOUT-1"))
     # THEN the caller sees Lambda's timeout, and the completion write never reached DynamoDB
     assert error.value.error_type == "Sandbox.Timedout"
     assert _registro(mundo, "cobro:PED-TIMEOUT-1")["estado"]["S"] == "EN_CURSO"
@@ -146,19 +146,19 @@ def test_timeout_after_gateway_answered_surfaces_timeout_and_record_never_comple
 
 
 def test_handler_catching_exception_cannot_swallow_the_death(mundo, control):
-    from sam_emulator.deaths import Corte
+    from sam_emulator.deaths import Cut
     from sam_emulator.platform_faults import LambdaCrashed
 
     # GIVEN a crash planned at the very first boundary (the claim's PutItem)
-    cobro = mundo.funciones.por_id["CobroFunction"]
-    control.planificar(_solo_la_primera(Corte(LambdaCrashed, en=1)))
+    cobro = mundo.functions.by_id["CobroFunction"]
+    control.set_plan(_solo_la_primera(Cut(LambdaCrashed, at=1)))
     # WHEN invoked
     with pytest.raises(LambdaCrashed):
-        cobro.invocar(_cobro("PED-CRASH-0"))
+        cobro.invoke(_cobro("PED-CRASH-0"))
     # THEN nothing reached the gateway nor the table
     from mercadofresco.aws import client
 
-    tabla = mundo.plantilla.ref("TablaIdempotencia")
+    tabla = mundo.template.ref("TablaIdempotencia")
     item = client("dynamodb").get_item(TableName=tabla, Key={"clave": {"S": "cobro:PED-CRASH-0"}}).get("Item")
     assert item is None
     assert mundo.proveedores.pasarela.cobros_de("PED-CRASH-0") == 0
@@ -168,14 +168,14 @@ def test_reserved_concurrency_exhausted_throttles_before_the_handler_runs(mundo,
     from sam_emulator.platform_faults import LambdaThrottled
 
     # GIVEN every reserved slot of the charge function is taken by invocations in flight
-    cobro = mundo.funciones.por_id["CobroFunction"]
-    ocupadas = [control.invocacion(cobro.nombre, {}, 60, None) for _ in range(cobro.concurrencia_reservada)]
+    cobro = mundo.functions.by_id["CobroFunction"]
+    ocupadas = [control.invocation(cobro.name, {}, 60, None) for _ in range(cobro.reserved_concurrency)]
     for ocupada in ocupadas:
         ocupada.__enter__()
     try:
         # WHEN one more invocation arrives
         with pytest.raises(LambdaThrottled) as error:
-            cobro.invocar(_cobro("PED-THROTTLE-1"))
+            cobro.invoke(_cobro("PED-THROTTLE-1"))
     finally:
         for ocupada in reversed(ocupadas):  # each restores the invocation it found current
             ocupada.__exit__(None, None, None)
@@ -185,16 +185,16 @@ def test_reserved_concurrency_exhausted_throttles_before_the_handler_runs(mundo,
 
 
 def test_moto_lambda_reports_the_platform_error_name_to_step_functions(mundo, control):
-    from sam_emulator.deaths import Corte
+    from sam_emulator.deaths import Cut
     from sam_emulator.platform_faults import LambdaTimeout
 
     # GIVEN a timed-out charge invocation reached through moto's Lambda (the workflow's lambda:invoke path)
-    control.planificar(_solo_la_primera(Corte(LambdaTimeout, donde="despues:http POST /cobros")))
-    cobro = mundo.funciones.por_id["CobroFunction"]
+    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="despues:http POST /cobros")))
+    cobro = mundo.functions.by_id["CobroFunction"]
     # what Registro.invocar reads of moto's LambdaFunction
-    funcion = SimpleNamespace(function_name=cobro.nombre, function_arn=f"arn:{cobro.nombre}", timeout=cobro.timeout_s)
+    funcion = SimpleNamespace(function_name=cobro.name, function_arn=f"arn:{cobro.name}", timeout=cobro.timeout_s)
     # WHEN invoked
-    resultado, errored, _ = mundo.registro_lambda.invocar(funcion, _cobro("PED-TIMEOUT-2"))
+    resultado, errored, _ = mundo.lambda_registry.invoke(funcion, _cobro("PED-TIMEOUT-2"))
     # THEN the errored result carries Step Functions' error name
     assert errored
     assert json.loads(resultado)["errorType"] == "Sandbox.Timedout"
@@ -202,17 +202,17 @@ def test_moto_lambda_reports_the_platform_error_name_to_step_functions(mundo, co
 
 def test_workflow_charge_timeout_is_seen_as_sandbox_timedout_in_the_history(mundo, control):
     from mercadofresco.aws import client
-    from sam_emulator.deaths import Corte
+    from sam_emulator.deaths import Cut
     from sam_emulator.platform_faults import LambdaTimeout
 
     # GIVEN the workflow's first charge attempt times out after the gateway charged
-    control.planificar(_solo_la_primera(Corte(LambdaTimeout, donde="despues:http POST /cobros")))
+    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="despues:http POST /cobros")))
     entrada = load_event("flujo/pedido-creado.json")
     pedido_id = json.loads(entrada[0]["body"])["detail"]["pedido_id"]
     sfn = client("stepfunctions")
     # WHEN an execution runs to its end
     arn = sfn.start_execution(
-        stateMachineArn=mundo.aprovisionador.maquinas["ProcesarPedido"], name="timeout-1", input=json.dumps(entrada)
+        stateMachineArn=mundo.provisioner.state_machines["ProcesarPedido"], name="timeout-1", input=json.dumps(entrada)
     )["executionArn"]
     wait_until(lambda: sfn.describe_execution(executionArn=arn)["status"] in TERMINALES, "the execution to end")
     # THEN its history shows Lambda's timeout for the charge task, and the gateway charged once
@@ -224,20 +224,20 @@ def test_workflow_charge_timeout_is_seen_as_sandbox_timedout_in_the_history(mund
 
 def test_throttled_sqs_batch_is_not_deleted_and_returns_to_the_queue(mundo, control):
     from mercadofresco.aws import client
-    from sam_emulator.deaths import Estrangular
+    from sam_emulator.deaths import Throttle
 
     # GIVEN the ERP consumer's mapping and a message in its queue, and the function throttled
-    mapeo = next(m for m in mundo.mapeos if m.funcion.logical_id == "ErpFunction" and "Stock" not in m.cola_url)
+    mapeo = next(m for m in mundo.mappings if m.function.logical_id == "ErpFunction" and "Stock" not in m.queue_url)
     sqs = client("sqs")
-    sqs.purge_queue(QueueUrl=mapeo.cola_url)  # what earlier tests' confirmations fanned out
+    sqs.purge_queue(QueueUrl=mapeo.queue_url)  # what earlier tests' confirmations fanned out
     cuerpo = json.dumps(json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"]))
-    sqs.send_message(QueueUrl=mapeo.cola_url, MessageBody=cuerpo)
-    mensajes = sqs.receive_message(QueueUrl=mapeo.cola_url, MaxNumberOfMessages=1, VisibilityTimeout=0)["Messages"]
-    control.planificar(lambda inv: Estrangular())
+    sqs.send_message(QueueUrl=mapeo.queue_url, MessageBody=cuerpo)
+    mensajes = sqs.receive_message(QueueUrl=mapeo.queue_url, MaxNumberOfMessages=1, VisibilityTimeout=0)["Messages"]
+    control.set_plan(lambda inv: Throttle())
     # WHEN the mapping processes the batch
-    mapeo.procesar(sqs, mensajes)
+    mapeo.process(sqs, mensajes)
     # THEN the message is still in the queue (to be received again) and the ERP saw nothing
-    atributos = sqs.get_queue_attributes(QueueUrl=mapeo.cola_url, AttributeNames=["ApproximateNumberOfMessages"])
+    atributos = sqs.get_queue_attributes(QueueUrl=mapeo.queue_url, AttributeNames=["ApproximateNumberOfMessages"])
     assert int(atributos["Attributes"]["ApproximateNumberOfMessages"]) == 1
-    assert control.estrangulados["mercadofresco-erp"] >= 1
+    assert control.throttled["mercadofresco-erp"] >= 1
     assert not [e for e in mundo.proveedores.erp.efectos if e["cuerpo"].get("pedido_id") == "PED-2026-084417"]

@@ -1,4 +1,4 @@
-"""RuntimeLocal runs a template's DynamoDB-stream pipe with TTL expiries, generically."""
+"""LocalRuntime runs a template's DynamoDB-stream pipe with TTL expiries, generically."""
 
 from __future__ import annotations
 
@@ -64,24 +64,24 @@ def test_runtime_carts_pipe_publishes_only_carts_expired_by_ttl(tmp_path: Path) 
     from mercadofresco.aws import client
     from mercadofresco_local import carritos
     from sam_emulator.pipes import PipeStream
-    from sam_emulator.runtime import RuntimeLocal
-    from sam_emulator.template import Plantilla
+    from sam_emulator.runtime import LocalRuntime
+    from sam_emulator.template import Template
 
     # GIVEN a template with a carts table (stream + TTL), a pipe to a bus, and a rule to a queue
     ruta = tmp_path / "template.yaml"
     ruta.write_text(PLANTILLA)
-    with RuntimeLocal(plantilla=Plantilla(ruta=ruta), compresion=30) as rt:
+    with LocalRuntime(template=Template(path=ruta), compression=30) as rt:
         # AND three expired carts plus one the customer emptied
-        sembrados = carritos.sembrar(rt.plantilla, 3)
+        sembrados = carritos.sembrar(rt.template, 3)
         assert sembrados is not None
 
         # WHEN the runtime runs the TTL and the pipe
         rt.start_consuming()
         sqs = client("sqs")
-        url = rt.url_cola("Recordatorios")
+        url = rt.queue_url_of("Recordatorios")
         # (the pipe has read all 8 stream records: 4 puts, the customer's delete, TTL's 3 deletes)
         (pipe,) = (p for p in rt.pipes if isinstance(p, PipeStream))
-        wait_until(lambda: pipe.leidos == 8 and pipe.enviados >= 3, "the pipe to read the whole stream")
+        wait_until(lambda: pipe.read_count == 8 and pipe.sent >= 3, "the pipe to read the whole stream")
         recibidos: list[dict] = []
         while mensajes := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
             for m in mensajes:

@@ -13,7 +13,7 @@ import boto3
 import pytest
 import urllib3
 from mercadofresco_local.proveedores import Proveedores
-from sam_emulator.template import crear_tabla
+from sam_emulator.template import create_table_from
 from simulador import Simulador
 from simulador.dynamodb import AlmacenDynamoDB, Fallos, Sandbox
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def tabla(plantilla: Any) -> str:
     """mercadofresco-simulador created in moto from the template's own definition."""
-    return crear_tabla(boto3.client("dynamodb"), plantilla, "TablaSimulador")
+    return create_table_from(boto3.client("dynamodb"), plantilla, "TablaSimulador")
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ from mercadofresco import db
 from mercadofresco.dominio.proyeccion import proyectar
 from mercadofresco.outbox.schema import apply_migrations
 from mercadofresco_ops import smoke
-from sam_emulator.functions import Funcion, Funciones, entorno_comun, ruta_codigo
-from sam_emulator.http_api import ApiHttpLocal, rutas_de_plantilla
-from sam_emulator.moto_server import ServidorMoto
-from sam_emulator.template import Plantilla, crear_tabla
+from sam_emulator.functions import Function, Functions, code_path, shared_environment
+from sam_emulator.http_api import LocalHttpApi, routes_from_template
+from sam_emulator.moto_server import MotoServer
+from sam_emulator.template import Template, create_table_from
 
 from tests.conftest import plantilla_con_clave
 
@@ -34,13 +34,13 @@ FLUJO_TRIVIAL = json.dumps({"StartAt": "Fin", "States": {"Fin": {"Type": "Pass",
 
 
 @pytest.fixture
-def moto() -> Iterator[ServidorMoto]:
-    with ServidorMoto() as servidor:
+def moto() -> Iterator[MotoServer]:
+    with MotoServer() as servidor:
         yield servidor
 
 
 @pytest.fixture
-def cuenta(moto: ServidorMoto) -> dict[str, Any]:
+def cuenta(moto: MotoServer) -> dict[str, Any]:
     """What mf-smoke reads, created in moto's server: the workflow, the idempotency table, a DLQ."""
     sfn = boto3.client("stepfunctions", endpoint_url=moto.url)
     maquina = sfn.create_state_machine(
@@ -49,7 +49,7 @@ def cuenta(moto: ServidorMoto) -> dict[str, Any]:
         roleArn="arn:aws:iam::123456789012:role/mercadofresco-local",
     )["stateMachineArn"]
     plantilla = plantilla_con_clave(endpoint_url=moto.url)
-    tabla = crear_tabla(boto3.client("dynamodb", endpoint_url=moto.url), plantilla, "TablaIdempotencia")
+    tabla = create_table_from(boto3.client("dynamodb", endpoint_url=moto.url), plantilla, "TablaIdempotencia")
     dlq = boto3.client("sqs", endpoint_url=moto.url).create_queue(QueueName="mercadofresco-pedidos-fallidos")[
         "QueueUrl"
     ]
@@ -62,18 +62,18 @@ def tienda_url(pg_dsn: str) -> Iterator[str]:
     with psycopg.connect(pg_dsn) as conn:
         apply_migrations(conn)
     db.shared_pool.cache_clear()
-    tienda = Funcion(
-        "TiendaFunction", "mercadofresco-tienda", ruta_codigo("functions/tienda/"), entorno={"DATABASE_URL": pg_dsn}
+    tienda = Function(
+        "TiendaFunction", "mercadofresco-tienda", code_path("functions/tienda/"), environment={"DATABASE_URL": pg_dsn}
     )
-    funciones = Funciones()
-    funciones.agregar(tienda)
-    rutas = rutas_de_plantilla(Plantilla(), funciones)
-    assert {r.clave for r in rutas["ApiTienda"]} == {"POST /pedidos", "GET /pedidos/{pedido_id}"}
+    funciones = Functions()
+    funciones.add(tienda)
+    rutas = routes_from_template(Template(), funciones)
+    assert {r.key for r in rutas["ApiTienda"]} == {"POST /pedidos", "GET /pedidos/{pedido_id}"}
     try:
-        with ApiHttpLocal(rutas["ApiTienda"]) as api:
+        with LocalHttpApi(rutas["ApiTienda"]) as api:
             yield api.url
     finally:
-        entorno_comun([])  # the process's own environment back (the function's DATABASE_URL out)
+        shared_environment([])  # the process's own environment back (the function's DATABASE_URL out)
         if db.shared_pool.cache_info().currsize:
             db.shared_pool().close()
         db.shared_pool.cache_clear()
@@ -129,14 +129,14 @@ class Plataforma:
             proyectar(conn, pedido_id, "PedidoRechazado", motivo="tarjeta_rechazada")
 
 
-def _smoke(tienda_url: str, moto: ServidorMoto, plataforma: Plataforma) -> smoke.Smoke:
+def _smoke(tienda_url: str, moto: MotoServer, plataforma: Plataforma) -> smoke.Smoke:
     observador = smoke.Observador(plataforma.sfn, plataforma.ddb, plataforma.sqs, smoke.Nombres())
     cliente = smoke.ClienteTienda(tienda_url, firmar=False)
     return smoke.Smoke(cliente, observador, reloj=plataforma.reloj, dormir=plataforma.paso)
 
 
 def test_smoke_mixed_outcomes_classifies_each_order_and_fails(
-    tienda_url: str, pg_dsn: str, cuenta: dict[str, Any], moto: ServidorMoto
+    tienda_url: str, pg_dsn: str, cuenta: dict[str, Any], moto: MotoServer
 ) -> None:
     # GIVEN a platform that confirms one order, rejects one, loses one and dead-letters one
     plataforma = Plataforma(pg_dsn, cuenta, moto.url, ["confirmado", "rechazado", "perdido", "dlq"])
@@ -158,7 +158,7 @@ def test_smoke_mixed_outcomes_classifies_each_order_and_fails(
 
 
 def test_smoke_every_order_final_exits_0(
-    tienda_url: str, pg_dsn: str, cuenta: dict[str, Any], moto: ServidorMoto
+    tienda_url: str, pg_dsn: str, cuenta: dict[str, Any], moto: MotoServer
 ) -> None:
     # GIVEN a platform that confirms or rejects every order
     plataforma = Plataforma(pg_dsn, cuenta, moto.url, ["confirmado", "rechazado", "confirmado"])
@@ -173,7 +173,7 @@ def test_smoke_every_order_final_exits_0(
 
 
 def test_smoke_confirmed_without_fan_out_is_stuck(
-    tienda_url: str, pg_dsn: str, cuenta: dict[str, Any], moto: ServidorMoto
+    tienda_url: str, pg_dsn: str, cuenta: dict[str, Any], moto: MotoServer
 ) -> None:
     # GIVEN an order confirmed by the workflow whose ERP notice and e-mail never happened
     plataforma = Plataforma(pg_dsn, cuenta, moto.url, ["solo-ejecucion"])
@@ -189,7 +189,7 @@ def test_smoke_confirmed_without_fan_out_is_stuck(
 
 
 def test_mf_smoke_cli_nothing_progresses_prints_lost_orders_and_exits_1(
-    tienda_url: str, cuenta: dict[str, Any], moto: ServidorMoto, capsys: pytest.CaptureFixture[str]
+    tienda_url: str, cuenta: dict[str, Any], moto: MotoServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN the local store and moto's server, with no relay running
     # WHEN the command places two orders and waits no time at all
@@ -201,7 +201,7 @@ def test_mf_smoke_cli_nothing_progresses_prints_lost_orders_and_exits_1(
     assert "FALLO" in salida
 
 
-def test_mf_smoke_store_refuses_order_reports_it(moto: ServidorMoto, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mf_smoke_store_refuses_order_reports_it(moto: MotoServer, capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN no store at that address
     codigo = smoke.main(["--url", "http://127.0.0.1:9", "-n", "1", "--endpoint-url", moto.url, "--espera-s", "0"])
     # THEN a clear message, exit 1, no traceback
@@ -236,7 +236,7 @@ def test_cliente_tienda_signs_for_the_apis_region_not_the_default_one(monkeypatc
     assert "/eu-west-1/execute-api/aws4_request" in cabeceras["Authorization"]
 
 
-def test_mf_smoke_stack_without_store_output_says_so(moto: ServidorMoto) -> None:
+def test_mf_smoke_stack_without_store_output_says_so(moto: MotoServer) -> None:
     # GIVEN a stack that has no TiendaApiUrl output
     cfn = boto3.client("cloudformation", endpoint_url=moto.url)
     plantilla = {"Resources": {"Cola": {"Type": "AWS::SQS::Queue"}}, "Outputs": {"Otra": {"Value": "x"}}}

@@ -11,7 +11,7 @@ import pytest
 from mercadofresco.aws import client
 from mercadofresco_local.sesion import Sesion
 from mercadofresco_ops import smoke
-from sam_emulator.http_api import ApiHttpLocal, rutas_de_plantilla
+from sam_emulator.http_api import LocalHttpApi, routes_from_template
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -20,8 +20,8 @@ def test_mf_smoke_local_run_every_order_confirmed_exits_0() -> None:
     # GIVEN the local run (template in moto, real PostgreSQL/Redis, loopback providers) and its store API
     with Sesion("smoke") as sesion:
         assert sesion.runtime is not None and sesion.servidor_url is not None
-        rutas = rutas_de_plantilla(sesion.runtime.plantilla, sesion.runtime.funciones)
-        with ApiHttpLocal(rutas["ApiTienda"]) as api:
+        rutas = routes_from_template(sesion.runtime.template, sesion.runtime.functions)
+        with LocalHttpApi(rutas["ApiTienda"]) as api:
             # WHEN mf-smoke (as its main() wires it, on moto's endpoint) places three orders and follows them
             extra = {"endpoint_url": sesion.servidor_url}
             observador = smoke.Observador(

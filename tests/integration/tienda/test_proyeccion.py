@@ -16,8 +16,8 @@ import pytest
 from mercadofresco.dominio.pedidos import LineaPedido, Pedido, crear_pedido
 from mercadofresco.dominio.proyeccion import PedidoDesconocido, Resultado, proyectar
 from mercadofresco.outbox.schema import apply_migrations
-from sam_emulator.provisioning import Aprovisionador
-from sam_emulator.template import Plantilla
+from sam_emulator.provisioning import Provisioner
+from sam_emulator.template import Template
 
 from tests.conftest import load_event
 from tests.integration.consumidores.conftest import Cola, Sondeo, mensajes, motivo
@@ -50,17 +50,17 @@ def base(pg_dsn: str, fresh_environment: None) -> str:
 
 
 @pytest.fixture
-def recursos(aws: None) -> Plantilla:
+def recursos(aws: None) -> Template:
     """The projection's queues, subscription and rule, created in moto from template.yaml."""
-    plantilla = Plantilla()
+    plantilla = Template()
     todos = plantilla.doc["Resources"]
     plantilla.__dict__["doc"] = {**plantilla.doc, "Resources": {lid: todos[lid] for lid in RECURSOS}}
-    Aprovisionador(plantilla).aprovisionar()
+    Provisioner(plantilla).provision()
     return plantilla
 
 
 @pytest.fixture
-def proyeccion(base: str, recursos: Plantilla, app_module: Callable[..., Any]) -> Any:
+def proyeccion(base: str, recursos: Template, app_module: Callable[..., Any]) -> Any:
     return app_module("proyeccion", DATABASE_URL=base)
 
 
@@ -69,9 +69,9 @@ def _estados(dsn: str) -> dict[str, str]:
         return dict(conn.execute("SELECT pedido_id, estado FROM pedidos"))
 
 
-def _en_cola(evento: dict[str, Any], recursos: Plantilla) -> dict[str, Any]:
+def _en_cola(evento: dict[str, Any], recursos: Template) -> dict[str, Any]:
     """The sample event, as if read from the template's queue in moto (its ARN tells the consumer the DLQ)."""
-    arn = recursos.fisicos["ColaProyeccion"]["Arn"]
+    arn = recursos.physical_ids["ColaProyeccion"]["Arn"]
     return {"Records": [{**r, "eventSourceARN": arn} for r in evento["Records"]]}
 
 
@@ -116,7 +116,7 @@ def test_proyectar_unknown_order_raises_permanent_error(base: str) -> None:
 
 
 def test_handler_out_of_order_batch_ends_in_latest_states_and_unknown_order_in_dlq(
-    proyeccion: Any, base: str, recursos: Plantilla, lambda_context: Any
+    proyeccion: Any, base: str, recursos: Template, lambda_context: Any
 ) -> None:
     # GIVEN a batch where a refund precedes the confirmation it compensates, plus an unknown order
     evento = _en_cola(load_event("proyeccion-lote-desordenado.json"), recursos)
@@ -137,7 +137,7 @@ def test_handler_out_of_order_batch_ends_in_latest_states_and_unknown_order_in_d
 
 
 def test_handler_same_event_twice_applies_once(
-    proyeccion: Any, base: str, recursos: Plantilla, lambda_context: Any
+    proyeccion: Any, base: str, recursos: Template, lambda_context: Any
 ) -> None:
     # GIVEN the confirmation, delivered twice (at least once)
     evento = _en_cola(load_event("proyeccion-pedido-confirmado.json"), recursos)
@@ -149,7 +149,7 @@ def test_handler_same_event_twice_applies_once(
 
 
 def test_handler_database_down_reports_record_failed_for_redelivery(
-    recursos: Plantilla, app_module: Callable[..., Any], lambda_context: Any, fresh_environment: None
+    recursos: Template, app_module: Callable[..., Any], lambda_context: Any, fresh_environment: None
 ) -> None:
     # GIVEN a projection whose database refuses connections
     app = app_module("proyeccion", DATABASE_URL="postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=1")
@@ -162,18 +162,18 @@ def test_handler_database_down_reports_record_failed_for_redelivery(
 
 
 def test_outcomes_from_topic_and_bus_reach_the_queue_and_update_states(
-    proyeccion: Any, base: str, recursos: Plantilla, lambda_context: Any
+    proyeccion: Any, base: str, recursos: Template, lambda_context: Any
 ) -> None:
     # GIVEN the template's subscription and rule feeding mercadofresco-proyeccion
     sqs, sns, events = boto3.client("sqs"), boto3.client("sns"), boto3.client("events")
     confirmado = json.loads(load_event("proyeccion-pedido-confirmado.json")["Records"][0]["body"])
     # WHEN the workflow confirms one order on the topic and rejects another on the bus
-    sns.publish(TopicArn=recursos.fisicos["TopicPedidoConfirmado"]["Ref"], Message=json.dumps(confirmado))
+    sns.publish(TopicArn=recursos.physical_ids["TopicPedidoConfirmado"]["Ref"], Message=json.dumps(confirmado))
     rechazo = {"version": 1, "pedido_id": "PED-2026-084418", "motivo": "tarjeta_rechazada"}
     salida = events.put_events(
         Entries=[
             {
-                "EventBusName": recursos.fisicos["BusMercadoFresco"]["Ref"],
+                "EventBusName": recursos.physical_ids["BusMercadoFresco"]["Ref"],
                 "Source": "mercadofresco.pedidos",
                 "DetailType": "PedidoRechazado",
                 "Detail": json.dumps(rechazo),
@@ -190,7 +190,7 @@ def test_outcomes_from_topic_and_bus_reach_the_queue_and_update_states(
     assert mensajes(sqs, Cola.de(recursos, "ColaProyeccionFallidos")) == []
 
 
-def _registro(detalle: dict[str, Any], tipo: str, n: int, recursos: Plantilla) -> dict[str, Any]:
+def _registro(detalle: dict[str, Any], tipo: str, n: int, recursos: Template) -> dict[str, Any]:
     """One bus event on the projection's queue (its body as EventBridge writes it: ASCII JSON)."""
     (plantilla,) = load_event("proyeccion-pedido-cancelado.json")["Records"]
     cuerpo = {
@@ -200,7 +200,7 @@ def _registro(detalle: dict[str, Any], tipo: str, n: int, recursos: Plantilla) -
         "source": "mercadofresco.pedidos",
         "detail": detalle,
     }
-    arn = recursos.fisicos["ColaProyeccion"]["Arn"]
+    arn = recursos.physical_ids["ColaProyeccion"]["Arn"]
     return {**plantilla, "messageId": f"m-{n}", "body": json.dumps(cuerpo), "eventSourceARN": arn}
 
 
@@ -215,7 +215,7 @@ def _registro(detalle: dict[str, Any], tipo: str, n: int, recursos: Plantilla) -
     ],
 )
 def test_handler_payload_problem_is_dead_lettered_with_its_reason_not_retried(
-    proyeccion: Any, base: str, recursos: Plantilla, lambda_context: Any, campo_valor: tuple[str, Any]
+    proyeccion: Any, base: str, recursos: Template, lambda_context: Any, campo_valor: tuple[str, Any]
 ) -> None:
     # GIVEN a PedidoCancelado with one field of the wrong type or with characters no database can store,
     # next to a good confirmation of another order in the same batch

@@ -50,9 +50,9 @@ def tiempos_plantilla() -> Any:
 @pytest.fixture(scope="session")
 def redis_privado() -> Iterator[str]:
     """A redis-server of these tests only (flushed per test), on a free loopback port (the local run's own)."""
-    from sam_emulator.private_redis import RedisPrivado
+    from sam_emulator.private_redis import PrivateRedis
 
-    with RedisPrivado() as servidor:
+    with PrivateRedis() as servidor:
         yield servidor.url
 
 
@@ -128,18 +128,18 @@ class Flujo:
     registro: Any  # moto_lambda.Registro
     fisicos: dict[str, Any]
     observador_bus: str  # queue receiving PedidoRechazado / PedidoCancelado / PedidoNoConfirmado
-    funciones: Any = None  # sam_emulator.functions.Funciones
+    funciones: Any = None  # sam_emulator.functions.Functions
     _n: int = field(default=0)
 
     def modulo(self, logical_id: str) -> Any:
         """The handler module of a template function, as loaded in this process."""
-        return self.funciones.por_id[logical_id].cargar()
+        return self.funciones.by_id[logical_id].load()
 
     def envolver(self, logical_id: str, envoltura: Any) -> None:
         """Run ``envoltura(manejador_real, evento, contexto)`` for every invocation of that function."""
-        funcion = self.funciones.por_id[logical_id]
-        real = self.registro.manejador(funcion.nombre)
-        self.registro.registrar(funcion.nombre, lambda evento, contexto: envoltura(real, evento, contexto))
+        funcion = self.funciones.by_id[logical_id]
+        real = self.registro.handler_fn(funcion.name)
+        self.registro.register_handler(funcion.name, lambda evento, contexto: envoltura(real, evento, contexto))
 
     @property
     def pasarela(self) -> Any:
@@ -203,21 +203,21 @@ def flujo(
 ) -> Iterator[Flujo]:
     import boto3
     from mercadofresco_local.proveedores import Proveedores
-    from sam_emulator.moto_lambda import en_proceso
-    from sam_emulator.provisioning import Aprovisionador
-    from sam_emulator.template import Plantilla
+    from sam_emulator.moto_lambda import in_process
+    from sam_emulator.provisioning import Provisioner
+    from sam_emulator.template import Template
 
-    plantilla = Plantilla()
+    plantilla = Template()
     with Proveedores() as proveedores:
         entorno = {**proveedores.entorno(), "REDIS_URL": redis_privado}
-        aprovisionador = Aprovisionador(plantilla, entorno_local=entorno).aprovisionar()
-        fisicos = plantilla.fisicos
+        aprovisionador = Provisioner(plantilla, local_environment=entorno).provision()
+        fisicos = plantilla.physical_ids
         observador = _observar_bus(fisicos)
-        arn = aprovisionador.maquinas["ProcesarPedido"]
+        arn = aprovisionador.state_machines["ProcesarPedido"]
         if otra := os.environ.get("MF_ASL_FLUJO"):
             _sustituir_definicion(plantilla, arn, otra)
-        _inyectar_reloj(aprovisionador.funciones, reloj)
-        with en_proceso(aprovisionador.funciones.handlers()) as registro:
+        _inyectar_reloj(aprovisionador.functions, reloj)
+        with in_process(aprovisionador.functions.handlers()) as registro:
             yield Flujo(
                 sfn=boto3.client("stepfunctions"),
                 arn=arn,
@@ -225,28 +225,28 @@ def flujo(
                 registro=registro,
                 fisicos=fisicos,
                 observador_bus=observador,
-                funciones=aprovisionador.funciones,
+                funciones=aprovisionador.functions,
             )
 
 
 def _inyectar_reloj(funciones: Any, reloj: Reloj) -> None:
     """The charge and claim functions read the tests' clock (their leases lapse while a Wait is skipped)."""
-    cobro = funciones.por_id["CobroFunction"].cargar()
+    cobro = funciones.by_id["CobroFunction"].load()
     cobro.operaciones.store._now_s = reloj
     cobro.operaciones.reloj_s = reloj
-    if "ReclamoFunction" in funciones.por_id:
-        reclamo = funciones.por_id["ReclamoFunction"].cargar()
+    if "ReclamoFunction" in funciones.by_id:
+        reclamo = funciones.by_id["ReclamoFunction"].load()
         reclamo.reloj_s = reloj
         reclamo.store._now_s = reloj
 
 
 def _sustituir_definicion(plantilla: Any, arn: str, ruta: str) -> None:
     import boto3
-    from sam_emulator.provisioning import definicion_asl
+    from sam_emulator.provisioning import asl_definition
 
-    props = {**plantilla.recursos["ProcesarPedido"]["Properties"], "DefinitionUri": ruta}
-    props = plantilla.resolver(props)
-    definicion = definicion_asl(props, plantilla.carpeta)
+    props = {**plantilla.resources["ProcesarPedido"]["Properties"], "DefinitionUri": ruta}
+    props = plantilla.resolve(props)
+    definicion = asl_definition(props, plantilla.folder)
     boto3.client("stepfunctions").update_state_machine(stateMachineArn=arn, definition=definicion)
 
 

@@ -15,7 +15,7 @@ import pytest
 from cfn_lint_mensajeria import asl as asl_reglas
 from mercadofresco.dominio.errores import NOMBRES_PARA_EL_FLUJO
 from mercadofresco_local.asl import errores_de_dominio, marcadores, problemas
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 from tests.conftest import RAIZ
 from tests.integration.workflow.conftest import tiempos_plantilla
@@ -32,8 +32,8 @@ def definicion() -> dict:
 
 
 @pytest.fixture(scope="module")
-def plantilla() -> Plantilla:
-    return Plantilla()
+def plantilla() -> Template:
+    return Template()
 
 
 def test_asl_project_definition_has_no_problems(definicion):
@@ -201,7 +201,7 @@ def test_asl_every_stored_outcome_has_one_schema(definicion):
 
 def test_asl_template_max_visits_are_the_loop_bounds(definicion, plantilla):
     # GIVEN the visits the worst-case rule multiplies (template Metadata) and the loops' Choice bounds
-    visitas = plantilla.recursos["ProcesarPedido"]["Metadata"]["Mensajeria"]["VisitasMaximas"]
+    visitas = plantilla.resources["ProcesarPedido"]["Metadata"]["Mensajeria"]["VisitasMaximas"]
     condicion = definicion["States"]["QuedaReconsulta"]["Choices"][0]["Condition"]
     (por_operacion,) = re.fullmatch(r"\{% \$states\.input\.reconsulta\.n < (\d+) %\}", condicion).groups()
     # THEN they are the same numbers: Reconsultar asks again that many times about the charge, then as many
@@ -261,15 +261,15 @@ def test_asl_confirmation_has_an_explicit_payload_without_token(definicion):
 
 def test_asl_placeholders_match_the_template_substitutions(plantilla):
     # GIVEN the template's DefinitionSubstitutions for the workflow
-    sustituciones = plantilla.recursos["ProcesarPedido"]["Properties"]["DefinitionSubstitutions"]
+    sustituciones = plantilla.resources["ProcesarPedido"]["Properties"]["DefinitionSubstitutions"]
     # THEN the ASL uses exactly those placeholders (SAM would leave an unknown one unresolved)
     assert marcadores(RUTA.read_text()) == set(sustituciones)
 
 
 def test_asl_pipe_delivers_one_pedido_per_async_execution(plantilla):
     # GIVEN the pipe feeding the workflow (the ASL reads one record and refuses a batch)
-    props = plantilla.recursos["PipePedidos"]["Properties"]
+    props = plantilla.resources["PipePedidos"]["Properties"]
     # THEN batch size 1 and an asynchronous start of the standard workflow
     assert props["SourceParameters"]["SqsQueueParameters"]["BatchSize"] == 1
     assert props["TargetParameters"]["StepFunctionStateMachineParameters"]["InvocationType"] == "FIRE_AND_FORGET"
-    assert plantilla.recursos["ProcesarPedido"]["Properties"]["Type"] == "STANDARD"
+    assert plantilla.resources["ProcesarPedido"]["Properties"]["Type"] == "STANDARD"

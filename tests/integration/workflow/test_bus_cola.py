@@ -11,7 +11,7 @@ from typing import Any
 
 import boto3
 import pytest
-from sam_emulator.event_sources import registro_sqs
+from sam_emulator.event_sources import sqs_record
 
 from tests.conftest import load_event
 
@@ -74,7 +74,7 @@ def test_bus_confirmation_of_an_order_reaches_erp_and_correo(flujo):
         QueueUrl=flujo.fisicos["ColaPedidos"]["QueueUrl"], AttributeNames=["All"], MessageAttributeNames=["All"]
     )["Messages"]
     # WHEN the pipe's step starts the workflow with a batch of one record
-    ejecucion = flujo.ejecutar([registro_sqs(mensaje, flujo.fisicos["ColaPedidos"]["Arn"])])
+    ejecucion = flujo.ejecutar([sqs_record(mensaje, flujo.fisicos["ColaPedidos"]["Arn"])])
     # THEN the order is charged once and the confirmation fans out to both consumer queues (raw delivery)
     assert ejecucion["status"] == "SUCCEEDED"
     assert flujo.pasarela.cobros_de(PEDIDO) == 1

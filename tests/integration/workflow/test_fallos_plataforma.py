@@ -17,7 +17,7 @@ from typing import Any
 import boto3
 import pytest
 from mercadofresco.idempotency import IdempotencyPersistenceError
-from sam_emulator.moto_lambda import ContextoLambda
+from sam_emulator.moto_lambda import LambdaContext
 from sam_emulator.platform_faults import LambdaCrashed, LambdaThrottled, LambdaTimeout
 
 from tests.conftest import load_event
@@ -231,7 +231,7 @@ def test_workflow_dead_execution_reclamo_expires_and_a_redrive_resolves_it(flujo
         "clave": {"S": f"pedido:{PEDIDO}"}, "estado": {"S": "EN_CURSO"}, "propietario": {"S": "arn:muerta"},
         "caduca_bloqueo": {"N": str(ahora - 1)}, "expira_en": {"N": str(ahora + 86400)},
     })  # fmt: skip
-    flujo.modulo("CobroFunction").lambda_handler(load_event("cobro-pedido.json"), ContextoLambda("cobro", "arn:cobro"))
+    flujo.modulo("CobroFunction").lambda_handler(load_event("cobro-pedido.json"), LambdaContext("cobro", "arn:cobro"))
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
     # WHEN the order is redriven
     ejecucion = flujo.ejecutar(load_event("flujo/pedido-creado.json"))

@@ -9,7 +9,7 @@ import zipfile
 import boto3
 import pytest
 from mercadofresco.dominio.errores import CobroRechazado
-from sam_emulator.moto_lambda import en_proceso
+from sam_emulator.moto_lambda import in_process
 
 pytestmark = pytest.mark.integration
 
@@ -44,13 +44,13 @@ def test_moto_lambda_registered_handler_returns_its_result_with_a_context(aws):
         return {"recibido": evento, "restante_ms": contexto.get_remaining_time_in_millis(), "f": contexto.function_name}
 
     # WHEN invoked while the hook is active
-    with en_proceso({"eco": manejador}) as registro:
+    with in_process({"eco": manejador}) as registro:
         resultado, error = _invocar("eco", {"pedido_id": "P1"})
     # THEN the handler ran here, with Lambda's context, and was counted
     assert error is None
     assert resultado["recibido"] == {"pedido_id": "P1"} and resultado["f"] == "eco"
     assert 0 < resultado["restante_ms"] <= 7000
-    assert registro.invocaciones["eco"] == 1
+    assert registro.invocations["eco"] == 1
 
 
 def test_moto_lambda_exception_becomes_a_result_with_errortype(aws):
@@ -61,20 +61,20 @@ def test_moto_lambda_exception_becomes_a_result_with_errortype(aws):
         raise CobroRechazado("the gateway declined the card")
 
     # WHEN invoked
-    with en_proceso({"cobro": manejador}) as registro:
+    with in_process({"cobro": manejador}) as registro:
         resultado, error = _invocar("cobro", {})
     # THEN Lambda's error contract: FunctionError, errorType = the class name Step Functions matches
     assert error == "Handled"
     assert resultado["errorType"] == "CobroRechazado"
     assert resultado["errorMessage"] == "the gateway declined the card"
-    assert registro.errores["cobro"] == 1
+    assert registro.errors["cobro"] == 1
 
 
 def test_moto_lambda_unregistered_function_and_after_exit_behaves_like_moto(aws):
     # GIVEN two functions, only one registered
     _funcion("registrada")
     _funcion("otra")
-    with en_proceso({"registrada": lambda e, c: {"ok": True}}):
+    with in_process({"registrada": lambda e, c: {"ok": True}}):
         # WHEN the other is invoked THEN moto's Docker-less echo answers, untouched
         assert _invocar("otra", {"x": 1}) == ({"x": 1}, None)
     # WHEN the hook is gone THEN the registered one echoes again too
@@ -83,8 +83,8 @@ def test_moto_lambda_unregistered_function_and_after_exit_behaves_like_moto(aws)
 
 def test_moto_lambda_is_not_reentrant(aws):
     # GIVEN an active hook WHEN another is activated THEN it refuses (two runs would share handlers)
-    with en_proceso({}), pytest.raises(RuntimeError, match="already active"), en_proceso({}):
+    with in_process({}), pytest.raises(RuntimeError, match="already active"), in_process({}):
         pass
     # AND once released it can be activated again
-    with en_proceso({}) as registro:
-        assert registro.invocaciones == {}
+    with in_process({}) as registro:
+        assert registro.invocations == {}

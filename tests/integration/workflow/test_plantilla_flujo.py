@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco.metrics import PROVIDER_LATENCY
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 
 @pytest.fixture(scope="module")
 def recursos() -> dict:
-    return Plantilla().recursos
+    return Template().resources
 
 
 def _alarmas(recursos: dict, metrica: str) -> list[dict]:

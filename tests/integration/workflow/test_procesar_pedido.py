@@ -72,8 +72,8 @@ def test_workflow_transient_gateway_503_is_retried_and_charges_once(flujo, esper
     assert ejecucion["status"] == "SUCCEEDED"
     assert flujo.estados(ejecucion["executionArn"])[-1] == "Confirmado"
     assert "ReintentarCobro" in flujo.estados(ejecucion["executionArn"])
-    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 2
-    assert flujo.registro.errores["mercadofresco-cobro"] == 1
+    assert flujo.registro.invocations["mercadofresco-cobro"] == 2
+    assert flujo.registro.errors["mercadofresco-cobro"] == 1
     assert esperas == []
     assert flujo.pasarela.llamadas["/cobros"] == 4
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
@@ -92,7 +92,7 @@ def test_workflow_declined_card_is_not_retried_and_publishes_the_rejection(flujo
         "Rechazado",
     ]  # fmt: skip
     assert flujo.pasarela.llamadas["/cobros"] == 1 and esperas == []
-    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
+    assert flujo.registro.invocations["mercadofresco-cobro"] == 1
     assert flujo.pasarela.cobros_de("PED-2026-084418") == 0
     (evento,) = flujo.eventos_bus()
     assert evento["detail-type"] == "PedidoRechazado" and evento["detail"]["pedido_id"] == "PED-2026-084418"
@@ -103,7 +103,7 @@ def test_workflow_declined_card_is_not_retried_and_publishes_the_rejection(flujo
     # the order was answered once and is never run by a second execution (invariant 1)
     replay = flujo.ejecutar(load_event("flujo/pedido-rechazado.json"))
     assert flujo.estados(replay["executionArn"])[-1] == "Duplicado"
-    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
+    assert flujo.registro.invocations["mercadofresco-cobro"] == 1
     assert flujo.eventos_bus() == []  # the customer is not told a second time (mensajes() consumed the first)
 
 
@@ -120,7 +120,7 @@ def test_workflow_open_circuit_fails_fast_without_calling_the_gateway(flujo, val
     assert "retry in a few minutes" in ejecucion["cause"]
     assert len(flujo.estados(ejecucion["executionArn"])) == 8  # billed transitions (decision 0101)
     assert flujo.pasarela.llamadas["/cobros"] == 0 and esperas == []
-    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
+    assert flujo.registro.invocations["mercadofresco-cobro"] == 1
     # the claim is closed with that outcome: the customer retries with a new order, and a redelivery of
     # this one can no longer charge an order the customer was told had failed
     assert _desenlace_del_reclamo(flujo, PEDIDO) == "NO_CONFIRMADO"
@@ -223,7 +223,7 @@ def test_workflow_two_starts_of_one_pedido_make_one_cobro_and_no_reembolso(flujo
     assert finales == ["Confirmado", "Duplicado"]
     assert flujo.pasarela.cobros_de(PEDIDO) == 1
     assert flujo.pasarela.reembolsos_de(PEDIDO) == 0
-    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 1
+    assert flujo.registro.invocations["mercadofresco-cobro"] == 1
     assert len(flujo.mensajes("ColaErp")) == 1
     # AND a later replay of the same order is a duplicate too
     replay = flujo.ejecutar(load_event("flujo/pedido-duplicado.json"))
@@ -251,7 +251,7 @@ def test_workflow_unreadable_event_goes_to_the_dlq_with_its_reason_without_charg
     assert atributos["mf-motivo"] == motivo
     assert atributos["mf-cola-origen"] == flujo.fisicos["ColaPedidos"]["QueueUrl"]
     assert flujo.pasarela.llamadas["/cobros"] == 0
-    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 0
+    assert flujo.registro.invocations["mercadofresco-cobro"] == 0
 
 
 def test_workflow_version_as_text_is_version_desconocida(flujo):
@@ -279,7 +279,7 @@ def test_workflow_non_json_body_goes_to_the_dlq_without_claiming_or_charging(flu
     assert carta["Body"] == entrada[0]["body"]
     assert carta["MessageAttributes"]["mf-motivo"]["StringValue"] == "json-invalido"
     assert flujo.pasarela.llamadas["/cobros"] == 0
-    assert flujo.registro.invocaciones["mercadofresco-cobro"] == 0
+    assert flujo.registro.invocations["mercadofresco-cobro"] == 0
 
 
 def test_workflow_batch_of_two_pedidos_fails_without_charging(flujo):

@@ -10,7 +10,7 @@ from cfn_lint_mensajeria import RULES_DIR
 from cfnlint.api import lint_file
 from mercadofresco_local import RAIZ
 from mercadofresco_local.caos import especificacion, fis
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,7 +20,7 @@ IGNORADAS = ["ES6000", "WS1004"]  # .cfnlintrc's, with its reasons
 
 @pytest.fixture(scope="module")
 def recursos() -> dict:
-    return json.loads(json.dumps(Plantilla().recursos))
+    return json.loads(json.dumps(Template().resources))
 
 
 def test_template_holds_exactly_the_generators_experiment_templates(recursos: dict) -> None:
@@ -85,7 +85,7 @@ def test_every_target_carries_the_extension_only_under_chaos(recursos: dict) -> 
 
 def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recursos: dict) -> None:
     # GIVEN the template  WHEN its chaos resources and parameter are read
-    plantilla = Plantilla().doc
+    plantilla = Template().doc
     caos = {k: v for k, v in recursos.items() if k.startswith(("Chaos", "ExperimentoCaos"))}
     # THEN nothing of it is attached unless Chaos=enabled
     assert plantilla["Parameters"]["Chaos"]["Default"] == "disabled"
@@ -140,13 +140,13 @@ def test_the_chaos_bucket_name_fits_s3_in_every_region_with_the_longest_name_suf
     # GIVEN every region botocore knows, in every partition, and the longest NameSuffix the template accepts
     sesion = botocore.session.get_session()
     regiones = [r for p in sesion.get_available_partitions() for r in sesion.get_available_regions("s3", p)]
-    parametro = Plantilla().doc["Parameters"]["NameSuffix"]
+    parametro = Template().doc["Parameters"]["NameSuffix"]
     sufijo = "-" + "x" * (parametro["MaxLength"] - 1)
     assert re.fullmatch(parametro["AllowedPattern"], sufijo)
     # WHEN the bucket's name is resolved for each (a 12-digit account id)
     for region in regiones:
-        p = Plantilla(region=region, cuenta="123456789012", parametros={"NameSuffix": sufijo})
-        nombre = p.resolver(p.recursos["ChaosConfigBucket"]["Properties"]["BucketName"])
+        p = Template(region=region, account="123456789012", parameters={"NameSuffix": sufijo})
+        nombre = p.resolve(p.resources["ChaosConfigBucket"]["Properties"]["BucketName"])
         # THEN it is a valid S3 bucket name: 3-63 lowercase letters, digits, hyphens, alphanumeric ends
         assert len(nombre) <= 63, (region, nombre, len(nombre))
         assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", nombre), nombre

@@ -10,17 +10,20 @@ from mercadofresco_local import RAIZ
 from mercadofresco_local.caos import permisos
 from mercadofresco_local.caos.informe import ResultadoSemilla, anotar
 from mercadofresco_local.informe import Informe
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 
 @pytest.fixture(scope="module")
 def comprobador() -> permisos.Comprobador:
     # GIVEN the template resolved as a session would: the table and the key it is encrypted with created
-    p = Plantilla(ruta=RAIZ / "template.yaml")
-    for clave in p.de_tipo("AWS::KMS::Key"):
-        p.fisicos[clave] = {"Ref": "1234abcd", "Arn": f"arn:aws:kms:{p.region}:{p.cuenta}:key/1234abcd"}
-    tabla = p.propiedades("TablaIdempotencia")["TableName"]
-    p.fisicos["TablaIdempotencia"] = {"Ref": tabla, "Arn": f"arn:aws:dynamodb:{p.region}:{p.cuenta}:table/{tabla}"}
+    p = Template(path=RAIZ / "template.yaml")
+    for clave in p.of_type("AWS::KMS::Key"):
+        p.physical_ids[clave] = {"Ref": "1234abcd", "Arn": f"arn:aws:kms:{p.region}:{p.account}:key/1234abcd"}
+    tabla = p.properties("TablaIdempotencia")["TableName"]
+    p.physical_ids["TablaIdempotencia"] = {
+        "Ref": tabla,
+        "Arn": f"arn:aws:dynamodb:{p.region}:{p.account}:table/{tabla}",
+    }
     return permisos.Comprobador(p)
 
 
@@ -71,7 +74,7 @@ def test_unused_in_the_campaign_means_unused_in_every_seed() -> None:
 
 def test_without_the_recorder_a_seed_is_not_checked() -> None:
     assert permisos.activo() is None
-    assert permisos.comprobar_semilla(Plantilla(ruta=RAIZ / "template.yaml")) is None
+    assert permisos.comprobar_semilla(Template(path=RAIZ / "template.yaml")) is None
 
 
 def _resultado(semilla: int, **campos: object) -> ResultadoSemilla:

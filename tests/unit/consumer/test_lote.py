@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from botocore.stub import ANY
 from mercadofresco.consumer import Consumer, Route
-from sam_emulator.moto_lambda import ContextoLambda
+from sam_emulator.moto_lambda import LambdaContext
 
 from tests.conftest import load_event
 from tests.unit.consumer.stub_sqs import URL, espera_cola
 
 
-def Contexto(remaining_ms: int) -> ContextoLambda:
+def Contexto(remaining_ms: int) -> LambdaContext:
     """A Lambda context with ``remaining_ms`` left (it counts down from there)."""
-    return ContextoLambda(
+    return LambdaContext(
         "mercadofresco-erp", "arn:aws:lambda:eu-south-2:123456789012:function:erp", remaining_ms / 1000
     )
 

@@ -17,7 +17,7 @@ from botocore.stub import ANY, Stubber
 from mercadofresco_ops import retenidos
 from mercadofresco_ops.retenidos import ImportacionError, RechazoError, adoptar, main, plantilla_de_importacion
 from mercadofresco_ops.topologia import PLANTILLA, Topologia
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -147,7 +147,7 @@ def test_retained_resources_are_the_templates_retain_ones_for_the_deploys_parame
 def test_import_definition_is_the_templates_own_so_the_next_deploy_changes_nothing() -> None:
     # Resolved definitions (a literal QueueName where the template has !Sub ...${NameSuffix}) made the
     # following deploy's change set show every name "changed" (MiniStack: Replacement True for all eight).
-    escrito = Plantilla(ruta=PLANTILLA).doc["Resources"]
+    escrito = Template(path=PLANTILLA).doc["Resources"]
     plantilla = plantilla_de_importacion(Topologia(sufijo="-v2"), RETENIDOS)
     for lid in RETENIDOS:
         assert plantilla["Resources"][lid] == escrito[lid], lid

@@ -14,13 +14,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from sam_emulator.template import Plantilla
+from sam_emulator.template import Template
 from sam_local.environment import lane_env_vars
 
 RAIZ = Path(__file__).resolve().parents[3]
 ENV_VARS = json.loads((RAIZ / "events" / "env-vars.json").read_text())
-PLANTILLA = Plantilla()
-FUNCIONES = PLANTILLA.de_tipo("AWS::Serverless::Function")
+PLANTILLA = Template()
+FUNCIONES = PLANTILLA.of_type("AWS::Serverless::Function")
 
 
 def _unresolvable(valor: Any) -> bool:
@@ -31,12 +31,12 @@ def _unresolvable(valor: Any) -> bool:
         return any(_unresolvable(v) for v in valor)
     if isinstance(valor, dict):
         if "Ref" in valor:
-            return valor["Ref"] in PLANTILLA.recursos
+            return valor["Ref"] in PLANTILLA.resources
         if "Fn::GetAtt" in valor:
             return True
         if "Fn::Sub" in valor:
             texto = valor["Fn::Sub"] if isinstance(valor["Fn::Sub"], str) else valor["Fn::Sub"][0]
-            return "{{resolve:" in texto or any(f"${{{r}" in texto for r in PLANTILLA.recursos)
+            return "{{resolve:" in texto or any(f"${{{r}" in texto for r in PLANTILLA.resources)
         return any(_unresolvable(v) for v in valor.values())
     return False
 

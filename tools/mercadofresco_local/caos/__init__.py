@@ -28,7 +28,7 @@ A violation is printed with the seed, the order, the faults of the schedule that
 the command that replays it.
 
 Time: the run's compression applies to the platform's and handlers' bounds too
-(``RuntimeLocal.plazos_comprimidos``): ``Timeout``, HTTP timeouts, leases, ``Wait`` and
+(``LocalRuntime.compressed_deadlines``): ``Timeout``, HTTP timeouts, leases, ``Wait`` and
 ``TimeoutSeconds`` all last ``1/compresion``; the schedule's latencies are chosen against the
 compressed timeouts. Several seeds can share one session (``correr_semillas``): each seed has
 its own order prefix, and the breaker state, fault script and plan are reset between seeds.

@@ -46,7 +46,7 @@ class PedidoRepetido(TipoFallo):
     def aplicar(self, suceso: Suceso, orquesta: Orquesta) -> None:
         assert suceso.pedido is not None and orquesta.sesion.runtime is not None
         client("sqs").send_message(
-            QueueUrl=orquesta.sesion.runtime.url_cola("ColaPedidos"),
+            QueueUrl=orquesta.sesion.runtime.queue_url_of("ColaPedidos"),
             MessageBody=orquesta.copia(suceso.pedido),
             DelaySeconds=int(suceso.valor),
         )
@@ -66,7 +66,7 @@ class RedriveDlq(TipoFallo):
         sesion = orquesta.sesion
         if suceso.tipo == "a-dlq":
             assert suceso.pedido is not None and sesion.runtime is not None
-            url = sesion.runtime.url_cola("ColaPedidosFallidos")
+            url = sesion.runtime.queue_url_of("ColaPedidosFallidos")
             client("sqs").send_message(QueueUrl=url, MessageBody=orquesta.copia(suceso.pedido))
             return
         from mercadofresco_local.ejercicios import mf_dlq
@@ -108,7 +108,7 @@ class AvisoRepetido(TipoFallo):
         try:
             for cola in ("ColaErp", "ColaCorreo"):
                 client("sqs").send_message(
-                    QueueUrl=sesion.runtime.url_cola(cola),
+                    QueueUrl=sesion.runtime.queue_url_of(cola),
                     MessageBody=aviso["Body"],
                     MessageAttributes=atributos,
                     DelaySeconds=int(suceso.valor),

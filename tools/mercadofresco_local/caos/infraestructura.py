@@ -31,11 +31,11 @@ class RedisCongelado(TipoFallo):
     def aplicar(self, suceso: Suceso, orquesta: Orquesta) -> None:
         redis = orquesta.sesion.redis_privado
         assert redis is not None
-        redis.congelar() if suceso.tipo == "congelar-redis" else redis.descongelar()
+        redis.freeze() if suceso.tipo == "congelar-redis" else redis.thaw()
 
     def parar(self, orquesta: Orquesta) -> None:
         assert orquesta.sesion.redis_privado is not None
-        orquesta.sesion.redis_privado.descongelar()
+        orquesta.sesion.redis_privado.thaw()
 
 
 @registrar
@@ -98,7 +98,7 @@ class SinTema(TipoFallo):
 
         rt = orquesta.sesion.runtime
         assert rt is not None
-        arn = rt.plantilla.ref("TopicPedidoConfirmado")
+        arn = rt.template.ref("TopicPedidoConfirmado")
         _, _, _, region, cuenta, _ = arn.split(":", 5)
         temas = sns_backends[cuenta][region].topics
         if not presente:

@@ -141,13 +141,13 @@ class PlanLambda:
         for f in self.programa.lambdas:
             self._por_clave.setdefault((f.funcion, f.pedido, f.intento), f)
 
-    def __call__(self, inv: muerte.Invocacion) -> muerte.Corte | muerte.Estrangular | None:
-        funcion = inv.funcion.removeprefix("mercadofresco-")
+    def __call__(self, inv: muerte.Invocation) -> muerte.Cut | muerte.Throttle | None:
+        funcion = inv.function.removeprefix("mercadofresco-")
         if funcion not in FUNCIONES and funcion != "outbox":
             return None
         pedido = None
         if funcion != "outbox":
-            encontrado = ID_PEDIDO.search(json.dumps(inv.evento, default=str)[:20000])
+            encontrado = ID_PEDIDO.search(json.dumps(inv.event, default=str)[:20000])
             if encontrado is None or not encontrado.group(0).startswith(self.prefijo):
                 return None
             pedido = int(encontrado.group(0)[-6:])
@@ -157,6 +157,6 @@ class PlanLambda:
         if fallo is None:
             return None
         if fallo.tipo == "estrangular":
-            return muerte.Estrangular()
+            return muerte.Throttle()
         tipo = LambdaCrashed if fallo.tipo == "caida" else LambdaTimeout
-        return muerte.Corte(tipo, en=fallo.frontera, donde=fallo.donde)
+        return muerte.Cut(tipo, at=fallo.frontera, where=fallo.donde)

@@ -41,7 +41,7 @@ def registros_locales(sesion: Sesion, res: flujo.Resultados, drenado: bool) -> R
     correos = [e["cuerpo"] for e in p.correo_principal.efectos + p.correo_secundario.efectos]
     avisos, envios = plantillas_por_pedido(correos)
     erp = Counter(str(e["cuerpo"].get("pedido_id")) for e in p.erp.efectos if e["ruta"] == "/avisos")
-    tabla = sesion.runtime.plantilla.ref("TablaIdempotencia")
+    tabla = sesion.runtime.template.ref("TablaIdempotencia")
     return Registros(
         comprometidos=res.comprometidos,
         por_pedido=res.por_pedido,
@@ -51,7 +51,7 @@ def registros_locales(sesion: Sesion, res: flujo.Resultados, drenado: bool) -> R
         repetidos=repeticiones(erp, envios, res.es_nuestro),
         en_curso=en_curso(tabla, lambda clave: res.prefijo in clave),
         balances=flujo.balances(sesion, res),
-        en_reposo=drenado and not sesion.runtime.ejecuciones_en_curso(),
+        en_reposo=drenado and not sesion.runtime.executions_running(),
     )
 
 
@@ -80,10 +80,10 @@ def correr_semilla(
     sesion.preparar_semilla(semilla)
     sesion.tienda.prefijo = prefijo
     sesion.proveedores.fallos.programar(*prog.proveedores)
-    muerte.CONTROL.planificar(PlanLambda(prog, prefijo))
-    muertes_antes, estrangulados_antes = len(muerte.CONTROL.muertes), sum(muerte.CONTROL.estrangulados.values())
+    muerte.CONTROL.set_plan(PlanLambda(prog, prefijo))
+    muertes_antes, estrangulados_antes = len(muerte.CONTROL.deaths), sum(muerte.CONTROL.throttled.values())
     pg = sesion.postgres_privado
-    reinicios_antes = pg.reinicios if pg else 0
+    reinicios_antes = pg.restarts if pg else 0
     sesion.proveedores.fallos.reiniciar_reloj()
     orquesta = Orquesta(sesion, prog, prefijo, registro).arrancar()
 
@@ -106,12 +106,12 @@ def correr_semilla(
             flujo.esperar_drenaje(sesion, None, DRENAJE_MAX_S, avance)
         except TimeoutError:
             drenado = False
-    muerte.CONTROL.planificar(None)
+    muerte.CONTROL.set_plan(None)
     sesion.proveedores.fallos.limpiar()
     res = flujo.recolectar(sesion, prefijo)
     violaciones, invariantes = juzgar(registros_locales(sesion, res, drenado), time.time())
     # The seed's AWS requests against their roles, when the campaign records them (permisos.registrando).
-    iam = permisos.comprobar_semilla(sesion.runtime.plantilla)
+    iam = permisos.comprobar_semilla(sesion.runtime.template)
     if iam is not None:
         violaciones = violaciones + iam.violaciones
     sesion.vaciar_dlqs()
@@ -119,13 +119,13 @@ def correr_semilla(
         semilla=semilla,
         pedidos=len(res.comprometidos),
         faltas=prog.faltas(),
-        muertes=len(muerte.CONTROL.muertes) - muertes_antes,
-        estrangulados=sum(muerte.CONTROL.estrangulados.values()) - estrangulados_antes,
+        muertes=len(muerte.CONTROL.deaths) - muertes_antes,
+        estrangulados=sum(muerte.CONTROL.throttled.values()) - estrangulados_antes,
         violaciones=violaciones,
         informe_invariantes=invariantes,
         reembolsos=len(res.reembolsos),
         notas=orquesta.errores,
-        reinicios_postgres=(pg.reinicios - reinicios_antes) if pg else 0,
+        reinicios_postgres=(pg.restarts - reinicios_antes) if pg else 0,
         postgres_real=pg is not None,
         avisos_repetidos=len(orquesta.repetidos),
         duracion_s=round(time.monotonic() - inicio, 1),

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from mercadofresco_iam.acciones import Destino
     from mercadofresco_iam.evaluador import Solicitud
     from mercadofresco_iam.registro import Llamada, Registro
-    from sam_emulator.template import Plantilla
+    from sam_emulator.template import Template
 
 __all__ = [
     "INVARIANTE",
@@ -53,19 +53,19 @@ __all__ = [
 INVARIANTE = "permiso: toda solicitud a AWS la permite el rol de quien la hace"
 
 _ACTIVO: Registro | None = None
-_COMPROBADOR: tuple[Plantilla, Comprobador] | None = None  # the session's, built on its first seed
+_COMPROBADOR: tuple[Template, Comprobador] | None = None  # the session's, built on its first seed
 
 
 @contextmanager
-def registrando(plantilla: Plantilla | None = None) -> Iterator[Registro]:
+def registrando(plantilla: Template | None = None) -> Iterator[Registro]:
     """Record every call made on a principal's behalf until the block ends (enter it before the session)."""
     global _ACTIVO
     if plantilla is None:
-        from sam_emulator.template import Plantilla
+        from sam_emulator.template import Template
 
         from mercadofresco_local import RAIZ
 
-        plantilla = Plantilla(ruta=RAIZ / "template.yaml")
+        plantilla = Template(path=RAIZ / "template.yaml")
     with registro_local(plantilla) as registro:
         _ACTIVO = registro
         try:
@@ -96,9 +96,9 @@ def _etiqueta(principal: str, indice: int, sentencia: dict[str, Any]) -> str:
 class Comprobador:
     """One session's roles (transformed once), and the check of each seed's calls against them."""
 
-    def __init__(self, plantilla: Plantilla) -> None:
+    def __init__(self, plantilla: Template) -> None:
         self.destino: Destino = destino(plantilla)
-        self.politicas = politicas_por_principal(plantilla, plantilla_transformada(plantilla.ruta, plantilla.region))
+        self.politicas = politicas_por_principal(plantilla, plantilla_transformada(plantilla.path, plantilla.region))
 
     def semilla(self, llamadas: Iterable[Llamada]) -> PermisosSemilla:
         """The calls one seed made (``Registro.tomar()``): denied requests, and the statements none needed."""
@@ -143,7 +143,7 @@ class Comprobador:
         )
 
 
-def comprobar_semilla(plantilla: Plantilla) -> PermisosSemilla | None:
+def comprobar_semilla(plantilla: Template) -> PermisosSemilla | None:
     """The calls recorded since the previous seed against the roles (``None``: no recorder installed)."""
     global _COMPROBADOR
     registro = activo()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
-from sam_emulator.runtime import mensajes_en_cola
+from sam_emulator.runtime import messages_in_queue
 
 from mercadofresco_local import invariantes as inv
 from mercadofresco_local.caos import especificacion, fis
@@ -108,7 +108,7 @@ def registros_de_pila(pila: Pila, pedidos: list[str]) -> Registros:
                 correos.append({"plantilla": PLANTILLA_DE_CLAVE[operacion], "datos": {"pedido_id": pedido}})
     avisos, envios = plantillas_por_pedido(correos)
     en_marcha = sum(1 for e in lista if e.estado == "RUNNING")
-    en_cola = mensajes_en_cola(pila.fisico("ColaPedidos", "this project's template.yaml")) + en_marcha
+    en_cola = messages_in_queue(pila.fisico("ColaPedidos", "this project's template.yaml")) + en_marcha
     en_dlq = _pedidos_en_dlq(pila.fisico("ColaPedidosFallidos", "this project's template.yaml"), nuestros)
     procesados = {p for p, c in por_pedido.items() if any(f in inv.PROCESADO for f in c)}
     balance = inv.Balance("pedidos", len(nuestros), len(procesados), len(en_dlq - procesados), en_cola)
