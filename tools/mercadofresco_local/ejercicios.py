@@ -50,7 +50,7 @@ class _CobroDesdeCola:
         self.invocaciones = 0
         self.errores = 0
 
-    def invocar(self, evento: dict[str, Any]) -> dict[str, Any]:
+    def invoke(self, evento: dict[str, Any]) -> dict[str, Any]:
         fallos = []
         for registro in evento["Records"]:
             self.invocaciones += 1
