@@ -19,8 +19,9 @@ Counted in the run, per order (``PedidoCreado`` rows of the outbox):
 
 Prices: ``precios-<region>.json`` next to this module, with the date they were read. Lambda
 durations are measured twice, because neither is what Lambda would bill: the wall time of the
-invocation (in this process moto, the stand-ins and every function share one GIL, so it is an
-upper bound that grows with the machine's load) and the invoking thread's CPU time (no network
+invocation (each function runs in worker processes of its own, but moto and the stand-ins share
+one process, and all of them the machine's cores, so it is an upper bound that grows with the
+machine's load) and the invoking thread's CPU time (no network
 waits: a lower bound).
 
 The scheduled functions (the relay every minute, the clean-up daily) are not per order: they
@@ -312,8 +313,14 @@ def anotar(sesion: Sesion, registro: RegistroInvocaciones, ejecuciones: list[Eje
             f"flujo Express en su lugar ({etiqueta})",
             f"{express * 1000:.4f} USD/1.000 · {express * mes:.2f} USD/mes (Standard {standard:.2f})",
         )
+    espera = (
+        "cada función corre en sus procesos, pero moto y los proveedores comparten uno; su duración de reloj"
+        " incluye esperar a ese proceso"
+        if sesion.runtime is not None and sesion.runtime.isolated_functions
+        else "las funciones corren en el mismo proceso que moto y los proveedores; su duración de reloj incluye"
+        " esperar el GIL"
+    )
     informe.notas.append(
-        "coste: las funciones corren en el mismo proceso que moto y los proveedores; su duración de reloj incluye"
-        " esperar el GIL (cota superior, y crece con la carga de la máquina) y su CPU excluye las esperas de red"
+        f"coste: {espera} (cota superior, y crece con la carga de la máquina) y su CPU excluye las esperas de red"
         f" (cota inferior): Lambda factura algo entre ambas. Por qué Standard y no Express: {DECISION}"
     )

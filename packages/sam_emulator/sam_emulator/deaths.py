@@ -41,7 +41,7 @@ What AWS documents and this follows:
   deleted; it is received again after the visibility timeout (the mappings do this already:
   any exception fails the batch).
 - A killed execution environment is replaced by a new one on AWS. So it is here when the
-  function runs in worker processes (:mod:`sam_emulator.workers`; ``SAM_EMULATOR_WORKERS=1`` for the local run): the
+  function runs in worker processes (:mod:`sam_emulator.workers`, the local run's default): the
   plan is decided in this process, the boundaries are the worker's, and a dead worker exits (a
   worker past its ``Timeout`` is also killed from outside, even in pure code). In-process
   functions (``Function(isolated=False)``) keep their module state (warm caches, pools) across a death.

@@ -7,11 +7,12 @@ local run's overrides such as the stand-ins' URLs) has been put in ``os.environ`
 
 Two ways to run it:
 
-- ``isolated=True`` (:class:`~sam_emulator.runtime.LocalRuntime` with ``SAM_EMULATOR_WORKERS=1``): every invocation runs
+- ``isolated=True`` (:class:`~sam_emulator.runtime.LocalRuntime`'s default): every invocation runs
   in a worker process of the function's own (:mod:`sam_emulator.workers`), as Lambda's execution
   environments: its own ``os.environ``, its own cold start, one invocation per worker, killed at
   its ``Timeout``. Admission (throttling, the chaos plan) stays in this process.
-- ``isolated=False`` (the default, for tests that reach into the handler module: in-process
+- ``isolated=False`` (a bare ``Function``'s default, and ``LocalRuntime(isolated_functions=False)``,
+  for tests that reach into the handler module: in-process
   ``mock_aws``, injected clocks): the handler is imported into this process. Every such function
   shares ``os.environ``: a variable two functions set to different values keeps the last one
   loaded. Handlers read their configuration at import (the project's rule), which is when each
@@ -23,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from sam_emulator import deaths
 from sam_emulator.moto_lambda import LambdaContext, import_handler
 from sam_emulator.principal import acting_as, report_call
-from sam_emulator.workers import WorkerConfig, WorkerLost, WorkerPool
+from sam_emulator.workers import MAX_WORKERS, WorkerConfig, WorkerLost, WorkerPool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -97,6 +99,7 @@ class Function:
     memory_mb: int = 512
     reserved_concurrency: int | None = None  # ReservedConcurrentExecutions: beyond it, throttled
     isolated: bool = False  # each invocation in a worker process of this function (sam_emulator.workers)
+    max_workers: int = MAX_WORKERS  # isolated: its workers at most; more concurrent invocations wait for one
     invocations: int = 0
     errors: int = 0
     _workers: WorkerPool | None = None
@@ -124,7 +127,7 @@ class Function:
         """Start this function's first execution environment (its cold start runs meanwhile)."""
         with self._counter:  # pollers may invoke a function that was never started
             if self._workers is None:
-                self._workers = WorkerPool(self._worker_config)
+                self._workers = WorkerPool(self._worker_config, self.max_workers)
                 self._workers.warm()
             return self._workers
 
@@ -191,9 +194,7 @@ class Function:
             # acting_as(): the AWS calls made inside are this function's role's (sam_emulator.principal).
             with (
                 acting_as(self.logical_id),
-                deaths.CONTROL.invocation(
-                    self.name, event, self.timeout_s, self.reserved_concurrency
-                ) as invocation,
+                deaths.CONTROL.invocation(self.name, event, self.timeout_s, self.reserved_concurrency) as invocation,
             ):
                 if self.isolated:
                     return self._in_worker(event, lambda_context, invocation)
@@ -207,6 +208,8 @@ class Function:
         """One invocation in an idle (or new) worker; a death is marked on ``invocation`` for CONTROL to report."""
         pool = self.start_workers()
         worker = pool.acquire()
+        # Timeout counts from now: the wait for a free worker and its cold start are not the invocation's
+        invocation.deadline = time.monotonic() + self.timeout_s
         context_data = {
             "function_name": getattr(lambda_context, "function_name", self.name),
             "invoked_function_arn": getattr(lambda_context, "invoked_function_arn", ""),

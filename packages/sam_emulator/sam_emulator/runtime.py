@@ -10,8 +10,8 @@
 Order of start-up: moto's server (:mod:`sam_emulator.moto_server`), every resource of ``template.yaml``
 (:mod:`sam_emulator.provisioning`), moto's Lambda invoke hooked to the functions
 (:mod:`sam_emulator.moto_lambda`, so the state machine's Lambda tasks run the real code), the functions'
-cold starts (in this process, or one worker each with ``SAM_EMULATOR_WORKERS=1``:
-:mod:`sam_emulator.workers`), then the
+cold starts (one worker each, :mod:`sam_emulator.workers`; in this process with
+``isolated_functions=False`` or ``SAM_EMULATOR_WORKERS=0``), then the
 event source mappings (:mod:`sam_emulator.event_sources`), the Pipes (:mod:`sam_emulator.pipes`), the
 schedules (:mod:`sam_emulator.scheduler`) and DynamoDB's TTL (:mod:`sam_emulator.ttl`).
 
@@ -41,6 +41,7 @@ from sam_emulator.provisioning import Provisioner
 from sam_emulator.scheduler import Schedule, schedules_from_template
 from sam_emulator.template import Template
 from sam_emulator.ttl import TtlSweeper
+from sam_emulator.workers import MAX_WORKERS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,12 +85,13 @@ class LocalRuntime:
     # forgets its per-environment caches (clients, pools) bound to the previous run's endpoints.
     new_environments: Callable[[], None] = lambda: None
     lambda_registry: Any = None  # moto_lambda's Registry: Lambda-task invocations and errors
-    # True: each function in worker processes of its own (sam_emulator.workers), as Lambda runs it.
-    # False (the default for now; SAM_EMULATOR_WORKERS=1 turns workers on): every handler imported
-    # into this process. Workers cost a cold start and ~70 MB each, and a run pools as many per
-    # function as it has concurrent invocations (about 40 in the e2e normal scenario): on two
-    # shared cores that run took longer (see the workers' module docstring).
-    isolated_functions: bool = field(default_factory=lambda: os.environ.get("SAM_EMULATOR_WORKERS") == "1")
+    # True (the default; SAM_EMULATOR_WORKERS=0 turns it off): each function in worker processes of
+    # its own (sam_emulator.workers), as Lambda runs it; a cold start and ~70 MB each, at most
+    # ``max_workers`` per function (see the workers' module docstring for what a run costs).
+    # False: every handler imported into this process, for tests that reach into a handler
+    # module's state (they pass it explicitly).
+    isolated_functions: bool = field(default_factory=lambda: os.environ.get("SAM_EMULATOR_WORKERS") != "0")
+    max_workers: int = MAX_WORKERS  # isolated_functions: each function's workers at most (sam_emulator.workers)
     _undo: list[Callable[[], None]] = field(default_factory=list)
 
     @property
@@ -139,6 +141,7 @@ class LocalRuntime:
         self._undo.append(lambda: stop_all(f.stop_workers for f in functions))
         for function in functions:
             function.isolated = True
+            function.max_workers = self.max_workers
             function.start_workers()
         for function in functions:
             function.wait_workers()
@@ -220,9 +223,7 @@ class LocalRuntime:
             self.check_consuming()  # a dead pipe would otherwise show up as a drain that never ends
             if on_advance is not None:
                 on_advance()
-            busy = self.executions_running() + sum(
-                self.depth(lid) for lid in self.queues() if not self.is_dlq(lid)
-            )
+            busy = self.executions_running() + sum(self.depth(lid) for lid in self.queues() if not self.is_dlq(lid))
             if busy == 0:
                 quiet_since = quiet_since or time.monotonic()
                 if time.monotonic() - quiet_since >= stable_s:

@@ -11,7 +11,10 @@ at a time per environment, and a timeout that stops the process. :class:`WorkerP
 - its ``os.environ`` is the parent's at the worker's start plus the function's variables (two
   functions may give one variable different values; neither sees the other's);
 - it imports the handler once (the cold start, reported by :attr:`Worker.cold_start_s`) and
-  serves one invocation at a time; the pool starts another worker when every one is busy;
+  serves one invocation at a time; the pool starts another worker when every one is busy, up
+  to :data:`MAX_WORKERS` per function: past it an invocation waits for a free worker, and its
+  ``Timeout`` counts from when it has one (Lambda's Init phase and scaling are not the
+  invocation's either);
 - past the invocation's deadline the parent kills the worker (SIGKILL): a handler stuck in pure
   code or on a socket is stopped, as Lambda stops it; a worker that dies is replaced by a new
   one (and a new cold start) on the next invocation.
@@ -31,16 +34,17 @@ What comes back with each answer, besides the result or the error:
   :class:`~sam_emulator.functions.Function` hands to :func:`sam_emulator.principal.report_call`
   under the function's name (an IAM request recorder listens there).
 
-Cost, and why :class:`~sam_emulator.runtime.LocalRuntime` uses workers only with
-``SAM_EMULATOR_WORKERS=1`` for now: handlers import little (about 50 ms of CPU) but build their
-clients, loggers and connections on first use, once per worker instead of once per process; a
-worker holds about 70 MB; and a run keeps as many workers per function as it had concurrent
-invocations. The e2e ``normal`` scenario (20 orders) peaked at about 40 workers and 2.9 GB, and
-on two shared cores took about twice as long: 63-75 s with workers, 31-35 s in process (three
-interleaved pairs at load 3-6; one in-process outlier at 63 s). The ``viernes`` demo passed
-with workers. The next step to make workers the default is to make
-a new worker cheaper (fork each one from a per-function process that has done the lazy
-initialisation without any connection open, or cap the pool and queue invocations).
+Cost, and why :class:`~sam_emulator.runtime.LocalRuntime` runs functions in workers by default
+(``SAM_EMULATOR_WORKERS=0``, or ``isolated_functions=False``, imports them into its own process):
+handlers import little (about 50 ms of CPU) but build their clients, loggers and connections on
+first use, once per worker instead of once per process, and a worker holds about 70 MB. Each
+function's first worker is started, its handler imported, before any poller runs; the cap keeps
+a run from growing as many workers as it has concurrent invocations. Uncapped, the e2e
+``normal`` scenario (20 orders) peaked at about 40 workers and 1.9-2.9 GB and took 1.5-2x the
+in-process time on two shared cores; with two per function it peaks at about 17 workers and
+under 1 GB (proportional set size of the whole tree) for about the in-process time (22.5 s
+against 20.6 s, one pair), and ``viernes`` (40 orders, its outage and latencies in real seconds)
+takes the same 161 s either way.
 
 Errors: an exception is sent pickled; one whose class the parent cannot import (defined in the
 handler's own module) arrives as an ``Exception`` subclass of the same name, so callers that
@@ -72,7 +76,7 @@ if TYPE_CHECKING:
     from sam_emulator.deaths import Cut
     from sam_emulator.principal import AwsCall
 
-__all__ = ["PRELOAD", "Answer", "Worker", "WorkerConfig", "WorkerLost", "WorkerPool"]
+__all__ = ["MAX_WORKERS", "PRELOAD", "Answer", "Worker", "WorkerConfig", "WorkerLost", "WorkerPool"]
 
 # Imported once by the fork server, so each worker's cold start does not import them again
 # (a module missing here is skipped by multiprocessing). Only libraries: nothing that reads
@@ -90,6 +94,10 @@ PRELOAD = [
 # A worker's cold start (process + handler import) is bounded like Lambda's Init phase, with room
 # for a loaded laptop: past it the worker is killed and the invocation fails as a crash.
 COLD_START_LIMIT_S = 120.0
+
+# A function's workers at most: one more concurrent invocation waits for one of them to be free
+# (Lambda would start another environment; a laptop pays a cold start and ~70 MB for each).
+MAX_WORKERS = 2
 
 _CONTEXT: Any = None
 _CONTEXT_LOCK = threading.Lock()
@@ -210,15 +218,22 @@ class Worker:
 
 
 class WorkerPool:
-    """A function's execution environments: idle workers are reused, a new one starts when all are busy."""
+    """A function's execution environments: idle workers are reused, a new one starts when all are busy.
 
-    def __init__(self, config: Callable[[], WorkerConfig]) -> None:
+    At most ``max_workers``: past them an invocation waits for a worker to be released or discarded.
+    """
+
+    def __init__(self, config: Callable[[], WorkerConfig], max_workers: int = MAX_WORKERS) -> None:
         self._config = config
         self._free: list[Worker] = []
         self._everyone: set[Worker] = set()
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a worker was released or discarded
+        self._max_workers = max(1, max_workers)
+        self._starting = 0  # workers being started outside the lock (their slots are taken)
         self._closed = False
         self.cold_starts = 0
+        self.waiting = 0  # invocations waiting for a worker now
 
     def warm(self) -> Worker:
         """Start one worker now, idle (wait for its cold start with :meth:`Worker.ready`)."""
@@ -239,17 +254,28 @@ class WorkerPool:
                 raise
 
     def acquire(self) -> Worker:
-        """An idle worker, or a new one (a cold start); ready to invoke."""
+        """An idle worker, or a new one (a cold start) while under ``max_workers``, else wait; ready to invoke."""
         worker: Worker | None = None
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the function's workers are stopped")
-            while self._free and worker is None:
-                worker = self._free.pop()
-                if not worker.alive():
-                    self._everyone.discard(worker)
-                    worker = None
-        worker = worker or self._new()
+            while worker is None:
+                if self._closed:
+                    raise RuntimeError("the function's workers are stopped")
+                while self._free and worker is None:
+                    worker = self._free.pop()
+                    if not worker.alive():
+                        self._everyone.discard(worker)
+                        worker = None
+                if worker is None:
+                    if len(self._everyone) + self._starting < self._max_workers:
+                        break
+                    self.waiting += 1
+                    try:
+                        self._changed.wait()
+                    finally:
+                        self.waiting -= 1
+            if worker is None:
+                self._starting += 1
+        worker = worker or self._new(reserved=True)
         try:
             worker.ready()
         except BaseException:
@@ -259,6 +285,7 @@ class WorkerPool:
 
     def release(self, worker: Worker) -> None:
         with self._lock:
+            self._changed.notify()
             if not self._closed and worker.alive():
                 self._free.append(worker)
                 return
@@ -268,6 +295,7 @@ class WorkerPool:
     def discard(self, worker: Worker) -> None:
         with self._lock:
             self._everyone.discard(worker)
+            self._changed.notify()
         worker.kill()
 
     def pids(self) -> list[int]:
@@ -278,12 +306,21 @@ class WorkerPool:
         with self._lock:
             self._closed = True
             everyone, self._everyone, self._free = list(self._everyone), set(), []
+            self._changed.notify_all()
         for worker in everyone:
             worker.kill()
 
-    def _new(self) -> Worker:
-        worker = Worker(self._config())
+    def _new(self, reserved: bool = False) -> Worker:
+        """A new worker; ``reserved``: :meth:`acquire` took its slot (``_starting``), given back here."""
+        try:
+            worker = Worker(self._config())
+        except BaseException:
+            with self._lock:
+                self._starting -= int(reserved)
+                self._changed.notify()
+            raise
         with self._lock:
+            self._starting -= int(reserved)
             self._everyone.add(worker)
             self.cold_starts += 1
         return worker

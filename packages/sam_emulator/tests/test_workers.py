@@ -147,6 +147,68 @@ def test_one_invocation_per_worker_a_busy_worker_makes_the_pool_start_another(
     assert function.cold_starts == 2
 
 
+def test_past_max_workers_an_invocation_waits_for_a_free_worker(functions: list[Function], tmp_path: Path) -> None:
+    from sam_emulator.testing import wait_until
+
+    function = functions[0]
+    function.max_workers = 1
+    warning, fifo = tmp_path / "aviso", tmp_path / "fifo"
+    os.mkfifo(warning)
+    os.mkfifo(fifo)
+    results: dict[str, Any] = {}
+    busy = threading.Thread(
+        target=lambda: results.update(
+            first=function.invoke({"accion": "ocupar", "aviso": str(warning), "fifo": str(fifo)})
+        )
+    )
+    following = threading.Thread(target=lambda: results.update(second=function.invoke({})))
+    busy.start()
+    try:
+        warning.read_text()  # returns once the first invocation is inside its handler
+        # WHEN another invocation arrives while the function's only worker runs the first one
+        following.start()
+        pool = function.start_workers()
+        wait_until(lambda: pool.waiting == 1, "the second invocation to wait for a worker")
+        # THEN no second worker was started for it
+        assert len(function.worker_pids()) == 1
+    finally:
+        fifo.write_text("fin")
+        busy.join(timeout=30)
+        following.join(timeout=30)
+    # THEN once the first one ended, the second ran in the same worker
+    assert results["second"]["pid"] == results["first"]["pid"]
+    assert function.cold_starts == 1
+
+
+def test_the_wait_for_a_worker_is_not_part_of_the_timeout(functions: list[Function], tmp_path: Path) -> None:
+    from sam_emulator import deaths
+    from sam_emulator.platform_faults import LambdaTimeout
+
+    function = functions[1]  # Timeout 1 s
+    function.max_workers = 1
+    warning, fifo = tmp_path / "aviso", tmp_path / "nunca"
+    os.mkfifo(warning)
+    os.mkfifo(fifo)
+    results: dict[str, Any] = {}
+
+    def hung() -> None:
+        try:
+            function.invoke({"accion": "ocupar", "aviso": str(warning), "fifo": str(fifo)})
+        except LambdaTimeout as error:
+            results["first"] = error
+
+    busy = threading.Thread(target=hung)
+    busy.start()
+    warning.read_text()
+    # WHEN an invocation waits for the only worker while it hangs until killed at its Timeout
+    second = function.invoke({})
+    busy.join(timeout=30)
+    # THEN the hung one timed out, and the waiting one got its whole Timeout in a new worker
+    assert isinstance(results["first"], LambdaTimeout)
+    assert [m[:2] for m in deaths.CONTROL.deaths] == [("segunda", "Sandbox.Timedout")]
+    assert 0 < second["restante_ms"] <= 1000 and function.cold_starts == 2
+
+
 def test_calls_of_the_worker_are_reported_under_the_function_and_a_planned_death_kills_it(
     moto_server: MotoServer, functions: list[Function]
 ) -> None:
