@@ -1,4 +1,4 @@
-"""The whole template running locally: moto + the handlers (in process, or in workers) + what moto does not run.
+"""The whole template running locally: moto + the handlers (in workers, or in process) + what moto does not run.
 
 ``LocalRuntime`` is the one object a scenario holds::
 

@@ -41,10 +41,11 @@ first use, once per worker instead of once per process, and a worker holds about
 function's first worker is started, its handler imported, before any poller runs; the cap keeps
 a run from growing as many workers as it has concurrent invocations. Uncapped, the e2e
 ``normal`` scenario (20 orders) peaked at about 40 workers and 1.9-2.9 GB and took 1.5-2x the
-in-process time on two shared cores; with two per function it peaks at about 17 workers and
-under 1 GB (proportional set size of the whole tree) for about the in-process time (22.5 s
-against 20.6 s, one pair), and ``viernes`` (40 orders, its outage and latencies in real seconds)
-takes the same 161 s either way.
+in-process time on two shared cores. With two per function it peaks at 19 processes and about
+960 MB (proportional set size of the whole tree; 350 MB in process) and takes about the
+in-process time: 0.96x over three interleaved pairs on a quiet machine (71.8 s against 74.9 s),
+1.04x over three with two or three busy loops beside it (load 3-6; pairs 0.81x to 1.49x). The
+``viernes`` scenario (40 orders, its outage and latencies in real seconds) took 161 s either way.
 
 Errors: an exception is sent pickled; one whose class the parent cannot import (defined in the
 handler's own module) arrives as an ``Exception`` subclass of the same name, so callers that
