@@ -313,18 +313,18 @@ class WorkerPool:
 
     def _new(self, reserved: bool = False) -> Worker:
         """A new worker; ``reserved``: :meth:`acquire` took its slot (``_starting``), given back here."""
+        worker: Worker | None = None
         try:
             worker = Worker(self._config())
-        except BaseException:
+            return worker
+        finally:
             with self._lock:
                 self._starting -= int(reserved)
-                self._changed.notify()
-            raise
-        with self._lock:
-            self._starting -= int(reserved)
-            self._everyone.add(worker)
-            self.cold_starts += 1
-        return worker
+                if worker is None:  # it failed to start: its slot is free for a waiting invocation
+                    self._changed.notify()
+                else:
+                    self._everyone.add(worker)
+                    self.cold_starts += 1
 
 
 def _exception(payload: Any) -> BaseException:
