@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
+from template_model.asl import AslLoadError, State, definition_of, load_file, state_machines, walk
 
 from cfn_lint_mensajeria.recursos import (
-    SAM_STATE_MACHINE,
     STATE_MACHINES,
     base_dir,
     definition_path,
-    props,
     resources,
 )
 
@@ -41,74 +37,10 @@ LAMBDA_SERVICE_ERRORS = frozenset({
 })
 
 
-class AslLoadError(ValueError):
-    """The definition could not be read (missing file, not JSON/YAML, not an object)."""
-
-
-@dataclass(frozen=True)
-class Estado:
-    """One state, wherever it is nested (Parallel branches, Map processors)."""
-
-    scope: tuple[str, ...]  # enclosing states, outermost first ("" scope = top level)
-    name: str
-    body: dict
-
-    @property
-    def label(self) -> str:
-        return "/".join((*self.scope, self.name))
-
-
-def load_file(path: str | Path) -> dict:
-    """Parse an ``.asl.json`` / ``.asl.yaml`` file into a definition dict."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise AslLoadError(f"cannot read {p}: {exc.strerror}") from exc
-    try:
-        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise AslLoadError(f"{p} is not valid JSON: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise AslLoadError(f"{p} is not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise AslLoadError(f"{p} does not hold a JSON object")
-    return data
-
-
-def definition_of(resource: dict, base_dir: Path) -> tuple[dict | None, str]:
-    """(definition, where it came from) of a state machine resource; (None, why) when unreadable.
-
-    Reads a SAM ``Definition``/``DefinitionUri`` (a local path, relative to the
-    template) or a native ``Definition``/``DefinitionString`` (plain or ``Fn::Sub``).
-    """
-    p = props(resource)
-    if isinstance(p.get("Definition"), dict):
-        return p["Definition"], "Definition"
-    uri = p.get("DefinitionUri")
-    if resource.get("Type") == SAM_STATE_MACHINE and isinstance(uri, str):
-        try:
-            return load_file(base_dir / uri), uri
-        except AslLoadError as exc:
-            return None, str(exc)
-    text = p.get("DefinitionString")
-    if isinstance(text, dict) and "Fn::Sub" in text:
-        sub = text["Fn::Sub"]
-        text = sub[0] if isinstance(sub, list) and sub else sub
-    if isinstance(text, str):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            return None, f"DefinitionString is not JSON: {exc}"
-        return (data, "DefinitionString") if isinstance(data, dict) else (None, "DefinitionString not an object")
-    return None, "no local definition (S3 location or intrinsic)"
-
-
-def state_machines(template: dict, base_dir: str | Path) -> Iterator[tuple[str, dict | None, str]]:
-    """(logical id, definition or None, origin or reason) for every state machine."""
-    for rid, res in resources(template, *STATE_MACHINES).items():
-        definition, origin = definition_of(res, Path(base_dir))
-        yield rid, definition, origin
+# Reading a definition is the template model's (one reader, issue 40); the checks below are the pack's.
+Estado = State
+__all__ = ["AslLoadError", "Estado", "definition_of", "load_file", "readable_definitions", "retriers",
+           "schema_problems", "state_machines", "structure_problems", "walk"]
 
 
 def readable_definitions(cfn: Any) -> Iterator[tuple[str, dict, list[str | int]]]:
@@ -117,23 +49,6 @@ def readable_definitions(cfn: Any) -> Iterator[tuple[str, dict, list[str | int]]
     for mid, definition, _ in state_machines(cfn.template, base_dir(cfn)):
         if definition is not None:
             yield mid, definition, definition_path(mid, machines[mid])
-
-
-def walk(definition: dict, scope: tuple[str, ...] = ()) -> Iterator[Estado]:
-    """Every state, recursing into Parallel branches and Map item processors."""
-    states = definition.get("States")
-    if not isinstance(states, dict):
-        return
-    for name, body in states.items():
-        if not isinstance(body, dict):
-            continue
-        yield Estado(scope, name, body)
-        for i, branch in enumerate(body.get("Branches") or []):
-            if isinstance(branch, dict):
-                yield from walk(branch, (*scope, f"{name}[{i}]"))
-        processor = body.get("ItemProcessor") or body.get("Iterator")
-        if isinstance(processor, dict):
-            yield from walk(processor, (*scope, name))
 
 
 def _targets(body: dict) -> list[tuple[str, Any]]:

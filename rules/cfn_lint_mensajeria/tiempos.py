@@ -17,7 +17,8 @@ the state machine::
           EsperasTrasBloqueo:                 # each Wait must outlast the lease of the function it asks again
             EsperarFinBloqueo: CobroFunction
 
-:func:`tiempos` reads them all; :func:`problemas` lists the broken relations:
+The template model reads them all (:func:`template_model.bounds.time_bounds`, one reader of the template,
+issue 40; :func:`limites` as the rule gets them); :func:`problemas` lists the broken relations:
 
 - lease > Timeout, for every function with a lease (a claim that lapses while its function still
   runs lets a second consumer repeat the side effect);
@@ -26,123 +27,109 @@ the state machine::
 - a bounded function's ``Timeout`` and lease come from ``Plazos``, a related ``Wait`` that reads a
   substitution reads it from its own ``Plazos`` key, and the ASL's numbers equal their declaration
   (a literal beside the declaration is a second place that drifts).
-
-Tests, the local run and the tools read the values from here instead of copying them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from copy import deepcopy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cfn_lint_mensajeria.asl import definition_of, walk
-from cfn_lint_mensajeria.recursos import (
-    FUNCTIONS,
-    STATE_MACHINES,
-    as_int,
-    function_env,
-    function_props,
-    function_timeout_s,
-    props,
-    resources,
-)
+from template_model import read
+from template_model.bounds import BOUNDS_MAPPING, LEASE_VARIABLE, time_bounds
+from template_model.bounds import from_bounds_mapping as _de_plazos
+from template_model.document import FIND_IN_MAP, FOREACH_PREFIX, LANGUAGE_EXTENSIONS
+from template_model.wiring import as_int
 
-ENV_LEASE = "IDEMPOTENCY_LEASE_S"
-PLAZOS = "Plazos"  # the Mappings entry that declares every bound
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from template_model.bounds import TimeBounds
+
 TIMEOUT_KEY, LEASE_KEY, TIMEOUT_SECONDS_KEY = "TimeoutS", "LeaseS", "TimeoutSeconds"
-# A JSONata Seconds that is one DefinitionSubstitutions placeholder: "{% ${EsperarFinBloqueoS} %}"
-SUSTITUCION = re.compile(r"^\{%\s*\$\{(\w+)\}\s*%\}$")
 
 
-@dataclass(frozen=True)
-class Flujo:
-    """One state machine's bounds: its TimeoutSeconds, its Waits and what they relate to."""
+def limites(cfn: Any) -> TimeBounds:
+    """The bounds of the template a cfn-lint rule checks, as the template writes them.
 
-    timeout_s: int | None
-    esperas_s: dict[str, int]
-    reclamo: str | None = None
-    esperas_tras_bloqueo: dict[str, str] = field(default_factory=dict)
-    # Waits whose Seconds is a substitution placeholder: Wait -> the DefinitionSubstitutions value as written
-    esperas_sustituidas: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Tiempos:
-    """Every bound of a template, by logical id."""
-
-    timeouts_s: dict[str, int]
-    leases_s: dict[str, int]
-    flujos: dict[str, Flujo]
-    # Mappings.Plazos as written: logical id -> bound name -> seconds
-    declarados: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # bounded functions whose Timeout or lease is written outside Plazos: logical id -> property names
-    literales: dict[str, list[str]] = field(default_factory=dict)
+    In a template with ``AWS::LanguageExtensions`` (loops, decision 0130) cfn-lint's transform resolves every
+    ``Fn::FindInMap`` it can before the rules run, so a bound read from ``Mappings.Plazos`` would reach the rule
+    as a literal beside its declaration; the template model reads the file keeping them as written.
+    """
+    archivo = getattr(cfn, "filename", None)
+    carpeta = Path(archivo).parent if archivo else Path()
+    antes = getattr(cfn, "transform_pre", {})
+    if LANGUAGE_EXTENSIONS not in (antes.get("Transform") or []):
+        return time_bounds(cfn.template, carpeta)
+    if archivo and Path(archivo).is_file():
+        return time_bounds(read(archivo), carpeta)
+    # No file (``sam validate --lint`` lints the template's text): the bounds' FindInMaps cfn-lint recorded
+    # before its transform are put back where it resolved them.
+    return time_bounds(_con_plazos_escritos(cfn.template, antes), carpeta)
 
 
-def tiempos(template: dict, base_dir: str | Path) -> Tiempos:
-    """Read the bounds (``base_dir``: where ``DefinitionUri`` paths are relative to)."""
-    timeouts, leases, literales = {}, {}, {}
-    for fid in resources(template, *FUNCTIONS):
-        if (t := function_timeout_s(template, fid)) is not None:
-            timeouts[fid] = t
-        if (lease := as_int(function_env(template, fid).get(ENV_LEASE))) is not None:
-            leases[fid] = lease
-            p = function_props(template, fid) or {}
-            variables = (p.get("Environment") or {}).get("Variables") or {}
-            escritos = {"Timeout": p.get("Timeout"), ENV_LEASE: variables.get(ENV_LEASE)}
-            if fuera := [nombre for nombre, valor in escritos.items() if not _de_plazos(valor)]:
-                literales[fid] = fuera
-    declarados = (template.get("Mappings") or {}).get(PLAZOS) or {}
-    declarados = declarados if isinstance(declarados, dict) else {}
-    flujos = {}
-    for mid, res in resources(template, *STATE_MACHINES).items():
-        definition, _ = definition_of(res, Path(base_dir))
-        if definition is None:
+def _con_plazos_escritos(plantilla: dict[str, Any], antes: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``plantilla`` with each ``Fn::FindInMap [Plazos, ...]`` as written in place of the literal the
+    transform left there (``antes``: cfn-lint's ``transform_pre``, every ``Fn::FindInMap`` and ``Fn::ForEach``
+    found before the transform, by path)."""
+    bucles = {tuple(ruta[:-1]): ruta[-1] for ruta in antes.get("Fn::ForEach") or []}
+    copia = deepcopy(plantilla)
+    for ruta in antes.get(FIND_IN_MAP) or []:
+        *donde, _funcion, argumentos = ruta
+        if not (isinstance(argumentos, list) and argumentos and argumentos[0] == BOUNDS_MAPPING):
             continue
-        sustituciones = props(res).get("DefinitionSubstitutions") or {}
-        esperas, sustituidas = {}, {}
-        for e in walk(definition):
-            if e.body.get("Type") != "Wait" or "Seconds" not in e.body:
-                continue
-            segundos = e.body["Seconds"]
-            if isinstance(segundos, str) and (marcador := SUSTITUCION.match(segundos)):
-                segundos = sustituidas[e.name] = sustituciones.get(marcador[1])
-                if _de_plazos(segundos):
-                    segundos = _declarado(declarados, segundos["Fn::FindInMap"])
-            esperas[e.name] = as_int(segundos)
-        meta = ((res.get("Metadata") or {}).get("Mensajeria") or {}).get("Tiempos") or {}
-        flujos[mid] = Flujo(
-            as_int(definition.get("TimeoutSeconds")),
-            esperas,
-            meta.get("Reclamo"),
-            dict(meta.get("EsperasTrasBloqueo") or {}),
-            sustituidas,
-        )
-    return Tiempos(timeouts, leases, flujos, declarados, literales)
+        for padre, clave in _lugares(copia, donde, bucles):
+            if not isinstance(padre[clave], dict):
+                padre[clave] = {FIND_IN_MAP: argumentos}
+    return copia
 
 
-def _declarado(declarados: dict[str, Any], claves: list[Any]) -> Any:
-    """The value ``Fn::FindInMap [Plazos, id, name]`` reads, or None."""
-    return (declarados.get(claves[1]) or {}).get(claves[2]) if len(claves) == 3 else None
+def _lugares(
+    nodo: Any, ruta: list[Any], bucles: dict[tuple[Any, ...], Any], hecho: tuple[Any, ...] = (), valores: Any = None
+) -> Iterator[tuple[Any, Any]]:
+    """(container, key) of every node the written ``ruta`` became once its loops were expanded: a
+    ``Fn::ForEach::*`` step binds its identifier to each value of its collection (any key, when the collection
+    is not a literal list) and a key with ``${Identifier}`` is that key with the value substituted."""
+    valores = valores or {}
+    if not ruta:
+        return
+    paso, *resto = ruta
+    if isinstance(paso, str) and paso.startswith(FOREACH_PREFIX):
+        bucle = bucles.get((*hecho, paso))
+        if not (isinstance(bucle, list) and len(bucle) == 3 and resto and resto[0] == 2):
+            return
+        identificador, coleccion = bucle[0], bucle[1]
+        literal = isinstance(coleccion, list) and all(isinstance(v, str) for v in coleccion)
+        for valor in coleccion if literal else [None]:
+            yield from _lugares(nodo, resto[1:], bucles, (*hecho, paso, 2), {**valores, identificador: valor})
+        return
+    if isinstance(nodo, dict) and isinstance(paso, str):
+        patron = re.escape(paso)
+        for identificador, valor in valores.items():
+            marca = re.escape("${" + identificador + "}")
+            patron = patron.replace(marca, ".+" if valor is None else re.escape(valor))
+        claves = [k for k in nodo if isinstance(k, str) and re.fullmatch(patron, k)]
+    elif isinstance(nodo, list) and isinstance(paso, int) and paso < len(nodo):
+        claves = [paso]
+    else:
+        return
+    for clave in claves:
+        if resto:
+            yield from _lugares(nodo[clave], resto, bucles, (*hecho, paso), valores)
+        else:
+            yield nodo, clave
 
 
-def _de_plazos(valor: Any) -> bool:
-    """Whether a property value is a ``Fn::FindInMap`` into ``Plazos``."""
-    claves = valor.get("Fn::FindInMap") if isinstance(valor, dict) and len(valor) == 1 else None
-    return isinstance(claves, list) and bool(claves) and claves[0] == PLAZOS
-
-
-def problemas(t: Tiempos) -> list[tuple[list[Any], str]]:
+def problemas(t: TimeBounds) -> list[tuple[list[Any], str]]:
     """(RuleMatch path, message) for every broken relation."""
     encontrados = []
-    for fid, nombres in t.literales.items():
+    for fid, nombres in t.literals.items():
         encontrados.append(
             (
                 ["Resources", fid, "Properties"],
-                f"{fid}: {' and '.join(nombres)} written outside Mappings.{PLAZOS}: read them with "
-                f"!FindInMap [{PLAZOS}, {fid}, {TIMEOUT_KEY}|{LEASE_KEY}], where the bounds they relate to "
+                f"{fid}: {' and '.join(nombres)} written outside Mappings.{BOUNDS_MAPPING}: read them with "
+                f"!FindInMap [{BOUNDS_MAPPING}, {fid}, {TIMEOUT_KEY}|{LEASE_KEY}], where the bounds they relate to "
                 f"are declared",
             )
         )
@@ -152,61 +139,62 @@ def problemas(t: Tiempos) -> list[tuple[list[Any], str]]:
             encontrados.append(
                 (
                     ["Resources", fid, "Properties", "Timeout"],
-                    f"{fid}: Timeout {timeout} s is not below its {ENV_LEASE} {lease} s: raise the lease with the "
+                    f"{fid}: Timeout {timeout} s is not below its {LEASE_VARIABLE} {lease} s: raise the lease with the "
                     f"Timeout (timeout + margin), or a claim lapses while the function still runs and a second "
                     f"consumer repeats the side effect",
                 )
             )
-    for mid, flujo in t.flujos.items():
-        for espera, fid in flujo.esperas_tras_bloqueo.items():
-            segundos, lease = flujo.esperas_s.get(espera), t.leases_s.get(fid)
+    for mid, flujo in t.workflows.items():
+        for espera, fid in flujo.waits_after_lease.items():
+            segundos, lease = flujo.waits_s.get(espera), t.leases_s.get(fid)
             if segundos is None or lease is None:
                 encontrados.append(
                     (
                         ["Resources", mid, "Metadata"],
                         f"{mid}: Tiempos.EsperasTrasBloqueo names Wait {espera!r} and {fid}, but the Wait has no "
-                        f"Seconds or the function no {ENV_LEASE}",
+                        f"Seconds or the function no {LEASE_VARIABLE}",
                     )
                 )
             elif segundos <= lease:
                 encontrados.append(
                     (
                         ["Resources", mid, "Properties"],
-                        f"{mid}: Wait {espera} ({segundos} s) does not outlast {fid}'s {ENV_LEASE} ({lease} s): "
+                        f"{mid}: Wait {espera} ({segundos} s) does not outlast {fid}'s {LEASE_VARIABLE} ({lease} s): "
                         f"asking again before the lease lapsed only meets OperacionEnCurso",
                     )
                 )
-        if flujo.reclamo is not None or flujo.esperas_tras_bloqueo:
-            declarado = t.declarados.get(mid) or {}
+        if flujo.claim_function is not None or flujo.waits_after_lease:
+            declarado = t.declared.get(mid) or {}
             en_asl = {TIMEOUT_SECONDS_KEY: flujo.timeout_s}
-            en_asl |= {espera: flujo.esperas_s.get(espera) for espera in flujo.esperas_tras_bloqueo}
+            en_asl |= {espera: flujo.waits_s.get(espera) for espera in flujo.waits_after_lease}
             for nombre, segundos in en_asl.items():
-                if nombre in flujo.esperas_sustituidas:
-                    valor = flujo.esperas_sustituidas[nombre]
-                    if not (_de_plazos(valor) and valor["Fn::FindInMap"] == [PLAZOS, mid, nombre]):
+                if nombre in flujo.substituted_waits:
+                    valor = flujo.substituted_waits[nombre]
+                    if not (_de_plazos(valor) and valor["Fn::FindInMap"] == [BOUNDS_MAPPING, mid, nombre]):
                         encontrados.append(
                             (
                                 ["Resources", mid, "Properties", "DefinitionSubstitutions"],
                                 f"{mid}: Wait {nombre} reads the substitution {valor!r}, not its declaration: "
-                                f"substitute !FindInMap [{PLAZOS}, {mid}, {nombre}]",
+                                f"substitute !FindInMap [{BOUNDS_MAPPING}, {mid}, {nombre}]",
                             )
                         )
                 elif as_int(declarado.get(nombre)) != segundos:
                     encontrados.append(
                         (
                             ["Resources", mid, "Properties"],
-                            f"{mid}: the ASL's {nombre} ({segundos}) differs from its declaration Mappings.{PLAZOS}."
-                            f"{mid}.{nombre} ({declarado.get(nombre)}): change both (Step Functions reads the ASL)",
+                            f"{mid}: the ASL's {nombre} ({segundos}) differs from its declaration "
+                            f"Mappings.{BOUNDS_MAPPING}.{mid}.{nombre} ({declarado.get(nombre)}): change both "
+                            f"(Step Functions reads the ASL)",
                         )
                     )
-        if flujo.reclamo is not None:
-            lease = t.leases_s.get(flujo.reclamo)
+        if flujo.claim_function is not None:
+            lease = t.leases_s.get(flujo.claim_function)
             if lease is None or flujo.timeout_s is None or lease <= flujo.timeout_s:
                 encontrados.append(
                     (
                         ["Resources", mid, "Properties"],
-                        f"{mid}: the claim's lease ({flujo.reclamo} {ENV_LEASE} {lease}) must exceed the workflow's "
-                        f"TimeoutSeconds ({flujo.timeout_s}): a live execution would lose its order's claim",
+                        f"{mid}: the claim's lease ({flujo.claim_function} {LEASE_VARIABLE} {lease}) must exceed the "
+                        f"workflow's TimeoutSeconds ({flujo.timeout_s}): a live execution would lose its order's claim",
                     )
                 )
     return encontrados

@@ -1,11 +1,12 @@
 """The rule pack as this repository's ``.cfnlintrc`` loads it: works whether or not it is installed.
 
 cfn-lint loads each file of an ``append_rules`` directory by its path, outside any package, and
-the pack's rule modules import their helpers from ``cfn_lint_mensajeria``. Pointed straight at
-``cfn_lint_mensajeria/reglas``, a cfn-lint without the pack installed (a global one, a CI image,
-``pip install cfn-lint`` alone) stops with ``No module named 'cfn_lint_mensajeria'``. This one
-file puts ``rules/`` on ``sys.path`` when the package is not importable and exposes every rule
-class of ``reglas/``, so ``cfn-lint template.yaml`` runs the pack from any cfn-lint.
+the pack's rule modules import their helpers from ``cfn_lint_mensajeria``, which reads the template
+through ``template_model``. Pointed straight at ``cfn_lint_mensajeria/reglas``, a cfn-lint without the
+pack installed (a global one, a CI image, ``pip install cfn-lint`` alone) stops with ``No module named
+'cfn_lint_mensajeria'``. This one file puts ``rules/`` and ``packages/template_model`` on ``sys.path``
+when the pack is not importable and exposes every rule class of ``reglas/``, so ``cfn-lint
+template.yaml`` runs the pack from any cfn-lint.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from cfnlint.rules import CloudFormationLintRule
 try:
     import cfn_lint_mensajeria.reglas as _reglas
 except ModuleNotFoundError:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    # The pack and the template model it reads with (packages/template_model), from this checkout.
+    _RAIZ = Path(__file__).resolve().parents[2]
+    sys.path[:0] = [str(_RAIZ / "rules"), str(_RAIZ / "packages" / "template_model")]
     import cfn_lint_mensajeria.reglas as _reglas
 
 

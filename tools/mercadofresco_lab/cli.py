@@ -1,6 +1,6 @@
 """``mf-lab``: run the retry-storm lab's experiments and print their tables.
 
-mf-lab brooker  [--seed N] [--repeticiones R] [--png DIR]
+mf-lab brooker  [--seed N] [--repeats R] [--png DIR]
 mf-lab tormenta [--seed N] [--png DIR]
 """
 
@@ -42,7 +42,7 @@ def tabla_tormenta(resultados: list[tormenta.Resultado]) -> str:
     return "\n".join(filas)
 
 
-def _parser() -> argparse.ArgumentParser:
+def construir_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mf-lab", description="Retry-storm lab (lesson 07-05, section 8).")
     sub = parser.add_subparsers(dest="orden", required=True)
     for nombre, ayuda in (
@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--png", type=Path, metavar="DIR", help="also write the plot into DIR")
         if nombre == "brooker":
             p.add_argument(
-                "--repeticiones",
+                "--repeats",
                 type=int,
                 default=3,
                 choices=range(1, 21),
@@ -65,11 +65,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = construir_parser().parse_args(argv)
     from mercadofresco_lab import graficos  # matplotlib only when asked to run
 
     if args.orden == "brooker":
-        resultados = brooker.experimento(args.seed, repeticiones=args.repeticiones)
+        resultados = brooker.experimento(args.seed, repeticiones=args.repeats)
         print(tabla_brooker(resultados))
         dibujar = lambda: graficos.brooker(resultados, args.png)  # noqa: E731
     else:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 
 if TYPE_CHECKING:
-    from sam_emulator.template import Template
+    from template_model import Template
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,9 @@ class Carritos:
 def tabla_de_carritos(plantilla: Template) -> str | None:
     """The logical id of the template's table with a stream and a TTL, if any."""
     for lid in plantilla.of_type("AWS::DynamoDB::Table"):
-        props = plantilla.properties(lid)
-        if props.get("StreamSpecification") and props.get("TimeToLiveSpecification", {}).get("Enabled"):
+        props = plantilla.resources[lid].get("Properties") or {}  # only these two: the rest needs the run's ids
+        flujo, ttl = (plantilla.resolve(props.get(p) or {}) for p in ("StreamSpecification", "TimeToLiveSpecification"))
+        if flujo and ttl.get("Enabled"):
             return lid
     return None
 
@@ -78,7 +79,7 @@ def _cuerpo(carrito_id: str, atributo_ttl: str, caducado_epoch_s: int) -> dict[s
 
 
 def recordatorios(efectos: list[dict[str, Any]]) -> set[str]:
-    """Carts an e-mail provider sent a reminder for (from its own record of effects)."""
+    """Carts a provider sent a reminder e-mail for (from the stand-ins' own record of effects)."""
     return {
         e["cuerpo"].get("datos", {}).get("carrito_id")
         for e in efectos

@@ -21,10 +21,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import mercadofresco_caos as caos
+from mercadofresco_informes import latencias, medidas
+from mercadofresco_ops.ayuda import ParserEspanol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from mercadofresco_local import RAIZ, caos, ejercicios, escenarios, latencias
+from mercadofresco_local import RAIZ, ejercicios, escenarios
 from mercadofresco_local.escenarios import Escenario
 from mercadofresco_local.informe import Informe
 
@@ -93,7 +96,12 @@ ESCENARIOS = {
 
 
 def construir_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mf-demo", description=__doc__.split("\n\n")[0])
+    parser = ParserEspanol(
+        prog="mf-demo",
+        description="Todo el flujo de pedidos en esta máquina, a través de uno de los incidentes de la lección.",
+        epilog="Códigos de salida: 0 se cumplieron las invariantes y las comprobaciones del escenario, 1 alguna "
+        "falló (el informe dice cuál), 2 la ejecución no pudo terminar.",
+    )
     parser.add_argument(
         "--escenario",
         choices=list(ESCENARIOS),
@@ -159,7 +167,7 @@ def ejecutar(
         ) as sesion:
             with latencias.RegistroInvocaciones() as registro:  # times invocations for latency and cost
                 esc.correr(sesion, n, ritmo, informe, avance)
-            latencias.anotar_medidas(sesion, registro, informe)
+            medidas.anotar_medidas(sesion, registro, informe)
             informe.notas.extend(sesion.notas)
             if sesion.captura is not None:
                 informe.notas.append(f"registros de las funciones: {sesion.captura.record}")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from mercadofresco.aws import client
 from sam_emulator.event_sources import EventSourceMapping
 
-from mercadofresco_local import RAIZ, flujo
+from mercadofresco_local import flujo, plantilla
 from mercadofresco_local.escenarios import _check, cerrar, fase
 from mercadofresco_local.proveedores import Fallo
 
@@ -128,11 +128,10 @@ def cobro_duplicado(sesion: Sesion, n: int, ritmo: float, informe: Informe, avan
 def espera_resolucion_s() -> float:
     """Seconds of the workflow's Wait before it asks the gateway again about an unknown outcome
     (``EsperarFinBloqueo``), read where they are declared (``Mappings.Plazos``)."""
-    from cfn_lint_mensajeria.tiempos import tiempos
-    from cfnlint.decode import decode
+    from template_model.bounds import time_bounds
 
-    plantilla, _ = decode(str(RAIZ / "template.yaml"))
-    return float(tiempos(plantilla, RAIZ).flujos["ProcesarPedido"].esperas_s["EsperarFinBloqueo"])
+    limites = time_bounds(plantilla().doc, plantilla().folder)
+    return float(limites.workflows["ProcesarPedido"].waits_s["EsperarFinBloqueo"])
 
 
 def _mostrar_un_pedido(sesion: Sesion, res: flujo.Resultados, informe: Informe) -> None:
@@ -215,7 +214,7 @@ def mf_dlq(sesion: Sesion, orden: str, *extra: str) -> dict[str, Any]:
     comando = [
         str(ejecutable),
         orden,
-        "--queue",
+        "--cola",
         DLQ_PEDIDOS,
         "--endpoint-url",
         str(sesion.servidor_url),

@@ -123,8 +123,7 @@ def normal(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avanc
             "la plantilla no tiene tabla de carritos con stream y TTL: CarritoAbandonado no se ejercita"
         )
         return
-    p = sesion.proveedores
-    enviados = carritos.recordatorios(p.correo_principal.efectos + p.correo_secundario.efectos)
+    enviados = carritos.recordatorios([efecto for proveedor in sesion.proveedores for efecto in proveedor.efectos])
     _check(
         informe,
         "un recordatorio por carrito caducado (TTL), ninguno por el vaciado",

@@ -34,7 +34,7 @@ class Fallo:
     """One scripted fault; build it with the classmethods."""
 
     tipo: TipoFallo
-    proveedor: str | None = None  # provider name ("pasarela", "erp", "correo-principal", ...); None = any
+    proveedor: str | None = None  # a provider's dependency name (its stand-in's, "pasarela"...); None = any
     ruta: str | None = None  # path prefix ("/cobros"); None = any
     desde_s: float = 0.0
     hasta_s: float = math.inf

@@ -7,28 +7,29 @@ recomputes the signature with botocore's ``SigV4Auth`` from the request as it ar
 signed headers it names and the credentials the emulated functions sign with, so a caller that
 stops signing, signs for another service or region, or sends another body than it signed, fails.
 Who may call (the role's ``lambda:InvokeFunctionUrl``) is the least-privilege check's
-(:mod:`mercadofresco_iam`): every emulated function shares one set of credentials.
+(:mod:`least_privilege`): every emulated function shares one set of credentials.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mercadofresco.http.auth import AUTH_IAM
+from template_model import messaging as m
+from template_model.wiring import FUNCTIONS, function_env
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from sam_emulator.template import Template
+    from template_model import Template
 
 __all__ = ["VerificadorSigV4", "urls_firmadas"]
 
-_URL_DE_FUNCION = re.compile(r"\$\{([A-Za-z0-9]+)\.FunctionUrl\}")  # a function URL a variable names
+AUTH_SUFFIX = "_AUTH"  # beside a provider's URL variable: how its caller authenticates (mercadofresco.http.auth)
 
 
 def urls_firmadas(plantilla: Template) -> dict[str, str]:
@@ -38,12 +39,12 @@ def urls_firmadas(plantilla: Template) -> dict[str, str]:
     provider itself); the stand-in behind that variable then plays that function URL.
     """
     firmadas = {}
-    for logical_id in plantilla.of_type("AWS::Serverless::Function"):
-        declaradas = plantilla.resources[logical_id]["Properties"].get("Environment", {}).get("Variables", {})
-        for variable, valor in declaradas.items():
-            if variable.endswith("_AUTH") and plantilla.resolve(valor) == AUTH_IAM:
-                url = variable.removesuffix("_AUTH")
-                (firmadas[url],) = set(_URL_DE_FUNCION.findall(json.dumps(declaradas[url])))
+    for funcion in plantilla.of_type(*FUNCTIONS):
+        variables = function_env(plantilla.doc, funcion)
+        for proveedor in m.providers(plantilla, funcion):
+            autenticacion = variables.get(proveedor.variable + AUTH_SUFFIX)
+            if proveedor.url is not None and autenticacion is not None and plantilla.resolve(autenticacion) == AUTH_IAM:
+                firmadas[proveedor.variable] = proveedor.url
     return firmadas
 
 

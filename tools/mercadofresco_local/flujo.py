@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
-from mercadofresco_ops.topologia import de_plantilla
 from sam_emulator.background import BackgroundThread
 from sam_emulator.runtime import messages_in_queue
+from template_model import messaging as m
 
 from mercadofresco_local import invariantes as inv
 from mercadofresco_local.observador import CORTADAS, ejecuciones, resultados_por_pedido
@@ -22,6 +22,8 @@ from mercadofresco_local.tienda import CaidaSimulada
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
+
+    from template_model import Consumer, Template
 
     from mercadofresco_local.informe import Informe
     from mercadofresco_local.sesion import Sesion
@@ -93,8 +95,9 @@ def motivos_en(nombre_cola: str) -> Counter[str]:
         mensajes = sqs.receive_message(
             QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0, MessageAttributeNames=[REASON_ATTRIBUTE]
         ).get("Messages", [])
-        for m in mensajes:
-            vistos[m["MessageId"]] = m.get("MessageAttributes", {}).get(REASON_ATTRIBUTE, {}).get("StringValue", "—")
+        for mensaje in mensajes:
+            motivo = mensaje.get("MessageAttributes", {}).get(REASON_ATTRIBUTE, {}).get("StringValue", "—")
+            vistos[mensaje["MessageId"]] = motivo
         if not mensajes:
             break
     return Counter(vistos.values())
@@ -276,36 +279,31 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
         )
     }
     procesados = {p for p, c in res.por_pedido.items() if any(f in inv.PROCESADO for f in c)} & aceptados
-    # Which queue is which flow's comes from the template (tools/mercadofresco_ops/topologia.py), by wiring,
-    # never by name: the workflow's input is what a pipe reads, the fan-out what the SNS topic delivers to.
-    topologia, rt = de_plantilla(), sesion.runtime
+    # Which queue is which flow's comes from the template's wiring (the template model), never from a name:
+    # the workflow's input is what a pipe reads, the fan-out what the SNS topic delivers to.
+    rt = sesion.runtime
+    plantilla = rt.template
 
     def nombre(cola: str) -> str:
         return rt.template.get_att(cola, "QueueName")
 
-    entrada = list(topologia.colas_de_flujo())
+    def dlqs_de(colas: list[str]) -> set[str]:
+        return {nombre(d) for c in colas if (d := m.dead_letter_queue_of(plantilla, c))}
+
+    entrada = list(m.workflow_queues(plantilla))
     en_curso = rt.executions_running() + sum(res.colas.get(nombre(c), 0) for c in entrada)
-    en_dlq, copias = _en_dlq(res, {nombre(d) for c in entrada if (d := topologia.dlq_de(c))}, aceptados, procesados)
+    en_dlq, copias = _en_dlq(res, dlqs_de(entrada), aceptados, procesados)
     pendientes = aceptados - procesados - en_dlq
     cortadas = {p for p in pendientes if any(f.startswith(CORTADAS) for f in res.por_pedido.get(p, ()))}
     pedidos = inv.Balance("pedidos", len(aceptados), len(procesados), len(en_dlq), en_curso, copias, len(cortadas))
     confirmados = {p for p, c in res.por_pedido.items() if c.get("Confirmado")}
-    correo = sesion.proveedores.correo_principal.efectos + sesion.proveedores.correo_secundario.efectos
-    # What each provider did, by the name its breaker has (correo-principal and correo-secundario are "correo").
-    hechos_de = {
-        "erp": {e["cuerpo"].get("pedido_id") for e in sesion.proveedores.erp.efectos if e["ruta"] == "/avisos"},
-        "correo": {e["cuerpo"].get("datos", {}).get("pedido_id") for e in correo},
-    }
     fanout = []
-    for cola, flujo in topologia.reparto().items():
-        if flujo not in hechos_de:
-            continue  # a provider the local run does not simulate: no effects to count
-        hechos = hechos_de[flujo]
-        dlq = {nombre(d)} if (d := topologia.dlq_de(cola)) else set()
-        en_dlq, copias = _en_dlq(res, dlq, confirmados, hechos & confirmados)
+    for cola, consumidor in reparto(plantilla).items():
+        hechos = hechos_por(consumidor, sesion.proveedores.de(consumidor.breakers))
+        en_dlq, copias = _en_dlq(res, dlqs_de([cola]), confirmados, hechos & confirmados)
         fanout.append(
             inv.Balance(
-                f"aviso {flujo}",
+                f"aviso {nombre(cola)}",
                 len(confirmados),
                 len(hechos & confirmados),
                 len(en_dlq),
@@ -314,6 +312,26 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
             )
         )
     return [pedidos, *fanout]
+
+
+def reparto(plantilla: Template) -> dict[str, Consumer]:
+    """Each queue the confirmation topic delivers to -> its consumer, when that consumer calls a provider.
+
+    A consumer that calls none (the projection) leaves no effect outside the system to count.
+    """
+    consumidores = {c.function: c for c in m.fan_out(plantilla) if c.providers}
+    return {
+        cola: consumidores[lector]
+        for cola in m.subscribed_queues(plantilla)
+        for lector in m.queue_readers(plantilla, cola)
+        if lector in consumidores
+    }
+
+
+def hechos_por(consumidor: Consumer, efectos: list[dict[str, Any]]) -> set[str]:
+    """The identifiers (order ids) a consumer acted on, from its providers' effects: an ``Idempotency-Key``
+    of its own naming one (``aviso-erp:PED-1``), not a part of one (``reserva:PED-1:SKU``)."""
+    return {i for e in efectos if (i := consumidor.identifier_in(e.get("clave") or "")) is not None}
 
 
 def _en_dlq(res: Resultados, dlqs: set[str], aceptados: set[str], procesados: set[str]) -> tuple[set[str], int]:

@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 from sam_emulator.background import BackgroundThread
+from template_model import messaging as m
+
+from mercadofresco_local import plantilla
 
 if TYPE_CHECKING:
     from sam_emulator.runtime import LocalRuntime
+    from template_model import Template
 
-DEPENDENCIAS = ("pasarela", "erp", "correo-principal")
 INTERVAL_S = 1.0  # each sample is a dozen calls to moto, which shares the CPU with everything else
 
 
@@ -44,13 +47,18 @@ class Transiciones:
             self._ultimo = estado
 
 
+def interruptores(de: Template) -> tuple[str, ...]:
+    """The breakers to watch: one per provider the template's functions call (its dependency's name)."""
+    return tuple(p.dependency for p in m.providers_called(de))
+
+
 @dataclass
 class Observador:
     """Samples breakers and queue depths in a thread while a scenario runs."""
 
     runtime: LocalRuntime
     redis_url: str
-    dependencias: tuple[str, ...] = DEPENDENCIAS
+    dependencias: tuple[str, ...] = field(default_factory=lambda: interruptores(plantilla()))
     breakers: dict[str, Transiciones] = field(default_factory=dict)
     profundidad_max: Counter[str] = field(default_factory=Counter)
     _hilo: BackgroundThread | None = None

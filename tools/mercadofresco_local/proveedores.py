@@ -15,8 +15,13 @@ Providers and routes (JSON in, JSON out):
   there is nothing to refund, 409 when another key already refunded it.
   Both honour ``Idempotency-Key`` like the real gateway: the same key returns the stored
   answer (header ``Idempotent-Replayed: true``) and never charges twice.
-- :class:`Erp`: ``POST /avisos`` and ``POST /reservas`` -> 200.
-- :class:`Correo` (``principal`` and ``secundario``): ``POST /correos`` -> 202.
+- every other provider (:class:`ProveedorSimulado`): the routes of its sandbox simulator's family
+  (:data:`simulador.proveedores.RUTAS`).
+
+Which providers there are is the template's answer, never a list kept here: :class:`Proveedores`
+starts one stand-in per provider the template's functions call (a ``<DEPENDENCY>_URL`` variable,
+:func:`template_model.messaging.providers_called`), named by its breaker's dependency
+(``p["erp"]``, ``p["correo-principal"]``); a new consumer's provider gets its stand-in with no edit.
 
 Every provider counts what it *did*, not only what it was asked: ``llamadas`` (requests
 per route, faulted or not), ``llamadas_por_clave`` (requests per ``Idempotency-Key``, faulted
@@ -25,7 +30,7 @@ per ``Idempotency-Key``) and ``efectos`` (the bodies it acted on). The gateway a
 ``reembolsos_de(pedido_id)``: "charges per order" is the number the tests assert.
 
 Faults come from a :class:`~mercadofresco_local.fallos.ControlFallos`, thread-safe and
-shareable between providers (the demo drives all four from one). A ``Fallo`` applies to
+shareable between providers (the demo drives them all from one). A ``Fallo`` applies to
 a provider and a route prefix, inside a time window (seconds since
 ``reiniciar_reloj()``), to a proportion of the requests, optionally only ``veces`` times:
 
@@ -45,7 +50,7 @@ local run does it where the template says so) refuses, as Lambda does, a request
 signature is missing or wrong: 403 ``{"Message": "Forbidden"}``, before any fault, count or
 effect (:mod:`mercadofresco_local.firma`); ``rechazadas`` counts them.
 
-:meth:`Proveedores.entorno` gives the functions' ``*_URL`` variables pointing at the four servers.
+:meth:`Proveedores.entorno` gives the functions' ``*_URL`` variables pointing at the servers.
 
 Example (the ``viernes`` scenario: the gateway returns 503 from t=10 s to t=40 s)::
 
@@ -68,24 +73,30 @@ from typing import TYPE_CHECKING, Any, Self
 
 from sam_emulator.background import LocalServer, stop_all
 from simulador.proveedores import RUTAS, Simulador, guardable, repetida
+from template_model import messaging as m
 
+from mercadofresco_local import plantilla
 from mercadofresco_local.fallos import ControlFallos, Fallo, TipoFallo
 from mercadofresco_local.firma import VerificadorSigV4
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
+
+    from template_model import Template
 
 __all__ = [
+    "PASARELA",
     "ControlFallos",
-    "Correo",
-    "Erp",
     "Fallo",
     "Pasarela",
     "ProveedorHttp",
+    "ProveedorSimulado",
     "Proveedores",
     "TipoFallo",
     "VerificadorSigV4",
 ]
+
+PASARELA = "pasarela"  # the payment gateway's dependency: its stand-in keeps the charges and refunds it made
 
 Respuesta = tuple[int, dict[str, Any]]
 
@@ -160,13 +171,13 @@ class ProveedorHttp(LocalServer):
 class Pasarela(ProveedorHttp):
     """The payment gateway: charges and refunds, idempotent by ``Idempotency-Key``."""
 
-    nombre = "pasarela"
+    nombre = PASARELA
 
     def __init__(self, fallos: ControlFallos | None = None, **kw: Any) -> None:
         super().__init__(fallos, **kw)
         self.cobros: dict[str, dict[str, Any]] = {}  # referencia_cobro -> charge
         self.reembolsos: dict[str, dict[str, Any]] = {}  # referencia_reembolso -> refund
-        self.simulador = Simulador("pasarela", self, lambda medio, importe: self.fallos.rechaza(medio, importe))
+        self.simulador = Simulador(PASARELA, self, lambda medio, importe: self.fallos.rechaza(medio, importe))
 
     def cobros_de(self, pedido_id: str) -> int:
         with self._lock:
@@ -196,51 +207,61 @@ class Pasarela(ProveedorHttp):
         return True
 
 
-class Erp(ProveedorHttp):
-    """The ERP: order notices, stock reservations and releases (counted per Idempotency-Key when sent)."""
+class ProveedorSimulado(ProveedorHttp):
+    """A provider that keeps no state of its own (the ERP, an e-mail provider...): its simulator's routes, 2xx."""
 
-    nombre = "erp"
-
-    def __init__(self, fallos: ControlFallos | None = None, **kw: Any) -> None:
-        super().__init__(fallos, **kw)
-        self.simulador = Simulador("erp")
-
-
-class Correo(ProveedorHttp):
-    """An e-mail provider (run two: ``correo-principal`` and ``correo-secundario``)."""
-
-    nombre = "correo-principal"
-
-    def __init__(self, fallos: ControlFallos | None = None, **kw: Any) -> None:
-        super().__init__(fallos, **kw)
-        self.simulador = Simulador(self.nombre)
+    def __init__(self, nombre: str, fallos: ControlFallos | None = None, **kw: Any) -> None:
+        super().__init__(fallos, nombre=nombre, **kw)
+        self.simulador = Simulador(nombre)
 
 
 @dataclass
 class Proveedores:
-    """All four stand-ins sharing one fault control: ``with Proveedores() as p: p.pasarela.url``."""
+    """One stand-in per provider the template's functions call, sharing one fault control.
+
+    ``with Proveedores() as p: p.pasarela.url, p["erp"].efectos``: by dependency (its breaker's name).
+    """
 
     fallos: ControlFallos = field(default_factory=ControlFallos)
     clave_api_pasarela: str | None = None
+    plantilla: Template = field(default_factory=plantilla)
 
     def __post_init__(self) -> None:
-        self.pasarela = Pasarela(self.fallos, clave_api=self.clave_api_pasarela)
-        self.erp = Erp(self.fallos)
-        self.correo_principal = Correo(self.fallos, nombre="correo-principal")
-        self.correo_secundario = Correo(self.fallos, nombre="correo-secundario")
+        self._proveedores = m.providers_called(self.plantilla)
+        self.por_dependencia: dict[str, ProveedorHttp] = {
+            p.dependency: self._stand_in(p.dependency) for p in self._proveedores
+        }
+        if PASARELA not in self.por_dependencia:
+            raise ValueError(f"no function of {self.plantilla.path} calls a {PASARELA} (a {PASARELA.upper()}_URL)")
+
+    def _stand_in(self, dependencia: str) -> ProveedorHttp:
+        if dependencia == PASARELA:
+            return Pasarela(self.fallos, clave_api=self.clave_api_pasarela)
+        return ProveedorSimulado(dependencia, self.fallos)
+
+    @property
+    def pasarela(self) -> Pasarela:
+        pasarela = self.por_dependencia[PASARELA]
+        assert isinstance(pasarela, Pasarela)
+        return pasarela
+
+    def __getitem__(self, dependencia: str) -> ProveedorHttp:
+        return self.por_dependencia[dependencia]
+
+    def __iter__(self) -> Iterator[ProveedorHttp]:
+        return iter(self.por_dependencia.values())
 
     @property
     def todos(self) -> tuple[ProveedorHttp, ...]:
-        return (self.pasarela, self.erp, self.correo_principal, self.correo_secundario)
+        return tuple(self.por_dependencia.values())
+
+    def de(self, dependencias: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The effects of these providers' stand-ins (a consumer's, :attr:`template_model.Consumer.breakers`)."""
+        return [efecto for d in dependencias if d in self.por_dependencia for efecto in self[d].efectos]
 
     def por_variable(self) -> dict[str, ProveedorHttp]:
         """Each provider URL variable of the functions (as ``template.yaml`` names it) -> its stand-in."""
-        return {
-            "PASARELA_URL": self.pasarela,
-            "ERP_URL": self.erp,
-            "CORREO_PRINCIPAL_URL": self.correo_principal,
-            "CORREO_SECUNDARIO_URL": self.correo_secundario,
-        }
+        return {p.variable: self[p.dependency] for p in self._proveedores}
 
     def entorno(self) -> dict[str, str]:
         """The functions' environment variables (as ``template.yaml`` names them) pointing at these stand-ins."""

@@ -1,19 +1,24 @@
 """Everything one scenario runs against, started and stopped in the right order.
 
-:class:`Sesion` = stdout captured (:mod:`salida`) + the four provider stand-ins (engineer
-5a's :mod:`proveedores`) + a PostgreSQL schema of its own (:mod:`tienda`) + a Redis
-database of its own + the template running in moto (:mod:`runtime`) + the observer.
+:class:`Sesion` = stdout captured (:mod:`salida`) + one stand-in per provider the template
+calls (:mod:`proveedores`) + a PostgreSQL schema of its own (:mod:`tienda`) + a Redis of its
+own + the template running in moto (:mod:`runtime`) + the observer.
 
-Redis: the breaker and the retry budget write fixed keys (``mf:circuito:<dependencia>``), so
-the demo uses a logical database of its own (``MF_DEMO_REDIS_DB``, default 9) and deletes only
-its ``mf:*`` keys there, before and after: a breaker left open by the previous run would
-otherwise decide the next one.
+Redis: the breaker and the retry budget write fixed keys (``mf:circuito:<dependencia>``), so two
+runs sharing a Redis database decide each other's breakers, and each one's clean-up deletes the
+other's state mid-run. So every run has a ``redis-server`` of its own (:class:`PrivateRedis`, on a
+free loopback port, gone at the end), like the chaos scenario, which also freezes it. Only where
+no ``redis-server`` can be started, or when ``MF_DEMO_REDIS_DB`` names one, does the run use a
+logical database of the shared server (``REDIS_URL``'s, database ``MF_DEMO_REDIS_DB``, default 9),
+deleting only its ``mf:*`` keys there, before and after: a breaker left open by the previous run
+would otherwise decide the next one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -43,6 +48,12 @@ if TYPE_CHECKING:
 DATABASE_URL = "postgresql://postgres:postgres@127.0.0.1:5432/postgres"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 BD_REDIS_DEMO = 9
+
+
+def redis_propio(caos: bool) -> bool:
+    """Whether a run starts a ``redis-server`` of its own (see the module's docstring): the chaos scenario always
+    (it freezes it); any other unless ``MF_DEMO_REDIS_DB`` names a shared database or there is no binary."""
+    return caos or ("MF_DEMO_REDIS_DB" not in os.environ and shutil.which("redis-server") is not None)
 
 
 def url_redis_demo(base: str) -> str:
@@ -170,9 +181,10 @@ class Sesion:
         self._pilas.append(self.captura.uninstall)
         self._pilas.append(alargar_lectura_sdk())  # before any client: provisioning is the longest wait
         url_postgres = os.environ.get("DATABASE_URL", DATABASE_URL)
-        if self.caos:
+        if redis_propio(self.caos):
             self.redis_privado = PrivateRedis().start()
             self._pilas.append(self.redis_privado.stop)
+        if self.caos:
             if private_postgres.available():
                 self.postgres_privado = PrivatePostgres().start()
                 self._pilas.append(self.postgres_privado.stop)
@@ -278,7 +290,7 @@ class Sesion:
         return str(url)
 
     def _grifo_avisos(self) -> str:
-        """A queue of the run only, subscribed to the confirmation topic like the ERP and e-mail queues."""
+        """A queue of the run only, subscribed to the confirmation topic like the fan-out's queues."""
         from mercadofresco.aws import client
 
         assert self.runtime is not None
@@ -289,7 +301,7 @@ class Sesion:
             TopicArn=self.runtime.template.ref("TopicPedidoConfirmado"),
             Protocol="sqs",
             Endpoint=arn,
-            Attributes={"RawMessageDelivery": "true"},  # as SuscripcionErp / SuscripcionCorreo
+            Attributes={"RawMessageDelivery": "true"},  # as the template's subscriptions deliver
         )
         return str(url)
 

@@ -13,13 +13,15 @@ Exit codes: 0 done, 2 bad usage, 3 Valkey unreachable, 4 configuration missing o
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from mercadofresco_ops.ayuda import ParserEspanol
+
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
 
     from mercadofresco.circuit_breaker import Decision
@@ -29,18 +31,25 @@ TIMEOUT_OPERADOR_MS = 2000  # an operator can wait 2 s; a Lambda cannot
 _NOMBRE = re.compile(r"[A-Za-z0-9:._-]{0,100}")  # dependency names (pasarela, correo-principal) and key prefixes
 
 
-def _argumentos() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mf-circuito", description="Read or force MercadoFresco's shared breakers.")
-    p.add_argument("--redis-url", help="redis://host:port/db (default: REDIS_URL or VALKEY_ENDPOINT)")
-    p.add_argument("--prefijo", default=None, help="key prefix (default: mf:)")
-    sub = p.add_subparsers(dest="orden", required=True)
-    estado = sub.add_parser("estado", help="show each dependency's breaker")
-    estado.add_argument("dependencias", nargs="+", metavar="DEPENDENCIA")
-    abrir = sub.add_parser("abrir", help="force open: every call fails fast until 'cerrar'")
-    abrir.add_argument("dependencia")
-    cerrar = sub.add_parser("cerrar", help="close and return to automatic (or --forzado: keep closed)")
-    cerrar.add_argument("dependencia")
-    cerrar.add_argument("--forzado", action="store_true", help="stay closed whatever fails")
+def construir_parser() -> argparse.ArgumentParser:
+    p = ParserEspanol(
+        prog="mf-circuito",
+        description="Lee o fuerza los circuitos compartidos de MercadoFresco (runbooks/circuito-abierto.md).",
+        epilog="Códigos de salida: 0 hecho, 2 uso, 3 Valkey no responde, 4 falta o sobra configuración.",
+    )
+    p.add_argument(
+        "--redis-url", metavar="URL", help="redis://host:puerto/bd (por defecto REDIS_URL o VALKEY_ENDPOINT)"
+    )
+    p.add_argument("--prefijo", default=None, help="prefijo de las claves en Valkey (por defecto mf:)")
+    sub = p.add_subparsers(dest="orden", required=True, metavar="ORDEN")
+    dependencia = "la dependencia, p. ej. pasarela, erp o correo-principal"
+    estado = sub.add_parser("estado", help="enseña el circuito de cada dependencia")
+    estado.add_argument("dependencias", nargs="+", metavar="DEPENDENCIA", help=dependencia)
+    abrir = sub.add_parser("abrir", help="lo abre a la fuerza: toda llamada falla rápido hasta 'cerrar'")
+    abrir.add_argument("dependencia", metavar="DEPENDENCIA", help=dependencia)
+    cerrar = sub.add_parser("cerrar", help="lo cierra y vuelve al modo automático (con --forzado, cerrado siempre)")
+    cerrar.add_argument("dependencia", metavar="DEPENDENCIA", help=dependencia)
+    cerrar.add_argument("--forzado", action="store_true", help="que siga cerrado pase lo que pase, hasta otra orden")
     return p
 
 
@@ -58,7 +67,7 @@ def describir(dependencia: str, d: Decision) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _argumentos().parse_args(argv)
+    args = construir_parser().parse_args(argv)
     try:
         from mercadofresco.circuit_breaker import CircuitBreaker, SharedStateUnavailableError
         from mercadofresco.metrics import PowertoolsMetrics

@@ -28,7 +28,6 @@ missing, the stack already exists, a resource in another stack, a key scheduled 
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
@@ -39,9 +38,12 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from mercadofresco_ops.ayuda import ParserEspanol
+from mercadofresco_ops.errores import ErrorOperador, errores_de_aws, una_linea
 from mercadofresco_ops.topologia import PLANTILLA, SUFIJO, Topologia
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Sequence
 
     from botocore.client import BaseClient
@@ -157,7 +159,7 @@ def _clave_kms(clientes: Clientes, logico: str, cifrados: dict[str, str]) -> tup
 def localizar(topologia: Topologia, clientes: Clientes) -> list[Retenido]:
     """Every retained resource of the template, as the account holds it (named ones first, then the keys)."""
     retenidos = topologia.retenidos()
-    tipos = {lid: topologia._recursos[lid]["Type"] for lid in retenidos}
+    tipos = {lid: topologia.tipo(lid) for lid in retenidos}
     vistos: dict[str, tuple[str | None, dict[str, str] | None]] = {}
     claves_de: dict[str, str | None] = {}
     for lid in retenidos:
@@ -308,17 +310,23 @@ def _samconfig(entorno: str) -> dict[str, str]:
     return {**config.get("global", {}).get("parameters", {}), **config.get("deploy", {}).get("parameters", {})}
 
 
-def _argumentos() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mf-retenidos", description=__doc__.splitlines()[0])
-    p.add_argument("--config-env", default="default", help="entorno de samconfig.toml (default)")
+def construir_parser() -> argparse.ArgumentParser:
+    p = ParserEspanol(
+        prog="mf-retenidos",
+        description="Devuelve a una pila nueva lo que sam delete retuvo, para que sam deploy vuelva a funcionar "
+        "(runbooks/README.md).",
+    )
+    p.add_argument(
+        "--config-env", default="default", metavar="ENTORNO", help="entorno de samconfig.toml (por defecto 'default')"
+    )
     p.add_argument("--pila", help="nombre de la pila (por defecto el stack_name de samconfig.toml)")
     p.add_argument("--region", help="región (por defecto la de samconfig.toml)")
     p.add_argument(
         "--parametros", metavar="'CLAVE=VALOR ...'",
         help="los --parameter-overrides del despliegue (por defecto el parameter_overrides de samconfig.toml)",
     )  # fmt: skip
-    p.add_argument("--endpoint-url", help="endpoint de AWS alternativo (la cuenta emulada)")
-    sub = p.add_subparsers(dest="orden", required=True)
+    p.add_argument("--endpoint-url", metavar="URL", help="endpoint de AWS alternativo (la cuenta emulada)")
+    sub = p.add_subparsers(dest="orden", required=True, metavar="ORDEN")
     sub.add_parser("listar", help="cada recurso retenido: en una pila, suelto o ausente")
     sub.add_parser("adoptar", help="importa los sueltos en una pila nueva; después, sam deploy")
     return p
@@ -326,7 +334,7 @@ def _argumentos() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, clientes: Clientes | None = None) -> int:
     """The command line; ``clientes`` (service -> client) replaces the session's, for tests."""
-    args = _argumentos().parse_args(argv)
+    args = construir_parser().parse_args(argv)
     config = _samconfig(args.config_env)
     pila = args.pila or config.get("stack_name")
     if not pila:
@@ -341,18 +349,23 @@ def main(argv: Sequence[str] | None = None, clientes: Clientes | None = None) ->
 
     if clientes is None:
         import boto3
+        from mercadofresco.aws import SDK_CONFIG  # the project's SDK policy: max_attempts=2, bounded timeouts
 
         sesion = boto3.session.Session(region_name=args.region or config.get("region"))
 
         def clientes(servicio: str) -> BaseClient:
-            return sesion.client(servicio, endpoint_url=args.endpoint_url)
+            return sesion.client(servicio, endpoint_url=args.endpoint_url, config=SDK_CONFIG)
 
     try:
-        if args.orden == "listar":
-            for retenido in localizar(topologia, clientes):
-                print(retenido.linea())
-            return SALIDA_OK
-        adoptados = adoptar(topologia, pila, clientes, lambda texto: print(f"mf-retenidos: {texto}"))
+        with errores_de_aws("AWS"):  # a last net: any AWS/botocore failure is one line, never a traceback
+            if args.orden == "listar":
+                for retenido in localizar(topologia, clientes):
+                    print(retenido.linea())
+                return SALIDA_OK
+            adoptados = adoptar(topologia, pila, clientes, lambda texto: print(f"mf-retenidos: {texto}"))
+    except ErrorOperador as exc:
+        print(f"mf-retenidos: {una_linea(exc)}; nada se ha cambiado", file=sys.stderr)
+        return SALIDA_RECHAZO
     except RechazoError as exc:
         print(f"mf-retenidos: {exc}; nada se ha cambiado", file=sys.stderr)
         return SALIDA_RECHAZO

@@ -7,22 +7,22 @@ After a deploy (or against the local run) the command answers "does the whole ch
    otherwise (a local store);
 2. follows every order through the outbox and the bus to its ``mercadofresco-procesar-pedido``
    execution (matched by the ``pedido_id`` in the execution's input), the workflow's end, the
-   fan-out (the ERP's and the e-mail's idempotency records ``aviso-erp:{id}`` and
-   ``correo-confirmacion:{id}``), the DLQs (a peek, never a delete) and the projection's
-   state (``GET /pedidos/{id}``);
+   fan-out (the idempotency record each consumer the confirmation topic feeds keeps for the order:
+   one of its role's key prefixes followed by the order id, ``<operación>:{id}``), the DLQs (a
+   peek, never a delete) and the projection's state (``GET /pedidos/{id}``);
 3. prints one row per order with the outcome and the seconds each stage took, and exits 1 if
    any order is lost (never reached the workflow nor a DLQ), stuck (no final state by
    ``--espera-s``) or dead-lettered.
 
 ``--endpoint-url`` points every AWS client at another endpoint (moto's server in the tests and
-the local run). Resource names follow ``shared/DESIGN.md`` plus ``--sufijo`` (the stack's ``NameSuffix``).
+the local run). Resource names, the fan-out's consumers and their key prefixes are read from
+``template.yaml`` (:mod:`mercadofresco_ops.topologia`), names with ``--sufijo`` (the stack's ``NameSuffix``).
 
 Output is in Spanish, like the other operator commands.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -34,13 +34,19 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import urllib3
+from template_model import messaging as m
 
+from mercadofresco_ops.ayuda import ParserEspanol
+from mercadofresco_ops.errores import ErrorOperador, errores_de_aws, una_linea
+from mercadofresco_ops.retenidos import _samconfig  # what sam deploy reads: the stack it creates
 from mercadofresco_ops.topologia import Topologia, de_plantilla
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Iterable, Sequence
 
     from botocore.client import BaseClient
+    from template_model import Consumer, Template
 
 ESTADOS_FINALES = frozenset({"CONFIRMADO", "RECHAZADO", "REEMBOLSADO", "NO_CONFIRMADO"})
 CATALOGO = (("FRU-MAN-001", 249), ("VER-TOM-014", 189), ("LAC-LEC-003", 115), ("PAN-BAR-002", 95))
@@ -69,6 +75,15 @@ class Nombres:
         """Every DLQ of the template (:attr:`Topologia.dlqs`)."""
         return self._topologia.nombres_dlq()
 
+    @property
+    def reparto(self) -> tuple[Consumer, ...]:
+        return consumidores_del_reparto(self._topologia.plantilla)
+
+
+def consumidores_del_reparto(plantilla: Template) -> tuple[Consumer, ...]:
+    """The consumers the confirmation topic feeds that keep an idempotency record of what they did."""
+    return tuple(c for c in m.fan_out(plantilla) if c.key_prefixes)
+
 
 @dataclass
 class Seguimiento:
@@ -84,9 +99,13 @@ class Seguimiento:
     fin_flujo: float | None = None
     estado: str = "CREADO"
     estado_en: float | None = None
-    erp_en: float | None = None
-    correo_en: float | None = None
+    reparto_en: dict[str, float | None] = field(default_factory=dict)  # fan-out consumer -> when it acted
     dlq: str | None = None
+
+    @property
+    def repartido(self) -> bool:
+        """Whether every consumer of the fan-out acted on the order."""
+        return all(en is not None for en in self.reparto_en.values())
 
     @property
     def final(self) -> bool:
@@ -94,8 +113,8 @@ class Seguimiento:
             return True
         if self.estado not in ESTADOS_FINALES:
             return False
-        # A confirmed order is done once the fan-out acted (ERP notice and e-mail).
-        return self.estado != "CONFIRMADO" or (self.erp_en is not None and self.correo_en is not None)
+        # A confirmed order is done once the fan-out acted (each of its consumers).
+        return self.estado != "CONFIRMADO" or self.repartido
 
     def resultado(self) -> str:
         if self.dlq is not None:
@@ -249,6 +268,13 @@ class Observador:
             return None
         return int(item["expira_en"]["N"]) - ttl_s
 
+    def repartido_en(self, pedido_id: str) -> dict[str, float | None]:
+        """Fan-out consumer -> when it completed its operation on the order (a key of its own naming the order)."""
+        return {
+            consumidor.function: next(filter(None, map(self.hecho_en, consumidor.keys_for(pedido_id))), None)
+            for consumidor in self.nombres.reparto
+        }
+
     def en_dlq(self, pedidos: set[str]) -> dict[str, str]:
         """``pedido_id`` -> the DLQ holding a message about it (peeked: read, never deleted)."""
         encontrados: dict[str, str] = {}
@@ -295,7 +321,9 @@ class Smoke:
             if estado not in (200, 201):
                 errores.append(f"pedido {numero}: la tienda respondió {estado}: {cuerpo}")
                 continue
-            self.seguimientos.append(Seguimiento(cuerpo["pedido_id"], clave, inicio, self.reloj() - inicio))
+            seguimiento = Seguimiento(cuerpo["pedido_id"], clave, inicio, self.reloj() - inicio)
+            seguimiento.reparto_en = dict.fromkeys(c.function for c in self.observador.nombres.reparto)
+            self.seguimientos.append(seguimiento)
         return errores
 
     def observar(self) -> None:
@@ -312,9 +340,9 @@ class Smoke:
             if estado == 200:
                 s.estado = cuerpo["estado"]
                 s.estado_en = _epoch(cuerpo.get("estado_actualizado_en"))
-            if s.estado == "CONFIRMADO":
-                s.erp_en = s.erp_en or self.observador.hecho_en(f"aviso-erp:{s.pedido_id}")
-                s.correo_en = s.correo_en or self.observador.hecho_en(f"correo-confirmacion:{s.pedido_id}")
+            if s.estado == "CONFIRMADO" and not s.repartido:
+                vistos = self.observador.repartido_en(s.pedido_id)
+                s.reparto_en = {c: s.reparto_en.get(c) or vistos.get(c) for c in s.reparto_en}
         for pedido, cola in self.observador.en_dlq({p for p, s in abiertos.items() if not s.final}).items():
             abiertos[pedido].dlq = cola
 
@@ -336,7 +364,7 @@ def tabla(seguimientos: Sequence[Seguimiento]) -> str:
     cabecera = ("pedido", "resultado", "tienda ms", "hasta flujo s", "flujo s", "proyección s", "reparto s", "detalle")
     filas = [cabecera]
     for s in seguimientos:
-        reparto = max(s.erp_en, s.correo_en) if s.erp_en and s.correo_en else None
+        reparto = max(filter(None, s.reparto_en.values()), default=None) if s.repartido else None
         detalle = s.dlq or (s.estado_ejecucion or "sin ejecución")
         filas.append(
             (
@@ -384,35 +412,52 @@ def _clientes(endpoint_url: str | None, region: str | None) -> tuple[BaseClient,
     return client("stepfunctions", **extra), client("dynamodb", **extra), client("sqs", **extra)
 
 
-def analizar(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+def construir_parser() -> argparse.ArgumentParser:
+    p = ParserEspanol(
         prog="mf-smoke", description="Coloca N pedidos reales por la API de la tienda y sigue cada uno hasta su final."
     )
-    destino = p.add_mutually_exclusive_group(required=True)
+    destino = p.add_mutually_exclusive_group()
     destino.add_argument(
         "--url", help="URL base de api-mercadofresco-tienda (salida TiendaApiUrl) o de la tienda local"
     )
-    destino.add_argument("--pila", help="nombre de la pila desplegada: la URL se lee de su salida TiendaApiUrl")
+    destino.add_argument(
+        "--pila",
+        help="nombre de la pila desplegada: la URL se lee de su salida TiendaApiUrl "
+        "(por defecto, sin --url, el stack_name de samconfig.toml: la pila que crea sam deploy)",
+    )
     p.add_argument("--pedidos", "-n", type=int, default=5, help="pedidos a colocar (5)")
     p.add_argument("--sufijo", default="", help="NameSuffix de la pila (vacío por defecto)")
     p.add_argument(
         "--cliente",
         help="cliente_id de los pedidos (por defecto SMOKE-<ejecución>); p. ej. uno de SimuladorTarjetasRechazadas",
     )
-    p.add_argument("--endpoint-url", help="endpoint de AWS alternativo (el servidor de moto de la ejecución local)")
+    p.add_argument(
+        "--endpoint-url", metavar="URL", help="endpoint de AWS alternativo (el servidor de moto de la ejecución local)"
+    )
     p.add_argument("--region", help="región (por defecto la de la configuración de AWS)")
     p.add_argument("--espera-s", type=float, default=300, help="segundos máximos esperando estados finales (300)")
     p.add_argument("--intervalo-s", type=float, default=3, help="segundos entre observaciones (3)")
-    p.add_argument("--json", help="además, escribe en este fichero cada pedido y su resultado (JSON)")
+    p.add_argument(
+        "--json", metavar="FICHERO", help="además, escribe en este fichero cada pedido y su resultado (JSON)"
+    )
     p.add_argument(
         "--firmar",
         choices=("auto", "si", "no"),
         default="auto",
         help="firmar con SigV4 (auto: sí para URLs execute-api)",
     )
+    return p
+
+
+def analizar(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = construir_parser()
     args = p.parse_args(argv)
     if args.pedidos < 1:
         p.error("--pedidos debe ser al menos 1")
+    if args.url is None and args.pila is None:
+        args.pila = _samconfig("default").get("stack_name")
+        if not args.pila:
+            p.error("da --url o --pila (samconfig.toml no tiene stack_name)")
     return args
 
 
@@ -434,6 +479,15 @@ def url_de_pila(nombre: str, endpoint_url: str | None, region: str | None) -> st
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = analizar(argv)
+    try:
+        with errores_de_aws("AWS"):  # a last net: any AWS/botocore failure is one line, never a traceback
+            return _ejecutar(args)
+    except ErrorOperador as exc:
+        print(f"mf-smoke: {una_linea(exc)}", file=sys.stderr)
+        return 2
+
+
+def _ejecutar(args: argparse.Namespace) -> int:
     if args.pila:
         args.url = url_de_pila(args.pila, args.endpoint_url, args.region)
     firmar = args.firmar == "si" or (args.firmar == "auto" and ClienteTienda.es_execute_api(args.url))

@@ -1,21 +1,20 @@
 """What the operator commands know of the deployment, read from ``template.yaml``, never listed again.
 
 A new consumer is its handler, its template resources, its events and its tests: ``mf-dlq`` and
-``mf-smoke`` find its queue, its DLQ and its log group here, from the template's own wiring:
+``mf-smoke`` find its queue, its DLQ and its log group here. The reading is the template model's
+(``template_model``: one reader of the template for every tool, issue 40), so the on-call's commands
+never load the emulator that plays AWS locally:
 
-- a DLQ is a queue some other resource names as its dead-letter target (an SQS
-  ``RedrivePolicy.deadLetterTargetArn``, a target's or a pipe's ``DeadLetterConfig.Arn``);
+- a DLQ is a queue something names as its dead-letter target (:func:`template_model.messaging.dead_letter_queues`);
 - a DLQ's source queues are the queues whose ``RedrivePolicy`` points at it;
-- a source queue's consumer is the function with an ``SQS`` event on it (its log group: its
-  ``LoggingConfig.LogGroup``, else ``/aws/lambda/<FunctionName>``), or the pipe reading it and
-  the state machine that pipe starts (its logging destination's log group, and the functions
-  its ``DefinitionSubstitutions`` name);
-- the dependency whose breaker stands behind a source queue is the one provider its consumer's
-  functions call (their ``<DEPENDENCY>_URL`` variable, ``PASARELA_URL`` -> ``pasarela``); a
-  consumer with a second provider (the e-mail's secondary) falls back instead of waiting, so
-  no single breaker stands behind its queue.
+- a source queue's log group is its consumer's (the function's declared one, else
+  ``/aws/lambda/<FunctionName>``), or the state machine's its pipe starts;
+- the dependency whose breaker stands behind a source queue is the one provider the functions behind
+  it call (their ``<DEPENDENCY>_URL`` variable, ``PASARELA_URL`` -> ``pasarela``); a consumer with a
+  second provider (the e-mail's secondary) falls back instead of waiting, so no single breaker stands
+  behind its queue.
 
-Physical names are the template's ``!Sub`` strings with the stack's ``NameSuffix``.
+Physical names are the template's with the stack's ``NameSuffix``.
 
 ``mf-retenidos`` reads here the resources a ``sam delete`` leaves behind (``DeletionPolicy: Retain`` or
 ``RetainExceptOnCreate``, their ``Condition`` holding for the deploy's parameters), each one's
@@ -31,43 +30,17 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sam_emulator.template import Template
+from template_model import Template
+from template_model import messaging as m
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
 PLANTILLA = Path(__file__).resolve().parents[2] / "template.yaml"
 SUFIJO = "NameSuffix"
-MAQUINAS = ("AWS::Serverless::StateMachine", "AWS::StepFunctions::StateMachine")
-RETENCIONES = ("Retain", "RetainExceptOnCreate")  # what a stack delete leaves in the account
+RETENCIONES = m.RETAINED  # what a stack delete leaves in the account
+_MARCA = "\x00"  # a suffix no name holds
 _REFERENCIA_SUB = re.compile(r"\$\{([^}!]+)\}")
-
-
-def _id_logico(valor: Any) -> str | None:
-    """The logical id a ``!GetAtt X.Arn`` or ``!Ref X`` names, else None."""
-    if isinstance(valor, dict):
-        if "Fn::GetAtt" in valor:
-            objetivo = valor["Fn::GetAtt"]
-            return (objetivo if isinstance(objetivo, list) else objetivo.split("."))[0]
-        if "Ref" in valor:
-            return valor["Ref"]
-    return None
-
-
-def _destinos_dlq(nodo: Any) -> set[str]:
-    """Every logical id named as a dead-letter target anywhere inside ``nodo``."""
-    encontrados: set[str] = set()
-    if isinstance(nodo, dict):
-        for clave, valor in nodo.items():
-            if clave == "deadLetterTargetArn" or (clave == "DeadLetterConfig" and isinstance(valor, dict)):
-                objetivo = _id_logico(valor if clave == "deadLetterTargetArn" else valor.get("Arn"))
-                if objetivo:
-                    encontrados.add(objetivo)
-            encontrados |= _destinos_dlq(valor)
-    elif isinstance(nodo, list):
-        for valor in nodo:
-            encontrados |= _destinos_dlq(valor)
-    return encontrados
 
 
 @dataclass
@@ -77,88 +50,40 @@ class Topologia:
     sufijo: str = ""
     ruta: Path = PLANTILLA
     parametros: dict[str, str] = field(default_factory=dict)  # the deploy's other parameter values
-    _plantilla: Template = field(init=False)
+    plantilla: Template = field(init=False)
 
     def __post_init__(self) -> None:
-        self._plantilla = Template(path=self.ruta, parameters={**self.parametros, SUFIJO: self.sufijo})
-
-    @property
-    def _recursos(self) -> dict[str, dict[str, Any]]:
-        return self._plantilla.resources
+        self.plantilla = Template(path=self.ruta, parameters={**self.parametros, SUFIJO: self.sufijo})
 
     def nombre(self, logical_id: str, propiedad: str) -> str:
         """A resource's physical name (its ``QueueName``, ``FunctionName``...) with this suffix."""
-        return str(self._plantilla.resolve(self._recursos[logical_id]["Properties"][propiedad]))
+        return m.physical_name(self.plantilla, logical_id, propiedad)
+
+    def tipo(self, logical_id: str) -> str:
+        return str(self.plantilla.resources[logical_id]["Type"])
 
     @cached_property
     def dlqs(self) -> tuple[str, ...]:
         """Logical ids of the queues named as a dead-letter target, in template order."""
-        destinos = _destinos_dlq(self._recursos)
-        return tuple(lid for lid, r in self._recursos.items() if r["Type"] == "AWS::SQS::Queue" and lid in destinos)
+        return m.dead_letter_queues(self.plantilla)
 
     def nombres_dlq(self) -> tuple[str, ...]:
         return tuple(self.nombre(lid, "QueueName") for lid in self.dlqs)
 
     def origenes(self, dlq: str) -> list[str]:
         """The queues whose ``RedrivePolicy`` sends their dead letters to ``dlq`` (a logical id)."""
-        return [
-            lid
-            for lid, r in self._recursos.items()
-            if r["Type"] == "AWS::SQS::Queue"
-            and _id_logico(r.get("Properties", {}).get("RedrivePolicy", {}).get("deadLetterTargetArn")) == dlq
-        ]
+        return list(m.redrive_sources(self.plantilla, dlq))
 
     def registros_del_consumidor(self, cola: str) -> str | None:
         """The log group of whatever consumes ``cola`` (a logical id), or None if nothing does."""
-        for lid, r in self._recursos.items():
-            props = r.get("Properties", {})
-            if r["Type"] == "AWS::Serverless::Function" and any(
-                e.get("Type") == "SQS" and _id_logico(e.get("Properties", {}).get("Queue")) == cola
-                for e in props.get("Events", {}).values()
-            ):
-                return self._registros_de_funcion(lid)
-            if r["Type"] == "AWS::Pipes::Pipe" and _id_logico(props.get("Source")) == cola:
-                return self._registros_de_maquina(_id_logico(props.get("Target")))
-        return None
-
-    def reparto(self) -> dict[str, str]:
-        """Fan-out queue -> the provider its consumers call, for each queue the SNS topic delivers to.
-
-        The provider is its breaker name's first word (``erp``; ``correo`` for ``correo-principal`` and its
-        secondary); a subscriber that calls no provider, or several, is left out (the projection).
-        """
-        reparto = {}
-        for cola in self.colas_suscritas():
-            proveedores = {d.split("-")[0] for d in self.dependencias_de_cola(cola)}
-            if len(proveedores) == 1:
-                reparto[cola] = proveedores.pop()
-        return reparto
-
-    def funciones_consumidoras(self, cola: str) -> list[str]:
-        """The functions that run for ``cola``'s messages: its SQS consumers, or its pipe's state machine's tasks."""
-        funciones = []
-        for lid, r in self._recursos.items():
-            props = r.get("Properties", {})
-            if r["Type"] == "AWS::Serverless::Function" and any(
-                e.get("Type") == "SQS" and _id_logico(e.get("Properties", {}).get("Queue")) == cola
-                for e in props.get("Events", {}).values()
-            ):
-                funciones.append(lid)
-            if r["Type"] == "AWS::Pipes::Pipe" and _id_logico(props.get("Source")) == cola:
-                maquina = self._recursos.get(_id_logico(props.get("Target")) or "", {}).get("Properties", {})
-                for valor in maquina.get("DefinitionSubstitutions", {}).values():
-                    objetivo = _id_logico(valor)
-                    if self._recursos.get(objetivo or "", {}).get("Type") == "AWS::Serverless::Function":
-                        funciones.append(objetivo)
-        return funciones
+        return m.log_group_name(self.plantilla, cola)
 
     def dependencias_de_cola(self, cola: str) -> set[str]:
-        """The providers ``cola``'s consumers call (``ERP_URL`` -> ``erp``), by their breaker names."""
+        """The providers the functions behind ``cola`` call (``PASARELA_URL`` -> ``pasarela``), by breaker name."""
         return {
-            variable.removesuffix("_URL").lower().replace("_", "-")
-            for funcion in self.funciones_consumidoras(cola)
-            for variable in self._recursos[funcion]["Properties"].get("Environment", {}).get("Variables", {})
-            if variable.endswith("_URL")
+            proveedor.dependency
+            for funcion in m.functions_behind(self.plantilla, cola)
+            for proveedor in m.providers(self.plantilla, funcion)
         }
 
     def dependencia_de_cola(self, cola: str) -> str | None:
@@ -166,56 +91,9 @@ class Topologia:
         dependencias = self.dependencias_de_cola(cola)
         return dependencias.pop() if len(dependencias) == 1 else None
 
-    def dlq_de(self, cola: str) -> str | None:
-        """The logical id of ``cola``'s DLQ (its ``RedrivePolicy``), or None."""
-        props = self._recursos[cola].get("Properties", {})
-        return _id_logico(props.get("RedrivePolicy", {}).get("deadLetterTargetArn"))
-
-    def colas_de_flujo(self) -> dict[str, str]:
-        """Source queue -> the state machine a pipe starts for each of its messages (the order workflow's input)."""
-        return {
-            fuente: maquina
-            for r in self._recursos.values()
-            if r["Type"] == "AWS::Pipes::Pipe"
-            and (fuente := _id_logico(r["Properties"].get("Source")))
-            and (maquina := _id_logico(r["Properties"].get("Target")))
-            and self._recursos.get(maquina, {}).get("Type")
-            in ("AWS::Serverless::StateMachine", "AWS::StepFunctions::StateMachine")
-        }
-
-    def colas_suscritas(self) -> list[str]:
-        """The queues an SNS topic delivers to (the confirmed order's fan-out), in template order."""
-        return [
-            cola
-            for r in self._recursos.values()
-            if r["Type"] == "AWS::SNS::Subscription"
-            and r["Properties"].get("Protocol") == "sqs"
-            and (cola := _id_logico(r["Properties"].get("Endpoint")))
-        ]
-
-    def _registros_de_funcion(self, lid: str) -> str:
-        grupo = _id_logico(self._recursos[lid]["Properties"].get("LoggingConfig", {}).get("LogGroup"))
-        if grupo:
-            return self.nombre(grupo, "LogGroupName")
-        return f"/aws/lambda/{self.nombre(lid, 'FunctionName')}"
-
-    def _registros_de_maquina(self, lid: str | None) -> str | None:
-        if lid is None:
-            return None
-        destinos = self._recursos[lid]["Properties"].get("Logging", {}).get("Destinations", [])
-        for destino in destinos:
-            grupo = _id_logico(destino.get("CloudWatchLogsLogGroup", {}).get("LogGroupArn"))
-            if grupo:
-                return self.nombre(grupo, "LogGroupName")
-        return None
-
     def retenidos(self) -> tuple[str, ...]:
         """Logical ids of the resources a stack delete keeps, for these parameters, in template order."""
-        return tuple(
-            lid
-            for lid, r in self._recursos.items()
-            if r.get("DeletionPolicy") in RETENCIONES and self._plantilla.condition(r.get("Condition"))
-        )
+        return m.retained(self.plantilla)
 
     def definicion_para_importar(self, logical_id: str, importados: Iterable[str]) -> dict[str, Any]:
         """The resource as an IMPORT change set's template holds it, next to ``importados`` and nothing else.
@@ -226,8 +104,8 @@ class Topologia:
         resources. A reference to another resource that is not imported raises ``ValueError``: the
         import could not hold it.
         """
-        recurso = self._recursos[logical_id]
-        parcial = _Parcial(self._plantilla, frozenset(importados), logical_id)
+        recurso = self.plantilla.resources[logical_id]
+        parcial = _Parcial(self.plantilla, frozenset(importados), logical_id)
         definicion = {k: v for k, v in recurso.items() if k not in ("Properties", "DependsOn")}
         definicion["Properties"] = parcial.resolver(recurso.get("Properties", {}))
         depende = recurso.get("DependsOn", [])
@@ -237,7 +115,7 @@ class Topologia:
 
     def declaraciones_para(self, recursos: dict[str, Any]) -> dict[str, Any]:
         """The ``Parameters``, ``Conditions`` and ``Mappings`` that ``recursos`` (definitions) use, and nothing else."""
-        doc = self._plantilla.doc
+        doc = self.plantilla.doc
         condiciones: dict[str, Any] = {}
         pendientes = [n for n in _nombres(recursos, "Condition") if n in doc.get("Conditions", {})]
         while pendientes:
@@ -249,7 +127,7 @@ class Topologia:
         declaraciones = {
             "Parameters": {n: d for n, d in doc.get("Parameters", {}).items() if n in usados},
             "Conditions": dict(sorted(condiciones.items())),
-            "Mappings": {n: m for n, m in doc.get("Mappings", {}).items() if n in _nombres(recursos, "Fn::FindInMap")},
+            "Mappings": {n: d for n, d in doc.get("Mappings", {}).items() if n in _nombres(recursos, "Fn::FindInMap")},
         }
         return {k: v for k, v in declaraciones.items() if v}
 
@@ -258,12 +136,15 @@ class Topologia:
         valores = {**self.parametros, SUFIJO: self.sufijo}
         return {n: valores[n] for n in parametros if n in valores}
 
+    @cached_property
+    def _con_marca(self) -> Template:
+        """The template with a marker for a suffix (:meth:`patron`)."""
+        return Template(path=self.ruta, parameters={SUFIJO: _MARCA})
+
     def patron(self, logical_id: str, propiedad: str) -> re.Pattern[str]:
         """A physical name of the resource, whatever the suffix (group ``sufijo``)."""
-        marca = "\x00"
-        plantilla = Template(path=self.ruta, parameters={SUFIJO: marca})
-        texto = str(plantilla.resolve(self._recursos[logical_id]["Properties"][propiedad]))
-        return re.compile(re.escape(texto).replace(re.escape(marca), "(?P<sufijo>.*?)"))
+        texto = m.physical_name(self._con_marca, logical_id, propiedad)
+        return re.compile(re.escape(texto).replace(re.escape(_MARCA), "(?P<sufijo>.*?)"))
 
 
 def _nombres(nodo: Any, clave: str) -> set[str]:
@@ -280,8 +161,8 @@ def _nombres(nodo: Any, clave: str) -> set[str]:
             elif (k, clave) in (("Fn::If", "Condition"), ("Fn::FindInMap", "Fn::FindInMap")):
                 nombres.add(v[0])
             elif k == "Fn::Sub" and clave == "Ref":
-                texto = v if isinstance(v, str) else v[0]
-                nombres |= {m.split(".", 1)[0] for m in _REFERENCIA_SUB.findall(texto)}
+                texto, propias = (v, {}) if isinstance(v, str) else (v[0], v[1])  # a Sub's own variables name nothing
+                nombres |= {n.split(".", 1)[0] for n in _REFERENCIA_SUB.findall(texto)} - set(propias)
             nombres |= _nombres(v, clave)
     return nombres
 
@@ -334,8 +215,8 @@ def de_plantilla(sufijo: str = "") -> Topologia:
 
 
 def _cola_de(nombre: str, candidatas: Iterable[str]) -> tuple[str, str] | None:
-    """(logical id, suffix) of the queue named ``nombre``; the shortest suffix wins, so
-    ``mercadofresco-erp-fallidos`` is the ERP's DLQ, not the ERP queue with a ``-fallidos`` stage."""
+    """(logical id, suffix) of the queue named ``nombre``; the shortest suffix wins, so ``<cola>-fallidos`` is the
+    DLQ of ``<cola>``, not ``<cola>`` deployed with a ``-fallidos`` stage."""
     base = de_plantilla()
     encontradas = [
         (lid, encontrado.group("sufijo"))
@@ -358,5 +239,5 @@ def registros_de_dlq(cola: str) -> str | None:
 def dependencia_de_origen(cola: str) -> str | None:
     """The breaker behind the source queue ``cola`` (a physical name, any suffix), or None."""
     base = de_plantilla()
-    encontrada = _cola_de(cola, [lid for lid, r in base._recursos.items() if r["Type"] == "AWS::SQS::Queue"])
+    encontrada = _cola_de(cola, m.queues(base.plantilla))
     return None if encontrada is None else base.dependencia_de_cola(encontrada[0])

@@ -7,21 +7,21 @@ time it reaches an I/O boundary a :class:`~sam_emulator.platform_faults.ProcessK
 thread. From that point nothing of that invocation reaches DynamoDB, SQS, SNS, EventBridge or a
 provider; its caller gets the platform's error instead of a result.
 
-I/O boundaries (each has a name, e.g. ``before:dynamodb.PutItem``, ``despues:http POST /cobros``):
+I/O boundaries (each has a name, e.g. ``before:dynamodb.PutItem``, ``after:http POST /cobros``):
 
 - botocore: a ``before-send`` hook (``before:<service>.<Operation>``, every HTTP attempt) and an
-  ``after-call`` hook (``despues:...``, the answer parsed, before the caller sees it), both
+  ``after-call`` hook (``after:...``, the answer parsed, before the caller sees it), both
   registered on boto3's *default session* — every client a handler builds comes from it (and
   :func:`sam_emulator.aws.client`'s). botocore copies a session's hooks into a client when the
   client is created, so :func:`install` runs before the handlers' cold starts.
 - the HTTP client's urllib3: ``urllib3.PoolManager.urlopen`` (``before:http <METHOD> <path>``
-  before the request leaves, ``despues:http ...`` once the answer arrived: the provider has
+  before the request leaves, ``after:http ...`` once the answer arrived: the provider has
   processed it, the handler never sees the answer). botocore sends through connection pools,
   not ``PoolManager.urlopen``, so an AWS call is never counted twice.
 
 PostgreSQL and Redis calls are not boundaries: a dead invocation may still run pure code and
 Redis/PostgreSQL calls up to its next AWS or HTTP call. The one PostgreSQL write that matters,
-the outbox relay's commit, comes after ``PutEvents``: a crash at ``despues:events.PutEvents``
+the outbox relay's commit, comes after ``PutEvents``: a crash at ``after:events.PutEvents``
 leaves the transaction uncommitted (the connection rolls back), exactly what a killed relay does.
 
 What AWS documents and this follows:
@@ -49,7 +49,7 @@ What AWS documents and this follows:
 Use::
 
     control = death.CONTROL                  # one per process, reset by LocalRuntime
-    control.set_plan(lambda inv: Cut(LambdaCrashed, where="despues:http POST /cobros"))
+    control.set_plan(lambda inv: Cut(LambdaCrashed, where="after:http POST /cobros"))
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Cut:
 
     failure: type[PlatformFault]
     at: int | None = None  # 1-based boundary number
-    where: str | None = None  # substring of a boundary name ("despues:http POST /cobros")
+    where: str | None = None  # substring of a boundary name ("after:http POST /cobros")
 
     def hits(self, boundary: str, number: int) -> bool:
         if self.where is not None:
@@ -180,17 +180,17 @@ def boundary(name: str) -> None:
 
 
 # ---------------------------------------------------------------- the hooks
-_ID_BEFORE = "sam-emulator-death-antes"
-_ID_AFTER = "sam-emulator-death-despues"
+_ID_BEFORE = "sam-emulator-death-before"
+_ID_AFTER = "sam-emulator-death-after"
 _installed: dict[str, Any] = {}
 
 
 def _before_send(event_name: str = "", **_: Any) -> None:
-    boundary("antes:" + ".".join(event_name.split(".")[1:3]))
+    boundary("before:" + ".".join(event_name.split(".")[1:3]))
 
 
 def _after_call(event_name: str = "", **_: Any) -> None:
-    boundary("despues:" + ".".join(event_name.split(".")[1:3]))
+    boundary("after:" + ".".join(event_name.split(".")[1:3]))
 
 
 def install() -> None:
@@ -208,9 +208,9 @@ def install() -> None:
 
     def urlopen(self: Any, method: str, url: str, redirect: bool = True, **kw: Any) -> Any:
         name = f"http {method} {urlsplit(url).path}"
-        boundary(f"antes:{name}")
+        boundary(f"before:{name}")
         response = original(self, method, url, redirect, **kw)
-        boundary(f"despues:{name}")
+        boundary(f"after:{name}")
         return response
 
     urllib3.PoolManager.urlopen = urlopen  # type: ignore[method-assign]

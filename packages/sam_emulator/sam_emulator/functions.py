@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from sam_emulator import deaths
 from sam_emulator.moto_lambda import LambdaContext, import_handler
-from sam_emulator.principal import acting_as, report_call
+from sam_emulator.principal import acting_as, report_call, report_invocation
 from sam_emulator.workers import MAX_WORKERS, WorkerConfig, WorkerLost, WorkerPool
 
 if TYPE_CHECKING:
@@ -196,6 +196,7 @@ class Function:
                 acting_as(self.logical_id),
                 deaths.CONTROL.invocation(self.name, event, self.timeout_s, self.reserved_concurrency) as invocation,
             ):
+                report_invocation(self.logical_id, self.name)
                 if self.isolated:
                     return self._in_worker(event, lambda_context, invocation)
                 return self.handler_fn(event, lambda_context)

@@ -13,6 +13,11 @@ that every target still exists, so an upgrade fails there, by name, instead of d
   compression factor, optionally ``Wait`` states too, and moto's host -> backend routing cached.
 - :func:`lambda_invoke_patches`: moto's Lambda invoke routed to in-process handlers
   (:mod:`sam_emulator.moto_lambda`).
+- :func:`report_service_messages` (part of :func:`moto_server_patches`): every message moto's SNS puts on a
+  subscribed queue, and every event a rule sends to a queue, reported as that service's own call
+  (``sns.amazonaws.com`` / ``events.amazonaws.com``, ``source_arn`` the topic or rule) through
+  :func:`sam_emulator.principal.report_service_call`: in AWS each is authorised by the queue's policy (and the
+  queue key's policy), so an IAM check must see them. Nothing about the delivery changes.
 - :func:`jsonata_evaluator`: moto 5.2.5 parses ``Assign`` variables, ``QueryLanguage: JSONata`` and
   ``{% %}`` expressions but evaluates every one of them (a JSONPath-mode ``$var`` reference too)
   through a JVM bridge to jsonata-java that it does not ship: ``_eval_jsonata`` stays ``None`` and
@@ -42,6 +47,7 @@ __all__ = [
     "jsonata_evaluator",
     "lambda_invoke_patches",
     "moto_server_patches",
+    "report_service_messages",
 ]
 
 _DYNAMODB = "moto.dynamodb.models.DynamoDBBackend"
@@ -57,6 +63,9 @@ _LAMBDA_SIMPLE_INVOKE = "moto.awslambda_simple.models.LambdaSimpleBackend.invoke
 _USER_CONFIG = "moto.core.config.default_user_config"
 _JSONATA_BRIDGE = "moto.stepfunctions.parser.asl.jsonata.jsonata._eval_jsonata"
 _ASL_PREPROCESSOR_INIT = "moto.stepfunctions.parser.asl.parse.preprocessor.Preprocessor.__init__"
+_SNS_TO_SUBSCRIBER = "moto.sns.models.Subscription.publish"
+_RULE_TO_TARGETS = "moto.events.models.Rule.send_to_targets"
+_SQS_SEND = "moto.sqs.models.SQSBackend.send_message"
 
 # Every moto attribute this module replaces, as ``module.attribute[.attribute]``.
 TARGETS = (
@@ -70,9 +79,13 @@ TARGETS = (
     _USER_CONFIG,
     _JSONATA_BRIDGE,
     _ASL_PREPROCESSOR_INIT,
+    _SNS_TO_SUBSCRIBER,
+    _RULE_TO_TARGETS,
+    _SQS_SEND,
 )
 
 _DYNAMODB_WRITE_LOCK = threading.RLock()
+_DELIVERING = threading.local()  # (service principal, source ARN) while moto delivers for a topic or a rule
 
 
 def _resolve(target: str) -> Any:
@@ -122,7 +135,43 @@ def moto_server_patches(compression: float, *, compress_waits: bool = False) -> 
             _patch(stack, _WAIT_INTERVAL, lambda _original: _compressed_wait(compression))
         _patch(stack, _ROUTING, _cached_routing)
         stack.enter_context(jsonata_evaluator())
+        stack.enter_context(report_service_messages())
         yield
+
+
+@contextmanager
+def report_service_messages() -> Iterator[None]:
+    """Each queue delivery moto makes for a topic or a rule reported as the service's call (module docstring)."""
+    with ExitStack() as stack:
+        _patch(stack, _SNS_TO_SUBSCRIBER, lambda original: _delivering("sns.amazonaws.com", original, "topic_arn"))
+        _patch(stack, _RULE_TO_TARGETS, lambda original: _delivering("events.amazonaws.com", original, "arn"))
+        _patch(stack, _SQS_SEND, _reported_send)
+        yield
+
+
+def _delivering(service: str, original: Any, source_attribute: str) -> Callable[..., Any]:
+    def deliver(self: Any, *args: Any, **kwargs: Any) -> Any:
+        previous = getattr(_DELIVERING, "by", None)
+        _DELIVERING.by = (service, getattr(self, source_attribute))
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _DELIVERING.by = previous
+
+    return deliver
+
+
+def _reported_send(original: Any) -> Callable[..., Any]:
+    def send_message(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+        message = original(self, queue_name, *args, **kwargs)
+        if (by := getattr(_DELIVERING, "by", None)) is not None:
+            from sam_emulator.principal import AwsCall, report_service_call
+
+            queue = f"arn:aws:sqs:{self.region_name}:{self.account_id}:{queue_name}"
+            report_service_call(AwsCall(by[0], "sqs", "sqs", "SendMessage", {"QueueArn": queue}, source_arn=by[1]))
+        return message
+
+    return send_message
 
 
 @contextmanager

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sam_emulator.aws import client
 from sam_emulator.background import BackgroundPart, BackgroundThread
 from sam_emulator.event_sources import EventSourceMapping, queue_of
+from sam_emulator.principal import acting_as
 
 if TYPE_CHECKING:
     from sam_emulator.functions import Functions
@@ -176,6 +177,7 @@ class PipeStream(BackgroundPart):
     dlq_arn: str | None = None
     starting_position: str = "TRIM_HORIZON"
     sweeper: TtlSweeper | None = None
+    logical_id: str | None = None  # the pipe's: its role reads the stream and calls the target
     read_count: int = 0
     sent: int = 0
     to_dlq: int = 0
@@ -186,6 +188,10 @@ class PipeStream(BackgroundPart):
         self._thread = BackgroundThread(f"pipe-{self.name}", self._read)
 
     def _read(self, stop: threading.Event) -> None:
+        with acting_as(self.logical_id):
+            self._poll(stop)
+
+    def _poll(self, stop: threading.Event) -> None:
         streams = client("dynamodbstreams")
         iterators: dict[str, str] = {}
         while not stop.is_set():
@@ -260,7 +266,7 @@ def pipes_from_template(
         if props["Source"].startswith("arn:aws:sqs:"):
             result.append(sqs_pipe(name, props["Source"], target, source, filters, compression, logical_id=lid))
         else:
-            result.append(_pipe_stream(name, props["Source"], target, source, filters, sweeper))
+            result.append(_pipe_stream(name, props["Source"], target, source, filters, sweeper, logical_id=lid))
     return result
 
 
@@ -288,7 +294,13 @@ def sqs_pipe(
 
 
 def _pipe_stream(
-    name: str, arn: str, target: Target, source: dict[str, Any], filters: list[Any], sweeper: TtlSweeper | None
+    name: str,
+    arn: str,
+    target: Target,
+    source: dict[str, Any],
+    filters: list[Any],
+    sweeper: TtlSweeper | None,
+    logical_id: str | None = None,
 ) -> PipeStream:
     parameters = source.get("DynamoDBStreamParameters", {})
     retries = int(parameters.get("MaximumRetryAttempts", 0))
@@ -302,4 +314,5 @@ def _pipe_stream(
         dlq_arn=parameters.get("DeadLetterConfig", {}).get("Arn"),
         starting_position=parameters.get("StartingPosition", "TRIM_HORIZON"),
         sweeper=sweeper,
+        logical_id=logical_id,
     )

@@ -4,7 +4,12 @@ In Lambda every AWS call a function makes is signed with its role; here every fu
 set of credentials, so the emulator says, per thread, whose call it is. Whoever wants to know (an
 IAM request recorder, say) reads :func:`current_principal` when a call is made in this process, and
 listens with :func:`add_call_listener` for the calls functions make in their worker processes
-(:mod:`sam_emulator.workers`), which no hook of this process sees.
+(:mod:`sam_emulator.workers`), which no hook of this process sees. What AWS itself does for the
+account, with no code of the stack calling, is heard apart (:func:`add_service_listener`): an
+invocation starting (:func:`report_invocation`: Lambda then writes the function's logs with its
+role), a schedule invoking its target (with the schedule's role), a delivery a service makes as
+itself (SNS to a subscribed queue, a rule to its target: ``source_arn`` is the topic or rule, see
+:func:`sam_emulator.moto_patches.report_service_messages`).
 """
 
 from __future__ import annotations
@@ -18,14 +23,19 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = [
+    "PLATFORM_INVOCATION",
     "AwsCall",
     "CallRecorder",
     "acting_as",
     "add_call_listener",
+    "add_service_listener",
     "current_principal",
     "record_calls",
     "remove_call_listener",
+    "remove_service_listener",
     "report_call",
+    "report_invocation",
+    "report_service_call",
 ]
 
 _THREAD = threading.local()
@@ -56,7 +66,11 @@ class AwsCall:
     signing_name: str  # the name IAM actions use (``monitoring``)
     operation: str
     params: dict[str, Any]
+    source_arn: str | None = None  # a service principal's call: the resource it acts for (aws:SourceArn)
 
+
+# Not an API operation: an invocation began, and Lambda acts for it with the function's role.
+PLATFORM_INVOCATION = "Invocation"
 
 _LISTENERS: list[Callable[[AwsCall], None]] = []
 _LISTENERS_LOCK = threading.Lock()
@@ -85,6 +99,33 @@ def report_call(call: AwsCall) -> None:
         listeners = list(_LISTENERS)
     for listener in listeners:
         listener(call)
+
+
+_SERVICE_LISTENERS: list[Callable[[AwsCall], None]] = []
+
+
+def add_service_listener(listener: Callable[[AwsCall], None]) -> None:
+    """Hear what AWS itself does for the account, no code of the stack calling (module docstring)."""
+    with _LISTENERS_LOCK:
+        _SERVICE_LISTENERS.append(listener)
+
+
+def remove_service_listener(listener: Callable[[AwsCall], None]) -> None:
+    with _LISTENERS_LOCK:
+        if listener in _SERVICE_LISTENERS:
+            _SERVICE_LISTENERS.remove(listener)
+
+
+def report_service_call(call: AwsCall) -> None:
+    with _LISTENERS_LOCK:
+        listeners = list(_SERVICE_LISTENERS)
+    for listener in listeners:
+        listener(call)
+
+
+def report_invocation(logical_id: str, name: str) -> None:
+    """An invocation of ``logical_id`` began (admitted): Lambda writes its logs and traces with its role."""
+    report_service_call(AwsCall(logical_id, "lambda", "lambda", PLATFORM_INVOCATION, {"FunctionName": name}))
 
 
 class CallRecorder:

@@ -207,13 +207,9 @@ class Provisioner:
         self.state_machines[lid] = arn
 
     def _function(self, lid: str, props: dict[str, Any]) -> None:
-        module_globals = self.template.resolve(self.template.doc.get("Globals", {}).get("Function", {}))
-        config = {**module_globals, **props}
+        config = self.template.function_properties(lid)  # Globals under the function's own properties
         name = props.get("FunctionName", f"sam-emulator-{lid}")
-        declared = {
-            **module_globals.get("Environment", {}).get("Variables", {}),
-            **props.get("Environment", {}).get("Variables", {}),
-        }
+        declared = config.get("Environment", {}).get("Variables", {})
         # "" in the template means unset (AWS_ENDPOINT_URL, DATABASE_URL, REDIS_URL are declared
         # empty for `sam local invoke --env-vars`): it must not hide moto's endpoint set in this process.
         environment = {**{k: v for k, v in declared.items() if v != ""}, **self.local_environment}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sam_emulator.background import BackgroundPart, BackgroundThread
+from sam_emulator.principal import AwsCall, report_service_call
 
 if TYPE_CHECKING:
     from sam_emulator.functions import Function, Functions
@@ -50,6 +51,8 @@ class Schedule(BackgroundPart):
 
     def fire(self) -> None:
         self.executions += 1
+        # The schedule invokes its target with its own role (sam_emulator.principal).
+        report_service_call(AwsCall(self.name, "lambda", "lambda", "Invoke", {"FunctionName": self.function.name}))
         try:
             self.function.invoke(self.event_input)
         except Exception:  # Scheduler retries per its policy; the next tick is the local retry

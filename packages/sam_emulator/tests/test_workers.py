@@ -226,12 +226,12 @@ def test_calls_of_the_worker_are_reported_under_the_function_and_a_planned_death
         # THEN both calls are reported under the function's logical id
         assert [(c.principal, c.service, c.operation) for c in heard] == [("Primera", "sqs", "ListQueues")] * 2
         # WHEN a crash is planned once the first call has answered
-        deaths.CONTROL.set_plan(lambda inv: Cut(LambdaCrashed, where="despues:sqs.ListQueues"))
+        deaths.CONTROL.set_plan(lambda inv: Cut(LambdaCrashed, where="after:sqs.ListQueues"))
         with pytest.raises(LambdaCrashed):
             function.invoke({"accion": "sqs"})
     finally:
         remove_call_listener(heard.append)
         deaths.CONTROL.set_plan(None)
     # THEN the death is recorded where it happened and the dead environment is not reused
-    assert [m[:3] for m in deaths.CONTROL.deaths] == [("primera", "Lambda.Unknown", "despues:sqs.ListQueues")]
+    assert [m[:3] for m in deaths.CONTROL.deaths] == [("primera", "Lambda.Unknown", "after:sqs.ListQueues")]
     assert function.invoke({})["pid"] != pid

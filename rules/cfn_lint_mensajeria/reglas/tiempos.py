@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from cfnlint.rules import CloudFormationLintRule, RuleMatch
 
-from cfn_lint_mensajeria.recursos import base_dir
-from cfn_lint_mensajeria.tiempos import problemas, tiempos
+from cfn_lint_mensajeria.tiempos import limites, problemas
 
 
 class TiemposIncoherentes(CloudFormationLintRule):
@@ -21,4 +20,4 @@ class TiemposIncoherentes(CloudFormationLintRule):
     tags = ("lambda", "stepfunctions", "mensajeria")
 
     def match(self, cfn):
-        return [RuleMatch(ruta, mensaje) for ruta, mensaje in problemas(tiempos(cfn.template, base_dir(cfn)))]
+        return [RuleMatch(ruta, mensaje) for ruta, mensaje in problemas(limites(cfn))]

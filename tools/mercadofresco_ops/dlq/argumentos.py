@@ -7,22 +7,26 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from mercadofresco_ops.ayuda import ParserEspanol
 from mercadofresco_ops.dlq.salud import EDAD_MAX_S
 
 
 def _comunes(con_cola: bool = True) -> argparse.ArgumentParser:
-    comunes = argparse.ArgumentParser(add_help=False)
+    comunes = ParserEspanol(add_help=False)
     if con_cola:
-        comunes.add_argument("--queue", "--cola", dest="cola", required=True, help="la DLQ, por nombre o URL")
+        # --queue: the name the runbooks printed before the Spanish one (issue 39); old notes still work.
+        comunes.add_argument("--cola", "--queue", dest="cola", required=True, help="la DLQ, por nombre o URL")
     comunes.add_argument("--region", help="región de AWS (por defecto la del perfil/entorno)")
     comunes.add_argument("--profile", dest="perfil", help="perfil de AWS (~/.aws/config)")
-    comunes.add_argument("--endpoint-url", help="otro endpoint (p. ej. moto_server en http://127.0.0.1:5000)")
+    comunes.add_argument(
+        "--endpoint-url", metavar="URL", help="otro endpoint (p. ej. moto_server en http://127.0.0.1:5000)"
+    )
     comunes.add_argument("--json", action="store_true", help="salida JSON en stdout, para scripts")
     return comunes
 
 
 def construir_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ParserEspanol(
         prog="mf-dlq",
         description="Herramientas del runbook de DLQ de MercadoFresco (runbooks/dlq.md).",
         epilog="Códigos de salida: 0 bien, 1 comprobación fallida, rechazo o nada que clasificar, 2 uso/cola "
@@ -103,10 +107,10 @@ def _parser_reprocesar(sub: Any, comunes: argparse.ArgumentParser) -> None:
         help="modulo:funcion que recibe el evento y devuelve el que se envía, "
         "p. ej. mercadofresco_ops.dlq.adaptadores:v2_a_v1",
     )
-    p.add_argument("--max", dest="maximo", type=int, help="mover como mucho N mensajes")
+    p.add_argument("--maximo", type=int, metavar="N", help="mover como mucho N mensajes")
     p.add_argument(
-        "--dry-run",
         "--simulacro",
+        "--dry-run",  # the name the runbooks printed before the Spanish one (issue 39)
         dest="simulacro",
         action="store_true",
         help="no envía ni borra: cuenta lo que movería y enseña ejemplos",

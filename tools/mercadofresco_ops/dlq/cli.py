@@ -24,16 +24,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from mercadofresco_ops.dlq import grupos, nativo, presentacion, reproceso, salud, verificacion
 from mercadofresco_ops.dlq.argumentos import construir_parser
-from mercadofresco_ops.dlq.conexion import (
-    ErrorOperador,
-    Opciones,
-    contar,
-    errores_de_aws,
-    muestrear,
-    resolver_cola,
-)
+from mercadofresco_ops.dlq.conexion import Opciones, contar, muestrear, resolver_cola
 from mercadofresco_ops.dlq.mensajes import leer
 from mercadofresco_ops.dlq.tasa import TokenBucket
+from mercadofresco_ops.errores import ErrorOperador, errores_de_aws
 
 if TYPE_CHECKING:
     import argparse
@@ -105,9 +99,9 @@ def clasificar(args: argparse.Namespace, opciones: Opciones) -> int:
 def reprocesar(args: argparse.Namespace, opciones: Opciones) -> int:
     if args.nativo and (args.filtro or args.transformar or args.maximo or args.motivo):
         raise ErrorOperador(
-            "--nativo mueve todo tal cual: --filtro, --motivo, --transformar y --max exigen el modo normal"
+            "--nativo mueve todo tal cual: --filtro, --motivo, --transformar y --maximo exigen el modo normal"
         )
-    _positivo(args.maximo, "--max")
+    _positivo(args.maximo, "--maximo")
     transformar = reproceso.cargar_transformacion(args.transformar) if args.transformar else None
     if args.filtro:
         reproceso.compilar_filtro(args.filtro)
@@ -165,7 +159,7 @@ def _informe_reproceso(
         [
             "mf-dlq",
             "verificar",
-            "--queue",
+            "--cola",
             dlq.nombre,
             "--destino",
             destino.nombre,

@@ -1,30 +1,23 @@
 """Clients and queues for ``mf-dlq``: ``--region``/``--profile``/``--endpoint-url``, names or URLs.
 
 Every failure an operator can cause (unknown queue, no permission, no credentials, wrong
-endpoint) becomes :class:`ErrorOperador`: one line, exit code 2, no traceback.
+endpoint) becomes :class:`~mercadofresco_ops.errores.ErrorOperador`: one line, exit code 2, no traceback.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import boto3
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError, ProfileNotFound
+from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 from mercadofresco.aws import SDK_CONFIG, client
 
+from mercadofresco_ops.errores import ErrorOperador, errores_de_aws
+
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from botocore.client import BaseClient
-
-COLAS_INEXISTENTES = {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"}
-SIN_PERMISO = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "InvalidClientTokenId"}
-
-
-class ErrorOperador(Exception):
-    """Something the operator must fix (usage, unknown queue, permissions): exit 2, one line."""
 
 
 @dataclass(frozen=True)
@@ -48,26 +41,6 @@ class Opciones:
             except ProfileNotFound as exc:
                 raise ErrorOperador(f"perfil desconocido: {self.perfil}") from exc
         return client(servicio, **extra)
-
-
-@contextmanager
-def errores_de_aws(contexto: str) -> Iterator[None]:
-    """Turn AWS/botocore failures into one-line :class:`ErrorOperador` messages."""
-    try:
-        yield
-    except ClientError as exc:
-        codigo = exc.response.get("Error", {}).get("Code", "")
-        if codigo in COLAS_INEXISTENTES:
-            raise ErrorOperador(f"{contexto}: la cola no existe") from exc
-        if codigo in SIN_PERMISO:
-            raise ErrorOperador(f"{contexto}: sin permiso ({exc.operation_name}: {codigo})") from exc
-        raise ErrorOperador(f"{contexto}: {exc.operation_name} falló: {codigo} {exc}") from exc
-    except NoCredentialsError as exc:
-        raise ErrorOperador(f"{contexto}: no hay credenciales de AWS (usa --profile o AWS_PROFILE)") from exc
-    except NoRegionError as exc:
-        raise ErrorOperador(f"{contexto}: falta la región (usa --region o AWS_DEFAULT_REGION)") from exc
-    except BotoCoreError as exc:
-        raise ErrorOperador(f"{contexto}: {exc}") from exc
 
 
 def nombre_de(url: str) -> str:

@@ -148,7 +148,7 @@ def orden_reprocesar(cola: str, clave: tuple[str | None, str, str | None, str | 
     """The exact ``mf-dlq reprocesar`` line for a group (shell-quoted, one line), and a note on when to run it."""
     motivo, clase, tipo, version = clave
     if clase == ILEGIBLE:
-        evidencia = shlex.join(["mf-dlq", "inspeccionar", "--queue", cola, "-n", "100", "--json"])
+        evidencia = shlex.join(["mf-dlq", "inspeccionar", "--cola", cola, "-n", "100", "--json"])
         return evidencia + " > ilegibles.json", (
             "no se reprocesan: tal cual volverían a la DLQ; guarda la evidencia y corrige el productor"
         )
@@ -157,14 +157,14 @@ def orden_reprocesar(cola: str, clave: tuple[str | None, str, str | None, str | 
     partes = [
         "mf-dlq",
         "reprocesar",
-        "--queue",
+        "--cola",
         cola,
         "--motivo",
         motivo or SIN_MOTIVO,
         "--filtro",
         _filtro(tipo, version),
     ]
-    return shlex.join(partes), "añade --dry-run para ver antes qué movería"
+    return shlex.join(partes), "añade --simulacro para ver antes qué movería"
 
 
 def _ids(mensajes: Sequence[MensajeDlq], campos: tuple[str, ...]) -> list[str]:

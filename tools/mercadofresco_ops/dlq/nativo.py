@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from mercadofresco_ops.dlq.conexion import ErrorOperador, errores_de_aws
+from mercadofresco_ops.errores import ErrorOperador, errores_de_aws
 
 if TYPE_CHECKING:
     from collections.abc import Callable

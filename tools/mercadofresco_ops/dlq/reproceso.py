@@ -18,16 +18,9 @@ from typing import TYPE_CHECKING, Any
 import jmespath
 from jmespath.exceptions import JMESPathError
 
-from mercadofresco_ops.dlq.conexion import (
-    Cola,
-    ErrorOperador,
-    errores_de_aws,
-    liberar,
-    muestrear,
-    recibir,
-    resolver_cola,
-)
+from mercadofresco_ops.dlq.conexion import Cola, liberar, muestrear, recibir, resolver_cola
 from mercadofresco_ops.dlq.mensajes import ATRIBUTOS_DLQ, envolver, leer
+from mercadofresco_ops.errores import ErrorOperador, errores_de_aws
 
 if TYPE_CHECKING:
     from collections.abc import Callable

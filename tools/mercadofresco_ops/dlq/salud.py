@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from mercadofresco_ops.dlq.conexion import errores_de_aws
+from mercadofresco_ops.errores import errores_de_aws
 from mercadofresco_ops.topologia import dependencia_de_origen
 
 if TYPE_CHECKING:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from mercadofresco_ops.dlq.conexion import contar, errores_de_aws
+from mercadofresco_ops.dlq.conexion import contar
 from mercadofresco_ops.dlq.salud import Comprobacion
+from mercadofresco_ops.errores import errores_de_aws
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient

@@ -1,0 +1,270 @@
+"""A template and what resolving it needs: parameters, conditions, mappings, intrinsics, nested units.
+
+Everything that reads ``template.yaml`` reads it through :class:`Template`: the emulator (with the
+local run's parameters and the physical ids it creates), the rule pack (cfn-lint's already-decoded
+template, :meth:`Template.from_document`), the operator and deploy tools. Anything it cannot resolve
+raises :class:`TemplateError` instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from template_model.document import TemplateError, expand, read
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+_SUB_VAR = re.compile(r"\$\{([^}!]+)\}")
+#: Resources that hold another template file (a unit, decision 0130) and the property naming it.
+UNIT_TYPES = {"AWS::Serverless::Application": "Location", "AWS::CloudFormation::Stack": "TemplateURL"}
+SAM_FUNCTION = "AWS::Serverless::Function"
+
+
+class _NoValue:
+    def __repr__(self) -> str:
+        return "AWS::NoValue"
+
+
+#: What ``!Ref AWS::NoValue`` resolves to; dropped from the mapping or list that holds it.
+NO_VALUE = _NoValue()
+
+
+@dataclass
+class Template:
+    """A decoded template (loops expanded) plus what resolving it needs."""
+
+    # As ``sam`` reads it: template.yaml in the current directory unless told otherwise.
+    path: Path = field(default_factory=lambda: Path("template.yaml"))
+    parameters: dict[str, Any] = field(default_factory=dict)
+    region: str = "eu-south-2"
+    account: str = "123456789012"
+    stack_name: str = "sam-emulator"  # AWS::StackName
+    # logical id -> physical value for Ref / GetAtt, filled by whoever creates resources
+    physical_ids: dict[str, Any] = field(default_factory=dict)
+    # values used instead of a parameter's declared Default (the local run's, a deploy profile's)
+    parameter_defaults: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any], path: str | Path | None = None, **options: Any) -> Template:
+        """A template already decoded (a cfn-lint rule's ``cfn.template``, a transformed copy)."""
+        template = cls(path=Path(path) if path else Path("template.yaml"), **options)
+        template.__dict__["doc"] = expand(document, path)
+        return template
+
+    @cached_property
+    def doc(self) -> dict[str, Any]:
+        return read(self.path)
+
+    @property
+    def folder(self) -> Path:
+        """Where CodeUri, DefinitionUri and a unit's Location are relative to, as SAM resolves them."""
+        return self.path.resolve().parent
+
+    @property
+    def resources(self) -> dict[str, dict[str, Any]]:
+        return self.doc.get("Resources") or {}
+
+    def mapping(self, name: str) -> dict[str, Any]:
+        """One of the template's ``Mappings`` as written (empty when absent)."""
+        return (self.doc.get("Mappings") or {}).get(name) or {}
+
+    def of_type(self, *type_names: str) -> dict[str, dict[str, Any]]:
+        """Resources of these CloudFormation/SAM types whose Condition holds, by logical id."""
+        return {
+            lid: r
+            for lid, r in self.resources.items()
+            if r.get("Type") in type_names and self.condition(r.get("Condition"))
+        }
+
+    def properties(self, logical_id: str) -> dict[str, Any]:
+        """A resource's Properties with every intrinsic resolved."""
+        return self.resolve(self._resource(logical_id).get("Properties", {}))
+
+    def function_properties(self, logical_id: str) -> dict[str, Any]:
+        """A SAM function's Properties with ``Globals.Function`` under them (its own win), resolved."""
+        own = self._resource(logical_id).get("Properties", {})
+        if self._resource(logical_id).get("Type") != SAM_FUNCTION:
+            return self.resolve(own)
+        shared = (self.doc.get("Globals") or {}).get("Function") or {}
+        variables = {**_variables(shared), **_variables(own)}
+        merged = {**shared, **own}
+        if variables:
+            merged["Environment"] = {**(merged.get("Environment") or {}), "Variables": variables}
+        return self.resolve(merged)
+
+    def _resource(self, logical_id: str) -> dict[str, Any]:
+        try:
+            return self.resources[logical_id]
+        except KeyError:
+            raise TemplateError(f"no resource {logical_id!r} in {self.path.name}") from None
+
+    # ------------------------------------------------------------------ nested units (decision 0130)
+    def units(self) -> dict[str, Template]:
+        """Each nested unit whose Condition holds (a local ``Location``), read with what its parent passes."""
+        found = {}
+        for lid, resource in self.of_type(*UNIT_TYPES).items():
+            props = resource.get("Properties", {})
+            location = props.get(UNIT_TYPES[resource["Type"]])
+            if not isinstance(location, str) or "://" in location:
+                continue  # a published application or an S3 URL: nothing local to read
+            passed = {k: _as_parameter(v) for k, v in self.resolve(props.get("Parameters") or {}).items()}
+            found[lid] = Template(
+                path=self.folder / location,
+                parameters=passed,
+                region=self.region,
+                account=self.account,
+                stack_name=f"{self.stack_name}-{lid}",
+                parameter_defaults=self.parameter_defaults,
+            )
+        return found
+
+    def walk(self, prefix: str = "") -> Iterator[tuple[str, Template]]:
+        """(stack path, template) for this template and every unit below it (``Sandbox/`` as SAM names it)."""
+        yield prefix, self
+        for lid, unit in self.units().items():
+            yield from unit.walk(f"{prefix}{lid}/")
+
+    # ------------------------------------------------------------------ parameters and intrinsics
+    def parameter(self, name: str) -> Any:
+        declaration = (self.doc.get("Parameters") or {}).get(name)
+        if name in self.parameters:
+            value = self.parameters[name]
+        elif declaration is None:
+            raise TemplateError(f"unknown parameter {name!r}")
+        else:
+            value = self.parameter_defaults.get(name, declaration.get("Default", ""))
+        if (declaration or {}).get("Type") == "CommaDelimitedList" and not isinstance(value, list):
+            return [v for v in str(value).split(",") if v]
+        return value
+
+    def condition(self, name: str | None) -> bool:
+        if name is None:
+            return True
+        try:
+            declared = self.doc["Conditions"][name]
+        except KeyError:
+            raise TemplateError(f"unknown condition {name!r}") from None
+        return bool(self.resolve(declared))
+
+    def _pseudo(self, name: str) -> Any:
+        pseudo_parameters = {
+            "AWS::Region": self.region,
+            "AWS::AccountId": self.account,
+            "AWS::Partition": "aws",
+            "AWS::URLSuffix": "amazonaws.com",
+            "AWS::StackName": self.stack_name,
+            "AWS::NoValue": NO_VALUE,
+        }
+        try:
+            return pseudo_parameters[name]
+        except KeyError:
+            raise TemplateError(f"pseudo parameter {name} has no local value") from None
+
+    def ref(self, name: str) -> Any:
+        if not isinstance(name, str):
+            raise TemplateError(f"Ref takes a name, not {name!r}")
+        if name.startswith("AWS::"):
+            return self._pseudo(name)
+        if name in (self.doc.get("Parameters") or {}):
+            return self.parameter(name)
+        if name in self.physical_ids:
+            value = self.physical_ids[name]
+            return value["Ref"] if isinstance(value, dict) else value
+        raise TemplateError(f"Ref {name!r} has no local value yet")
+
+    def find_in_map(self, map_name: Any, key: Any, second: Any) -> Any:
+        """``Fn::FindInMap``: a value of the template's ``Mappings`` (keys may be intrinsics)."""
+        map_name, key, second = (self.resolve(x) for x in (map_name, key, second))
+        try:
+            return self.doc.get("Mappings", {})[map_name][key][second]
+        except (KeyError, TypeError):
+            raise TemplateError(f"FindInMap [{map_name}, {key}, {second}]: not in Mappings") from None
+
+    def get_att(self, name: str, attribute_name: str) -> Any:
+        value = self.physical_ids.get(name)
+        if isinstance(value, dict) and attribute_name in value:
+            return value[attribute_name]
+        raise TemplateError(f"GetAtt {name}.{attribute_name} has no local value yet")
+
+    def chosen(self, node: Any) -> Any:
+        """``node`` with every ``Fn::If`` taken by the template's conditions and ``Fn::FindInMap`` read; other
+        intrinsics (ARNs the run has not created yet) left as written."""
+        if isinstance(node, list):
+            return [c for c in (self.chosen(x) for x in node) if c != {"Ref": "AWS::NoValue"}]
+        if not isinstance(node, dict):
+            return node
+        if set(node) == {"Fn::If"}:
+            condition, yes, no = node["Fn::If"]
+            return self.chosen(yes if self.condition(condition) else no)
+        if set(node) == {"Fn::FindInMap"}:
+            return self.resolve(node)
+        return {k: self.chosen(v) for k, v in node.items()}
+
+    def resolve(self, node: Any) -> Any:
+        """Resolve Ref, Fn::Sub, Fn::GetAtt, Fn::If, Fn::Join, Fn::Equals, Fn::Not, Fn::And, Fn::Or,
+        Fn::Select, Fn::FindInMap and Condition."""
+        if isinstance(node, list):
+            return [v for v in (self.resolve(x) for x in node) if v is not NO_VALUE]
+        if not isinstance(node, dict):
+            return node
+        if len(node) == 1:
+            ((key, arg),) = node.items()
+            function = _INTRINSICS.get(key)
+            if function is not None:
+                try:
+                    return function(self, arg)
+                except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+                    raise TemplateError(f"{key} {arg!r}: {exc}") from None
+        return {k: r for k, v in node.items() if (r := self.resolve(v)) is not NO_VALUE}
+
+    def _sub(self, arg: Any) -> str:
+        if isinstance(arg, list):
+            text, variables = arg[0], {k: self.resolve(v) for k, v in arg[1].items()}
+        else:
+            text, variables = arg, {}
+
+        def value(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name in variables:
+                return str(variables[name])
+            if "." in name and not name.startswith("AWS::"):
+                return str(self.get_att(*name.split(".", 1)))
+            return str(self.ref(name))
+
+        return _SUB_VAR.sub(value, text)
+
+
+def _variables(properties: dict[str, Any]) -> dict[str, Any]:
+    variables = (properties.get("Environment") or {}).get("Variables")
+    return variables if isinstance(variables, dict) else {}
+
+
+def _as_parameter(value: Any) -> Any:
+    """A value a parent passes to a unit, as CloudFormation hands it over (a list joins with commas)."""
+    return ",".join(str(v) for v in value) if isinstance(value, list) else value
+
+
+def _get_att(p: Template, arg: Any) -> Any:
+    name, attribute_name = arg.split(".", 1) if isinstance(arg, str) else (p.resolve(x) for x in arg)
+    return p.get_att(name, attribute_name)
+
+
+_INTRINSICS = {
+    "Ref": lambda p, a: p.ref(a),
+    "Fn::Sub": lambda p, a: p._sub(a),
+    "Fn::GetAtt": _get_att,
+    "Fn::If": lambda p, a: p.resolve(a[1] if p.condition(a[0]) else a[2]),
+    "Fn::Equals": lambda p, a: p.resolve(a[0]) == p.resolve(a[1]),
+    "Fn::Not": lambda p, a: not p.resolve(a[0]),
+    "Fn::And": lambda p, a: all(p.resolve(x) for x in a),
+    "Fn::Or": lambda p, a: any(p.resolve(x) for x in a),
+    "Fn::Join": lambda p, a: a[0].join(str(x) for x in p.resolve(a[1])),
+    "Fn::Select": lambda p, a: p.resolve(a[1])[int(p.resolve(a[0]))],
+    "Fn::FindInMap": lambda p, a: p.find_in_map(*a[:3]),
+    "Condition": lambda p, a: p.condition(a),
+}

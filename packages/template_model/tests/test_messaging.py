@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import pytest
+from template_cases import LOOPED, TEMPLATE
+from template_model import Template, consumers
+from template_model import messaging as m
+from template_model.bounds import time_bounds
+from template_model.wiring import dead_letter_queues
+
+
+@pytest.fixture(scope="module")
+def template() -> Template:
+    return Template(path=TEMPLATE)
+
+
+def test_consumers_of_the_template_with_their_queues_dlqs_roles_and_key_prefixes(template: Template) -> None:
+    # GIVEN the repository's template  WHEN its consumers are asked for
+    found = {c.function: c for c in consumers(template)}
+    # THEN the three fan-out consumers are there, each wired as the template writes it
+    assert list(found) == ["ErpFunction", "CorreoFunction", "ProyeccionFunction"]
+    erp = found["ErpFunction"]
+    assert erp.queues == ("ColaErp", "ColaStock")
+    assert erp.dead_letter_queues == ("ColaErpFallidos", "ColaStockFallidos")
+    assert (erp.role, erp.log_group) == ("ErpFunctionRole", "ErpLogs")
+    assert erp.key_prefixes == ("aviso-erp:*", "reserva:*", "liberacion:*")
+    assert found["ProyeccionFunction"].providers == ()
+
+
+def test_providers_name_their_breaker_parameter_and_stand_in(template: Template) -> None:
+    # GIVEN the e-mail consumer (two providers behind one sandbox simulator)
+    correo = next(c for c in consumers(template) if c.function == "CorreoFunction")
+    # WHEN its providers are read  THEN each names its breaker, its URL parameter and what plays it
+    assert correo.breakers == ("correo-principal", "correo-secundario")
+    principal, secundario = correo.providers
+    assert (principal.variable, principal.parameter, principal.condition) == (
+        "CORREO_PRINCIPAL_URL", "CorreoPrincipalUrl", "SimularCorreoPrincipal"
+    )  # fmt: skip
+    assert (principal.stand_in, principal.stand_in_path) == ("SimuladorCorreoFunction", "principal")
+    assert (secundario.stand_in, secundario.stand_in_path) == ("SimuladorCorreoFunction", "secundario")
+    # ...and the charge function, which is no queue consumer, is asked directly
+    (pasarela,) = m.providers(template, "CobroFunction")
+    assert (pasarela.dependency, pasarela.stand_in) == ("pasarela", "SimuladorPasarelaFunction")
+
+
+def test_key_prefixes_follow_the_conditions_of_the_deploy(write) -> None:
+    # GIVEN a role whose grant depends on a condition
+    path = write(
+        """
+        Parameters:
+          Extra: {Type: String, Default: "no"}
+        Conditions:
+          WithExtra: !Equals [!Ref Extra, "yes"]
+        Resources:
+          Role:
+            Type: AWS::IAM::Role
+            Properties:
+              Policies:
+                - PolicyDocument:
+                    Statement:
+                      - Condition:
+                          ForAllValues:StringLike:
+                            dynamodb:LeadingKeys: !If [WithExtra, ["a:*", "b:*"], ["a:*"]]
+        """
+    )
+    # WHEN read with each value of the parameter  THEN the prefixes are the branch the deploy takes
+    assert m.key_prefixes(Template(path=path), "Role") == ("a:*",)
+    assert m.key_prefixes(Template(path=path, parameters={"Extra": "yes"}), "Role") == ("a:*", "b:*")
+
+
+def test_every_dlq_is_found_from_the_wiring(template: Template) -> None:
+    # GIVEN the queues the template names as a dead-letter target (queues, pipes, rule targets, subscriptions)
+    dlqs = set(dead_letter_queues(template.doc))
+    # THEN they are the six fallidos queues, each the DLQ of the queues that redrive to it
+    assert dlqs == {"ColaPedidosFallidos", "ColaErpFallidos", "ColaCorreoFallidos", "ColaStockFallidos",
+                    "ColaCarritosFallidos", "ColaProyeccionFallidos"}  # fmt: skip
+    assert set(m.dead_letter_queues(template)) == dlqs
+    assert m.redrive_sources(template, "ColaErpFallidos") == ("ColaErp",)
+    assert m.redrive_sources(template, "ColaCarritosFallidos") == ()  # the carts pipe's DLQ: no queue redrives
+
+
+def test_the_order_queue_leads_to_the_workflow_and_its_functions(template: Template) -> None:
+    # GIVEN the order queue, read by a pipe that starts the workflow
+    assert m.workflow_queues(template) == {"ColaPedidos": "ProcesarPedido"}
+    # WHEN the functions behind it are asked for  THEN they are the workflow's tasks, not the pipe
+    assert {"CobroFunction", "ReclamoFunction"} <= set(m.functions_behind(template, "ColaPedidos"))
+    assert m.log_group_of(template, "ProcesarPedido") == "ProcesarPedidoLogs"
+    assert m.subscribed_queues(template) == ("ColaErp", "ColaCorreo", "ColaProyeccion")
+
+
+def test_physical_names_resolve_with_the_deploy_suffix() -> None:
+    # GIVEN a stage suffix  WHEN a queue's name is resolved  THEN it carries it
+    template = Template(path=TEMPLATE, parameters={"NameSuffix": "-prueba"})
+    assert m.physical_name(template, "ColaErpFallidos", "QueueName") == "mercadofresco-erp-fallidos-prueba"
+    assert "ColaErpFallidos" in m.retained(template)
+    # ...and so do the log groups that explain a queue's failures: its consumer's, or the workflow's
+    assert m.log_group_name(template, "ColaErp") == "/aws/lambda/mercadofresco-erp-prueba"
+    assert m.log_group_name(template, "ColaPedidos") == m.physical_name(template, "ProcesarPedidoLogs", "LogGroupName")
+    assert m.log_group_name(template, "ColaErpFallidos") is None
+
+
+def test_a_consumer_written_once_in_a_loop_is_seen_per_instance(write) -> None:
+    # GIVEN two consumers generated by one Fn::ForEach body
+    template = Template(path=write(LOOPED))
+    # WHEN the consumers are asked for  THEN each instance is one, with its own queue, DLQ and key prefixes
+    found = {c.function: c for c in consumers(template)}
+    assert found["ErpFunction"].queues == ("QueueErp",)
+    assert found["CorreoFunction"].dead_letter_queues == ("QueueCorreoDlq",)
+    assert found["ErpFunction"].key_prefixes == ("aviso-erp:*", "reserva:*")
+    assert found["CorreoFunction"].role == "CorreoFunctionRole"
+
+
+def test_time_bounds_come_from_their_declaration(template: Template) -> None:
+    # GIVEN the bounds mapping  WHEN the bounds are read
+    bounds = time_bounds(template.doc, template.folder)
+    declared = template.mapping("Plazos")
+    # THEN a bounded function's timeout and lease are its declaration, and the workflow's are read from its ASL
+    assert bounds.timeouts_s["ErpFunction"] == declared["ErpFunction"]["TimeoutS"]
+    assert bounds.leases_s["ErpFunction"] == int(declared["ErpFunction"]["LeaseS"])
+    workflow = bounds.workflows["ProcesarPedido"]
+    assert workflow.timeout_s == declared["ProcesarPedido"]["TimeoutSeconds"]
+    assert workflow.claim_function == "ReclamoFunction"
+    assert bounds.literals == {}
+
+
+def test_a_queue_only_a_rule_target_or_a_subscription_dead_letters_to_is_a_dlq() -> None:
+    # GIVEN two queues no queue redrives to: one a rule target's DLQ, one a subscription's
+    document = {
+        "Resources": {
+            "RuleDlq": {"Type": "AWS::SQS::Queue"},
+            "TopicDlq": {"Type": "AWS::SQS::Queue"},
+            "Rule": {"Type": "AWS::Events::Rule", "Properties": {"Targets": [
+                {"Id": "t", "Arn": "arn", "DeadLetterConfig": {"Arn": {"Fn::GetAtt": ["RuleDlq", "Arn"]}}}]}},
+            "Subscription": {"Type": "AWS::SNS::Subscription", "Properties": {
+                "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": ["TopicDlq", "Arn"]}}}},
+        }
+    }  # fmt: skip
+    # WHEN the DLQs are found  THEN both are, each with who sends to it
+    assert dead_letter_queues(document) == {"RuleDlq": ["Rule"], "TopicDlq": ["Subscription"]}
