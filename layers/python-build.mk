@@ -14,18 +14,23 @@
 #
 # SAM's build cache (samconfig.toml: cached = true) hashes each layer's or function's own folder,
 # not this file nor functions/Makefile: after editing them, run `sam build --no-cached` once.
+#
+# The architecture of the layers' compiled wheels: SAM tells a makefile build nothing but
+# ARTIFACTS_DIR (aws-lambda-builders' custom_make workflow), so each layer's Metadata names
+# ContextPath: layers/${Architecture}, and the Makefile there (layers/arm64, layers/x86_64) sets
+# ARCHITECTURE and includes the layers' recipes. `sam build --parameter-overrides
+# Architecture=x86_64` alone therefore builds x86_64 wheels, and SAM's cache keeps one build per
+# architecture (BuildArchitecture and that Makefile are part of a layer's cache key).
 
 PYTHON ?= python3
-# SAM does not tell a makefile build the architecture: ARCHITECTURE defaults to the template's
-# default (Architecture=arm64); build x86_64 with
-# `ARCHITECTURE=x86_64 sam build --parameter-overrides Architecture=x86_64`.
-ARCHITECTURE ?= arm64
-MACHINE := $(if $(filter x86_64,$(ARCHITECTURE)),x86_64,aarch64)
-PLATFORMS := manylinux2014_$(MACHINE) manylinux_2_28_$(MACHINE)
+MACHINE = $(if $(filter x86_64,$(ARCHITECTURE)),x86_64,aarch64)
+PLATFORMS = manylinux2014_$(MACHINE) manylinux_2_28_$(MACHINE)
 PYTHON_VERSION := 3.13
 
-# $(call install_requirements,<requirements.txt>): the pinned wheels into $(ARTIFACTS_DIR)/python.
+# $(call install_requirements,<requirements.txt>): the pinned wheels for ARCHITECTURE into
+# $(ARTIFACTS_DIR)/python.
 define install_requirements
+	$(if $(filter arm64 x86_64,$(ARCHITECTURE)),,$(error ARCHITECTURE is '$(ARCHITECTURE)': build the layers through layers/<arm64|x86_64>/Makefile, as sam build does))
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps --no-compile --only-binary=:all: \
 		$(foreach p,$(PLATFORMS),--platform $(p)) --implementation cp --python-version $(PYTHON_VERSION) \
 		--target "$(ARTIFACTS_DIR)/python" -r "$(1)"
@@ -41,3 +46,11 @@ endef
 
 # $(compile_layer): the same for a layer, whose modules Lambda finds under /opt/python.
 compile_layer = $(call compile,$(ARTIFACTS_DIR)/python)
+
+# $(call install_pure_requirements,<requirements.txt>,<dir>): a function's own requirements (the durable SDK)
+# into <dir>, pure-Python wheels only: SAM builds the functions with ContextPath functions, which tells
+# nothing of the architecture, so a compiled wheel is refused here rather than shipped for the wrong CPU.
+define install_pure_requirements
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps --no-compile --only-binary=:all: \
+		--platform any --implementation py --python-version $(PYTHON_VERSION) --target "$(2)" -r "$(1)"
+endef

@@ -17,7 +17,6 @@ Gateway answers: 2xx done; 402 -> :class:`CobroRechazado` (business answer, reco
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,6 @@ from mercadofresco.dominio import claves
 from mercadofresco.dominio.errores import CobroRechazado, ReembolsoRechazado
 from mercadofresco.errors import PermanentError
 from mercadofresco.idempotency import IdempotencyStatus
-from mercadofresco.idempotency.record import IdempotencyRecord, StoredError
 from mercadofresco.validation import provider_error_code
 
 if TYPE_CHECKING:
@@ -120,23 +118,13 @@ class Operaciones:
         nothing stays open, and a late charge request for the same order gets that failure instead of a
         charge. A completed charge or a recorded failure is left as it is (the conditional write refuses it).
         """
-        clave = claves.cobro(pedido_id)
-        ahora = int(self.reloj_s())
-        config = self.store.config
-        propietario = uuid.uuid4().hex
-        nuevo = IdempotencyRecord(
-            clave, IdempotencyStatus.EN_CURSO, ahora + config.expires_after_s, ahora + config.lease_s, propietario
-        )
-        ganado, existente = self.store.records.claim(nuevo, ahora)
-        if not ganado:
-            if existente is None or existente.estado is not IdempotencyStatus.EN_CURSO:
+        reclamo = self.store.claim(claves.cobro(pedido_id))
+        if not reclamo.won:
+            if reclamo.record.estado is not IdempotencyStatus.EN_CURSO:
                 return
-            propietario = existente.propietario  # a live claim of an attempt that will never answer
-        error = StoredError(
-            tipo=f"{CobroCompensado.__module__}.{CobroCompensado.__qualname__}",
-            mensaje=f"the charge of order {pedido_id} was compensated (refunded, or there was none)",
-        )
-        self.store.records.mark_failed(clave, propietario, error, ahora + config.expires_after_s)
+            reclamo = reclamo.take_over()  # a live claim of an attempt that will never answer
+        compensado = CobroCompensado(f"the charge of order {pedido_id} was compensated (refunded, or there was none)")
+        self.store.fail(reclamo, compensado)
 
 
 def _exigir_exito(status: int, cuerpo: dict[str, Any], operacion: str, pedido_id: str) -> None:

@@ -4,12 +4,12 @@ Reading (``lectura``: the pipe's batch, the ``PedidoCreado`` contract) and the c
 workflow's first state, because every ``Pass``/``Choice`` that only reads data is a billed transition
 (docs/decisions/0101-transiciones-del-flujo.md). Step Functions has no epoch-seconds clock for a direct
 ``dynamodb:putItem`` (docs/failure-model.md, "the order claim"), so the one conditional write that claims
-an order runs here too, through the layer's idempotency records: ``EN_CURSO`` with ``caduca_bloqueo``
-(now + ``IDEMPOTENCY_LEASE_S``, longer than the workflow's ``TimeoutSeconds``: rule E9114) and
-``expira_en`` (24 h after that lease). The execution id is the claim's ``propietario``: only that
-execution records the outcome. A claim whose lease lapsed (its execution timed out) is taken over by the
-next start of the same order, e.g. a redrive; a claim held by another execution, or closed with an
-outcome, raises :class:`PedidoDuplicado` (the workflow ends in ``Duplicado``).
+an order runs here too, through the layer's ``IdempotencyStore.claim``: ``EN_CURSO`` with the store's lease
+(``IDEMPOTENCY_LEASE_S``, longer than the workflow's ``TimeoutSeconds``: rule E9114) and ``expira_en`` 24 h
+after that lease. The execution id is the claim's owner (``propietario``): only that execution records the
+outcome, and a retry of this task finds its own claim again. A claim whose lease lapsed (its execution
+timed out) is taken over by the next start of the same order, e.g. a redrive; a claim held by another
+execution, or closed with an outcome, raises :class:`PedidoDuplicado` (the workflow ends in ``Duplicado``).
 
 Answer (the execution's state from here on): ``{"pedido": <detail>, "confirmacion": <PedidoConfirmado
 without the charge>, "cobro": {"referencia_cobro": null}}``. The workflow's loops count in its own
@@ -18,8 +18,7 @@ variables, not in this answer.
 
 from __future__ import annotations
 
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lectura
 from aws_lambda_powertools import Logger
@@ -27,14 +26,15 @@ from mercadofresco import validation
 from mercadofresco.dominio import claves
 from mercadofresco.dominio.errores import PedidoDuplicado
 from mercadofresco.errors import EventoInvalido
-from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStatus, IdempotencyStore
-from mercadofresco.idempotency.record import IdempotencyRecord
+from mercadofresco.idempotency import IdempotencyConfig, IdempotencyStore
 from mercadofresco.process_cache import lazy_module_attribute
+
+if TYPE_CHECKING:
+    from mercadofresco.idempotency import Claim
 
 logger = Logger()
 
 configuracion = IdempotencyConfig.from_env()
-reloj_s = time.time  # injectable: the local run and the tests move time instead of waiting
 EJECUCION_MAX_CHARS = 256  # Step Functions' limit on an execution ARN
 
 
@@ -42,28 +42,9 @@ EJECUCION_MAX_CHARS = 256  # Step Functions' limit on an execution ARN
 _store, __getattr__ = lazy_module_attribute(globals(), "store", lambda: IdempotencyStore.from_env(configuracion))
 
 
-def reclamar(pedido_id: str, ejecucion: str) -> dict[str, Any]:
-    """One conditional PutItem; a refused claim answers with the record that refused it."""
-    ahora = int(reloj_s())
-    caduca_bloqueo = ahora + configuracion.lease_s
-    nuevo = IdempotencyRecord(
-        clave=claves.pedido(pedido_id),
-        estado=IdempotencyStatus.EN_CURSO,
-        expira_en=caduca_bloqueo + configuracion.expires_after_s,
-        caduca_bloqueo=caduca_bloqueo,
-        propietario=ejecucion,
-    )
-    ganado, existente = _store().records.claim(nuevo, ahora)
-    if not ganado and existente is not None and existente.propietario == ejecucion:
-        ganado, nuevo = True, existente  # our own claim: the first attempt wrote it, its answer was lost
-    registro = nuevo if ganado or existente is None else existente
-    return {
-        "reclamado": ganado,
-        "ahora_s": ahora,
-        "expira_en": registro.expira_en,
-        "caduca_bloqueo": registro.caduca_bloqueo,
-        "estado": str(registro.estado),
-    }
+def reclamar(pedido_id: str, ejecucion: str) -> Claim:
+    """One conditional PutItem; a refused claim carries the record that refused it."""
+    return _store().claim(claves.pedido(pedido_id), owner=ejecucion)
 
 
 @logger.inject_lambda_context
@@ -77,9 +58,10 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     pedido = lectura.pedido_creado(event.get("registros"))
     logger.append_keys(pedido_id=pedido["pedido_id"])
     reclamo = reclamar(pedido["pedido_id"], ejecucion)
-    logger.info("order claim", extra={"reclamado": reclamo["reclamado"], "estado": reclamo["estado"]})
-    if not reclamo["reclamado"]:
-        raise PedidoDuplicado(f"order claimed by another execution or already answered ({reclamo['estado']})")
+    estado = str(reclamo.record.estado)
+    logger.info("order claim", extra={"reclamado": reclamo.won, "estado": estado})
+    if not reclamo.won:
+        raise PedidoDuplicado(f"order claimed by another execution or already answered ({estado})")
     return {
         "pedido": pedido,
         "confirmacion": lectura.confirmacion(pedido),

@@ -9,6 +9,7 @@ order created                  201   nothing (``Location`` names it)
 same key, same body (a retry)  200   nothing: the same order as the first answer
 no / malformed key, bad body   400   fix the request (every problem is listed)
 malformed order id (GET)       400   use the id the store answered (``PED-...``)
+no such order of this caller   404   read only the orders your own requests created
 same key, different body       422   use a new key for a new order
 database unavailable           503   retry with the SAME key (``Retry-After``)
 =============================  ====  ===================================================
@@ -51,6 +52,12 @@ metrics = Metrics()
 tracer = LazyTracer()  # X-Ray SDK imported on first use, not at import (mercadofresco.tracing)
 
 RETRY_AFTER_S = 2
+# The store takes no card data: the gateway charges the customer's card on file (cliente_id). A body that
+# brings a card token is refused as any unknown field is, and told why and what reaches a declined card.
+SIN_TARJETA = (
+    "token_tarjeta: the store takes no card data; the payment gateway charges the customer's card on file "
+    "(cliente_id). In the sandbox, a cliente_id listed in SimuladorTarjetasRechazadas is declined"
+)
 
 
 def _json(estado: HTTPStatus, cuerpo: dict[str, Any], **cabeceras: str) -> Response:
@@ -110,7 +117,7 @@ def _senal() -> PendingSignal | None:
 
 
 def _llamante() -> str:
-    """The IAM principal API Gateway authenticated (the Idempotency-Key's scope); empty without IAM auth."""
+    """The IAM principal API Gateway authenticated (the Idempotency-Key's and GET's scope); empty without IAM auth."""
     iam = (_api().current_event.raw_event.get("requestContext", {}).get("authorizer") or {}).get("iam") or {}
     return str(iam.get("userArn") or iam.get("callerId") or "")
 
@@ -122,8 +129,15 @@ def crear_pedido() -> Response:
         cuerpo = json.loads(evento.decoded_body or "")
     except (ValueError, RecursionError) as exc:
         return _error(HTTPStatus.BAD_REQUEST, "invalid_json", f"the body is not JSON: {exc}")
-    with _conexion() as conn:
-        registrado = registrar_pedido(conn, clave, cuerpo, llamante=_llamante(), antes_de_confirmar=_senal_pendiente())
+    try:
+        with _conexion() as conn:
+            registrado = registrar_pedido(
+                conn, clave, cuerpo, llamante=_llamante(), antes_de_confirmar=_senal_pendiente()
+            )
+    except SolicitudInvalida as exc:
+        if isinstance(cuerpo, dict) and "token_tarjeta" in cuerpo:
+            raise SolicitudInvalida([*exc.errores, SIN_TARJETA]) from None
+        raise
     pedido = registrado.pedido
     if registrado.creado:
         metrics.add_metric(name="PedidosCreados", unit=MetricUnit.Count, value=1)
@@ -139,8 +153,8 @@ def leer_pedido(pedido_id: str) -> Response:
         valores.id_tienda(pedido_id, "pedido_id")
     except validation.InvalidValueError as exc:
         return _error(HTTPStatus.BAD_REQUEST, "invalid_pedido_id", str(exc))
-    with _conexion() as conn:
-        pedido = consultar_pedido(conn, pedido_id)
+    with _conexion() as conn:  # only the caller's own orders: another's is "not found" as well
+        pedido = consultar_pedido(conn, pedido_id, llamante=_llamante())
     if pedido is None:
         return _error(HTTPStatus.NOT_FOUND, "not_found", f"order {validation.echo(pedido_id)} does not exist")
     return _json(HTTPStatus.OK, pedido)

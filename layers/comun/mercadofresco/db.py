@@ -33,7 +33,7 @@ __all__ = ["RDS_CA_BUNDLE", "DatabaseConfig", "aurora_parameters", "create_pool"
 RDS_CA_BUNDLE = Path(__file__).parent / "certificados" / "rds-global-bundle.pem"
 
 
-def _ca_por_defecto() -> str | None:
+def _default_ca() -> str | None:
     """``AURORA_SSLROOTCERT`` (another trust anchor: a test level's CA), else the layer's bundle."""
     return os.environ.get("AURORA_SSLROOTCERT") or (str(RDS_CA_BUNDLE) if RDS_CA_BUNDLE.is_file() else None)
 
@@ -48,7 +48,7 @@ class DatabaseConfig:
     secret_arn: str | None = None
     port: int = 5432
     # Read when the configuration is built, so every DatabaseConfig (the migrations' admin one too) verifies.
-    sslrootcert: str | None = field(default_factory=_ca_por_defecto)
+    sslrootcert: str | None = field(default_factory=_default_ca)
     secret_max_age_s: int = 300
     connect_timeout_s: int = 5
     pool_wait_s: float = 10.0
@@ -65,7 +65,7 @@ class DatabaseConfig:
             endpoint=os.environ.get("AURORA_ENDPOINT") or None,
             database=os.environ.get("AURORA_DATABASE", "mercadofresco"),
             secret_arn=os.environ.get("AURORA_SECRET_ARN") or None,
-            sslrootcert=_ca_por_defecto(),
+            sslrootcert=_default_ca(),
         )
 
 
@@ -77,36 +77,36 @@ def aurora_parameters(config: DatabaseConfig) -> dict[str, Any]:
         raise RuntimeError(
             f"no CA bundle to verify Aurora's certificate: {RDS_CA_BUNDLE} (make rds-ca) or AURORA_SSLROOTCERT"
         )
-    secreto = aws.read_secret(config.secret_arn, transform="json", max_age_s=config.secret_max_age_s)
-    parametros: dict[str, Any] = {
+    secret = aws.read_secret(config.secret_arn, transform="json", max_age_s=config.secret_max_age_s)
+    parameters: dict[str, Any] = {
         "host": config.endpoint,
-        "port": int(secreto.get("port", config.port)),
+        "port": int(secret.get("port", config.port)),
         "dbname": config.database,
-        "user": secreto["username"],
-        "password": secreto["password"],
+        "user": secret["username"],
+        "password": secret["password"],
         "sslmode": "verify-full",
         "sslrootcert": config.sslrootcert,
         "target_session_attrs": "read-write",
     }
-    return parametros
+    return parameters
 
 
-def create_pool(config: DatabaseConfig, *, max_size: int = 1, **opciones: Any) -> ConnectionPool:
+def create_pool(config: DatabaseConfig, *, max_size: int = 1, **options: Any) -> ConnectionPool:
     """An open pool; one connection suffices for a Lambda (one invocation at a time)."""
     # The driver (layers/postgres) is imported by the first pool, not by importing this module:
     # ~100 ms of a cold start's init phase otherwise (bench/bench_cold_start.py).
     from psycopg_pool import ConnectionPool
 
-    comunes = {
+    common = {
         "connect_timeout": config.connect_timeout_s,
         "application_name": os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "mercadofresco"),
         "keepalives_idle": 30,
     }
     if config.database_url:
-        conninfo, kwargs = config.database_url, comunes
+        conninfo, kwargs = config.database_url, common
     else:
         # A callable: evaluated for every new connection (new password after a rotation).
-        conninfo, kwargs = "", lambda: {**aurora_parameters(config), **comunes}
+        conninfo, kwargs = "", lambda: {**aurora_parameters(config), **common}
     return ConnectionPool(
         conninfo,
         kwargs=kwargs,
@@ -117,7 +117,7 @@ def create_pool(config: DatabaseConfig, *, max_size: int = 1, **opciones: Any) -
         timeout=config.pool_wait_s,
         max_lifetime=config.max_lifetime_s,
         name="mercadofresco",
-        **opciones,
+        **options,
     )
 
 

@@ -34,14 +34,12 @@ class PowertoolsMetrics:
         self.namespace = namespace
 
     def count(self, name: str, dependency: str, value: float = 1) -> None:
-        with single_metric(name=name, unit=MetricUnit.Count, value=value, namespace=self.namespace) as metrica:
-            metrica.add_dimension(name="dependencia", value=dependency)
+        with single_metric(name=name, unit=MetricUnit.Count, value=value, namespace=self.namespace) as metric:
+            metric.add_dimension(name="dependencia", value=dependency)
 
     def measure_ms(self, name: str, dependency: str, value_ms: float) -> None:
-        with single_metric(
-            name=name, unit=MetricUnit.Milliseconds, value=value_ms, namespace=self.namespace
-        ) as metrica:
-            metrica.add_dimension(name="dependencia", value=dependency)
+        with single_metric(name=name, unit=MetricUnit.Milliseconds, value=value_ms, namespace=self.namespace) as metric:
+            metric.add_dimension(name="dependencia", value=dependency)
 
 
 def as_metrics(metrics: Any) -> MetricsSink:

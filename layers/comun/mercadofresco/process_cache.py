@@ -35,23 +35,23 @@ def per_environment(fn: Callable[..., Any] | None = None, *, close: Callable[[An
     True
     """
 
-    def registrar(funcion: Callable[..., Any]) -> Any:
-        cacheada = functools.cache(funcion)
+    def register(function: Callable[..., Any]) -> Any:
+        cached = functools.cache(function)
         with _lock:
-            _caches.append((cacheada, close))
-        return cacheada
+            _caches.append((cached, close))
+        return cached
 
-    return registrar(fn) if fn is not None else registrar
+    return register(fn) if fn is not None else register
 
 
 def reset_environment() -> None:
     """Forget every per-environment cache of the layer, closing pools first, as a new container would."""
     with _lock:
         caches = list(_caches)
-    for cacheada, close in caches:
-        if close is not None and cacheada.cache_info().currsize:
-            close(cacheada())
-        cacheada.cache_clear()
+    for cached, close in caches:
+        if close is not None and cached.cache_info().currsize:
+            close(cached())
+        cached.cache_clear()
 
 
 def lazy_module_attribute(

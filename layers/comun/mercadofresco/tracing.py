@@ -56,32 +56,32 @@ class LazyTracer:
             self._tracer = Tracer(**self._options)
         return self._tracer
 
-    def _diferido(self, decorador: str, funcion: Callable[..., Any], **kwargs: Any) -> Callable[..., Any]:
-        envuelta: Callable[..., Any] | None = None
+    def _deferred(self, decorator: str, function: Callable[..., Any], **kwargs: Any) -> Callable[..., Any]:
+        wrapped: Callable[..., Any] | None = None
 
-        @functools.wraps(funcion)
-        def llamada(*args: Any, **kw: Any) -> Any:
-            nonlocal envuelta
-            if envuelta is None:
-                envuelta = getattr(self.tracer, decorador)(funcion, **kwargs)
-            return envuelta(*args, **kw)
+        @functools.wraps(function)
+        def call(*args: Any, **kw: Any) -> Any:
+            nonlocal wrapped
+            if wrapped is None:
+                wrapped = getattr(self.tracer, decorator)(function, **kwargs)
+            return wrapped(*args, **kw)
 
-        return llamada
+        return call
 
     def capture_lambda_handler(self, lambda_handler: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
         """``Tracer.capture_lambda_handler``, applied when the handler first runs."""
         if lambda_handler is None:
             return functools.partial(self.capture_lambda_handler, **kwargs)
-        return self._diferido("capture_lambda_handler", lambda_handler, **kwargs)
+        return self._deferred("capture_lambda_handler", lambda_handler, **kwargs)
 
     def capture_method(self, method: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
         """``Tracer.capture_method``, applied when the method first runs."""
         if method is None:
             return functools.partial(self.capture_method, **kwargs)
-        return self._diferido("capture_method", method, **kwargs)
+        return self._deferred("capture_method", method, **kwargs)
 
-    def __getattr__(self, nombre: str) -> Any:
-        if nombre.startswith("_"):  # never build the Tracer for copy/pickle probes
-            raise AttributeError(nombre)
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # never build the Tracer for copy/pickle probes
+            raise AttributeError(name)
         # put_annotation, put_metadata, provider...: only ever called inside an invocation.
-        return getattr(self.tracer, nombre)
+        return getattr(self.tracer, name)

@@ -33,32 +33,32 @@ CONNECT_TIMEOUT_MS = 200  # TCP + TLS handshake in the same region, with margin 
 SECRET_MAX_AGE_S = 300  # Powertools' cache: one Secrets Manager call per 5 min per container
 
 
-def _proveedor_de_token(secreto_arn: str) -> Any:
+def _token_provider(secret_arn: str) -> Any:
     """A redis-py ``CredentialProvider``: the AUTH token from Secrets Manager, asked for on each new connection."""
     from redis.credentials import CredentialProvider
 
     from mercadofresco.aws import read_secret  # the layer's one cached provider, not one per connection
 
-    class TokenDeSecreto(CredentialProvider):
+    class SecretToken(CredentialProvider):
         def get_credentials(self) -> tuple[str]:
-            valor: Any = read_secret(secreto_arn, max_age_s=SECRET_MAX_AGE_S)
-            return (_extraer_token(valor),)
+            value: Any = read_secret(secret_arn, max_age_s=SECRET_MAX_AGE_S)
+            return (_extract_token(value),)
 
-    return TokenDeSecreto()
+    return SecretToken()
 
 
-def _extraer_token(valor: str | bytes) -> str:
-    texto = valor.decode() if isinstance(valor, bytes) else str(valor)
+def _extract_token(value: str | bytes) -> str:
+    text = value.decode() if isinstance(value, bytes) else str(value)
     try:
-        datos = json.loads(texto)
+        data = json.loads(text)
     except ValueError:
-        return texto
-    if isinstance(datos, dict):
-        for campo in ("token", "authToken", "password"):
-            if datos.get(campo):
-                return str(datos[campo])
+        return text
+    if isinstance(data, dict):
+        for field in ("token", "authToken", "password"):
+            if data.get(field):
+                return str(data[field])
         raise ValueError("the Valkey secret is JSON without a 'token', 'authToken' or 'password' field")
-    return texto
+    return text
 
 
 def valkey_client(url: str | None = None, *, socket_timeout_ms: int | None = None) -> redis.Redis:
@@ -81,7 +81,7 @@ def valkey_client(url: str | None = None, *, socket_timeout_ms: int | None = Non
     from redis.retry import Retry
 
     timeout_ms = socket_timeout_ms or int(os.environ.get("VALKEY_SOCKET_TIMEOUT_MS", SOCKET_TIMEOUT_MS))
-    comunes: dict[str, Any] = {
+    common: dict[str, Any] = {
         "socket_timeout": timeout_ms / 1000,
         "socket_connect_timeout": max(timeout_ms, CONNECT_TIMEOUT_MS) / 1000,
         "retry": Retry(NoBackoff(), 0),
@@ -89,19 +89,19 @@ def valkey_client(url: str | None = None, *, socket_timeout_ms: int | None = Non
     }
     url = url or os.environ.get("REDIS_URL")
     if url:
-        return redis.Redis.from_url(url, **comunes)
+        return redis.Redis.from_url(url, **common)
     endpoint = os.environ.get("VALKEY_ENDPOINT", "").strip()
     if not endpoint:
         raise ValueError("set REDIS_URL (local) or VALKEY_ENDPOINT host:port (AWS) to reach mercadofresco-catalogo")
-    host, _, puerto = endpoint.rpartition(":") if ":" in endpoint else (endpoint, "", "6379")
-    if not host or not puerto.isdigit():
+    host, _, port = endpoint.rpartition(":") if ":" in endpoint else (endpoint, "", "6379")
+    if not host or not port.isdigit():
         raise ValueError(f"VALKEY_ENDPOINT must be host:port, got {endpoint!r}")
-    secreto = os.environ.get("VALKEY_SECRET_ARN", "").strip()
+    secret_arn = os.environ.get("VALKEY_SECRET_ARN", "").strip()
     tls = os.environ.get("VALKEY_TLS", "true").lower() != "false"
     return redis.Redis(
         host=host,
-        port=int(puerto),
+        port=int(port),
         ssl=tls,
-        credential_provider=_proveedor_de_token(secreto) if secreto else None,
-        **comunes,
+        credential_provider=_token_provider(secret_arn) if secret_arn else None,
+        **common,
     )

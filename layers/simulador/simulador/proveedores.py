@@ -10,6 +10,9 @@ Routes (JSON in, JSON out), as the real providers answer them:
 - ``erp``: ``POST /avisos``, ``/reservas``, ``/liberaciones`` -> 200 ``{aceptado, ruta}``.
 - ``correo-*``: ``POST /correos`` ``{destinatario, ...}`` -> 202 ``{aceptado, proveedor}``.
 
+A new consumer's provider is one more entry of :data:`RUTAS` (its name is its breaker's, its routes what its
+handler posts to): it answers like the ERP's.
+
 The ``Idempotency-Key`` replay (same key -> the stored answer, ``Idempotent-Replayed: true``)
 is the host's job, because it is where the state lives; :func:`guardable` says which answers
 are stored (everything but a 5xx, which the client may retry with the same key).
@@ -77,11 +80,12 @@ class Simulador:
             return (404, {"error": "ruta_desconocida", "ruta": ruta}), False
         if self.familia == "pasarela":
             return self._cobrar(cuerpo, clave) if ruta == "/cobros" else self._reembolsar(cuerpo, clave)
-        if self.familia == "erp":
-            return (200, {"aceptado": True, "ruta": ruta}), True
-        if "destinatario" not in cuerpo:
-            return (400, {"error": "peticion_invalida", "faltan": ["destinatario"]}), False
-        return (202, {"aceptado": True, "proveedor": self.proveedor}), True
+        if self.familia == "correo":
+            if "destinatario" not in cuerpo:
+                return (400, {"error": "peticion_invalida", "faltan": ["destinatario"]}), False
+            return (202, {"aceptado": True, "proveedor": self.proveedor}), True
+        # The ERP, and any provider a new consumer adds with its routes above: it accepts what it is sent.
+        return (200, {"aceptado": True, "ruta": ruta}), True
 
     def _necesita_almacen(self) -> Almacen:
         if self.almacen is None:

@@ -3,6 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import isfinite
+
+# Every field is a number: a NaN or an infinity would pass the comparisons below the wrong way.
+_QUANTITIES = (
+    "consecutive_failures",
+    "failure_rate",
+    "min_calls",
+    "window_s",
+    "buckets",
+    "open_base_s",
+    "open_max_s",
+    "probe_reservation_s",
+    "cache_max_age_s",
+    "local_consecutive_failures",
+    "shared_retry_s",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +44,13 @@ class BreakerConfig:
     probe_reservation_s:
         How long the half-open probe reservation lives. Must exceed the guarded call's worst case
         (connect 2 s + read 10 s); when the probing process dies, another may probe after it.
+    cache_max_age_s:
+        How long a process trusts the state it last read before it asks Valkey again (the healthy path's
+        cost: one round trip per process per period). It bounds how stale a process's view is: a
+        process may go on calling for up to this long after another opened the breaker (at most one
+        of those calls fails: a failure is written at once and its answer carries the new state), and
+        an operator's override reaches every process within it. At most ``open_base_s``, so a view
+        read before an opening never outlives the open period: half-open still admits one probe.
     local_consecutive_failures / shared_retry_s:
         Degraded mode, when Valkey is unreachable: a process-local breaker opens after this many
         consecutive failures (one process sees few calls, so a lower bar), and Valkey is tried
@@ -42,18 +65,26 @@ class BreakerConfig:
     open_base_s: float = 30.0
     open_max_s: float = 300.0
     probe_reservation_s: float = 15.0
+    cache_max_age_s: float = 1.0
     local_consecutive_failures: int = 5
     shared_retry_s: float = 5.0
 
     def __post_init__(self) -> None:
-        if self.consecutive_failures < 1 or self.min_calls < 1 or self.buckets < 1:
-            raise ValueError("consecutive_failures, min_calls and buckets must be >= 1")
+        if not all(isfinite(getattr(self, name)) for name in _QUANTITIES):
+            raise ValueError(f"{', '.join(_QUANTITIES)} must be finite numbers")
+        if min(self.consecutive_failures, self.min_calls, self.buckets, self.local_consecutive_failures) < 1:
+            raise ValueError("consecutive_failures, min_calls, buckets and local_consecutive_failures must be >= 1")
         if not 0 < self.failure_rate <= 1:
             raise ValueError(f"failure_rate must be in (0, 1], got {self.failure_rate}")
         if not 0 < self.open_base_s <= self.open_max_s:
             raise ValueError("need 0 < open_base_s <= open_max_s")
-        if self.window_s <= 0 or self.probe_reservation_s <= 0:
-            raise ValueError("window_s and probe_reservation_s must be > 0")
+        if self.window_s <= 0 or self.probe_reservation_s <= 0 or self.shared_retry_s < 0:
+            raise ValueError("window_s and probe_reservation_s must be > 0, shared_retry_s >= 0")
+        if not 0 <= self.cache_max_age_s <= self.open_base_s:
+            raise ValueError(
+                f"cache_max_age_s must be in [0, open_base_s={self.open_base_s}], got {self.cache_max_age_s}: "
+                "a state cached longer than the open period could let a second probe through"
+            )
 
     @property
     def bucket_ms(self) -> int:

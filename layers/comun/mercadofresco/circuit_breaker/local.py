@@ -23,63 +23,63 @@ class LocalBreaker:
     """Process-local state machine; ``clock`` returns seconds."""
 
     def __init__(self, config: BreakerConfig, clock: Callable[[], float]) -> None:
-        self._config, self._reloj = config, clock
+        self._config, self._clock = config, clock
         self._lock = threading.Lock()
-        self._abierto_hasta = 0.0  # 0 = closed
-        self._aperturas = 0
-        self._seguidos = 0
-        self._sonda_hasta = 0.0  # a live in-process probe reservation
+        self._open_until_s = 0.0  # 0 = closed
+        self._openings = 0
+        self._consecutive = 0
+        self._probe_until_s = 0.0  # a live in-process probe reservation
 
     def acquire(self) -> Decision:
         with self._lock:
-            ahora = self._reloj()
-            if self._abierto_hasta == 0:
-                return self._decision(True, BreakerState.CERRADO, ahora)
-            if ahora < self._abierto_hasta or ahora < self._sonda_hasta:
-                estado = BreakerState.ABIERTO if ahora < self._abierto_hasta else BreakerState.SEMIABIERTO
-                return self._decision(False, estado, ahora)
-            self._sonda_hasta = ahora + self._config.probe_reservation_s
-            return self._decision(True, BreakerState.SEMIABIERTO, ahora, is_probe=True)
+            now_s = self._clock()
+            if self._open_until_s == 0:
+                return self._decision(True, BreakerState.CERRADO, now_s)
+            if now_s < self._open_until_s or now_s < self._probe_until_s:
+                state = BreakerState.ABIERTO if now_s < self._open_until_s else BreakerState.SEMIABIERTO
+                return self._decision(False, state, now_s)
+            self._probe_until_s = now_s + self._config.probe_reservation_s
+            return self._decision(True, BreakerState.SEMIABIERTO, now_s, is_probe=True)
 
     def snapshot(self) -> Decision:
         """The state now, reserving nothing."""
         with self._lock:
-            ahora = self._reloj()
-            if self._abierto_hasta == 0:
-                estado = BreakerState.CERRADO
+            now_s = self._clock()
+            if self._open_until_s == 0:
+                state = BreakerState.CERRADO
             else:
-                estado = BreakerState.ABIERTO if ahora < self._abierto_hasta else BreakerState.SEMIABIERTO
-            return self._decision(estado is BreakerState.CERRADO, estado, ahora)
+                state = BreakerState.ABIERTO if now_s < self._open_until_s else BreakerState.SEMIABIERTO
+            return self._decision(state is BreakerState.CERRADO, state, now_s)
 
     def record(self, success: bool, *, is_probe: bool) -> str:
         """Record one outcome; returns the opening reason when this outcome opened the breaker."""
         with self._lock:
             if is_probe:
-                self._sonda_hasta = 0.0
+                self._probe_until_s = 0.0
                 if success:
-                    self._abierto_hasta, self._aperturas, self._seguidos = 0.0, 0, 0
+                    self._open_until_s, self._openings, self._consecutive = 0.0, 0, 0
                     return ""
-                return self._abrir("sonda_fallida")
-            self._seguidos = 0 if success else self._seguidos + 1
-            if self._abierto_hasta == 0 and self._seguidos >= self._config.local_consecutive_failures:
-                return self._abrir("fallos_seguidos")
+                return self._open("sonda_fallida")
+            self._consecutive = 0 if success else self._consecutive + 1
+            if self._open_until_s == 0 and self._consecutive >= self._config.local_consecutive_failures:
+                return self._open("fallos_seguidos")
             return ""
 
-    def _abrir(self, motivo: str) -> str:
-        duracion = min(self._config.open_max_s, self._config.open_base_s * 2**self._aperturas)
-        self._abierto_hasta = self._reloj() + duracion
-        self._aperturas += 1
-        self._seguidos = 0
-        return motivo
+    def _open(self, reason: str) -> str:
+        duration_s = min(self._config.open_max_s, self._config.open_base_s * 2**self._openings)
+        self._open_until_s = self._clock() + duration_s
+        self._openings += 1
+        self._consecutive = 0
+        return reason
 
-    def _decision(self, admitted: bool, estado: BreakerState, ahora: float, *, is_probe: bool = False) -> Decision:
+    def _decision(self, admitted: bool, state: BreakerState, now_s: float, *, is_probe: bool = False) -> Decision:
         return Decision(
             admitted=admitted,
-            state=estado,
-            open_until_ms=int(self._abierto_hasta * 1000),
-            openings=self._aperturas,
+            state=state,
+            open_until_ms=int(self._open_until_s * 1000),
+            openings=self._openings,
             is_probe=is_probe,
             open_reason="",
-            now_ms=int(ahora * 1000),
-            consecutive_failures=self._seguidos,
+            now_ms=int(now_s * 1000),
+            consecutive_failures=self._consecutive,
         )

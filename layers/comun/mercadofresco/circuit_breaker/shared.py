@@ -1,12 +1,15 @@
-"""The breaker's state in Valkey: one Lua script, one ``EVALSHA`` per guarded call.
+"""The breaker's state in Valkey: one Lua script (``shared.lua``), one command per round trip.
 
-redis-py's :class:`~redis.commands.core.Script` sends ``EVALSHA`` and, on ``NOSCRIPT`` (a
-failover, a ``SCRIPT FLUSH``), loads the script and sends it again: no ``SCRIPT LOAD`` round
-trip up front, and a restarted node costs one extra round trip once.
+A breaker's first call sends the script's body (``EVAL``, which also leaves it in the server's
+script cache); every later one sends its digest through redis-py's
+:class:`~redis.commands.core.Script` (``EVALSHA``), which on ``NOSCRIPT`` (a failover, a
+``SCRIPT FLUSH``) loads the script and sends it again. A cold process therefore pays one round
+trip for its first call, not three (``EVALSHA``, ``NOSCRIPT``, ``SCRIPT LOAD``, ``EVALSHA``).
 
 Time: by default the script reads the server's ``TIME``, so every Lambda judges "has the open
-period ended?" and "which bucket is now?" by one clock, immune to skew between hosts. Tests
-pass ``now`` from an injected clock instead, to jump past a cool-down without sleeping.
+period ended?", "which bucket is now?" and "did that success end before this failure?" by one
+clock, immune to skew between hosts. Tests pass ``now`` from an injected clock instead, to jump
+past a cool-down without sleeping.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
 
     from mercadofresco.circuit_breaker.config import BreakerConfig
 
-_LUA = files("mercadofresco.circuit_breaker").joinpath("circuito.lua").read_text()
+_LUA = files("mercadofresco.circuit_breaker").joinpath("shared.lua").read_text()
 
 
 class SharedBreakerState:
@@ -31,7 +34,9 @@ class SharedBreakerState:
 
     def __init__(self, key: str, redis_client: redis.Redis, config: BreakerConfig) -> None:
         self.key = key
+        self._client = redis_client
         self._script = redis_client.register_script(_LUA)
+        self._sent = False  # whether this breaker has sent the script's body yet
         self._config = " ".join(
             str(v)
             for v in (
@@ -46,29 +51,38 @@ class SharedBreakerState:
             )
         )
 
-    def execute(
-        self, op: str, *, now_ms: int | None, pending: str = "", token: str = "", outcome: str = ""
-    ) -> Decision:
-        """Run ``op`` in one round trip; Valkey errors become :class:`SharedStateUnavailableError`."""
-        args = [op, "" if now_ms is None else now_ms, pending, token, outcome, self._config]
+    def execute(self, op: str, *, now_s: float | None, successes: str = "", value: str = "") -> Decision:
+        """Run ``op`` in one round trip; Valkey errors become :class:`SharedStateUnavailableError`.
+
+        ``now_s`` is an injected clock's time (``None``: the server's); ``successes`` is ``"epoch count
+        age_us"`` (or empty), ``value`` the op's own argument (see ``shared.lua``).
+        """
+        # repr() keeps every digit of the float: the script needs microseconds.
+        args = [op, "" if now_s is None else repr(now_s), successes, value, self._config]
         try:
-            r = self._script(keys=[self.key], args=args)
+            if self._sent:
+                reply = self._script(keys=[self.key], args=args)
+            else:
+                reply = self._client.eval(_LUA, 1, self.key, *args)
+                self._sent = True
         except RedisError as exc:
             raise SharedStateUnavailableError(f"{type(exc).__name__}: {exc}") from exc
-        admitted, estado, hasta, aperturas, sonda, motivo, ahora, ok, ko, seguidos = _texto(r).split("|")
-        return Decision(
-            admitted=admitted == "1",
-            state=BreakerState(estado),
-            open_until_ms=int(hasta),
-            openings=int(aperturas),
-            is_probe=sonda == "1",
-            open_reason=motivo,
-            now_ms=int(ahora),
-            window_successes=int(ok),
-            window_failures=int(ko),
-            consecutive_failures=int(seguidos),
-        )
+        return _decision(reply.decode() if isinstance(reply, bytes) else reply)
 
 
-def _texto(valor: bytes | str) -> str:
-    return valor.decode() if isinstance(valor, bytes) else valor
+def _decision(reply: str) -> Decision:
+    admitted, state, open_until, openings, probe, reason, now, oks, kos, streak, epoch, transition = reply.split("|")
+    return Decision(
+        admitted=admitted == "1",
+        state=BreakerState(state),
+        open_until_ms=int(open_until),
+        openings=int(openings),
+        is_probe=probe == "1",
+        open_reason=reason,
+        now_ms=int(now),
+        window_successes=int(oks),
+        window_failures=int(kos),
+        consecutive_failures=int(streak),
+        epoch=int(epoch),
+        transition=BreakerState(transition) if transition else None,
+    )

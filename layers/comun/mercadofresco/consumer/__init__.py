@@ -1,9 +1,9 @@
 """What every SQS consumer shares: envelopes, tolerant reading, dead letters with reasons, deferral.
 
-Usage in a handler::
+Usage in a handler (the name is the caller's: the consumer written on every dead letter it sends)::
 
-    consumidor = Consumer("erp", {"PedidoConfirmado": Route(avisar, fields=("pedido_id",))},
-                            defer_on=(CircuitoAbierto,))
+    consumidor = Consumer(NAME, {"PedidoConfirmado": Route(notify, fields=("pedido_id",))},
+                          defer_on=(CircuitoAbierto,))
 
     def lambda_handler(event, context):
         return consumidor(event, context)  # {"batchItemFailures": [...]}

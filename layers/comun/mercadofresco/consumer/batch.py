@@ -101,10 +101,10 @@ class Consumer:
         self.field_checks = dict(field_checks or {})
 
     def __call__(self, event: dict[str, Any], context: Any = None) -> PartialItemFailureResponse:
-        registros = _registros_sqs(event)
-        if not registros:  # nothing that is an SQS message (Powertools would raise on an empty batch)
+        records = _sqs_records(event)
+        if not records:  # nothing that is an SQS message (Powertools would raise on an empty batch)
             return {"batchItemFailures": []}
-        event = {**event, "Records": registros}
+        event = {**event, "Records": records}
         # Imported by the first batch, not at import: Powertools' batch module loads asyncio and every
         # event data class (~12 % of a consumer's import; bench/bench_cold_start.py, "first use").
         from aws_lambda_powertools.utilities.batch import (
@@ -114,56 +114,56 @@ class Consumer:
             process_partial_response,
         )
 
-        if any(r["eventSourceARN"].endswith(".fifo") for r in registros):
-            procesador: BatchProcessor = SqsFifoPartialProcessor(skip_group_on_error=True, logger=logger)
+        if any(r["eventSourceARN"].endswith(".fifo") for r in records):
+            processor: BatchProcessor = SqsFifoPartialProcessor(skip_group_on_error=True, logger=logger)
         else:
-            procesador = BatchProcessor(event_type=EventType.SQS, logger=logger)
+            processor = BatchProcessor(event_type=EventType.SQS, logger=logger)
         # A batch where every record failed is still a partial response, not an exception.
-        procesador.raise_on_entire_batch_failure = False
+        processor.raise_on_entire_batch_failure = False
         return process_partial_response(
-            event=event, record_handler=self.handle_record, processor=procesador, context=context
+            event=event, record_handler=self.handle_record, processor=processor, context=context
         )
 
-    def _tipo_por_defecto(self, queue: Queue) -> str | None:
-        return next((t for prefijo, t in self.types_by_queue.items() if queue.name.startswith(prefijo)), None)
+    def _default_type(self, queue: Queue) -> str | None:
+        return next((t for prefix, t in self.types_by_queue.items() if queue.name.startswith(prefix)), None)
 
     def handle_record(self, record: SQSRecord, lambda_context: Any = None) -> None:
         """Handle one record; return to acknowledge it, raise to report it failed."""
-        crudo = record.raw_event
+        raw = record.raw_event
         queue = self.queues.from_arn(record.event_source_arn)
-        if agotadas := receives_exhausted(queue, crudo):
-            send_to_dlq(self.queues.sqs, queue, crudo, DlqReason.APLAZAMIENTOS_AGOTADOS, agotadas, self.function_name)
+        if exhausted := receives_exhausted(queue, raw):
+            send_to_dlq(self.queues.sqs, queue, raw, DlqReason.APLAZAMIENTOS_AGOTADOS, exhausted, self.function_name)
             return
         if lambda_context is not None and lambda_context.get_remaining_time_in_millis() < self.reserve_ms:
             # Not started, so no call was made: defer rather than fail (a failure would burn a receive).
             cause = "too little time left in the invocation"
-            defer(self.queues.sqs, queue, crudo, self.policy, self.function_name, cause, counts=False)
+            defer(self.queues.sqs, queue, raw, self.policy, self.function_name, cause, counts=False)
             return
         try:
-            evento = read(record.body, self.routes, self._tipo_por_defecto(queue), self.field_checks)
-            self._manejar(evento)
+            event = read(record.body, self.routes, self._default_type(queue), self.field_checks)
+            self._handle(event)
             metrics.add_metric(name="MensajesProcesados", unit=MetricUnit.Count, value=1)
         except (InvalidMessageError, PermanentError) as exc:
             reason = exc.reason if isinstance(exc, InvalidMessageError) else DlqReason.DATO_INVALIDO
             detail = exc.detail if isinstance(exc, InvalidMessageError) else f"{type(exc).__name__}: {exc}"
-            self._al_dlq(queue, crudo, reason, detail)
+            self._to_dlq(queue, raw, reason, detail)
         except self.defer_on as exc:
             cause, min_s = f"{type(exc).__name__}: {exc}", getattr(exc, "retry_in_s", 0)
-            defer(self.queues.sqs, queue, crudo, self.policy, self.function_name, cause, min_s=min_s)
+            defer(self.queues.sqs, queue, raw, self.policy, self.function_name, cause, min_s=min_s)
             metrics.add_metric(name="MensajesAplazados", unit=MetricUnit.Count, value=1)
         except Exception as exc:
             if (detail := data_error(exc)) is None:
                 raise  # transient (or unknown): batchItemFailures, SQS redelivers
-            self._al_dlq(queue, crudo, DlqReason.DATO_INVALIDO, detail)
+            self._to_dlq(queue, raw, DlqReason.DATO_INVALIDO, detail)
 
-    def _al_dlq(self, queue: Queue, crudo: dict[str, Any], reason: DlqReason, detail: str) -> None:
-        send_to_dlq(self.queues.sqs, queue, crudo, reason, detail, self.function_name)
+    def _to_dlq(self, queue: Queue, raw: dict[str, Any], reason: DlqReason, detail: str) -> None:
+        send_to_dlq(self.queues.sqs, queue, raw, reason, detail, self.function_name)
         metrics.add_metric(name="MensajesAlDlq", unit=MetricUnit.Count, value=1)
 
-    def _manejar(self, evento: Event) -> None:
-        with _correlacion(evento):
-            logger.info("handling event", tipo=evento.type, version=evento.version, sobre=evento.envelope)
-            self.routes[evento.type].handler(evento)
+    def _handle(self, event: Event) -> None:
+        with _correlation(event):
+            logger.info("handling event", tipo=event.type, version=event.version, sobre=event.envelope)
+            self.routes[event.type].handler(event)
 
 
 def data_error(exc: BaseException) -> str | None:
@@ -185,69 +185,69 @@ def data_error(exc: BaseException) -> str | None:
     if isinstance(exc, psycopg.DataError | psycopg.errors.DatatypeMismatch) or (
         isinstance(exc, psycopg.ProgrammingError) and exc.sqlstate is None
     ):
-        estado = exc.sqlstate or "none: refused by the driver"
-        return f"{type(exc).__name__} (SQLSTATE {estado}): a value cannot be stored"
+        sqlstate = exc.sqlstate or "none: refused by the driver"
+        return f"{type(exc).__name__} (SQLSTATE {sqlstate}): a value cannot be stored"
     return None
 
 
-def _es_registro_sqs(registro: Any) -> bool:
+def _is_sqs_record(record: Any) -> bool:
     """An SQS message as Lambda's SQS mapping delivers it: what the batch glue needs to handle or report it."""
     return (
-        isinstance(registro, dict)
-        and registro.get("eventSource") == "aws:sqs"
-        and isinstance(registro.get("messageId"), str)
-        and isinstance(registro.get("body"), str)
-        and isinstance(registro.get("eventSourceARN"), str)
-        and registro["eventSourceARN"].count(":") == 5
+        isinstance(record, dict)
+        and record.get("eventSource") == "aws:sqs"
+        and isinstance(record.get("messageId"), str)
+        and isinstance(record.get("body"), str)
+        and isinstance(record.get("eventSourceARN"), str)
+        and record["eventSourceARN"].count(":") == 5
     )
 
 
-def _registros_sqs(event: Any) -> list[dict[str, Any]] | None:
+def _sqs_records(event: Any) -> list[dict[str, Any]] | None:
     """The event's SQS records; what is not one (an SNS, DynamoDB Streams, EventBridge or API Gateway
     event sent here by a wrong mapping, or garbage) is refused with an error log and a metric, not raised:
     raising would make that source retry the same event forever, and there is no SQS message to fail.
     """
-    registros = event.get("Records") if isinstance(event, dict) else None
-    if not isinstance(registros, list):
+    records = event.get("Records") if isinstance(event, dict) else None
+    if not isinstance(records, list):
         logger.error(
             "event refused: not an SQS batch (no Records list); check what invokes this function",
             claves=sorted(map(str, event))[:10] if isinstance(event, dict) else type(event).__name__,
         )
         metrics.add_metric(name="EventosRechazados", unit=MetricUnit.Count, value=1)
         return None
-    validos = [r for r in registros if _es_registro_sqs(r)]
-    if ajenos := len(registros) - len(validos):
-        fuentes = sorted(
+    valid = [r for r in records if _is_sqs_record(r)]
+    if foreign := len(records) - len(valid):
+        sources = sorted(
             {
                 str(r.get("eventSource") or r.get("EventSource") or "?")[:40]
-                for r in registros
-                if isinstance(r, dict) and not _es_registro_sqs(r)
+                for r in records
+                if isinstance(r, dict) and not _is_sqs_record(r)
             }
         )
         logger.error(
-            "records refused: not SQS messages; check the event source mapping", ajenos=ajenos, fuentes=fuentes
+            "records refused: not SQS messages; check the event source mapping", ajenos=foreign, fuentes=sources
         )
-        metrics.add_metric(name="EventosRechazados", unit=MetricUnit.Count, value=ajenos)
-    return validos
+        metrics.add_metric(name="EventosRechazados", unit=MetricUnit.Count, value=foreign)
+    return valid
 
 
 @contextmanager
-def _correlacion(evento: Event) -> Iterator[None]:
-    """Every log line while handling ``evento`` (ours, the HTTP client's, the breaker's) carries its ids.
+def _correlation(event: Event) -> Iterator[None]:
+    """Every log line while handling ``event`` (ours, the HTTP client's, the breaker's) carries its ids.
 
     Needs the handler's own ``Logger()`` (the parent of this child); without one (a script,
     a test) the lines go out without the ids rather than failing the record.
     """
-    claves = {c: evento.get(c) for c in CORRELATION_KEYS if evento.get(c) is not None}
+    keys = {c: event.get(c) for c in CORRELATION_KEYS if event.get(c) is not None}
     try:
-        logger.append_keys(**claves)
-        logger.set_correlation_id(evento.get("pedido_id") or evento.get("carrito_id"))
-        anotado = True
+        logger.append_keys(**keys)
+        logger.set_correlation_id(event.get("pedido_id") or event.get("carrito_id"))
+        annotated = True
     except OrphanedChildLoggerError:
-        anotado = False
+        annotated = False
     try:
         yield
     finally:
-        if anotado:
-            logger.remove_keys(list(claves))
+        if annotated:
+            logger.remove_keys(list(keys))
             logger.set_correlation_id(None)

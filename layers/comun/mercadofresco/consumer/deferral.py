@@ -91,17 +91,17 @@ class DeferralPolicy:
 
     def min_total_delay_s(self) -> int:
         """The shortest outage that can exhaust the deferrals: any shorter one loses nothing."""
-        return sum(math.floor(self.backoff.compute(n, _SIN_AZAR)) for n in range(self.max_deferrals))
+        return sum(math.floor(self.backoff.compute(n, _NO_JITTER)) for n in range(self.max_deferrals))
 
 
-class _SinAzar(random.Random):
+class _NoJitter(random.Random):
     """An rng whose ``uniform`` returns its lower bound: the backoff's floor."""
 
     def uniform(self, a: float, b: float) -> float:
         return a
 
 
-_SIN_AZAR = _SinAzar()
+_NO_JITTER = _NoJitter()
 
 
 def receives_exhausted(queue: Queue, record: dict[str, Any]) -> str | None:
@@ -112,9 +112,9 @@ def receives_exhausted(queue: Queue, record: dict[str, Any]) -> str | None:
     queue's safety net stays one net (and the calls per message stay 2 x 4 = 8, not 8 per copy).
     FIFO copies carry nothing: their holds are receives that made no call.
     """
-    previas = previous_receives(record)
-    total = previas + receives(record)
-    if not previas or queue.max_receives is None or total <= queue.max_receives:
+    previous = previous_receives(record)
+    total = previous + receives(record)
+    if not previous or queue.max_receives is None or total <= queue.max_receives:
         return None
     return f"{total} receives across {deferrals(record)} deferrals (maxReceiveCount {queue.max_receives})"
 
@@ -144,27 +144,27 @@ def defer(
         send_to_dlq(sqs, queue, record, dlq.DlqReason.APLAZAMIENTOS_AGOTADOS, detail, function)
         return
     if counts:
-        espera_s = max(policy.delay_s(n), min(policy.max_delay_s, math.ceil(min_s)))
+        wait_s = max(policy.delay_s(n), min(policy.max_delay_s, math.ceil(min_s)))
     else:
-        espera_s = round(policy.rng.uniform(0, HANDOVER_MAX_S))
-    siguiente = n + 1 if counts else n  # the copy's mf-aplazamientos
+        wait_s = round(policy.rng.uniform(0, HANDOVER_MAX_S))
+    next_count = n + 1 if counts else n  # the copy's mf-aplazamientos
     if queue.fifo and receives(record) < (queue.max_receives or 2) - 1:
         sqs.change_message_visibility(
-            QueueUrl=queue.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=espera_s
+            QueueUrl=queue.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=wait_s
         )
-        logger.info("message held (FIFO)", espera_s=espera_s, causa=cause, message_id=record.get("messageId"))
-        raise HeldMessage(f"held {espera_s} s while {cause}")
-    own = {dlq.DEFERRALS_ATTRIBUTE: str(siguiente)}
-    envio: dict[str, Any] = {"QueueUrl": queue.url, "MessageBody": record["body"]}
+        logger.info("message held (FIFO)", espera_s=wait_s, causa=cause, message_id=record.get("messageId"))
+        raise HeldMessage(f"held {wait_s} s while {cause}")
+    own = {dlq.DEFERRALS_ATTRIBUTE: str(next_count)}
+    message: dict[str, Any] = {"QueueUrl": queue.url, "MessageBody": record["body"]}
     if queue.fifo:
-        envio["MessageGroupId"] = record["attributes"]["MessageGroupId"]
-        envio["MessageDeduplicationId"] = f"aplazado:{record['messageId']}"
+        message["MessageGroupId"] = record["attributes"]["MessageGroupId"]
+        message["MessageDeduplicationId"] = f"aplazado:{record['messageId']}"
     else:
         # This receive made no call (the circuit was open); the ones before it may have.
         own[PREVIOUS_RECEIVES_ATTRIBUTE] = str(previous_receives(record) + receives(record) - 1)
-        envio["DelaySeconds"] = espera_s
-    envio["MessageAttributes"] = with_attributes(record, own)
-    sqs.send_message(**envio)
+        message["DelaySeconds"] = wait_s
+    message["MessageAttributes"] = with_attributes(record, own)
+    sqs.send_message(**message)
     logger.info(
-        "message deferred", aplazamientos=siguiente, espera_s=espera_s, causa=cause, message_id=record["messageId"]
+        "message deferred", aplazamientos=next_count, espera_s=wait_s, causa=cause, message_id=record["messageId"]
     )

@@ -21,12 +21,12 @@ DUPLICATE_STATUS = 409  # the provider saw this Idempotency-Key's operation alre
 
 def accepted(response: ProviderResponse, dependency: str) -> dict[str, Any]:
     """The body of a successful answer; a refusal raises :class:`InvalidMessageError` (``dato-invalido``)."""
-    status, cuerpo = response
+    status, body = response
     if 200 <= status < 300 or status == DUPLICATE_STATUS:
-        return cuerpo
+        return body
     # Only the status and a short machine code: a provider's error body may echo the customer's
     # e-mail or our request, and this detail goes to logs and to the DLQ's mf-detail.
-    codigo = provider_error_code(cuerpo)
+    code = provider_error_code(body)
     raise InvalidMessageError(
-        DlqReason.DATO_INVALIDO, f"{dependency} refused the message: HTTP {status} {codigo}".rstrip()
+        DlqReason.DATO_INVALIDO, f"{dependency} refused the message: HTTP {status} {code}".rstrip()
     )

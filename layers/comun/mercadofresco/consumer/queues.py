@@ -18,6 +18,7 @@ from aws_lambda_powertools import Logger
 from mercadofresco import dlq
 from mercadofresco.aws import cached_client
 from mercadofresco.errors import MercadoFrescoError
+from mercadofresco.payload_limits import SQS_MESSAGE_MAX_BYTES
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -28,10 +29,6 @@ logger = Logger(child=True)
 
 MAX_ATTRIBUTES = 10  # SQS's limit of message attributes per message
 MAX_DETAIL_CHARS = 1000  # characters of the error kept with a dead letter
-# SQS's MaximumMessageSize as SNS, EventBridge and Lambda's mappings still cap a message (256 KiB): the body
-# AND every attribute's name, type and value count. A body near the limit leaves no room for the reason:
-# the body's end is cut, never the reason nor the message.
-MAX_MESSAGE_BYTES = 262_144
 # What SQS accepts in a string: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF (anything else: "?").
 # Written as the complement: the negated class over those ranges costs ~10 ms to compile at import.
 _NO_SQS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -81,13 +78,13 @@ class Queues:
     def from_arn(self, arn: str) -> Queue:
         if arn not in self._cache:
             url = self._url(arn)
-            atributos = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])
-            redrive = json.loads(atributos.get("Attributes", {}).get("RedrivePolicy") or "{}")
-            destino = redrive.get("deadLetterTargetArn")
+            attributes = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])
+            redrive = json.loads(attributes.get("Attributes", {}).get("RedrivePolicy") or "{}")
+            target = redrive.get("deadLetterTargetArn")
             self._cache[arn] = Queue(
                 arn=arn,
                 url=url,
-                dlq_url=self._url(destino) if destino else None,
+                dlq_url=self._url(target) if target else None,
                 max_receives=int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
             )
         return self._cache[arn]
@@ -95,80 +92,84 @@ class Queues:
 
 def original_attributes(record: dict[str, Any], exclude: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
     """The record's message attributes in ``SendMessage`` form (Lambda's event uses camelCase)."""
-    salida: dict[str, dict[str, Any]] = {}
-    for nombre, valor in (record.get("messageAttributes") or {}).items():
-        if nombre in exclude:
+    out: dict[str, dict[str, Any]] = {}
+    for name, value in (record.get("messageAttributes") or {}).items():
+        if name in exclude:
             continue
-        tipo = valor.get("dataType", "String")
-        if valor.get("stringValue") is not None:
-            salida[nombre] = {"DataType": tipo, "StringValue": valor["stringValue"]}
-        elif valor.get("binaryValue") is not None:
-            salida[nombre] = {"DataType": tipo, "BinaryValue": base64.b64decode(valor["binaryValue"])}
-    return salida
+        data_type = value.get("dataType", "String")
+        if value.get("stringValue") is not None:
+            out[name] = {"DataType": data_type, "StringValue": value["stringValue"]}
+        elif value.get("binaryValue") is not None:
+            out[name] = {"DataType": data_type, "BinaryValue": base64.b64decode(value["binaryValue"])}
+    return out
 
 
 def with_attributes(record: dict[str, Any], own: dict[str, str]) -> dict[str, dict[str, Any]]:
     """The record's attributes with ``own`` set (ours win), within SQS's limit of 10."""
-    nuestros = {k: {"DataType": "String", "StringValue": v} for k, v in own.items()}
-    originales = original_attributes(record, exclude=frozenset(nuestros))
-    cabe = MAX_ATTRIBUTES - len(nuestros)
-    return dict(list(originales.items())[:cabe]) | nuestros
+    ours = {k: {"DataType": "String", "StringValue": v} for k, v in own.items()}
+    originals = original_attributes(record, exclude=frozenset(ours))
+    room = MAX_ATTRIBUTES - len(ours)
+    return dict(list(originals.items())[:room]) | ours
 
 
-def _bytes(texto: str) -> int:
-    return len(texto.encode("utf-8", "surrogatepass"))
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _tamano(cuerpo: str, atributos: dict[str, dict[str, Any]]) -> int:
+def _size(body: str, attributes: dict[str, dict[str, Any]]) -> int:
     """Bytes SQS counts against MaximumMessageSize: the body plus each attribute's name, type and value."""
-    total = _bytes(cuerpo)
-    for nombre, valor in atributos.items():
-        dato = valor.get("StringValue")
-        total += _bytes(nombre) + _bytes(valor["DataType"])
-        total += _bytes(dato) if dato is not None else len(valor.get("BinaryValue", b""))
+    total = _bytes(body)
+    for name, value in attributes.items():
+        string_value = value.get("StringValue")
+        total += _bytes(name) + _bytes(value["DataType"])
+        total += _bytes(string_value) if string_value is not None else len(value.get("BinaryValue", b""))
     return total
 
 
-def _que_quepa(
-    cuerpo: str, atributos: dict[str, dict[str, Any]], own: dict[str, str]
+def _fit(
+    body: str, attributes: dict[str, dict[str, Any]], own: dict[str, str]
 ) -> tuple[str, dict[str, dict[str, Any]]]:
     """The body and attributes of the dead letter, within SQS's size: our ``mf-*`` attributes always travel.
+
+    SQS's limit (1 MiB, :data:`~mercadofresco.payload_limits.SQS_MESSAGE_MAX_BYTES`) counts the body AND
+    every attribute's name, type and value. Anything SNS delivered (256 KiB at most) fits whole with
+    its reason; only a body near SQS's own limit leaves no room for it.
 
     What gives way, in order: the record's own attributes, then the end of the body (marked with
     ``mf-cuerpo-recortado``: its original size). A message the consumer could not read (a huge
     non-JSON body) is worth nothing without its reason and origin; the tail of its body is.
     """
-    if _tamano(cuerpo, atributos) <= MAX_MESSAGE_BYTES:
-        return cuerpo, atributos
-    nuestros = {k: v for k, v in atributos.items() if k in own}
-    if _tamano(cuerpo, nuestros) <= MAX_MESSAGE_BYTES:
-        return cuerpo, nuestros
-    original = cuerpo.encode("utf-8", "surrogatepass")
-    nuestros[dlq.TRUNCATED_BODY_ATTRIBUTE] = {"DataType": "String", "StringValue": str(len(original))}
-    cabe = MAX_MESSAGE_BYTES - _tamano("", nuestros)
-    return original[:cabe].decode("utf-8", "ignore"), nuestros  # "ignore": a character cut in two is dropped
+    if _size(body, attributes) <= SQS_MESSAGE_MAX_BYTES:
+        return body, attributes
+    ours = {k: v for k, v in attributes.items() if k in own}
+    if _size(body, ours) <= SQS_MESSAGE_MAX_BYTES:
+        return body, ours
+    original = body.encode("utf-8", "surrogatepass")
+    ours[dlq.TRUNCATED_BODY_ATTRIBUTE] = {"DataType": "String", "StringValue": str(len(original))}
+    room = SQS_MESSAGE_MAX_BYTES - _size("", ours)
+    return original[:room].decode("utf-8", "ignore"), ours  # "ignore": a character cut in two is dropped
 
 
 def receives(record: dict[str, Any]) -> int:
     return int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
 
 
-def _entero(record: dict[str, Any], atributo: str) -> int:
-    valor = (record.get("messageAttributes") or {}).get(atributo, {})
+def _int_attribute(record: dict[str, Any], attribute: str) -> int:
+    value = (record.get("messageAttributes") or {}).get(attribute, {})
     try:
-        return int(valor.get("stringValue") or 0)
+        return int(value.get("stringValue") or 0)
     except ValueError:
         return 0
 
 
 def deferrals(record: dict[str, Any]) -> int:
     """How many times this message was deferred (``mf-aplazamientos``)."""
-    return _entero(record, dlq.DEFERRALS_ATTRIBUTE)
+    return _int_attribute(record, dlq.DEFERRALS_ATTRIBUTE)
 
 
 def previous_receives(record: dict[str, Any]) -> int:
     """Receives the earlier copies of this message spent before being deferred."""
-    return _entero(record, PREVIOUS_RECEIVES_ATTRIBUTE)
+    return _int_attribute(record, PREVIOUS_RECEIVES_ATTRIBUTE)
 
 
 def send_to_dlq(
@@ -188,12 +189,12 @@ def send_to_dlq(
         dlq.SOURCE_QUEUE_ATTRIBUTE: queue.url,
         dlq.FUNCTION_ATTRIBUTE: function,
     }
-    cuerpo, atributos = _que_quepa(record["body"], with_attributes(record, own), own)
-    envio: dict[str, Any] = {"QueueUrl": queue.dlq_url, "MessageBody": cuerpo, "MessageAttributes": atributos}
+    body, attributes = _fit(record["body"], with_attributes(record, own), own)
+    message: dict[str, Any] = {"QueueUrl": queue.dlq_url, "MessageBody": body, "MessageAttributes": attributes}
     if queue.dlq_url.endswith(".fifo"):
-        envio["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "sin-grupo"
-        envio["MessageDeduplicationId"] = record["messageId"]
-    sqs.send_message(**envio)
+        message["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "sin-grupo"
+        message["MessageDeduplicationId"] = record["messageId"]
+    sqs.send_message(**message)
     logger.warning(
         "message sent to its DLQ",
         motivo=reason.value,

@@ -73,40 +73,42 @@ class Event:
         return self.data.get(name, default)
 
 
-def _json_objeto(texto: str, que: str) -> dict[str, Any]:
+def _json_object(text: str, what: str) -> dict[str, Any]:
     try:
-        valor = json.loads(texto)
+        value = json.loads(text)
     except (TypeError, ValueError) as exc:
-        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is not JSON: {exc}") from None
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{what} is not JSON: {exc}") from None
     except RecursionError:  # nested deeper than the interpreter's stack: poison, not a transient failure
-        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is JSON nested too deeply to read") from None
-    if not isinstance(valor, dict):
-        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{que} is JSON but not an object ({type(valor).__name__})")
-    return valor
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{what} is JSON nested too deeply to read") from None
+    if not isinstance(value, dict):
+        raise InvalidMessageError(DlqReason.JSON_INVALIDO, f"{what} is JSON but not an object ({type(value).__name__})")
+    return value
 
 
 def unwrap(body: str) -> tuple[dict[str, Any], str | None, str]:
     """Strip the envelope: return ``(data, the envelope's event type, envelope)``."""
-    datos = _json_objeto(body, "body")
-    if datos.get("Type") == "Notification" and isinstance(datos.get("Message"), str) and "TopicArn" in datos:
-        return _json_objeto(datos["Message"], "SNS Message"), None, "sns"
-    if "detail-type" in datos and "detail" in datos and "source" in datos:
-        detail = datos["detail"]
+    data = _json_object(body, "body")
+    if data.get("Type") == "Notification" and isinstance(data.get("Message"), str) and "TopicArn" in data:
+        return _json_object(data["Message"], "SNS Message"), None, "sns"
+    if "detail-type" in data and "detail" in data and "source" in data:
+        detail = data["detail"]
         if not isinstance(detail, dict):
             raise InvalidMessageError(DlqReason.JSON_INVALIDO, "EventBridge detail is not an object")
-        return detail, str(datos["detail-type"]), "eventbridge"
-    return datos, None, "sqs"
+        return detail, str(data["detail-type"]), "eventbridge"
+    return data, None, "sqs"
 
 
-def _version(datos: Mapping[str, Any], ruta: Route, tipo: str) -> int:
-    if "version" not in datos:
-        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{tipo}: missing field 'version'")
-    version = datos["version"]
+def _version(data: Mapping[str, Any], route: Route, event_type: str) -> int:
+    if "version" not in data:
+        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{event_type}: missing field 'version'")
+    version = data["version"]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{tipo}: 'version' must be an integer, got {echo(version)}")
-    if version not in ruta.versions:
-        esperadas = ", ".join(str(v) for v in sorted(ruta.versions))
-        raise InvalidMessageError(DlqReason.VERSION_DESCONOCIDA, f"{tipo}: version {version} (reads {esperadas})")
+        raise InvalidMessageError(
+            DlqReason.DATO_INVALIDO, f"{event_type}: 'version' must be an integer, got {echo(version)}"
+        )
+    if version not in route.versions:
+        readable = ", ".join(str(v) for v in sorted(route.versions))
+        raise InvalidMessageError(DlqReason.VERSION_DESCONOCIDA, f"{event_type}: version {version} (reads {readable})")
     return version
 
 
@@ -127,21 +129,23 @@ def read(
     InvalidMessageError
         Not JSON, unknown type, missing field or ``version``, or a version this consumer does not read.
     """
-    datos, tipo_sobre, sobre = unwrap(body)
-    tipo = tipo_sobre or datos.get("tipo") or default_type
-    if not tipo:
+    data, envelope_type, envelope = unwrap(body)
+    event_type = envelope_type or data.get("tipo") or default_type
+    if not event_type:
         raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, "missing field 'tipo' (the event type)")
-    ruta = routes.get(tipo) if isinstance(tipo, str) else None
-    if ruta is None:
-        raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"event type {echo(tipo)} is not one this consumer handles")
-    version = _version(datos, ruta, tipo)
-    ausentes = [c for c in ruta.fields if datos.get(c) is None or datos.get(c) == ""]
-    if ausentes:
-        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{tipo}: missing field(s) {', '.join(ausentes)}")
-    for campo, validar in (field_checks or {}).items():
-        if campo in datos:
+    route = routes.get(event_type) if isinstance(event_type, str) else None
+    if route is None:
+        raise InvalidMessageError(
+            DlqReason.DATO_INVALIDO, f"event type {echo(event_type)} is not one this consumer handles"
+        )
+    version = _version(data, route, event_type)
+    missing = [c for c in route.fields if data.get(c) is None or data.get(c) == ""]
+    if missing:
+        raise InvalidMessageError(DlqReason.CAMPO_AUSENTE, f"{event_type}: missing field(s) {', '.join(missing)}")
+    for field_name, check in (field_checks or {}).items():
+        if field_name in data:
             try:
-                validar(datos[campo])
+                check(data[field_name])
             except InvalidValueError as exc:
-                raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{tipo}: {exc}") from None
-    return Event(type=tipo, version=version, data=datos, envelope=sobre)
+                raise InvalidMessageError(DlqReason.DATO_INVALIDO, f"{event_type}: {exc}") from None
+    return Event(type=event_type, version=version, data=data, envelope=envelope)

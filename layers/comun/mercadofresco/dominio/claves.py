@@ -7,6 +7,9 @@ UUID-shaped order id (a MessageId or ``uuid4()`` in the wrong place).
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 from mercadofresco.idempotency.keys import IdempotencyKey, make_key
 
 __all__ = [
@@ -14,6 +17,7 @@ __all__ = [
     "cobro",
     "correo_confirmacion",
     "correo_no_confirmado",
+    "ejecucion_pedido",
     "liberacion",
     "pedido",
     "recordatorio_carrito",
@@ -25,6 +29,28 @@ __all__ = [
 def pedido(pedido_id: str) -> IdempotencyKey:
     """``pedido:{pedido_id}``: the order workflow's claim (one execution per order)."""
     return make_key("pedido", pedido_id)
+
+
+# Lambda's Invoke DurableExecutionName: 1 to 64 of these characters (botocore's model); no ':' and no '.'.
+_NOMBRE_EJECUCION = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_PREFIJO_EJECUCION = "pedido-"
+_PREFIJO_EJECUCION_RESUMIDA = "pedidoh-"  # never a prefix of a plain name: its 7th character is 'h', not '-'
+
+
+def ejecucion_pedido(pedido_id: str) -> str:
+    """``pedido-{pedido_id}``: the name of the order's durable execution, the idempotency key of its start.
+
+    The claim's ``pedido:{pedido_id}`` cannot be one: a durable execution name takes 1 to 64 letters,
+    digits, ``-`` and ``_``. An id that does not fit as it is (a ``.``, or longer than 57 characters: the
+    store's ids take up to 64) is named by the SHA-256 of the claim's key, under another prefix, so
+    two orders never share a name.
+    """
+    clave = pedido(pedido_id)  # the same checks as the claim: no UUID, no ':', printable
+    nombre = _PREFIJO_EJECUCION + pedido_id
+    if _NOMBRE_EJECUCION.fullmatch(nombre):
+        return nombre
+    resumen = hashlib.sha256(clave.encode()).hexdigest()
+    return (_PREFIJO_EJECUCION_RESUMIDA + resumen)[:64]
 
 
 def cobro(pedido_id: str) -> IdempotencyKey:

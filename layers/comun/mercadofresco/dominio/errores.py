@@ -4,6 +4,11 @@ Step Functions matches a Lambda task's failure by ``errorType``, the exception's
 ASL's ``Retry``/``Catch`` name these classes (and the mechanism errors of :mod:`mercadofresco.errors`
 it also matches), so a rename here silently stops the workflow matching it. A test keeps the ASL's
 ``ErrorEquals`` a subset of :data:`NOMBRES_PARA_EL_FLUJO`.
+
+How a failed execution *ends* is named here too, once for both engines of the workflow
+(:data:`FINALES_DEL_FLUJO`): the state machine's ``Fail`` states name these classes as their ``Error``
+and the durable function (``functions/pedido_durable``) raises them; tests keep every ``Fail`` state's
+``Error`` one of them, and both engines' causes naming the same records and runbook.
 """
 
 from __future__ import annotations
@@ -20,11 +25,18 @@ from mercadofresco.errors import (
 from mercadofresco.idempotency.exceptions import IdempotencyPersistenceError
 
 __all__ = [
+    "FINALES_DEL_FLUJO",
     "NOMBRES_PARA_EL_FLUJO",
+    "AvisoNoPublicado",
+    "CobroNoCompletado",
     "CobroRechazado",
     "LoteNoAdmitido",
     "PasarelaNoDisponible",
+    "PedidoCancelado",
     "PedidoDuplicado",
+    "PlataformaOcupada",
+    "ReclamoSinCerrar",
+    "ReembolsoNoCompletado",
     "ReembolsoRechazado",
 ]
 
@@ -47,6 +59,45 @@ class LoteNoAdmitido(PermanentError):
 
 class PedidoDuplicado(PermanentError):
     """Another execution holds the order's claim, or the order already has its outcome: nothing to do."""
+
+
+class PedidoCancelado(PermanentError):
+    """A step after the charge failed: the charge was refunded once, PedidoCancelado published, the stock released."""
+
+
+class CobroNoCompletado(PermanentError):
+    """The charge's outcome stayed unknown and was compensated: no charge remains, the customer was told."""
+
+
+class ReembolsoNoCompletado(PermanentError):
+    """A charge may exist and its refund could not be made: an operator refunds it (alarmed)."""
+
+
+class PlataformaOcupada(PermanentError):
+    """The charge function stayed throttled for every capacity wait: nothing was charged, the customer was told."""
+
+
+class ReclamoSinCerrar(PermanentError):
+    """The order has its outcome but its claim ``pedido:{pedido_id}`` could not be closed: close it by hand."""
+
+
+class AvisoNoPublicado(PermanentError):
+    """The order has its outcome and its claim is closed, but the customer's notice could not be published."""
+
+
+#: How a failed execution of the order workflow ends, besides the mechanism's ``CircuitoAbierto`` (the
+#: circuit open at the first attempt) and the unreadable input (``EventoInvalido``, ``LoteNoAdmitido``).
+FINALES_DEL_FLUJO = tuple(
+    cls.__name__
+    for cls in (
+        PedidoCancelado,
+        CobroNoCompletado,
+        ReembolsoNoCompletado,
+        PlataformaOcupada,
+        ReclamoSinCerrar,
+        AvisoNoPublicado,
+    )
+)
 
 
 #: Every name the state machine may match on, in one place (a test keeps the ASL's a subset of it).

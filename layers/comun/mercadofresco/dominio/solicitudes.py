@@ -235,7 +235,7 @@ def registrar_pedido(
     clave = validar_clave(clave)
     pedido = validar_solicitud(cuerpo, nuevo_pedido_id())
     firma = huella(cuerpo)
-    clave_guardada = f"{llamante}\n{clave}" if llamante else clave  # "\n" never occurs in a valid key
+    clave_guardada = _clave_de(llamante, clave)
     with conn.transaction():
         # The claim: a concurrent request with the same key blocks here until this one commits,
         # then finds the row (ON CONFLICT DO NOTHING returns nothing) and reads the order.
@@ -262,12 +262,24 @@ def registrar_pedido(
     return PedidoRegistrado(leido, creado)
 
 
-def consultar_pedido(conn: Connection, pedido_id: str) -> dict[str, Any] | None:
-    """The order as ``GET /pedidos/{id}`` shows it (state included), or ``None`` when there is none."""
+def _clave_de(llamante: str, clave: str) -> str:
+    """The stored key: the caller's scope, then the client's key ("\n" never occurs in a valid key)."""
+    return f"{llamante}\n{clave}" if llamante else clave
+
+
+def consultar_pedido(conn: Connection, pedido_id: str, *, llamante: str = "") -> dict[str, Any] | None:
+    """The order as ``GET /pedidos/{id}`` shows it (state included), or ``None`` when there is none.
+
+    With ``llamante`` (the authenticated caller), only an order that caller's own request created:
+    another caller's order is ``None`` too, so a caller learns neither its content (the customer's
+    e-mail) nor that it exists. Without one (no IAM in front: a local run) every order is readable.
+    """
     fila = conn.execute(
         "SELECT pedido_id, cliente_id, email, lineas, importe_centimos, moneda, estado, estado_motivo,"
-        " creado_en, estado_actualizado_en FROM pedidos WHERE pedido_id = %s",
-        (pedido_id,),
+        " creado_en, estado_actualizado_en FROM pedidos p WHERE pedido_id = %(pedido_id)s"
+        " AND (%(alcance)s = '' OR EXISTS (SELECT 1 FROM solicitudes_pedido s"
+        " WHERE s.pedido_id = p.pedido_id AND starts_with(s.clave_idempotencia, %(alcance)s)))",
+        {"pedido_id": pedido_id, "alcance": _clave_de(llamante, "") if llamante else ""},
     ).fetchone()
     if fila is None:
         return None

@@ -57,12 +57,12 @@ class ProviderResponse(NamedTuple):
     body: dict[str, Any]
 
 
-class _Intento(NamedTuple):
-    clasificacion: Classification
-    respuesta: ProviderResponse | None
+class _Attempt(NamedTuple):
+    classification: Classification
+    response: ProviderResponse | None
     retry_after_s: float | None
     error: BaseException | None
-    detalle: str
+    detail: str
 
 
 class ProviderClient:
@@ -91,8 +91,8 @@ class ProviderClient:
 
     Examples
     --------
-    >>> cliente = ProviderClient(dependency="pasarela", base_url="https://pasarela.example")
-    >>> status, cuerpo = cliente.post("/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1",
+    >>> client = ProviderClient(dependency="pasarela", base_url="https://pasarela.example")
+    >>> status, body = client.post("/cobros", json={"importe": 4820}, idempotency_key="cobro:PED-1",
     ...                               idempotent=True)  # doctest: +SKIP
     """
 
@@ -118,7 +118,7 @@ class ProviderClient:
         self.breaker, self.budget = breaker, budget
         self.retry = retry or RetryPolicy()
         self.unavailable_error = unavailable_error
-        self._metricas = as_metrics(metrics)
+        self._metrics = as_metrics(metrics)
         self._rng, self._sleep = rng or random.Random(), sleep
         self._timeout = urllib3.Timeout(
             connect=connect_timeout_s, read=read_timeout_s, total=connect_timeout_s + read_timeout_s
@@ -149,96 +149,100 @@ class ProviderClient:
         idempotent: bool = False,
     ) -> ProviderResponse:
         """Send with retries as the module docstring describes."""
-        cuerpo = None if json is None else _json_bytes(json)
+        body = None if json is None else _json_bytes(json)
         if idempotency_key:
             headers = {**self._headers, "Idempotency-Key": idempotency_key_header(idempotency_key)}
         else:
             headers = self._headers
         # Only what reaches the provider counts: a call or a retry the open circuit refuses
-        # (CircuitoAbierto propagates from _intentar) neither feeds the budget nor counts as a
+        # (CircuitoAbierto propagates from _attempt) neither feeds the budget nor counts as a
         # retry, or an outage would fill the budget exactly while the provider is down.
-        intento = self._intentar(method, path, cuerpo, headers, idempotent)
+        attempt = self._attempt(method, path, body, headers, idempotent)
         if self.budget is not None:
             self.budget.record_call()
-        numero, motivo = 0, ""
-        while intento.clasificacion.retryable:
-            espera, motivo = self._espera_antes_de_reintentar(numero, intento)
-            if espera is None:
+        retries, reason = 0, ""
+        while attempt.classification.retryable:
+            wait_s, reason = self._wait_before_retry(retries, attempt)
+            if wait_s is None:
                 break
-            self._sleep(espera)
-            numero += 1
-            intento = self._intentar(method, path, cuerpo, headers, idempotent)
-            self._metricas.count(RETRIES, self.dependency)
-        return self._resultado(intento, numero + 1, motivo)
+            self._sleep(wait_s)
+            retries += 1
+            attempt = self._attempt(method, path, body, headers, idempotent)
+            self._metrics.count(RETRIES, self.dependency)
+        return self._result(attempt, retries + 1, reason)
 
-    def _espera_antes_de_reintentar(self, numero: int, intento: _Intento) -> tuple[float | None, str]:
+    def _wait_before_retry(self, retries: int, attempt: _Attempt) -> tuple[float | None, str]:
         """Seconds to wait before another attempt, or ``None`` and why not (attempts, Retry-After, budget)."""
-        if not self.retry.has_attempt_left(numero):
+        if not self.retry.has_attempt_left(retries):
             return None, REASON_ATTEMPTS_EXHAUSTED
-        espera = self.retry.delay_s(numero, intento.clasificacion, intento.retry_after_s, self._rng)
-        motivo = REASON_RETRY_AFTER_TOO_LONG if espera is None else ""
-        if espera is not None and self.budget is not None and not self.budget.allow_retry():
-            espera, motivo = None, REASON_BUDGET_EXHAUSTED
-        extra = {"dependencia": self.dependency, "intento": numero + 1, "detalle": intento.detalle}
-        if espera is None:
-            logger.warning("provider retry refused", extra={**extra, "motivo": motivo})
+        wait_s = self.retry.delay_s(retries, attempt.classification, attempt.retry_after_s, self._rng)
+        reason = REASON_RETRY_AFTER_TOO_LONG if wait_s is None else ""
+        if wait_s is not None and self.budget is not None and not self.budget.allow_retry():
+            wait_s, reason = None, REASON_BUDGET_EXHAUSTED
+        extra = {"dependencia": self.dependency, "intento": retries + 1, "detalle": attempt.detail}
+        if wait_s is None:
+            logger.warning("provider retry refused", extra={**extra, "motivo": reason})
         else:
-            logger.info("provider retry", extra={**extra, "espera_s": round(espera, 3)})
-        return espera, motivo
+            logger.info("provider retry", extra={**extra, "espera_s": round(wait_s, 3)})
+        return wait_s, reason
 
-    def _intentar(
-        self, method: str, path: str, cuerpo: bytes | None, headers: dict[str, str], idempotent: bool
-    ) -> _Intento:
+    def _attempt(
+        self, method: str, path: str, body: bytes | None, headers: dict[str, str], idempotent: bool
+    ) -> _Attempt:
         """One attempt under the breaker (``CircuitoAbierto`` propagates: nothing was sent)."""
-        permiso = self.breaker.acquire() if self.breaker is not None else None
+        permit = self.breaker.acquire() if self.breaker is not None else None
         url = self.base_url + path
         if self._auth is not None:  # per attempt: a signature carries its time
-            headers = self._auth.headers(method, url, headers, cuerpo)
-        inicio = time.monotonic()
+            headers = self._auth.headers(method, url, headers, body)
+        start = time.monotonic()
         try:
-            resp = self._pool.request(method, url, body=cuerpo, headers=headers, redirect=False)
+            response = self._pool.request(method, url, body=body, headers=headers, redirect=False)
         except Exception as exc:
-            self._medir(inicio)
-            clasificacion = classify(exc, idempotent=idempotent)
-            _anotar(permiso, fallo=clasificacion is not Classification.PERMANENT)
-            if clasificacion is Classification.PERMANENT:
+            self._measure(start)
+            classification = classify(exc, idempotent=idempotent)
+            _record_outcome(permit, failed=classification is not Classification.PERMANENT)
+            if classification is Classification.PERMANENT:
                 raise  # not a provider failure (a bad URL, our bug): surface it as it is
-            return _Intento(clasificacion, None, None, exc, f"{type(exc).__name__}: {exc}")
-        self._medir(inicio)
-        clasificacion = classify(resp.status)
-        _anotar(permiso, fallo=clasificacion.retryable)
-        espera = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
-        return _Intento(
-            clasificacion, ProviderResponse(resp.status, body_of(resp.data)), espera, None, f"HTTP {resp.status}"
+            return _Attempt(classification, None, None, exc, f"{type(exc).__name__}: {exc}")
+        self._measure(start)
+        classification = classify(response.status)
+        _record_outcome(permit, failed=classification.retryable)
+        wait_s = retry_after_s(response.headers.get("Retry-After")) if response.status in (429, 503) else None
+        return _Attempt(
+            classification,
+            ProviderResponse(response.status, body_of(response.data)),
+            wait_s,
+            None,
+            f"HTTP {response.status}",
         )
 
-    def _medir(self, inicio: float) -> None:
+    def _measure(self, start: float) -> None:
         """Latency of one attempt (a timeout counts as its full wait): the provider's p99 alarm reads it."""
-        self._metricas.measure_ms(PROVIDER_LATENCY, self.dependency, round((time.monotonic() - inicio) * 1000, 1))
+        self._metrics.measure_ms(PROVIDER_LATENCY, self.dependency, round((time.monotonic() - start) * 1000, 1))
 
-    def _resultado(self, intento: _Intento, intentos: int, motivo: str) -> ProviderResponse:
-        if intento.clasificacion is Classification.UNKNOWN_OUTCOME:
+    def _result(self, attempt: _Attempt, attempts: int, reason: str) -> ProviderResponse:
+        if attempt.classification is Classification.UNKNOWN_OUTCOME:
             raise ResultadoDesconocido(
-                f"{self.dependency}: no answer in time to a non-idempotent operation ({intento.detalle}); "
+                f"{self.dependency}: no answer in time to a non-idempotent operation ({attempt.detail}); "
                 "it may have happened: reconcile before repeating it"
-            ) from intento.error
-        if not intento.clasificacion.retryable:
-            assert intento.respuesta is not None
-            return intento.respuesta
+            ) from attempt.error
+        if not attempt.classification.retryable:
+            assert attempt.response is not None
+            return attempt.response
         # The budget's refusal has its own name in the workflow's contract; any other end is "unavailable".
-        tipo = PresupuestoReintentosAgotado if motivo == REASON_BUDGET_EXHAUSTED else self.unavailable_error
-        error = tipo(
-            f"{self.dependency} unavailable after {intentos} attempt(s) ({motivo}); last: {intento.detalle}",
+        error_type = PresupuestoReintentosAgotado if reason == REASON_BUDGET_EXHAUSTED else self.unavailable_error
+        error = error_type(
+            f"{self.dependency} unavailable after {attempts} attempt(s) ({reason}); last: {attempt.detail}",
             dependency=self.dependency,
-            attempts=intentos,
-            last_outcome=intento.detalle,
+            attempts=attempts,
+            last_outcome=attempt.detail,
         )
-        raise error from intento.error
+        raise error from attempt.error
 
 
 # Printable ASCII travels as it is, except "%", which marks an escape: so the encoding is
 # injective (two different keys never become the same header, e.g. "Ñ" and a literal "%C3%91").
-_SEGURO_EN_CABECERA = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
+_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
 
 
 def idempotency_key_header(key: str) -> str:
@@ -252,18 +256,18 @@ def idempotency_key_header(key: str) -> str:
     key builders (:mod:`mercadofresco.dominio.claves`) already refuse such parts.
     """
     try:
-        return quote(key, safe=_SEGURO_EN_CABECERA, encoding="utf-8", errors="strict")
+        return quote(key, safe=_HEADER_SAFE, encoding="utf-8", errors="strict")
     except UnicodeEncodeError as exc:
         raise ValueError("Idempotency-Key is not encodable text (lone surrogate): refused before any call") from exc
 
 
-def _anotar(permiso: Permit | None, *, fallo: bool) -> None:
-    if permiso is not None:
-        permiso.failure() if fallo else permiso.success()
+def _record_outcome(permit: Permit | None, *, failed: bool) -> None:
+    if permit is not None:
+        permit.failure() if failed else permit.success()
 
 
-def _json_bytes(datos: Any) -> bytes:
-    return json.dumps(datos, separators=(",", ":"), ensure_ascii=False).encode()
+def _json_bytes(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def body_of(data: bytes) -> dict[str, Any]:
@@ -271,7 +275,7 @@ def body_of(data: bytes) -> dict[str, Any]:
     if not data:
         return {}
     try:
-        valor = json.loads(data)
+        value = json.loads(data)
     except ValueError:
         return {"texto": data[:BODY_TEXT_MAX_CHARS].decode("utf-8", "replace")}
-    return valor if isinstance(valor, dict) else {"datos": valor}
+    return value if isinstance(value, dict) else {"datos": value}

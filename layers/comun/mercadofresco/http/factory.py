@@ -66,13 +66,13 @@ def client_from_env(
         from mercadofresco.valkey import valkey_client
 
         redis_client = valkey_client()
-    reloj = kwargs.pop("clock", None)
+    clock = kwargs.pop("clock", None)
     prefix = kwargs.pop("prefix", None)
-    claves_extra = {"prefix": prefix} if prefix else {}
-    breaker = CircuitBreaker(dependency, redis_client, config=config, clock=reloj, **claves_extra)
+    prefix_kwargs = {"prefix": prefix} if prefix else {}
+    breaker = CircuitBreaker(dependency, redis_client, config=config, clock=clock, **prefix_kwargs)
     # The budget ages its pending deposits on the same clock as the breaker.
-    reloj_budget = {"clock": reloj} if reloj is not None else {}
-    budget = RetryBudget(dependency, redis_client, **claves_extra, **reloj_budget)
+    budget_clock = {"clock": clock} if clock is not None else {}
+    budget = RetryBudget.from_env(dependency, redis_client, **prefix_kwargs, **budget_clock)
     kwargs.setdefault("retry", RetryPolicy.from_env())
     return ProviderClient(
         dependency=dependency,

@@ -15,31 +15,33 @@ from mercadofresco.idempotency.record import IdempotencyStatus
 if TYPE_CHECKING:
     from mercadofresco.idempotency.record import IdempotencyRecord
 
+__all__ = ["CompletedCache"]
+
 
 class CompletedCache:
     """A bounded, thread-safe map key → ``COMPLETADO`` record, evicting at ``expira_en``."""
 
     def __init__(self, max_items: int) -> None:
         self.max_items = max_items
-        self._registros: OrderedDict[str, IdempotencyRecord] = OrderedDict()
+        self._records: OrderedDict[str, IdempotencyRecord] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._registros)
+        return len(self._records)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._registros
+        return key in self._records
 
     def get(self, key: str, now_s: float) -> IdempotencyRecord | None:
         """The cached record, or ``None``; an expired one is evicted on the way."""
         with self._lock:
-            record = self._registros.get(key)
+            record = self._records.get(key)
             if record is None:
                 return None
             if record.expired(now_s):
-                del self._registros[key]
+                del self._records[key]
                 return None
-            self._registros.move_to_end(key)
+            self._records.move_to_end(key)
             return record
 
     def put(self, record: IdempotencyRecord) -> None:
@@ -47,7 +49,7 @@ class CompletedCache:
         if record.estado is not IdempotencyStatus.COMPLETADO:
             raise ValueError(f"only COMPLETADO records are cached, got {record.estado} for {record.clave!r}")
         with self._lock:
-            self._registros[record.clave] = record
-            self._registros.move_to_end(record.clave)
-            while len(self._registros) > self.max_items:
-                self._registros.popitem(last=False)
+            self._records[record.clave] = record
+            self._records.move_to_end(record.clave)
+            while len(self._records) > self.max_items:
+                self._records.popitem(last=False)

@@ -9,6 +9,8 @@ from typing import Any
 
 from mercadofresco.errors import PermanentError
 
+__all__ = ["ENV_LEASE_S", "IdempotencyConfig", "lease_for_timeout"]
+
 EXPIRES_AFTER_S = 24 * 60 * 60  # the lesson's 24 h: covers a same-day DLQ reprocess, not 4 days of retention
 FUNCTION_TIMEOUT_S = 30  # template Globals' Timeout, used when the environment does not say
 # A claim outlives the function: a charge that timed out may still be running at the gateway,
@@ -37,8 +39,9 @@ class IdempotencyConfig:
     Parameters
     ----------
     expires_after_s
-        Life of a record (``expira_en`` = claim or completion time + this). After it the key
-        counts as absent even if DynamoDB's TTL has not deleted the item yet.
+        Life of a record after its outcome is written, or after its lease ends for a claim still
+        ``EN_CURSO`` (``expira_en``). After it the key counts as absent even if DynamoDB's TTL has
+        not deleted the item yet.
     lease_s
         Life of an ``EN_CURSO`` claim (``caduca_bloqueo``); after it another consumer may take
         the key over. Set it above the longest time the operation's side effect can take.
@@ -79,24 +82,24 @@ class IdempotencyConfig:
         ``FUNCTION_TIMEOUT_S`` (or ``AWS_LAMBDA_FUNCTION_TIMEOUT``) with :func:`lease_for_timeout`.
         ``IDEMPOTENCY_EXPIRES_AFTER_S`` overrides the 24 h record life.
         """
-        valores: dict[str, Any] = {}
+        values: dict[str, Any] = {}
         if ENV_EXPIRES_AFTER_S in os.environ:
-            valores["expires_after_s"] = _entero(ENV_EXPIRES_AFTER_S)
+            values["expires_after_s"] = _whole_seconds(ENV_EXPIRES_AFTER_S)
         if ENV_LEASE_S in os.environ:
-            valores["lease_s"] = _entero(ENV_LEASE_S)
+            values["lease_s"] = _whole_seconds(ENV_LEASE_S)
         else:
-            timeout = next((_entero(n) for n in ENV_FUNCTION_TIMEOUT_S if n in os.environ), FUNCTION_TIMEOUT_S)
-            valores["lease_s"] = lease_for_timeout(timeout)
-        return cls(**(valores | overrides))
+            timeout = next((_whole_seconds(n) for n in ENV_FUNCTION_TIMEOUT_S if n in os.environ), FUNCTION_TIMEOUT_S)
+            values["lease_s"] = lease_for_timeout(timeout)
+        return cls(**(values | overrides))
 
     def with_changes(self, **changes: Any) -> IdempotencyConfig:
         """A copy with some fields changed (the config itself is immutable)."""
         return replace(self, **changes)
 
 
-def _entero(nombre: str) -> int:
-    valor = os.environ[nombre]
+def _whole_seconds(name: str) -> int:
+    value = os.environ[name]
     try:
-        return int(valor)
+        return int(value)
     except ValueError:
-        raise ValueError(f"environment variable {nombre} must be a whole number of seconds, got {valor!r}") from None
+        raise ValueError(f"environment variable {name} must be a whole number of seconds, got {value!r}") from None

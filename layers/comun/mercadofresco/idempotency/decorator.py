@@ -1,4 +1,4 @@
-"""``@idempotent``: the store's :meth:`run` as a decorator, with key and payload taken from the arguments."""
+"""``@idempotent``: :meth:`IdempotencyStore.run` (claim, then complete or fail) as a decorator."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
     from mercadofresco.idempotency.keys import IdempotencyKey
     from mercadofresco.idempotency.store import IdempotencyStore
+
+__all__ = ["idempotent"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -50,34 +52,34 @@ def idempotent(
     if payload_fields is not None and payload is not None:
         raise ValueError("give payload_fields or payload, not both")
 
-    def decorar(funcion: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(funcion)
-        def envoltura(*args: P.args, **kwargs: P.kwargs) -> R:
+    def decorate(function: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(function)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             k = key(*args, **kwargs)
             if payload is not None:
                 p = payload(*args, **kwargs)
             elif payload_fields is not None:
-                p = _campos(funcion.__qualname__, payload_fields, args, kwargs)
+                p = _payload_fields(function.__qualname__, payload_fields, args, kwargs)
             else:
                 p = None
-            return store.run(k, lambda: funcion(*args, **kwargs), payload=p)
+            return store.run(k, lambda: function(*args, **kwargs), payload=p)
 
-        return envoltura
+        return wrapper
 
-    return decorar
+    return decorate
 
 
-def _campos(nombre: str, campos: Sequence[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _payload_fields(name: str, fields: Sequence[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The named fields of the call's first argument (positional, or the only keyword one)."""
     if args:
-        datos = args[0]
+        data = args[0]
     elif len(kwargs) == 1:
-        datos = next(iter(kwargs.values()))
+        data = next(iter(kwargs.values()))
     else:
-        raise IdempotencyKeyError(f"{nombre}: payload_fields needs the payload as first argument")
-    if not isinstance(datos, Mapping):
-        raise IdempotencyKeyError(f"{nombre}: payload_fields needs a mapping, got {type(datos).__name__}")
-    faltan = [c for c in campos if c not in datos]
-    if faltan:
-        raise IdempotencyKeyError(f"{nombre}: payload field(s) {faltan} missing from the input")
-    return {c: datos[c] for c in campos}
+        raise IdempotencyKeyError(f"{name}: payload_fields needs the payload as first argument")
+    if not isinstance(data, Mapping):
+        raise IdempotencyKeyError(f"{name}: payload_fields needs a mapping, got {type(data).__name__}")
+    missing = [f for f in fields if f not in data]
+    if missing:
+        raise IdempotencyKeyError(f"{name}: payload field(s) {missing} missing from the input")
+    return {f: data[f] for f in fields}

@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 
     from mercadofresco.idempotency.record import StoredError
 
-_CCF = "ConditionalCheckFailedException"
+__all__ = ["DynamoDBRecords"]
+
+_CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailedException"
 
 # Every attribute through a placeholder: the names are ours, DynamoDB's reserved words are many.
-_NOMBRES = {
+_NAMES = {
     f"#{n}": n
     for n in ("clave", "estado", "expira_en", "caduca_bloqueo", "propietario", "hash_payload", "resultado", "error")
 }
@@ -32,13 +34,13 @@ _NOMBRES = {
 # The claim succeeds when the key is absent, or its record has expired (TTL deletes late),
 # or it is EN_CURSO with a lapsed lease (its consumer died) -- and, when the caller
 # validates payloads, only a claim over the *same* payload may be taken over.
-_RECLAMO = (
+_CLAIM_CONDITION = (
     "attribute_not_exists(#clave) OR #expira_en < :ahora OR (#estado = :en_curso AND #caduca_bloqueo < :ahora{hash})"
 )
-_RECLAMO_HASH = " AND (attribute_not_exists(#hash_payload) OR #hash_payload = :hash)"
+_SAME_PAYLOAD = " AND (attribute_not_exists(#hash_payload) OR #hash_payload = :hash)"
 # Finishing or releasing is for the claim's holder only; if the item vanished meanwhile
 # (deleted by hand), finishing re-creates it so duplicates still see the outcome.
-_ES_MIO = "attribute_not_exists(#clave) OR #propietario = :propietario"
+_OWNED = "attribute_not_exists(#clave) OR #propietario = :propietario"
 
 
 class DynamoDBRecords:
@@ -54,25 +56,25 @@ class DynamoDBRecords:
         The record found comes from ``ReturnValuesOnConditionCheckFailure=ALL_OLD``: no GetItem.
         It is ``None`` only if DynamoDB returned no item with the refusal.
         """
-        valores: dict[str, Any] = {":ahora": {"N": str(now_s)}, ":en_curso": {"S": IdempotencyStatus.EN_CURSO}}
+        values: dict[str, Any] = {":ahora": {"N": str(now_s)}, ":en_curso": {"S": IdempotencyStatus.EN_CURSO}}
         if new.hash_payload is not None:
-            valores[":hash"] = {"S": new.hash_payload}
-        condicion = _RECLAMO.format(hash=_RECLAMO_HASH if new.hash_payload is not None else "")
-        respuesta = self._llamar(
+            values[":hash"] = {"S": new.hash_payload}
+        condition = _CLAIM_CONDITION.format(hash=_SAME_PAYLOAD if new.hash_payload is not None else "")
+        response = self._call(
             "put_item",
             Item=new.to_item(),
-            ConditionExpression=condicion,
-            ExpressionAttributeNames=_usados(condicion),
-            ExpressionAttributeValues=valores,
+            ConditionExpression=condition,
+            ExpressionAttributeNames=_used_names(condition),
+            ExpressionAttributeValues=values,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
-        if isinstance(respuesta, _Rechazo):
-            return False, None if respuesta.item is None else IdempotencyRecord.from_item(respuesta.item)
+        if isinstance(response, _Refusal):
+            return False, None if response.item is None else IdempotencyRecord.from_item(response.item)
         return True, None
 
     def complete(self, key: str, owner: str, result_json: str, expires_epoch_s: int) -> bool:
         """EN_CURSO → COMPLETADO with the result; ``False`` if the claim is no longer ours."""
-        return self._terminar(
+        return self._finish(
             key,
             owner,
             "SET #estado = :estado, #resultado = :resultado, #expira_en = :expira_en REMOVE #caduca_bloqueo",
@@ -85,7 +87,7 @@ class DynamoDBRecords:
 
     def mark_failed(self, key: str, owner: str, error: StoredError, expires_epoch_s: int) -> bool:
         """EN_CURSO → FALLIDO with the error; ``False`` if the claim is no longer ours."""
-        return self._terminar(
+        return self._finish(
             key,
             owner,
             "SET #estado = :estado, #error = :error, #expira_en = :expira_en REMOVE #caduca_bloqueo",
@@ -98,41 +100,41 @@ class DynamoDBRecords:
 
     def release(self, key: str, owner: str) -> bool:
         """Delete our claim after a transient failure; ``False`` if it is no longer ours."""
-        condicion = "#propietario = :propietario"
-        respuesta = self._llamar(
+        condition = "#propietario = :propietario"
+        response = self._call(
             "delete_item",
             Key={"clave": {"S": key}},
-            ConditionExpression=condicion,
-            ExpressionAttributeNames=_usados(condicion),
+            ConditionExpression=condition,
+            ExpressionAttributeNames=_used_names(condition),
             ExpressionAttributeValues={":propietario": {"S": owner}},
         )
-        return not isinstance(respuesta, _Rechazo)
+        return not isinstance(response, _Refusal)
 
     def read(self, key: str) -> IdempotencyRecord | None:
         """Strongly consistent GetItem (used only while waiting for another consumer's outcome)."""
-        respuesta = self._llamar("get_item", Key={"clave": {"S": key}}, ConsistentRead=True)
-        item = None if isinstance(respuesta, _Rechazo) else respuesta.get("Item")
+        response = self._call("get_item", Key={"clave": {"S": key}}, ConsistentRead=True)
+        item = None if isinstance(response, _Refusal) else response.get("Item")
         return None if item is None else IdempotencyRecord.from_item(item)
 
-    def _terminar(self, key: str, owner: str, actualizacion: str, valores: dict[str, Any]) -> bool:
-        texto = f"{actualizacion} {_ES_MIO}"
-        respuesta = self._llamar(
+    def _finish(self, key: str, owner: str, update: str, values: dict[str, Any]) -> bool:
+        text = f"{update} {_OWNED}"
+        response = self._call(
             "update_item",
             Key={"clave": {"S": key}},
-            UpdateExpression=actualizacion,
-            ConditionExpression=_ES_MIO,
-            ExpressionAttributeNames=_usados(texto),
-            ExpressionAttributeValues={**valores, ":propietario": {"S": owner}},
+            UpdateExpression=update,
+            ConditionExpression=_OWNED,
+            ExpressionAttributeNames=_used_names(text),
+            ExpressionAttributeValues={**values, ":propietario": {"S": owner}},
         )
-        return not isinstance(respuesta, _Rechazo)
+        return not isinstance(response, _Refusal)
 
-    def _llamar(self, operation: str, **kwargs: Any) -> dict[str, Any] | _Rechazo:
-        """Call the client: its answer, a :class:`_Rechazo` for a failed condition, else the persistence error."""
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any] | _Refusal:
+        """Call the client: its answer, a :class:`_Refusal` for a failed condition, else the persistence error."""
         try:
             return getattr(self.client, operation)(TableName=self.table_name, **kwargs)
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == _CCF:
-                return _Rechazo(exc.response.get("Item"))
+            if exc.response.get("Error", {}).get("Code") == _CONDITIONAL_CHECK_FAILED:
+                return _Refusal(exc.response.get("Item"))
             raise IdempotencyPersistenceError(
                 f"DynamoDB {operation} on {self.table_name} failed: {exc.response.get('Error', {}).get('Code')}: {exc}"
             ) from exc
@@ -141,12 +143,12 @@ class DynamoDBRecords:
 
 
 @dataclass(frozen=True, slots=True)
-class _Rechazo:
+class _Refusal:
     """A failed condition: the item DynamoDB returned with it (``ALL_OLD``), if any."""
 
     item: dict[str, Any] | None
 
 
-def _usados(expresion: str) -> dict[str, str]:
+def _used_names(expression: str) -> dict[str, str]:
     """Only the placeholders an expression uses (DynamoDB rejects unused ones)."""
-    return {k: v for k, v in _NOMBRES.items() if k in expresion}
+    return {k: v for k, v in _NAMES.items() if k in expression}

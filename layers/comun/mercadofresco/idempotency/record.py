@@ -21,7 +21,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["IdempotencyRecord", "IdempotencyStatus", "StoredError", "error_attribute"]
+__all__ = [
+    "MAX_ERROR_MESSAGE_CHARS",
+    "IdempotencyRecord",
+    "IdempotencyStatus",
+    "StoredError",
+    "error_attribute",
+    "result_json",
+]
+
+MAX_ERROR_MESSAGE_CHARS = 1000  # a stored error message is for humans and for the replayed exception
 
 
 class IdempotencyStatus(StrEnum):
@@ -38,6 +47,14 @@ class StoredError:
 
     tipo: str
     mensaje: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> StoredError:
+        """How ``exc`` is stored: its qualified class name, and its message as DynamoDB can hold it (cut short)."""
+        # DynamoDB stores valid UTF-8 only: a lone surrogate (JSON's "\ud800", legal in a provider's body and
+        # so in a message that quotes it) becomes its escape; everything else is kept.
+        message = str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
+        return cls(tipo=f"{type(exc).__module__}.{type(exc).__qualname__}", mensaje=message[:MAX_ERROR_MESSAGE_CHARS])
 
     @property
     def module(self) -> str:
@@ -84,14 +101,14 @@ class IdempotencyRecord:
             "estado": {"S": self.estado.value},
             "expira_en": {"N": str(self.expira_en)},
         }
-        opcionales = {
+        optional = {
             "caduca_bloqueo": None if self.caduca_bloqueo is None else {"N": str(self.caduca_bloqueo)},
             "propietario": None if self.propietario is None else {"S": self.propietario},
             "hash_payload": None if self.hash_payload is None else {"S": self.hash_payload},
             "resultado": None if self.resultado_json is None else {"S": self.resultado_json},
             "error": None if self.error is None else error_attribute(self.error),
         }
-        item.update({k: v for k, v in opcionales.items() if v is not None})
+        item.update({k: v for k, v in optional.items() if v is not None})
         return item
 
     @classmethod
@@ -108,6 +125,21 @@ class IdempotencyRecord:
             resultado_json=item.get("resultado", {}).get("S"),
             error=None if error is None else StoredError(tipo=error["tipo"]["S"], mensaje=error["mensaje"]["S"]),
         )
+
+
+def result_json(result: Any) -> str:
+    """A result as stored (``resultado``): JSON, UTF-8 kept as it is unless the text holds a lone surrogate.
+
+    DynamoDB stores valid UTF-8 only, and a lone surrogate (JSON's ``"\\ud800"``) is not; escaped as JSON
+    (``ensure_ascii``) it is stored, and decodes to the very same value. Raises ``TypeError``/``ValueError``
+    for what JSON cannot hold (``NaN``, an object).
+    """
+    text = json.dumps(result, ensure_ascii=False, allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(result, allow_nan=False)
+    return text
 
 
 def error_attribute(error: StoredError) -> dict[str, Any]:

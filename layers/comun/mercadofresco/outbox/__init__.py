@@ -6,8 +6,8 @@ publishes the pending rows to ``bus-mercadofresco`` and marks only what EventBri
 Delivery is at least once: a relay that dies between ``PutEvents`` and its commit publishes the
 rows again, with the same event ``id`` (the outbox row id), so consumers drop the duplicate.
 
-This ``__init__`` imports no driver: the PostgreSQL modules (``store``, ``postgres``, ``relay``,
-``limpieza``, ``migraciones``) are imported by name where they are needed.
+This ``__init__`` imports no driver: the PostgreSQL modules (``postgres``, ``relay``, ``cleanup``,
+``schema``, ``deployment``) are imported by name where they are needed.
 """
 
 from __future__ import annotations

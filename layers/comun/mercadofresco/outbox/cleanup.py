@@ -31,11 +31,11 @@ def purge_published(
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Delete old published rows in batches of ``purge_batch`` until none is left or ``until``; return the count."""
-    borradas = 0
+    deleted = 0
     while clock() < until:
         with pool.connection() as conn, conn.transaction():
             n = postgres.delete_published(conn, config.retention_days, config.purge_batch)
-        borradas += n
+        deleted += n
         if n < config.purge_batch:
             break
-    return borradas
+    return deleted

@@ -5,8 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from mercadofresco.payload_limits import STEP_FUNCTIONS_INPUT_MAX_BYTES
+
 PUT_EVENTS_MAX_ENTRIES = 10  # EventBridge PutEvents hard limit per call
-PUT_EVENTS_MAX_BYTES = 256 * 1024  # PutEvents hard limit per call (and so per entry)
+# Bytes per call (and so per entry). EventBridge takes 1 MiB a call since 2026-01-29
+# (payload_limits.EVENTBRIDGE_PUT_EVENTS_MAX_BYTES); the relay keeps 256 KiB: a PedidoCreado starts a
+# workflow, whose input takes 256 KiB, so a bigger entry is parked here with its reason instead of
+# failing downstream, and ten orders of a few KB fill a call's 10 entries long before 256 KiB.
+PUT_EVENTS_MAX_BYTES = STEP_FUNCTIONS_INPUT_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +56,8 @@ class OutboxConfig:
     def from_env(cls) -> OutboxConfig:
         """Read ``EVENT_BUS_NAME`` (required) and the optional ``OUTBOX_*`` overrides."""
         extra: dict[str, float | int] = {}
-        for campo, tipo in (("drain_s", float), ("batch_max", int), ("max_attempts", int), ("retention_days", int)):
-            valor = os.environ.get(f"OUTBOX_{campo.upper()}")
-            if valor:
-                extra[campo] = tipo(valor)
+        for name, parse in (("drain_s", float), ("batch_max", int), ("max_attempts", int), ("retention_days", int)):
+            value = os.environ.get(f"OUTBOX_{name.upper()}")
+            if value:
+                extra[name] = parse(value)
         return cls(bus_name=os.environ.get("EVENT_BUS_NAME", ""), **extra)  # type: ignore[arg-type]

@@ -50,16 +50,16 @@ class CustomResourceResponder:
 
     event: dict[str, Any]
     physical_id: str
-    _enviado: threading.Lock = field(default_factory=threading.Lock)
-    _hecho: bool = False
+    _send_lock: threading.Lock = field(default_factory=threading.Lock)
+    _sent: bool = False
 
     def send(self, status: str, reason: str = "", data: dict[str, str] | None = None) -> bool:
         """PUT the answer; False when another answer already went out."""
-        with self._enviado:
-            if self._hecho:
+        with self._send_lock:
+            if self._sent:
                 return False
-            self._hecho = True
-        cuerpo = json.dumps(
+            self._sent = True
+        body = json.dumps(
             {
                 "Status": status,
                 "Reason": reason[:REASON_MAX_CHARS],
@@ -71,26 +71,26 @@ class CustomResourceResponder:
                 "Data": data or {},
             }
         ).encode()
-        _put(self.event["ResponseURL"], cuerpo)
+        _put(self.event["ResponseURL"], body)
         return True
 
 
-def _put(url: str, cuerpo: bytes) -> None:
+def _put(url: str, body: bytes) -> None:
     """PUT with a few retries (full jitter): the pre-signed URL accepts the same body again."""
-    ultimo: Exception | None = None
-    for intento in range(RESPONSE_ATTEMPTS):
+    last_error: Exception | None = None
+    for attempt in range(RESPONSE_ATTEMPTS):
         # An empty Content-Type: the URL is pre-signed without one, S3 refuses any other.
-        peticion = urllib.request.Request(url, data=cuerpo, method="PUT", headers={"Content-Type": ""})
+        request = urllib.request.Request(url, data=body, method="PUT", headers={"Content-Type": ""})
         try:
-            with urllib.request.urlopen(peticion, timeout=RESPONSE_TIMEOUT_S) as r:
+            with urllib.request.urlopen(request, timeout=RESPONSE_TIMEOUT_S) as r:
                 if 200 <= r.status < 300:
                     return
-                ultimo = ResponseError(f"ResponseURL answered HTTP {r.status}")
+                last_error = ResponseError(f"ResponseURL answered HTTP {r.status}")
         except OSError as exc:  # URLError, HTTPError, timeouts
-            ultimo = exc
-        if intento + 1 < RESPONSE_ATTEMPTS:
-            time.sleep(random.uniform(0, min(8.0, 0.5 * 2**intento)))  # full jitter
-    raise ResponseError(f"could not answer CloudFormation after {RESPONSE_ATTEMPTS} attempts: {ultimo}")
+            last_error = exc
+        if attempt + 1 < RESPONSE_ATTEMPTS:
+            time.sleep(random.uniform(0, min(8.0, 0.5 * 2**attempt)))  # full jitter
+    raise ResponseError(f"could not answer CloudFormation after {RESPONSE_ATTEMPTS} attempts: {last_error}")
 
 
 def create_runtime_role(conn: Connection, username: str, password: str) -> None:
@@ -101,25 +101,25 @@ def create_runtime_role(conn: Connection, username: str, password: str) -> None:
     """
     from psycopg import sql  # the driver is the connection's: loaded by connect, not by importing this module
 
-    rol = sql.Identifier(username)
-    existe = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (username,)).fetchone()
-    verbo = sql.SQL("ALTER ROLE") if existe else sql.SQL("CREATE ROLE")
+    role = sql.Identifier(username)
+    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (username,)).fetchone()
+    verb = sql.SQL("ALTER ROLE") if exists else sql.SQL("CREATE ROLE")
     conn.execute(
         sql.SQL("{} {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD {}").format(
-            verbo, rol, sql.Literal(password)
+            verb, role, sql.Literal(password)
         )
     )
-    esquema = sql.Identifier(conn.execute("SELECT current_schema()").fetchone()[0])  # type: ignore[index]
+    schema = sql.Identifier(conn.execute("SELECT current_schema()").fetchone()[0])  # type: ignore[index]
     base = sql.Identifier(conn.info.dbname)
-    for sentencia in (
-        "GRANT CONNECT ON DATABASE {base} TO {rol}",
-        "GRANT USAGE ON SCHEMA {esquema} TO {rol}",
-        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {esquema} TO {rol}",
-        "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {esquema} TO {rol}",
-        "ALTER DEFAULT PRIVILEGES IN SCHEMA {esquema} GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {rol}",
-        "ALTER DEFAULT PRIVILEGES IN SCHEMA {esquema} GRANT USAGE, SELECT ON SEQUENCES TO {rol}",
+    for statement in (
+        "GRANT CONNECT ON DATABASE {base} TO {role}",
+        "GRANT USAGE ON SCHEMA {schema} TO {role}",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}",
+        "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {role}",
+        "ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {role}",
+        "ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} GRANT USAGE, SELECT ON SEQUENCES TO {role}",
     ):
-        conn.execute(sql.SQL(sentencia).format(base=base, esquema=esquema, rol=rol))
+        conn.execute(sql.SQL(statement).format(base=base, schema=schema, role=role))
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,18 +132,18 @@ def read_credentials(secret_arn: str) -> Credentials:
     """username/password of a Secrets Manager secret (JSON, as RDS and the template write them)."""
     from mercadofresco import aws
 
-    valor = json.loads(aws.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"])
-    return Credentials(valor["username"], valor["password"])
+    value = json.loads(aws.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"])
+    return Credentials(value["username"], value["password"])
 
 
 def connect(config: DatabaseConfig, timeout_s: float) -> Connection:
     """One autocommit connection as the admin user (``DATABASE_URL`` locally; Aurora over TLS deployed)."""
     import psycopg
 
-    espera = max(1, min(10, int(timeout_s)))
+    connect_timeout_s = max(1, min(10, int(timeout_s)))
     if config.database_url:
-        return psycopg.connect(config.database_url, autocommit=True, connect_timeout=espera)
-    return psycopg.connect(**aurora_parameters(config), autocommit=True, connect_timeout=espera)
+        return psycopg.connect(config.database_url, autocommit=True, connect_timeout=connect_timeout_s)
+    return psycopg.connect(**aurora_parameters(config), autocommit=True, connect_timeout=connect_timeout_s)
 
 
 def migrate_from_properties(
@@ -167,13 +167,13 @@ def apply(conn: Connection, runtime: Credentials | None, *, statement_timeout_ms
     from psycopg import sql  # see create_runtime_role
 
     conn.execute(sql.SQL("SET statement_timeout = {}").format(sql.Literal(statement_timeout_ms)))
-    aplicadas = apply_migrations(conn)
+    applied = apply_migrations(conn)
     if runtime is not None:
         with conn.transaction():
             create_runtime_role(conn, runtime.username, runtime.password)
     version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
     return {
-        "Aplicadas": ",".join(aplicadas),
+        "Aplicadas": ",".join(applied),
         "Version": (version[0] if version else None) or "",
         "RolRuntime": runtime.username if runtime else "",
     }
@@ -190,27 +190,27 @@ def run(
     """
     properties = event.get("ResourceProperties") or {}
     physical_id = event.get("PhysicalResourceId") or f"migraciones-{properties.get('Database', 'mercadofresco')}"
-    respondedor = CustomResourceResponder(event, physical_id)
+    responder = CustomResourceResponder(event, physical_id)
     time_budget_s = max(1.0, remaining_ms() / 1000 - WATCHDOG_MARGIN_S)
     watchdog = threading.Timer(
-        time_budget_s, respondedor.send, args=("FAILED", f"migrations did not finish within {time_budget_s:.0f} s")
+        time_budget_s, responder.send, args=("FAILED", f"migrations did not finish within {time_budget_s:.0f} s")
     )
     watchdog.daemon = True
     watchdog.start()
     try:
-        tipo = event.get("RequestType")
-        if tipo == "Delete":
+        request_type = event.get("RequestType")
+        if request_type == "Delete":
             # The data outlives the stack (the cluster snapshots on delete): nothing to undo.
             data: dict[str, str] = {}
-        elif tipo in ("Create", "Update"):
+        elif request_type in ("Create", "Update"):
             data = work(properties, time_budget_s)
         else:
-            raise ValueError(f"unknown RequestType {tipo!r}")
+            raise ValueError(f"unknown RequestType {request_type!r}")
     except Exception as exc:  # every failure becomes FAILED with its reason, never a silent hang
         logger.exception("custom resource %s failed", event.get("LogicalResourceId"))
-        respondedor.send("FAILED", f"{type(exc).__name__}: {exc}")
+        responder.send("FAILED", f"{type(exc).__name__}: {exc}")
         return "FAILED"
     finally:
         watchdog.cancel()
-    respondedor.send("SUCCESS", "", data)
+    responder.send("SUCCESS", "", data)
     return "SUCCESS"

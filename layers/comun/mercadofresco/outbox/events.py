@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from mercadofresco.outbox.config import OutboxConfig
 
-_BYTES_CAMPO_TIME = 14  # how EventBridge counts a present ``Time`` towards the 256 KB
+_TIME_FIELD_BYTES = 14  # how EventBridge counts a present ``Time`` towards the 256 KB
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +54,9 @@ def entry(row: OutboxRow, config: OutboxConfig) -> dict[str, Any]:
 
 def entry_size(entry: dict[str, Any]) -> int:
     """An entry's size as EventBridge counts it (UTF-8 of Source, DetailType, Detail, Resources; Time = 14)."""
-    tamano = sum(len(entry.get(k, "").encode()) for k in ("Source", "DetailType", "Detail"))
-    tamano += sum(len(r.encode()) for r in entry.get("Resources", ()))
-    return tamano + (_BYTES_CAMPO_TIME if "Time" in entry else 0)
+    size = sum(len(entry.get(k, "").encode()) for k in ("Source", "DetailType", "Detail"))
+    size += sum(len(r.encode()) for r in entry.get("Resources", ()))
+    return size + (_TIME_FIELD_BYTES if "Time" in entry else 0)
 
 
 def split_entries(
@@ -67,17 +67,17 @@ def split_entries(
     A call also holds at most one event per aggregate: EventBridge does not order the
     entries of one call, so two events of the same order go in consecutive calls.
     """
-    actual: list[tuple[OutboxRow, dict[str, Any], int]] = []
-    bytes_actual = 0
-    agregados: set[tuple[str, str]] = set()
+    current: list[tuple[OutboxRow, dict[str, Any], int]] = []
+    current_bytes = 0
+    aggregates: set[tuple[str, str]] = set()
     for item in pending:
-        fila, _, tamano = item
-        lleno = len(actual) >= config.entries_per_call or bytes_actual + tamano > config.bytes_per_call
-        if actual and (lleno or fila.agregado in agregados):
-            yield actual
-            actual, bytes_actual, agregados = [], 0, set()
-        actual.append(item)
-        bytes_actual += tamano
-        agregados.add(fila.agregado)
-    if actual:
-        yield actual
+        row, _, size = item
+        full = len(current) >= config.entries_per_call or current_bytes + size > config.bytes_per_call
+        if current and (full or row.agregado in aggregates):
+            yield current
+            current, current_bytes, aggregates = [], 0, set()
+        current.append(item)
+        current_bytes += size
+        aggregates.add(row.agregado)
+    if current:
+        yield current

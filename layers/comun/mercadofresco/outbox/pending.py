@@ -48,22 +48,22 @@ class PendingSignal:
         if full_check_s < 1:
             raise ValueError(f"full_check_s must be >= 1, got {full_check_s}")
         self._redis = client
-        self._pendiente = f"{prefix}outbox:pendiente"
-        self._comprobacion = f"{prefix}outbox:comprobacion"
-        self._comprobacion_s = full_check_s
+        self._pending_key = f"{prefix}outbox:pendiente"
+        self._full_check_key = f"{prefix}outbox:comprobacion"
+        self._full_check_s = full_check_s
 
     def mark(self) -> None:
         """Say there is (or may be) work; raises the driver's error when Valkey does not answer."""
-        self._redis.set(self._pendiente, "1")
+        self._redis.set(self._pending_key, "1")
 
     def has_work(self) -> bool:
         """Take the flag: True when it was set or a full check is due; True too when Valkey does not answer."""
         import redis
 
         try:
-            if self._redis.getdel(self._pendiente) is not None:
+            if self._redis.getdel(self._pending_key) is not None:
                 return True
-            return bool(self._redis.set(self._comprobacion, "1", nx=True, ex=self._comprobacion_s))
+            return bool(self._redis.set(self._full_check_key, "1", nx=True, ex=self._full_check_s))
         except redis.RedisError:
             return True  # fail open: a drain costs an Aurora wake-up, a skipped one could delay orders
 

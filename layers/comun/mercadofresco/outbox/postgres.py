@@ -34,13 +34,13 @@ ROW_COLUMNS = (
 # ``bloqueada``: an earlier pending event of the same aggregate is not in this batch (another
 # relay holds it, or it did not fit). EXISTS reads the statement's snapshot, so a row another
 # relay holds counts as pending until that relay commits: publishing waits, order is kept.
-_RECLAMAR = f"""
-WITH lote AS (
+_CLAIM = f"""
+WITH claimed AS (
     SELECT {ROW_COLUMNS}, secuencia
     FROM outbox
     WHERE NOT publicado AND aparcado_en IS NULL
     ORDER BY creado_en, secuencia
-    LIMIT %(lote)s
+    LIMIT %(batch_size)s
     FOR UPDATE SKIP LOCKED
 )
 SELECT l.id, l.tipo_agregado, l.agregado_id, l.tipo_evento, l.version, l.detalle, l.creado_en, l.intentos,
@@ -49,22 +49,22 @@ SELECT l.id, l.tipo_agregado, l.agregado_id, l.tipo_evento, l.version, l.detalle
            WHERE e.tipo_agregado = l.tipo_agregado AND e.agregado_id = l.agregado_id
              AND NOT e.publicado AND e.aparcado_en IS NULL
              AND (e.creado_en, e.secuencia) < (l.creado_en, l.secuencia)
-             AND e.id NOT IN (SELECT id FROM lote)
+             AND e.id NOT IN (SELECT id FROM claimed)
        ) AS bloqueada
-FROM lote l
+FROM claimed l
 ORDER BY l.creado_en, l.secuencia
 """
 
-_REGISTRAR_FALLOS = """
+_RECORD_FAILURES = """
 UPDATE outbox o
-SET intentos = o.intentos + f.rechazos,
+SET intentos = o.intentos + f.rejections,
     ultimo_error = f.error,
-    aparcado_en = CASE WHEN NOT o.publicado AND o.intentos + f.rechazos >= %(max)s THEN clock_timestamp() END,
-    motivo_aparcado = CASE WHEN NOT o.publicado AND o.intentos + f.rechazos >= %(max)s
-        THEN 'rejected ' || (o.intentos + f.rechazos) || ' times; last: ' || f.error END
-FROM unnest(%(ids)s::uuid[], %(rechazos)s::int[], %(errores)s::text[]) AS f(id, rechazos, error)
+    aparcado_en = CASE WHEN NOT o.publicado AND o.intentos + f.rejections >= %(max)s THEN clock_timestamp() END,
+    motivo_aparcado = CASE WHEN NOT o.publicado AND o.intentos + f.rejections >= %(max)s
+        THEN 'rejected ' || (o.intentos + f.rejections) || ' times; last: ' || f.error END
+FROM unnest(%(ids)s::uuid[], %(rejections)s::int[], %(errors)s::text[]) AS f(id, rejections, error)
 WHERE o.id = f.id
-RETURNING o.id, o.aparcado_en IS NOT NULL AS aparcada
+RETURNING o.id, o.aparcado_en IS NOT NULL AS parked
 """
 
 
@@ -79,8 +79,8 @@ class OutboxStatus:
 
 def claim(conn: Connection, batch_size: int) -> list[OutboxRow]:
     """Lock up to ``batch_size`` pending rows no other relay holds, oldest first."""
-    filas = conn.execute(_RECLAMAR, {"lote": batch_size}).fetchall()
-    return [OutboxRow(*fila) for fila in filas]
+    rows = conn.execute(_CLAIM, {"batch_size": batch_size}).fetchall()
+    return [OutboxRow(*row) for row in rows]
 
 
 def mark_published(conn: Connection, ids: list[uuid.UUID]) -> None:
@@ -101,16 +101,16 @@ def record_failures(conn: Connection, failures: dict[uuid.UUID, tuple[int, str]]
     if not failures:
         return []
     ids = list(failures)
-    filas = conn.execute(
-        _REGISTRAR_FALLOS,
+    rows = conn.execute(
+        _RECORD_FAILURES,
         {
             "ids": ids,
-            "rechazos": [failures[i][0] for i in ids],
-            "errores": [failures[i][1][:1000] for i in ids],
+            "rejections": [failures[i][0] for i in ids],
+            "errors": [failures[i][1][:1000] for i in ids],
             "max": max_attempts,
         },
     ).fetchall()
-    return [id_ for id_, aparcada in filas if aparcada]
+    return [id_ for id_, parked in rows if parked]
 
 
 def park(conn: Connection, id_: uuid.UUID, reason: str) -> None:
@@ -123,13 +123,13 @@ def park(conn: Connection, id_: uuid.UUID, reason: str) -> None:
 
 def status(conn: Connection) -> OutboxStatus:
     """Pending rows, age of the oldest pending one (seconds), parked rows."""
-    pendientes, antiguedad, aparcadas = conn.execute(
+    pending, age_s, parked = conn.execute(
         "SELECT count(*) FILTER (WHERE aparcado_en IS NULL),"
         " COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(creado_en) FILTER (WHERE aparcado_en IS NULL)), 0),"
         " (SELECT count(*) FROM outbox WHERE aparcado_en IS NOT NULL)"
         " FROM outbox WHERE NOT publicado"
     ).fetchone()
-    return OutboxStatus(int(pendientes), float(antiguedad), int(aparcadas))
+    return OutboxStatus(int(pending), float(age_s), int(parked))
 
 
 def delete_published(conn: Connection, retention_days: int, batch_size: int) -> int:

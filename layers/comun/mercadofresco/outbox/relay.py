@@ -128,28 +128,28 @@ class OutboxRelay:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._pool = pool
-        self._eventos = events
+        self._events = events
         self._config = config
-        self._reloj = clock
-        self._dormir = sleep
+        self._clock = clock
+        self._sleep = sleep
 
     def process_batch(self) -> RelayResult:
         """Claim, publish, mark and commit one batch; return its counters."""
-        res = RelayResult(batches=1)
+        counters = RelayResult(batches=1)
         with self._pool.connection() as conn, conn.transaction():
-            filas = postgres.claim(conn, self._config.batch_max)
-            res.claimed = len(filas)
-            if not filas:
-                return res
-            enviables = self._planificar(conn, filas, res)
-            aceptadas, fallos = self._publicar(enviables, res)
-            postgres.mark_published(conn, aceptadas)
-            aparcadas = postgres.record_failures(conn, fallos, self._config.max_attempts)
-            for id_ in aparcadas:
-                logger.error("outbox row parked", extra={"outbox_id": str(id_), "motivo": fallos[id_][1]})
-            res.published = len(aceptadas)
-            res.parked += len(aparcadas)
-        return res
+            rows = postgres.claim(conn, self._config.batch_max)
+            counters.claimed = len(rows)
+            if not rows:
+                return counters
+            sendable = self._plan(conn, rows, counters)
+            accepted, failures = self._publish(sendable, counters)
+            postgres.mark_published(conn, accepted)
+            parked = postgres.record_failures(conn, failures, self._config.max_attempts)
+            for id_ in parked:
+                logger.error("outbox row parked", extra={"outbox_id": str(id_), "motivo": failures[id_][1]})
+            counters.published = len(accepted)
+            counters.parked += len(parked)
+        return counters
 
     def drain(self, until: float) -> RelayResult:
         """Process batches until the clock reaches ``until``; poll every ``poll_s`` when idle.
@@ -158,16 +158,16 @@ class OutboxRelay:
         instead of ending the drain: nothing is lost, the rows wait in the table.
         """
         total = RelayResult()
-        while (ahora := self._reloj()) < until:
+        while (now := self._clock()) < until:
             try:
-                lote = self.process_batch()
+                batch = self.process_batch()
             except DB_ERRORS as exc:
                 total.db_errors += 1
                 logger.warning("outbox database unavailable, retrying", extra={"error": str(exc)})
-                self._dormir(min(self._config.error_wait_s, max(until - ahora, 0)))
+                self._sleep(min(self._config.error_wait_s, max(until - now, 0)))
                 continue
-            total.add(lote)
-            self._dormir(min(self._pausa(lote), max(until - self._reloj(), 0)))
+            total.add(batch)
+            self._sleep(min(self._pause(batch), max(until - self._clock(), 0)))
         return total
 
     def status(self) -> postgres.OutboxStatus:
@@ -175,77 +175,77 @@ class OutboxRelay:
         with self._pool.connection() as conn:
             return postgres.status(conn)
 
-    def _pausa(self, lote: RelayResult) -> float:
-        if lote.service_errors:
+    def _pause(self, batch: RelayResult) -> float:
+        if batch.service_errors:
             return self._config.error_wait_s
-        if lote.claimed == 0:
+        if batch.claimed == 0:
             return self._config.poll_s
-        if lote.published == 0 and lote.rejections == 0:
+        if batch.published == 0 and batch.rejections == 0:
             return self._config.lock_wait_s  # everything waits on another relay's commit
         return 0.0
 
-    def _planificar(self, conn: Any, filas: list[OutboxRow], res: RelayResult) -> list[tuple[OutboxRow, dict, int]]:
+    def _plan(self, conn: Any, rows: list[OutboxRow], counters: RelayResult) -> list[tuple[OutboxRow, dict, int]]:
         """Entries to send, in order; park the ones that can never fit, hold the ones that must wait."""
-        enviables: list[tuple[OutboxRow, dict, int]] = []
-        esperan: set[tuple[str, str]] = set()
-        for fila in filas:
-            if fila.bloqueada or fila.agregado in esperan:
-                esperan.add(fila.agregado)
-                res.held += 1
+        sendable: list[tuple[OutboxRow, dict, int]] = []
+        waiting: set[tuple[str, str]] = set()
+        for row in rows:
+            if row.bloqueada or row.agregado in waiting:
+                waiting.add(row.agregado)
+                counters.held += 1
                 continue
-            ent = entry(fila, self._config)
-            tamano = entry_size(ent)
-            if tamano > self._config.bytes_per_call:
-                motivo = f"entry of {tamano} bytes exceeds PutEvents' {self._config.bytes_per_call}-byte limit"
-                postgres.park(conn, fila.id, motivo)
-                logger.error("outbox row parked", extra={"outbox_id": str(fila.id), "motivo": motivo})
-                res.parked += 1
+            event_entry = entry(row, self._config)
+            size = entry_size(event_entry)
+            if size > self._config.bytes_per_call:
+                reason = f"entry of {size} bytes exceeds PutEvents' {self._config.bytes_per_call}-byte limit"
+                postgres.park(conn, row.id, reason)
+                logger.error("outbox row parked", extra={"outbox_id": str(row.id), "motivo": reason})
+                counters.parked += 1
                 continue
-            enviables.append((fila, ent, tamano))
-        return enviables
+            sendable.append((row, event_entry, size))
+        return sendable
 
-    def _publicar(
-        self, enviables: list[tuple[OutboxRow, dict, int]], res: RelayResult
+    def _publish(
+        self, sendable: list[tuple[OutboxRow, dict, int]], counters: RelayResult
     ) -> tuple[list[uuid.UUID], dict[uuid.UUID, tuple[int, str]]]:
         """Send in calls, re-sending only rejected entries; a rejected row holds back its aggregate."""
-        aceptadas: list[uuid.UUID] = []
-        fallos: dict[uuid.UUID, tuple[int, str]] = {}
-        pendientes = enviables
-        for ronda in range(1 + self._config.resends_per_batch):
-            if ronda:
-                self._dormir(self._config.resend_wait_s * ronda)  # rejections are often throttling
-            rechazadas: list[tuple[OutboxRow, dict, int]] = []
-            detenidos: set[tuple[str, str]] = set()
-            for llamada in split_entries(pendientes, self._config):
-                enviar = [item for item in llamada if item[0].agregado not in detenidos]
-                res.held += len(llamada) - len(enviar)
-                if not enviar:
+        accepted: list[uuid.UUID] = []
+        failures: dict[uuid.UUID, tuple[int, str]] = {}
+        pending = sendable
+        for attempt in range(1 + self._config.resends_per_batch):
+            if attempt:
+                self._sleep(self._config.resend_wait_s * attempt)  # rejections are often throttling
+            rejected: list[tuple[OutboxRow, dict, int]] = []
+            stopped: set[tuple[str, str]] = set()
+            for call in split_entries(pending, self._config):
+                to_send = [item for item in call if item[0].agregado not in stopped]
+                counters.held += len(call) - len(to_send)
+                if not to_send:
                     continue
-                respuesta = self._put_events([ent for _, ent, _ in enviar], res)
-                if respuesta is None:  # the call itself failed: stop this batch, keep the rest pending
-                    return aceptadas, fallos
-                for item, resultado in zip(enviar, respuesta, strict=True):
-                    fila = item[0]
-                    if "ErrorCode" in resultado:
-                        n, _ = fallos.get(fila.id, (0, ""))
-                        fallos[fila.id] = (n + 1, f"{resultado['ErrorCode']}: {resultado.get('ErrorMessage', '')}")
-                        rechazadas.append(item)
-                        detenidos.add(fila.agregado)
-                        res.rejections += 1
+                response = self._put_events([event_entry for _, event_entry, _ in to_send], counters)
+                if response is None:  # the call itself failed: stop this batch, keep the rest pending
+                    return accepted, failures
+                for item, result in zip(to_send, response, strict=True):
+                    row = item[0]
+                    if "ErrorCode" in result:
+                        n, _ = failures.get(row.id, (0, ""))
+                        failures[row.id] = (n + 1, f"{result['ErrorCode']}: {result.get('ErrorMessage', '')}")
+                        rejected.append(item)
+                        stopped.add(row.agregado)
+                        counters.rejections += 1
                     else:
-                        aceptadas.append(fila.id)
-            if not rechazadas:
+                        accepted.append(row.id)
+            if not rejected:
                 break
             # Only the rejected entries go again; later events of their aggregates wait for the next batch.
-            pendientes = rechazadas
-        return aceptadas, fallos
+            pending = rejected
+        return accepted, failures
 
-    def _put_events(self, entradas: list[dict], res: RelayResult) -> list[dict] | None:
-        res.calls += 1
+    def _put_events(self, entries: list[dict], counters: RelayResult) -> list[dict] | None:
+        counters.calls += 1
         try:
-            respuesta = self._eventos.put_events(Entries=entradas)
+            response = self._events.put_events(Entries=entries)
         except (ClientError, BotoCoreError) as exc:
-            res.service_errors += 1
+            counters.service_errors += 1
             logger.warning("PutEvents failed as a whole, rows stay pending", extra={"error": str(exc)})
             return None
-        return respuesta["Entries"]
+        return response["Entries"]

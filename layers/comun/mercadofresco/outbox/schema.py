@@ -17,7 +17,7 @@ from mercadofresco.outbox.exceptions import MigrationError
 if TYPE_CHECKING:
     from psycopg import Connection
 
-_CREAR_TABLA = """
+_CREATE_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_migrations (
     version     text        PRIMARY KEY,
     aplicada_en timestamptz NOT NULL DEFAULT now()
@@ -27,18 +27,18 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 
 def migration_files() -> list[tuple[str, str]]:
     """``(version, sql)`` for every ``migrations/NNN_*.sql``, in order."""
-    carpeta = resources.files("mercadofresco.outbox") / "migrations"
-    nombres = sorted(f.name for f in carpeta.iterdir() if f.name.endswith(".sql"))
-    return [(nombre.removesuffix(".sql"), (carpeta / nombre).read_text(encoding="utf-8")) for nombre in nombres]
+    folder = resources.files("mercadofresco.outbox") / "migrations"
+    names = sorted(f.name for f in folder.iterdir() if f.name.endswith(".sql"))
+    return [(name.removesuffix(".sql"), (folder / name).read_text(encoding="utf-8")) for name in names]
 
 
 def pending_migrations(conn: Connection) -> list[str]:
     """Versions of ``migrations/`` not yet applied to the connection's schema (read only)."""
-    existe = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
-    hechas = set()
-    if existe and existe[0]:
-        hechas = {fila[0] for fila in conn.execute("SELECT version FROM schema_migrations")}
-    return [version for version, _ in migration_files() if version not in hechas]
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    applied = set()
+    if exists and exists[0]:
+        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    return [version for version, _ in migration_files() if version not in applied]
 
 
 def verify_migrations(conn: Connection) -> None:
@@ -49,10 +49,10 @@ def verify_migrations(conn: Connection) -> None:
     MigrationError
         Naming the pending versions and who applies them.
     """
-    pendientes = pending_migrations(conn)
-    if pendientes:
+    pending = pending_migrations(conn)
+    if pending:
         raise MigrationError(
-            f"database schema is behind this code: {pendientes} not applied; the deploy applies them "
+            f"database schema is behind this code: {pending} not applied; the deploy applies them "
             "(custom resource MigracionesAurora, functions/migraciones) - redeploy or check its log"
         )
 
@@ -67,18 +67,18 @@ def apply_migrations(conn: Connection) -> list[str]:
     """
     import psycopg  # already loaded by ``conn``'s pool: importing this module does not load the driver
 
-    aplicadas_ahora: list[str] = []
+    applied_now: list[str] = []
     try:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('mercadofresco.migraciones:' || current_schema()))")
-            conn.execute(_CREAR_TABLA)
-            hechas = {fila[0] for fila in conn.execute("SELECT version FROM schema_migrations")}
+            conn.execute(_CREATE_TABLE)
+            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
             for version, sql in migration_files():
-                if version in hechas:
+                if version in applied:
                     continue
                 conn.execute(sql)  # no parameters: several statements in one call are fine
                 conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
-                aplicadas_ahora.append(version)
+                applied_now.append(version)
     except psycopg.Error as exc:
         raise MigrationError(f"migration failed, schema unchanged: {exc}") from exc
-    return aplicadas_ahora
+    return applied_now

@@ -33,9 +33,9 @@ __all__ = [
 ]
 
 
-def __getattr__(nombre: str) -> Any:
-    if nombre == "RetryBudget":
+def __getattr__(name: str) -> Any:
+    if name == "RetryBudget":
         from mercadofresco.retry.budget import RetryBudget
 
         return RetryBudget
-    raise AttributeError(f"module {__name__!r} has no attribute {nombre!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

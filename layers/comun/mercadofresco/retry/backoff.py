@@ -55,8 +55,8 @@ class EqualJitterBackoff(Backoff):
     cap_s: float = DEFAULT_CAP_S
 
     def compute(self, attempt: int, rng: random.Random) -> float:
-        mitad = min(self.cap_s, self.base_s * 2 ** min(attempt, 62)) / 2
-        return mitad + rng.uniform(0, mitad)
+        half = min(self.cap_s, self.base_s * 2 ** min(attempt, 62)) / 2
+        return half + rng.uniform(0, half)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +79,9 @@ def retry_after_s(value: str | None, *, now: datetime | None = None) -> float | 
     if value.isdigit():
         return float(value)
     try:
-        fecha = parsedate_to_datetime(value)
+        date = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    if fecha.tzinfo is None:  # RFC 850/asctime forms parse naive; HTTP dates are always GMT
-        fecha = fecha.replace(tzinfo=UTC)
-    return max(0.0, (fecha - (now or datetime.now(UTC))).total_seconds())
+    if date.tzinfo is None:  # RFC 850/asctime forms parse naive; HTTP dates are always GMT
+        date = date.replace(tzinfo=UTC)
+    return max(0.0, (date - (now or datetime.now(UTC))).total_seconds())

@@ -79,13 +79,13 @@ def classify(outcome: int | BaseException, *, idempotent: bool = False) -> Class
     <Classification.PERMANENT: 'permanente'>
     """
     if isinstance(outcome, int):
-        return _por_status(outcome)
+        return _from_status(outcome)
     if type(outcome).__module__.startswith("botocore"):
-        return _botocore(outcome, idempotent=idempotent)
-    return _red(outcome, idempotent=idempotent)
+        return _from_botocore(outcome, idempotent=idempotent)
+    return _from_network(outcome, idempotent=idempotent)
 
 
-def _por_status(status: int) -> Classification:
+def _from_status(status: int) -> Classification:
     if status == 429:
         return Classification.TRANSIENT_LONG_WAIT
     if status >= 500:
@@ -95,35 +95,35 @@ def _por_status(status: int) -> Classification:
     return Classification.SUCCESS
 
 
-def _lectura_agotada(idempotent: bool) -> Classification:
+def _read_timed_out(idempotent: bool) -> Classification:
     return Classification.TRANSIENT if idempotent else Classification.UNKNOWN_OUTCOME
 
 
-def _red(exc: BaseException, *, idempotent: bool) -> Classification:
+def _from_network(exc: BaseException, *, idempotent: bool) -> Classification:
     # Order matters: urllib3's NewConnectionError subclasses ConnectTimeoutError, and both are
     # TimeoutError subclasses like ReadTimeoutError; the connect side is checked first.
     if isinstance(exc, u3.ConnectTimeoutError | u3.NewConnectionError | ConnectionRefusedError):
         return Classification.TRANSIENT
     if isinstance(exc, u3.ReadTimeoutError | socket.timeout | TimeoutError):
-        return _lectura_agotada(idempotent)
+        return _read_timed_out(idempotent)
     if isinstance(exc, u3.ProtocolError | u3.SSLError | u3.ProxyError | ConnectionError):
         return Classification.TRANSIENT  # reset/aborted: the lesson and DESIGN treat a broken link as transient
     return Classification.PERMANENT
 
 
-def _botocore(exc: BaseException, *, idempotent: bool) -> Classification:
+def _from_botocore(exc: BaseException, *, idempotent: bool) -> Classification:
     from botocore import exceptions as bc  # botocore only when the error came from it
 
     if isinstance(exc, bc.ClientError):
         error = exc.response.get("Error", {})
-        codigo = error.get("Code", "")
-        if codigo == "ConditionalCheckFailedException":
+        code = error.get("Code", "")
+        if code == "ConditionalCheckFailedException":
             return Classification.NOT_AN_ERROR
-        if codigo in THROTTLING_CODES:
+        if code in THROTTLING_CODES:
             return Classification.TRANSIENT_LONG_WAIT
-        return _por_status(int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)))
+        return _from_status(int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)))
     if isinstance(exc, bc.ReadTimeoutError):
-        return _lectura_agotada(idempotent)
+        return _read_timed_out(idempotent)
     if isinstance(exc, bc.ConnectTimeoutError | bc.EndpointConnectionError | bc.ConnectionClosedError):
         return Classification.TRANSIENT
     return Classification.PERMANENT

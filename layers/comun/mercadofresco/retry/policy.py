@@ -57,11 +57,11 @@ class RetryPolicy:
         The template declares that variable per function, and the rule pack's worst-case
         check (E9111) multiplies the same number, so what is linted is what runs.
         """
-        valor = os.environ.get("HTTP_MAX_ATTEMPTS", "").strip()
+        value = os.environ.get("HTTP_MAX_ATTEMPTS", "").strip()
         try:
-            return cls(max_attempts=int(valor)) if valor else cls()
+            return cls(max_attempts=int(value)) if value else cls()
         except ValueError:
-            raise ValueError(f"HTTP_MAX_ATTEMPTS must be a whole number >= 1, got {valor!r}") from None
+            raise ValueError(f"HTTP_MAX_ATTEMPTS must be a whole number >= 1, got {value!r}") from None
 
     def has_attempt_left(self, attempt: int) -> bool:
         """Whether attempt ``attempt`` (0-based, just failed) may be followed by another."""
@@ -77,7 +77,7 @@ class RetryPolicy:
         """
         if retry_after is not None:
             return retry_after if retry_after <= self.retry_after_max_s else None
-        espera = self.backoff.compute(retry, rng)
+        wait_s = self.backoff.compute(retry, rng)
         if classification is Classification.TRANSIENT_LONG_WAIT:
-            espera += self.min_429_wait_s
-        return espera
+            wait_s += self.min_429_wait_s
+        return wait_s

@@ -1,0 +1,1 @@
+../cobro/cliente_pasarela.py

@@ -1,0 +1,1 @@
+../reclamo/lectura.py

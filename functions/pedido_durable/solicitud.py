@@ -1,0 +1,1 @@
+../cobro/solicitud.py
