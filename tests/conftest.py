@@ -19,6 +19,10 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+# The provisioned order workflow (``flujo`` and its clock and waits): the workflow's tests and the
+# contract suite of both engines use one copy.
+pytest_plugins = ("tests.fixtures.flujo",)
+
 RAIZ = Path(__file__).resolve().parents[1]
 EVENTOS = RAIZ / "events"
 FUNCIONES = RAIZ / "functions"

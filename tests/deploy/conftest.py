@@ -1,18 +1,17 @@
-"""The deploy level: ``sam deploy`` of the real template into an emulated empty account (MiniStack).
+"""The deploy level: ``make deploy-emulated`` — the real template into an emulated empty account (MiniStack).
 
 The session fixture runs the level once (``python -m emulated_account run``, see
-``tools/emulated_account/nivel.py``: the level's PostgreSQL and Valkey, MiniStack, ``sam build``,
-``sam deploy``, ``mf-smoke`` through the deployed store API, ``sam delete``, ``sam deploy`` again)
+``tools/levels/emulated_account/nivel.py``: ``make deploy-emulated``, orders and faults through the
+deployed store API, ``sam delete``, adoption, ``make deploy-emulated`` again, ``make deploy-emulated-down``)
 and collects what the stack recorded; each test asserts one outcome.
 
-Without Docker, the Lambda base image or ``.venv-ministack`` these tests are skipped, with the
-command that sets them up: ``make test-deploy``.
+Without Docker, the images or ``.venv-ministack`` these tests are skipped, with the command that sets
+them up: ``make test-deploy``.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -33,9 +32,9 @@ def _listo() -> str | None:
         subprocess.run(["docker", "info"], capture_output=True, check=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return "no Docker daemon answers"
-    imagen = "public.ecr.aws/lambda/python:3.13"
-    if subprocess.run(["docker", "image", "inspect", imagen], capture_output=True, check=False).returncode != 0:
-        return f"the base image {imagen} is not built"
+    for imagen in ("public.ecr.aws/lambda/python:3.13", "postgres:17-alpine", "valkey/valkey:8.1-alpine"):
+        if subprocess.run(["docker", "image", "inspect", imagen], capture_output=True, check=False).returncode != 0:
+            return f"the image {imagen} is not built"
     if not MINISTACK.exists():
         return f"{MINISTACK} is not installed"
     return None
@@ -54,8 +53,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def nivel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The level's observations (see ``emulated_account.nivel.ejecutar``)."""
     salida = tmp_path_factory.mktemp("deploy") / "observaciones.json"
-    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([str(RAIZ / "tools"), str(RAIZ / "layers" / "comun")])}
-    subprocess.run([sys.executable, "-m", "emulated_account", "run", "--out", str(salida)], cwd=RAIZ, env=entorno)
+    subprocess.run([sys.executable, "-m", "emulated_account", "run", "--out", str(salida)], cwd=RAIZ, check=False)
     return json.loads(salida.read_text()) if salida.exists() else {}
 
 

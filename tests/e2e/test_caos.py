@@ -22,7 +22,7 @@ RITMO_POR_S = 6.0
 
 @pytest.fixture(scope="module")
 def resultados():
-    from mercadofresco_local import caos
+    import mercadofresco_caos as caos
     from mercadofresco_local.sesion import Sesion
 
     with Sesion("caos-e2e", compresion=caos.COMPRESION, caos=True) as sesion:
@@ -30,7 +30,7 @@ def resultados():
 
 
 def test_caos_fixed_seeds_zero_violations(resultados):
-    from mercadofresco_local.caos import describir_violaciones
+    from mercadofresco_caos import describir_violaciones
 
     # GIVEN ten seeds' fault schedules  WHEN their orders have flowed and the system is quiet
     lineas = [linea for r in resultados for linea in describir_violaciones(r, PEDIDOS_POR_SEMILLA, RITMO_POR_S)]

@@ -2,7 +2,7 @@
 
 Faults make the functions take the paths a healthy run does not (refunds, stock releases, the
 "not confirmed" e-mail, dead letters, redrives). A small campaign runs as ``mf-caos --local
---procesos 2`` runs it: each child records its requests (``mercadofresco_local.caos.hijo``), each
+--procesos 2`` runs it: each child records its requests (``mercadofresco_caos.hijo``), each
 seed evaluates its own against the roles of the transformed template and reports any denial as a
 violation in its JSON line, and the parent merges them. The test fails on any denied request and
 prints the grants no seed used.
@@ -23,8 +23,8 @@ PEDIDOS_POR_SEMILLA = 6
 
 
 def test_every_request_of_a_parallel_chaos_campaign_is_allowed_by_its_role(tmp_path) -> None:
-    from mercadofresco_local import caos
-    from mercadofresco_local.caos.permisos import INVARIANTE
+    import mercadofresco_caos as caos
+    from mercadofresco_caos.permisos import INVARIANTE
     from mercadofresco_local.demo import ESCENARIOS
     from mercadofresco_local.informe import Informe
     from rich.console import Console

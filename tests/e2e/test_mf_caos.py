@@ -10,7 +10,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 
 def test_mf_caos_local_runs_seeds_through_the_spec_with_zero_violations() -> None:
-    from mercadofresco_local.caos import cli, especificacion
+    from mercadofresco_caos import cli, especificacion
     from rich.console import Console
 
     # GIVEN mf-caos --local asked for two seeds of four orders

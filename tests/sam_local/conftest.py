@@ -63,7 +63,8 @@ def observaciones(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
     build()
     eventos = sorted(CASES)
     carpeta = tmp_path_factory.mktemp("sam-local")
-    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([str(RAIZ / "tools"), str(RAIZ / "layers" / "comun")])}
+    ruta = os.pathsep.join(str(RAIZ / p) for p in ("tools/levels", "tools", "layers/comun"))
+    entorno = {**os.environ, "PYTHONPATH": ruta}
     carriles = []
     for carril in range(min(LANES, len(eventos))):
         salida = carpeta / f"lane-{carril}.json"

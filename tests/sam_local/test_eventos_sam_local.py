@@ -35,7 +35,7 @@ def test_every_sample_event_has_a_declared_outcome() -> None:
     eventos = _sample_events()
     # WHEN compared with the table of outcomes
     sin_caso = [e for e in eventos if e not in CASES]
-    # THEN each has one (a new event needs its expected outcome in tools/sam_local/cases.py)
+    # THEN each has one (a new event needs its expected outcome in events/casos.yaml)
     assert sin_caso == []
     assert sorted(CASES) == eventos
 

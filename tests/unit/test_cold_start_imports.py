@@ -37,6 +37,15 @@ ENTORNO = {
     "CORREO_SECUNDARIO_URL": "http://127.0.0.1:9",
     "AURORA_ENDPOINT": "127.0.0.1",
     "EVENT_BUS_NAME": "bus-mercadofresco",
+    # the durable order saga's resources and bounds (functions/pedido_durable/configuracion.py); the
+    # charge's lease set here, not inherited from whatever an earlier test left in this process
+    "IDEMPOTENCY_LEASE_S": "100",
+    "RECLAMO_LEASE_S": "7500",
+    "RECONSULTA_WAIT_S": "130",
+    "COLA_STOCK_URL": "http://127.0.0.1:9/cola-stock.fifo",
+    "COLA_PEDIDOS_URL": "http://127.0.0.1:9/cola-pedidos",
+    "COLA_PEDIDOS_FALLIDOS_URL": "http://127.0.0.1:9/pedidos-fallidos",
+    "TEMA_PEDIDO_CONFIRMADO_ARN": "arn:aws:sns:eu-south-2:123456789012:mercadofresco-pedido-confirmado",
 }
 SONDA = (
     "import json, sys\n"

@@ -209,6 +209,7 @@ PALABRAS_DE_MECANISMO = frozenset(
     (
         "429",
         "after",
+        "age",
         "attempts",
         "backoff",
         "base",
@@ -301,6 +302,7 @@ def test_mechanism_config_fields_and_error_parameters_are_made_of_english_words(
 
 # ---------------------------------------------------------------- the allow-list over every public name
 
+
 # The mechanism side of the layer: every module of mercadofresco outside dominio/ (the lesson's nouns).
 def _modulos_de_mecanismo() -> list[Path]:
     return sorted(f for f in CAPA.rglob("*.py") if f.relative_to(CAPA).parts[0] != "dominio")
@@ -365,7 +367,7 @@ PALABRAS_INGLESAS = frozenset(
     endpoint entries entry env envelope environment epoch equal error errors event events exc exceptions exclude
     execute exhausted expired expires factory failed failure failures field fields fifo files flush fn for force
     from full function get globals guard handle handler handover has hash header headers held http id idempotency
-    idempotent identifier ids in inconsistent interval invalid is item items jitter json key keys lambda last
+    idempotent identifier ids in inconsistent instances interval invalid is item items jitter json key keys lambda last
     latency lazy lease left lifetime local lock log logger long make margin mark marker max measure message method
     metrics migrate migration migrations min mismatch mode module modules ms n name namespace new no not now obj
     of on op open openings operation original other outbox outcome own owner p parameters park parked password
@@ -378,7 +380,11 @@ PALABRAS_INGLESAS = frozenset(
     store stored success successes t table text throttling time timeout to token tokens too total traced tracer
     tracing transform transient truncated type types unavailable unknown unprintable until unwrap url username
     uuid validation valkey value variable verify version versions wait watchdog window with without work
-    auth bearer iam session sig v4""".split()  # noqa: SIM905
+    auth bearer iam session sig v4 protect transition
+    limits eventbridge sns step functions input
+    checked class condition conditional domain expiry fail finish flow layer names over owned part records refusal
+    refused replayed same seconds take used whole won write
+    admitting announce counter degrade degraded fresh lua messages quantities remember script sent uses view""".split()  # noqa: SIM905
 )
 
 # Spanish on purpose, never renamed: the workflow's error names a mechanism raises (the ASL matches them), stored
@@ -424,6 +430,7 @@ NOMBRES_GUARDADOS = frozenset(
     )
 )
 
+
 def test_every_public_mechanism_name_is_english_or_explicitly_allowed() -> None:
     # GIVEN every public name of the mechanism side of the layer (modules, constants, functions, classes,
     # methods, parameters, fields)
@@ -439,6 +446,201 @@ def test_every_public_mechanism_name_is_english_or_explicitly_allowed() -> None:
     assert ajenos - NOMBRES_GUARDADOS == set()
     # AND each name kept on purpose still exists (a renamed one leaves the list)
     assert NOMBRES_GUARDADOS - ajenos == set()
+
+
+# ---------------------------------------------------------------- private names and test files, mechanism by mechanism
+
+# The mechanisms (each package or module of the layer outside dominio/) whose private names, parameters and locals
+# are English too, and whose tests are named after their modules (issue 39).
+MECANISMOS_TERMINADOS = (
+    "aws",
+    "circuit_breaker",
+    "consumer",
+    "db",
+    "dlq",
+    "errors",
+    "http",
+    "idempotency",
+    "metrics",
+    "outbox",
+    "payload_limits",
+    "process_cache",
+    "retry",
+    "tracing",
+    "validation",
+    "valkey",
+)
+# A mechanism not yet renamed; it moves up to MECANISMOS_TERMINADOS once it passes both checks
+# (test_every_mechanism_is_finished_or_pending_and_a_pending_one_still_fails says when). Empty: all are done.
+MECANISMOS_PENDIENTES: tuple[str, ...] = ()
+
+# The words private names may use besides PALABRAS_INGLESAS: a local reads like prose (``rows``, ``waiting``), and
+# Python's and the libraries' usual short names are English too (``kwargs``, ``conninfo``, ``sqlstate``). A letter
+# alone (``c``, ``k``, ``v``) is no word of either language and passes.
+PALABRAS_DE_LO_PRIVADO = frozenset(
+    """admin aggregates annotated applied args asked at before caches common conninfo counters current cursor decorate
+    deferred deleted duration end exact exists expression extra extract finished fit folder foreign found getattr
+    host int kos kw kwargs merged metric missing next object oks optional options originals ours out overrides parse
+    parts pause plan processor progress protected psycopg publish raw readable redrive register rejected replayable
+    reply report room root rows safe secrets seen sendable sent signer since sources sql sqlstate start stopped
+    streak string sub target tls trust update valid values verb waiting what wrapped wrapper
+    asks botocore calls date granted half network read second share timed visit""".split()  # noqa: SIM905
+)
+
+
+def _mecanismos_de_la_capa() -> set[str]:
+    """Each top-level package and module of the mechanism side of the layer, by name."""
+    return {
+        p.stem
+        for p in CAPA.iterdir()
+        if (p.is_dir() and (p / "__init__.py").is_file() and p.name != "dominio")
+        or (p.suffix == ".py" and p.stem != "__init__")
+    }
+
+
+def _privados(mecanismo: str, capa: Path = CAPA) -> dict[str, str]:
+    """``module:name`` -> the bare name, for every name of a mechanism that is not public: ``_private`` functions,
+    classes, constants and attributes, and every parameter and local of every function and comprehension (dunder
+    names, ``self`` and ``cls`` are Python's)."""
+    carpeta = capa / mecanismo
+    ficheros = sorted(carpeta.glob("*.py")) if carpeta.is_dir() else [capa / f"{mecanismo}.py"]
+    ambitos = (
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.Lambda,
+        ast.ListComp,
+        ast.SetComp,
+        ast.DictComp,
+        ast.GeneratorExp,
+    )
+    nombres: dict[str, str] = {}
+
+    def recorrer(nodo: ast.AST, modulo: str, local: bool) -> None:
+        for hijo in ast.iter_child_nodes(nodo):
+            nombre = None
+            if isinstance(hijo, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                nombre = hijo.name
+            elif isinstance(hijo, ast.Name) and isinstance(hijo.ctx, ast.Store):
+                nombre = hijo.id
+            elif isinstance(hijo, ast.Attribute) and isinstance(hijo.ctx, ast.Store) and hijo.attr.startswith("_"):
+                nombre = hijo.attr
+            elif isinstance(hijo, ast.arg | ast.ExceptHandler):
+                nombre = hijo.arg if isinstance(hijo, ast.arg) else hijo.name
+            privado = local or isinstance(hijo, ast.arg | ast.ExceptHandler) or (nombre or "").startswith("_")
+            if nombre and privado and not nombre.startswith("__") and nombre not in ("self", "cls"):
+                nombres[f"{modulo}:{nombre}"] = nombre
+            recorrer(hijo, modulo, local or isinstance(hijo, ambitos))
+
+    for fichero in ficheros:
+        modulo = f"{mecanismo}.{fichero.stem}" if carpeta.is_dir() else mecanismo
+        recorrer(ast.parse(fichero.read_text()), modulo, local=False)
+    return nombres
+
+
+def _privados_ajenos(mecanismo: str, capa: Path = CAPA) -> set[str]:
+    """The private names of a mechanism with a word off both allow-lists."""
+    permitidas = PALABRAS_INGLESAS | PALABRAS_DE_LO_PRIVADO
+    return {q for q, n in _privados(mecanismo, capa).items() if {p for p in _palabras(n) if len(p) > 1} - permitidas}
+
+
+def _capa_importada(fichero: Path) -> set[str]:
+    """The layer's top-level packages and modules a file imports at its top (``from mercadofresco import db`` ->
+    ``db``): a file's subject is what it imports there, not what one of its tests reaches for inside."""
+    partes: set[str] = set()
+    for nodo in ast.parse(fichero.read_text()).body:
+        if isinstance(nodo, ast.ImportFrom) and nodo.module == "mercadofresco":
+            partes |= {a.name for a in nodo.names}
+        elif isinstance(nodo, ast.ImportFrom) and (nodo.module or "").startswith("mercadofresco."):
+            partes.add(nodo.module.split(".")[1])
+        elif isinstance(nodo, ast.Import):
+            partes |= {a.name.split(".")[1] for a in nodo.names if a.name.startswith("mercadofresco.")}
+    return partes
+
+
+def _tests_mal_nombrados(mecanismo: str, capa: Path = CAPA, raiz: Path = RAIZ) -> list[str]:
+    """Test files of a mechanism not named after what they test.
+
+    A package's tests live in ``tests/<level>/<package>/`` as ``test_<module>.py`` or ``test_<module>_<aspect>.py``
+    (``test_<package>.py`` for its ``__init__``); a module's are ``tests/<level>/test_<module>[_<aspect>].py``, so a
+    test file at a level's top that tests that module alone (imports nothing else of the layer) is named so.
+    """
+    if (capa / mecanismo).is_dir():
+        modulos = {f.stem for f in (capa / mecanismo).glob("*.py") if f.stem != "__init__"}
+        ficheros = sorted((raiz / "tests").glob(f"*/{mecanismo}/test_*.py"))
+    else:
+        modulos = {mecanismo}
+        ficheros = [f for f in sorted((raiz / "tests").glob("*/test_*.py")) if _capa_importada(f) == {mecanismo}]
+    return [
+        f.relative_to(raiz).as_posix()
+        for f in ficheros
+        if f.stem != f"test_{mecanismo}"  # a package's own __init__
+        and not any(f.stem == f"test_{m}" or f.stem.startswith(f"test_{m}_") for m in modulos)
+    ]
+
+
+@pytest.mark.parametrize("mecanismo", MECANISMOS_TERMINADOS)
+def test_private_names_of_finished_mechanisms_are_made_of_english_words(mecanismo: str) -> None:
+    # GIVEN every private name, parameter and local of the mechanism  WHEN each is split into words
+    # THEN every word is on an English allow-list
+    assert _privados_ajenos(mecanismo) == set()
+
+
+@pytest.mark.parametrize("mecanismo", MECANISMOS_TERMINADOS)
+def test_test_files_of_finished_mechanisms_are_named_after_their_modules(mecanismo: str) -> None:
+    # GIVEN the mechanism's test files  WHEN each name is read  THEN it names a module of the mechanism
+    assert _tests_mal_nombrados(mecanismo) == []
+
+
+def test_private_name_scan_sees_definitions_attributes_parameters_and_locals() -> None:
+    # GIVEN the scan of two finished mechanisms
+    consumer, outbox = _privados("consumer"), _privados("outbox")
+    # THEN it sees a private method, a parameter, a local, a loop variable, a comprehension's variable, a private
+    # dataclass field and a private attribute set in __init__
+    assert {"consumer.batch:_handle", "consumer.batch:queue", "consumer.batch:records"} <= set(consumer)
+    assert {"outbox.relay:row", "outbox.events:r", "outbox.deployment:_send_lock", "outbox.relay:_clock"} <= set(outbox)
+    # ...and a module's own (db is a module, not a package)
+    assert "db:_default_ca" in _privados("db")
+
+
+def test_the_checks_flag_spanish_private_names_and_tests_named_after_old_modules(tmp_path: Path) -> None:
+    # GIVEN a layer with a package and a module as they were before issue 39, and their tests
+    capa, raiz = tmp_path / "mercadofresco", tmp_path
+    (capa / "consumer").mkdir(parents=True)
+    (capa / "consumer" / "__init__.py").write_text("")
+    (capa / "consumer" / "queues.py").write_text(
+        "def _que_quepa(cuerpo, own):\n    nuestros = [k for k in own]\n    return cuerpo, nuestros\n"
+    )
+    (capa / "db.py").write_text("class _Opciones:\n    def __init__(self):\n        self._secreto = None\n")
+    (raiz / "tests" / "unit" / "consumer").mkdir(parents=True)
+    for nombre in ("test_colas.py", "test_consumer_colas.py", "test_queues_size.py", "test_consumer.py"):
+        (raiz / "tests" / "unit" / "consumer" / nombre).write_text("")
+    (raiz / "tests" / "unit" / "test_aurora_tls.py").write_text("from mercadofresco import db\n")
+    (raiz / "tests" / "unit" / "test_db_tls.py").write_text("from mercadofresco import db\n")
+    # WHEN both checks judge them
+    # THEN the Spanish private names and the tests named after no module are flagged, and only those
+    assert _privados_ajenos("consumer", capa) == {
+        "consumer.queues:_que_quepa",
+        "consumer.queues:cuerpo",
+        "consumer.queues:nuestros",
+    }
+    assert _privados_ajenos("db", capa) == {"db:_Opciones", "db:_secreto"}
+    assert _tests_mal_nombrados("consumer", capa, raiz) == [
+        "tests/unit/consumer/test_colas.py",
+        "tests/unit/consumer/test_consumer_colas.py",
+    ]
+    assert _tests_mal_nombrados("db", capa, raiz) == ["tests/unit/test_aurora_tls.py"]
+
+
+def test_every_mechanism_is_finished_or_pending_and_a_pending_one_still_fails() -> None:
+    # GIVEN the mechanisms of the layer
+    mecanismos = _mecanismos_de_la_capa()
+    assert {"consumer", "db", "retry"} <= mecanismos  # the scan sees packages and modules
+    # THEN each is on exactly one list (a new mechanism is decided, not forgotten)
+    assert set(MECANISMOS_TERMINADOS) | set(MECANISMOS_PENDIENTES) == mecanismos
+    assert set(MECANISMOS_TERMINADOS) & set(MECANISMOS_PENDIENTES) == set()
+    # AND a pending one still fails a check: one that passes both moves up to MECANISMOS_TERMINADOS
+    terminados = [m for m in MECANISMOS_PENDIENTES if not _privados_ajenos(m) and not _tests_mal_nombrados(m)]
+    assert terminados == []
 
 
 def test_allow_list_refuses_a_new_spanish_mechanism_name() -> None:

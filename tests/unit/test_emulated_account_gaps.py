@@ -1,4 +1,4 @@
-"""The deploy level's one list of emulator gaps (tools/emulated_account/gaps.py), on the real template."""
+"""The deploy level's one list of emulator gaps (tools/levels/emulated_account/gaps.py), on the real template."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from emulated_account import gaps
-from samcli.yamlhelper import yaml_parse
+from template_model import read
 
 RAIZ = Path(__file__).resolve().parents[2]
 GATEWAY = "172.17.0.1:4599"
@@ -15,7 +15,7 @@ GATEWAY = "172.17.0.1:4599"
 
 @pytest.fixture(scope="module")
 def plantilla() -> dict:
-    return yaml_parse((RAIZ / "template.yaml").read_text())
+    return read(RAIZ / "template.yaml")
 
 
 def test_only_the_archive_the_fis_experiments_and_the_metric_math_alarms_are_dropped(plantilla: dict) -> None:
@@ -41,7 +41,8 @@ def test_only_the_archive_the_fis_experiments_and_the_metric_math_alarms_are_dro
 def test_function_urls_given_to_the_functions_point_at_the_gateway(plantilla: dict) -> None:
     texto = json.dumps(gaps.adapt(plantilla, GATEWAY)["Resources"])
     assert ".FunctionUrl}" not in texto
-    assert texto.count(f"http://{GATEWAY}/_aws/lambda-url/") == 4  # gateway, ERP, primary and secondary e-mail
+    # the gateway (for the charge function and the durable saga), the ERP, the primary and secondary e-mail
+    assert texto.count(f"http://{GATEWAY}/_aws/lambda-url/") == 5
 
 
 def test_a_dropped_resource_still_referenced_is_refused() -> None:
@@ -97,3 +98,70 @@ def test_the_fis_extension_stand_in_is_named_by_the_public_parameter_and_injects
     bootstrap.chmod(0o755)
     hecho = subprocess.run([str(bootstrap), "printf", "%s|%s", "a b", "c"], capture_output=True, text=True, check=True)
     assert hecho.stdout == "a b|c"
+
+
+def test_the_docs_list_of_gaps_is_the_gaps_modules() -> None:
+    # docs/emulated-account.md carries the list a user reads; gaps.py is where each gap is handled.
+    texto = (RAIZ / "docs" / "emulated-account.md").read_text()
+    lista = texto.split("<!-- gaps:start -->\n", 1)[1].split("<!-- gaps:end -->", 1)[0]
+    assert lista == gaps.markdown() + "\n"
+    assert len(gaps.markdown().splitlines()) == len(gaps.GAPS)
+
+
+RAIZ_EN_UNIDADES = """
+Transform: [AWS::LanguageExtensions, AWS::Serverless-2016-10-31]
+Mappings:
+  SAMCodeUriConsumidores:
+    Erp: {CodeUri: ErpFunction}
+    Correo: {CodeUri: CorreoFunction}
+Resources:
+  Fn::ForEach::Consumidores:
+    - Nombre
+    - [Erp, Correo]
+    - ${Nombre}Function:
+        Type: AWS::Serverless::Function
+        Properties:
+          CodeUri: !FindInMap [SAMCodeUriConsumidores, !Ref Nombre, CodeUri]
+          Handler: app.lambda_handler
+          Runtime: python3.13
+  Sandbox:
+    Type: AWS::Serverless::Application
+    Properties:
+      Location: Sandbox/template.yaml
+"""
+UNIDAD = """
+Resources:
+  Bus:
+    Type: AWS::Events::EventBus
+    Properties: {Name: bus}
+  Archivo:
+    Type: AWS::Events::Archive
+    Properties: {SourceArn: !GetAtt Bus.Arn}
+  Alarma:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      ComparisonOperator: GreaterThanThreshold
+      EvaluationPeriods: 1
+      Threshold: 0
+      Metrics: [{Id: m, Expression: "1"}]
+"""
+
+
+def test_a_built_template_with_loops_and_units_is_adapted_whole(tmp_path: Path) -> None:
+    # GIVEN a sam build output with a loop (its artifacts in SAM's generated mapping) and a nested unit
+    (tmp_path / "Sandbox").mkdir()
+    raiz, unidad = tmp_path / "template.yaml", tmp_path / "Sandbox" / "template.yaml"
+    raiz.write_text(RAIZ_EN_UNIDADES)
+    unidad.write_text(UNIDAD)
+    # WHEN the gaps are applied to it
+    vistos: list[str] = []
+    gaps.adapt_file(raiz, GATEWAY, log=vistos.append)
+    # THEN the root is expanded with each function's artifact a literal path sam deploy can package
+    adaptada = gaps.template_of(raiz)
+    assert {n: r["Properties"]["CodeUri"] for n, r in adaptada["Resources"].items() if n.endswith("Function")} == {
+        "ErpFunction": "ErpFunction",
+        "CorreoFunction": "CorreoFunction",
+    }
+    # AND the unit is adapted too: its archive and its metric-math alarm dropped, its bus kept
+    assert set(gaps.template_of(unidad)["Resources"]) == {"Bus"}
+    assert len(vistos) == 2 and "dropped Alarma, Archivo;" in vistos[1]

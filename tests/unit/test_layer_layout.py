@@ -94,8 +94,15 @@ def test_every_built_function_ships_its_modules_compiled(capa: Path) -> None:
         construida = capa.parents[1] / nombre
         codigo = RAIZ / recurso["Properties"]["CodeUri"]
         fuentes = sorted(p.relative_to(codigo).as_posix() for p in codigo.rglob("*.py"))
-        # THEN it ships exactly its modules, each with the runtime's .pyc (/var/task is read-only in Lambda)
-        assert sorted(p.relative_to(construida).as_posix() for p in construida.rglob("*.py")) == fuentes, nombre
+        # THEN it ships exactly its modules (and what its requirements.txt installs, as pip's RECORD lists it),
+        # each with the runtime's .pyc (/var/task is read-only in Lambda)
+        instalados = {
+            linea.split(",", 1)[0]
+            for record in construida.glob("*.dist-info/RECORD")
+            for linea in record.read_text().splitlines()
+        }
+        propios = (p.relative_to(construida).as_posix() for p in construida.rglob("*.py"))
+        assert sorted(p for p in propios if p not in instalados) == fuentes, nombre
         for fuente in fuentes:
             pyc = (construida / fuente).parent / "__pycache__" / f"{Path(fuente).stem}.cpython-313.pyc"
             assert pyc.is_file(), f"{nombre}: {fuente} without {pyc.name}"

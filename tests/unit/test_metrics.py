@@ -12,7 +12,7 @@ def _emf(salida: str) -> list[dict]:
     return [json.loads(linea) for linea in salida.splitlines() if linea.startswith("{")]
 
 
-def test_metricas_powertools_one_emf_line_with_dependencia(capsys) -> None:
+def test_powertools_metrics_one_emf_line_with_dependencia(capsys) -> None:
     # WHEN a count is emitted
     PowertoolsMetrics().count("CircuitoAbierto", "pasarela")
     # THEN one EMF line in MercadoFresco/Tienda, value 1, dimensions dependencia + the service Powertools

@@ -8,9 +8,10 @@ import tomllib
 from typing import Any
 
 import pytest
+from least_privilege.acciones import OPERACION_URL, Destino, solicitudes_de
+from least_privilege.evaluador import Decision, Solicitud, decidir
+from least_privilege.roles import plantilla_transformada, politicas_por_principal
 from mercadofresco.dominio import claves
-from mercadofresco_iam.evaluador import Decision, Solicitud, decidir
-from mercadofresco_iam.roles import plantilla_transformada, politicas_por_principal
 from mercadofresco_local import RAIZ
 from sam_emulator.template import Template
 
@@ -167,7 +168,8 @@ def _prefijos_de(modulo: str) -> set[str]:
 def test_each_role_may_write_every_idempotency_key_its_code_builds(logical_id: str, modulo: str) -> None:
     # GIVEN the role as SAM deploys it, and every key operation the function's code builds
     p = _desplegada()
-    p.physical_ids["TablaIdempotencia"] = {"Ref": "mercadofresco-idempotencia", "Arn": "arn:aws:dynamodb:::table/mf"}
+    tabla = "arn:aws:dynamodb:eu-south-2:123456789012:table/mf"
+    p.physical_ids["TablaIdempotencia"] = {"Ref": "mercadofresco-idempotencia", "Arn": tabla}
     politicas = politicas_por_principal(p, plantilla_transformada(p.path, p.region))[logical_id]
     prefijos = _prefijos_de(modulo)
     assert prefijos, f"no claves.<builder>() call found in functions/{modulo}"
@@ -175,7 +177,7 @@ def test_each_role_may_write_every_idempotency_key_its_code_builds(logical_id: s
     # THEN the claim of each (a conditional PutItem) is allowed by the role's dynamodb:LeadingKeys
     for prefijo in prefijos:
         clave = (("dynamodb:LeadingKeys", (f"{prefijo}:X",)),)
-        solicitud = Solicitud("dynamodb:PutItem", "arn:aws:dynamodb:::table/mf", clave)
+        solicitud = Solicitud("dynamodb:PutItem", tabla, clave)
         assert decidir(politicas, solicitud) is Decision.PERMITIDA, f"{logical_id} may not claim {prefijo}:*"
 
 
@@ -188,7 +190,7 @@ def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_
         # THEN the store and the relay use the Valkey signal exactly when Aurora may pause
         assert p.resolve(variables["OUTBOX_PENDING_SIGNAL"]) == senal
         # AND the role may then read the Valkey token (and only then)
-        sentencias = p.resources[logical_id]["Properties"]["Policies"][0]["Statement"]
+        sentencias = [x for _, docs in _documentos(p, logical_id) for x in docs]
         (condicionada,) = [s["Fn::If"] for s in sentencias if "Fn::If" in s and s["Fn::If"][0] == "SenalOutboxValkey"]
         assert condicionada[1]["Sid"] == "PendingSignalInValkey"
         assert p.condition("SenalOutboxValkey") == bool(senal)
@@ -223,40 +225,52 @@ def test_every_simulator_is_capped_when_concurrency_can_be_reserved() -> None:
         assert isinstance(reservada, int | str) and int(reservada) > 0, lid
 
 
+def _documentos(p: Template, lid: str) -> list[tuple[str, list[Any]]]:
+    """``(function, statements)`` for each policy of a function: its SAM ``Policies`` or its role's."""
+    propiedades = p.resources[lid]["Properties"]
+    if "Role" in propiedades:
+        rol = p.resources[propiedades["Role"]["Fn::GetAtt"][0]]["Properties"]
+        return [(lid, x["PolicyDocument"]["Statement"]) for x in rol.get("Policies", [])]
+    return [(lid, x["Statement"]) for x in propiedades.get("Policies") or [] if "Statement" in x]
+
+
 def _sentencias_invoke_url(p: Template) -> list[tuple[str, str | None, dict[str, Any]]]:
-    """``(function, Fn::If condition or None, statement)`` for every statement granting lambda:InvokeFunctionUrl.
+    """``(function, Fn::If condition or None, statement)`` for every statement granting a Lambda invoke action.
 
     A function's statements are its SAM ``Policies``, or those of the ``AWS::IAM::Role`` it names.
     """
-    documentos: list[tuple[str, list[Any]]] = []
-    for lid, recurso in p.resources.items():
-        if recurso["Type"] != "AWS::Serverless::Function":
-            continue
-        propiedades = recurso["Properties"]
-        if "Role" in propiedades:
-            rol = p.resources[propiedades["Role"]["Fn::GetAtt"][0]]["Properties"]
-            documentos += [(lid, x["PolicyDocument"]["Statement"]) for x in rol.get("Policies", [])]
-        else:
-            documentos += [(lid, x["Statement"]) for x in propiedades.get("Policies") or [] if "Statement" in x]
+    documentos = [
+        d for lid, r in p.resources.items() if r["Type"] == "AWS::Serverless::Function" for d in _documentos(p, lid)
+    ]
     encontradas = []
     for lid, sentencias in documentos:
         for sentencia in sentencias:
             condicion, cuerpo = sentencia["Fn::If"][:2] if "Fn::If" in sentencia else (None, sentencia)
-            if "lambda:InvokeFunctionUrl" in str(cuerpo.get("Action")):
+            if "lambda:Invoke" in str(cuerpo.get("Action")):
                 encontradas.append((lid, condicion, cuerpo))
     return encontradas
 
 
-def test_each_invoke_function_url_grant_names_one_simulator_with_the_auth_type_condition() -> None:
+# What a signed call to a function URL needs (a URL created since October 2025: both actions), each with
+# the condition that keeps it to that path.
+_CONDICION_POR_ACCION = {
+    "lambda:InvokeFunctionUrl": {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+    "lambda:InvokeFunction": {"Bool": {"lambda:InvokedViaFunctionUrl": "true"}},
+}
+
+
+def test_each_function_url_caller_is_granted_both_invoke_actions_on_one_simulator_through_its_url() -> None:
     p = _desplegada()
-    concedidas = _sentencias_invoke_url(p)
-    assert {(lid, s["Resource"]["Fn::GetAtt"][0]) for lid, _, s in concedidas} == {(c, s) for c, s, _ in LLAMANTES}
+    concedidas = [x for x in _sentencias_invoke_url(p) if x[0] in {c for c, _, _ in LLAMANTES}]
+    # THEN each caller holds exactly the two actions, each on its own simulator
+    assert sorted((lid, s["Resource"]["Fn::GetAtt"][0], s["Action"]) for lid, _, s in concedidas) == sorted(
+        (c, sim, accion) for c, sim, _ in LLAMANTES for accion in _CONDICION_POR_ACCION
+    )
     for lid, condicion, sentencia in concedidas:
         simulador = sentencia["Resource"]["Fn::GetAtt"][0]
-        # THEN one action on one function's ARN, for signed (AWS_IAM) URL calls only
-        assert sentencia["Action"] == "lambda:InvokeFunctionUrl", lid
+        # AND one action on one function's ARN, only through a signed (AWS_IAM) URL call
         assert sentencia["Resource"] == {"Fn::GetAtt": [simulador, "Arn"]}, lid
-        assert sentencia["Condition"] == {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}}, lid
+        assert sentencia["Condition"] == _CONDICION_POR_ACCION[sentencia["Action"]], lid
         # AND only under the condition that creates that simulator
         assert condicion == p.resources[simulador]["Condition"], lid
 
@@ -269,22 +283,29 @@ def _arn_funcion(nombre: str) -> str:
 def test_a_caller_may_invoke_its_simulator_url_exactly_when_it_calls_a_sandbox(
     logical_id: str, simulador: str, parametro: str
 ) -> None:
-    firmada = (("lambda:FunctionUrlAuthType", ("AWS_IAM",)),)
+    destino = Destino("eu-south-2", "123456789012", urls_funcion={"https://sim/": ""})
     for parametros, simulado in (({}, True), ({parametro: "https://real.example", **PROVEEDORES}, False)):
         p = _desplegada(**parametros)
         for lid in SIMULADORES:
             p.physical_ids[lid] = {"Ref": lid, "Arn": _arn_funcion(lid)}
         politicas = politicas_por_principal(p, plantilla_transformada(p.path, p.region))[logical_id]
 
-        def permitida(funcion: str, contexto: tuple[Any, ...], politicas: Any = politicas) -> bool:
-            solicitud = Solicitud("lambda:InvokeFunctionUrl", _arn_funcion(funcion), contexto)
-            return decidir(politicas, solicitud) is Decision.PERMITIDA
+        def permitida(funcion: str, politicas: Any = politicas, **contexto: str) -> bool:
+            """Every IAM request of one signed call to ``funcion``'s URL is allowed."""
+            destino.urls_funcion["https://sim/"] = _arn_funcion(funcion)
+            solicitudes = solicitudes_de("lambda", OPERACION_URL, {"FunctionUrl": "https://sim/x"}, destino)
+            solicitudes = [
+                Solicitud(s.accion, s.recurso, tuple((k, (contexto.get(k, v[0]),)) for k, v in s.contexto))
+                for s in solicitudes
+            ]
+            return all(decidir(politicas, s) is Decision.PERMITIDA for s in solicitudes)
 
         # THEN its own simulator, signed, exactly when the stack plays that provider
-        assert permitida(simulador, firmada) == simulado, (logical_id, parametros)
-        # AND never another simulator, nor a call through a URL of another auth type
-        assert not any(permitida(otro, firmada) for otro in SIMULADORES - {simulador}), logical_id
-        assert not permitida(simulador, (("lambda:FunctionUrlAuthType", ("NONE",)),)), logical_id
+        assert permitida(simulador) == simulado, (logical_id, parametros)
+        # AND never another simulator, nor a call through a URL of another auth type, nor a direct invoke
+        assert not any(permitida(otro) for otro in SIMULADORES - {simulador}), logical_id
+        assert not permitida(simulador, **{"lambda:FunctionUrlAuthType": "NONE"}), logical_id
+        assert not permitida(simulador, **{"lambda:InvokedViaFunctionUrl": "false"}), logical_id
 
 
 def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_instance() -> None:
@@ -304,33 +325,62 @@ def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_in
     (volumen,) = propiedades["BlockDeviceMappings"]
     assert volumen["Ebs"]["Encrypted"] is True
     assert volumen["Ebs"]["KmsKeyId"] == {"Fn::If": ["CreateKmsKey", {"Ref": "DatosKey"}, {"Ref": "KmsKeyArn"}]}
-    # AND its interface forwards (no source/destination check), in the public subnet, with a public IPv4
-    (interfaz_ref,) = propiedades["NetworkInterfaces"]
-    interfaz = p.resources[interfaz_ref["NetworkInterfaceId"]["Ref"]]["Properties"]
-    assert interfaz["SourceDestCheck"] is False
+    # AND it forwards (no source/destination check) from its own interface in the public subnet, with the EIP
+    assert propiedades["SourceDestCheck"] is False
+    (interfaz,) = propiedades["NetworkInterfaces"]
     assert interfaz["SubnetId"] == {"Ref": "SubredPublicaA"}
-    (asociacion,) = p.of_type("AWS::EC2::EIPAssociation").values()
-    assert asociacion["Properties"]["NetworkInterfaceId"] == interfaz_ref["NetworkInterfaceId"]
+    (instancia_id,) = p.of_type("AWS::EC2::Instance")
+    (ip,) = p.of_type("AWS::EC2::EIP").values()
+    assert p.chosen(ip["Properties"]["InstanceId"]) == {"Ref": instancia_id}
     # AND its security group lets in only HTTPS from the VPC
     (sg_ref,) = interfaz["GroupSet"]
     entrada = p.resources[sg_ref["Ref"]]["Properties"]["SecurityGroupIngress"]
     vpc = p.resources["Vpc"]["Properties"]["CidrBlock"]
     assert [(r["IpProtocol"], r["FromPort"], r["ToPort"], r["CidrIp"]) for r in entrada] == [("tcp", 443, 443, vpc)]
-    # AND the private route table's default route goes to that interface
+    # AND the private route table's default route goes to that instance
     ruta = p.resources["RutaPrivadaNat"]["Properties"]
     assert ruta["DestinationCidrBlock"] == "0.0.0.0/0"
     assert p.resolve(ruta["NatGatewayId"]) is p.resolve({"Ref": "AWS::NoValue"})
-    assert ruta["NetworkInterfaceId"]["Fn::If"][1] == interfaz_ref["NetworkInterfaceId"]
-    assert p.condition(ruta["NetworkInterfaceId"]["Fn::If"][0])
-    # AND the instance outlives the migrations custom resource (the route names its interface, not it)
-    (instancia_id,) = p.of_type("AWS::EC2::Instance")
+    assert p.chosen(ruta["InstanceId"]) == {"Ref": instancia_id}
+    # AND the instance outlives the migrations custom resource
     guardados = p.resources["RedDeMigraciones"]["Metadata"].values()
     assert any(r["Fn::If"][0] == "CreateNatInstance" and {"Ref": instancia_id} in r["Fn::If"][1] for r in guardados)
+
+
+def test_the_prueba_nat_instance_can_be_replaced_before_the_old_one_is_deleted() -> None:
+    # GIVEN the cheap profile's NAT instance (a new AMI is taken by replacing it: create new, then delete old)
+    p = _desplegada(**_perfil("prueba"))
+    ((instancia_id, instancia),) = p.of_type("AWS::EC2::Instance").items()
+    # THEN it attaches nothing created outside it, which the old instance would still hold
+    for interfaz in instancia["Properties"]["NetworkInterfaces"]:
+        assert "NetworkInterfaceId" not in interfaz, "a pre-created interface cannot be on two instances"
+    assert not p.of_type("AWS::EC2::NetworkInterfaceAttachment")
+    # AND whatever names it follows it by an update in place (the route's InstanceId, the EIP's
+    # InstanceId), never by an association resource that CloudFormation would have to replace
+    assert not p.of_type("AWS::EC2::EIPAssociation")
+    referencias = [
+        (lid, prop)
+        for lid, r in p.resources.items()
+        for prop, valor in (r.get("Properties") or {}).items()
+        if lid != instancia_id
+        and r.get("Type") != "AWS::CloudFormation::WaitConditionHandle"
+        and {"Ref": instancia_id} in _valores(p.chosen(valor))
+    ]
+    assert sorted(referencias) == [("IpNat", "InstanceId"), ("RutaPrivadaNat", "InstanceId")]
+
+
+def _valores(valor: Any) -> list[Any]:
+    """``valor`` and everything nested in it."""
+    if isinstance(valor, dict):
+        return [valor, *(v for x in valor.values() for v in _valores(x))]
+    if isinstance(valor, list):
+        return [valor, *(v for x in valor for v in _valores(x))]
+    return [valor]
 
 
 def test_the_default_keeps_the_managed_nat_gateway_and_no_instance() -> None:
     p = _desplegada()
     assert p.of_type("AWS::EC2::NatGateway") and not p.of_type("AWS::EC2::Instance")
     ruta = p.resources["RutaPrivadaNat"]["Properties"]
-    assert not p.condition(ruta["NetworkInterfaceId"]["Fn::If"][0])
+    assert not p.condition(ruta["InstanceId"]["Fn::If"][0])
     assert p.condition(ruta["NatGatewayId"]["Fn::If"][0])

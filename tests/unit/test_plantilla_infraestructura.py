@@ -34,14 +34,6 @@ def _entorno(p: Template, lid: str) -> dict[str, Any]:
     return {**globales, **propio}
 
 
-def _rama(p: Template, valor: Any) -> Any:
-    """Follow Fn::If branches with the parameters' conditions, leaving Ref/GetAtt as written."""
-    while isinstance(valor, dict) and "Fn::If" in valor:
-        cond, si, no = valor["Fn::If"]
-        valor = si if p.condition(cond) else no
-    return valor
-
-
 def test_infrastructure_empty_account_creates_network_aurora_and_valkey() -> None:
     # GIVEN the default parameters (an empty account)
     p = _desplegada()
@@ -53,8 +45,8 @@ def test_infrastructure_empty_account_creates_network_aurora_and_valkey() -> Non
     assert len(zonas) == 2
     # AND the functions run in the created subnets and security group
     vpc = p.doc["Globals"]["Function"]["VpcConfig"]
-    assert _rama(p, vpc["SubnetIds"]) == [{"Ref": "SubredPrivadaA"}, {"Ref": "SubredPrivadaB"}]
-    assert _rama(p, vpc["SecurityGroupIds"]) == [{"Ref": "SgFunciones"}]
+    assert p.chosen(vpc["SubnetIds"]) == [{"Ref": "SubredPrivadaA"}, {"Ref": "SubredPrivadaB"}]
+    assert p.chosen(vpc["SecurityGroupIds"]) == [{"Ref": "SgFunciones"}]
 
 
 def test_infrastructure_existing_endpoints_create_nothing_and_are_passed_to_the_functions() -> None:
@@ -67,9 +59,9 @@ def test_infrastructure_existing_endpoints_create_nothing_and_are_passed_to_the_
         if r["Type"] != "AWS::Serverless::Function":
             continue
         entorno = _entorno(p, lid)
-        assert _rama(p, entorno["VALKEY_ENDPOINT"]) == {"Ref": "ValkeyEndpoint"}
+        assert p.chosen(entorno["VALKEY_ENDPOINT"]) == {"Ref": "ValkeyEndpoint"}
         if "AURORA_ENDPOINT" in entorno:
-            assert _rama(p, entorno["AURORA_ENDPOINT"]) == {"Ref": "AuroraEndpoint"}, lid
+            assert p.chosen(entorno["AURORA_ENDPOINT"]) == {"Ref": "AuroraEndpoint"}, lid
 
 
 @pytest.mark.parametrize("proxy", ["disabled", "enabled"])
@@ -89,7 +81,7 @@ def test_infrastructure_created_aurora_is_what_the_functions_reach(proxy: str) -
     ]
     assert lectores
     for lid in lectores:
-        assert _rama(p, _entorno(p, lid)["AURORA_ENDPOINT"]) == esperado, lid
+        assert p.chosen(_entorno(p, lid)["AURORA_ENDPOINT"]) == esperado, lid
     assert ("AuroraProxy" in _creados(p)) is (proxy == "enabled")
 
 
@@ -138,8 +130,8 @@ def test_migrations_run_once_per_deploy_as_admin_and_never_hang_the_stack() -> N
     # THEN a new layer (new migration files) updates the resource, so each deploy runs what is new
     assert recurso["Capa"] == {"Ref": "ComunLayer"}
     # AND it connects as the created cluster's managed master user, and creates the runtime role
-    assert _rama(p, recurso["AdminSecretArn"]) == {"Fn::GetAtt": ["AuroraCluster", "MasterUserSecret.SecretArn"]}
-    assert _rama(p, recurso["RuntimeSecretArn"]) == {"Ref": "AuroraSecret"}
+    assert p.chosen(recurso["AdminSecretArn"]) == {"Fn::GetAtt": ["AuroraCluster", "MasterUserSecret.SecretArn"]}
+    assert p.chosen(recurso["RuntimeSecretArn"]) == {"Ref": "AuroraSecret"}
     # AND CloudFormation stops waiting long before its default hour; the function answers before its timeout
     funcion = p.resources["MigracionesFunction"]["Properties"]
     assert funcion["Timeout"] < recurso["ServiceTimeout"] <= 600

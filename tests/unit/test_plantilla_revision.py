@@ -8,11 +8,18 @@ local resolver for names and ARNs) and the helpers of the project's own rule pac
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from typing import Any
 
 import pytest
 from cfn_lint_mensajeria.recursos import dead_letter_queues, ref_id, sam_events
+from least_privilege.evaluador import Decision, Solicitud, decidir
+from least_privilege.roles import plantilla_transformada, politicas_por_principal
+from mercadofresco.consumer.queues import MAX_DETAIL_CHARS
+from mercadofresco.outbox.config import OutboxConfig
+from mercadofresco.payload_limits import SNS_MESSAGE_MAX_BYTES, SQS_MESSAGE_MAX_BYTES
+from mercadofresco_local import RAIZ
 from sam_emulator.template import Template
 
 _NOMBRES = (
@@ -171,10 +178,15 @@ def test_alarms_every_topic_feeding_queues_has_a_failed_notifications_alarm(plan
     assert temas and temas <= vigilados
 
 
-def test_alarms_every_pipe_has_an_execution_failed_alarm(plantilla: Template) -> None:
-    pipes = set(_recursos(plantilla, "AWS::Pipes::Pipe"))
+@pytest.mark.parametrize("motor", ["StepFunctions", "DurableFunction"])
+def test_alarms_every_pipe_has_an_execution_failed_alarm(motor: str) -> None:
+    # GIVEN the pipes either engine of the order saga deploys (WorkflowEngine, decision 0140)
+    plantilla = Template(parameters={"WorkflowEngine": motor})
+    pipes = set(plantilla.of_type("AWS::Pipes::Pipe"))
+    # THEN each is the dimension of an ExecutionFailed alarm (an Fn::If there is read on this deploy's side)
     vigilados = {
-        ref_id(a["Dimensions"][0]["Value"]) for a in _alarmas_de(plantilla, "AWS/EventBridge/Pipes", "ExecutionFailed")
+        ref_id(plantilla.chosen(a["Dimensions"][0]["Value"]))
+        for a in _alarmas_de(plantilla, "AWS/EventBridge/Pipes", "ExecutionFailed")
     }
     assert pipes and pipes <= vigilados
 
@@ -305,3 +317,214 @@ def test_sqs_pollers_sam_transform_attaches_no_account_wide_queue_policy(
     roles = {lid: r for lid, r in generado["Resources"].items() if r["Type"] == "AWS::IAM::Role"}
     assert roles
     assert [lid for lid, r in roles.items() if "SQSQueueExecutionRole" in json.dumps(r)] == []
+
+
+# ---------------------------------------------------------------- issue 35: works in a real account
+
+
+def test_buckets_a_bucket_with_a_fixed_name_can_be_emptied_by_its_writers_deletes(plantilla: Template) -> None:
+    # GIVEN every bucket the stack names itself (sam delete must be able to delete it)
+    cubos = {lid: r for lid, r in _recursos(plantilla, "AWS::S3::Bucket").items() if "BucketName" in _props(r)}
+    assert cubos
+    for lid, cubo in cubos.items():
+        # THEN it is not versioned: a writer's DeleteObject really removes the object, it leaves no
+        # old version or delete marker that keeps the bucket from being empty (DELETE_FAILED)
+        estado = (_props(cubo).get("VersioningConfiguration") or {}).get("Status")
+        assert estado in (None, "Suspended"), f"{lid} is versioned"
+        # AND what an interrupted writer leaves behind expires
+        reglas = _props(cubo)["LifecycleConfiguration"]["Rules"]
+        assert any(r["Status"] == "Enabled" and r.get("ExpirationInDays") for r in reglas), lid
+
+
+_ARN = "arn:aws:{}:eu-south-2:123456789012:{}"
+
+
+@pytest.fixture(scope="module")
+def politicas() -> dict[str, list[dict[str, Any]]]:
+    """Each principal's policies as deployed (SAM's transform), with physical names for what they name."""
+    p = Template()
+    for lid in ("CobroFunction", "ReclamoFunction"):
+        nombre = p.resolve(_props(p.resources[lid])["FunctionName"])
+        p.physical_ids[lid] = {"Ref": nombre, "Arn": _ARN.format("lambda", f"function:{nombre}")}
+    p.physical_ids["BusMercadoFresco"] = {"Ref": "bus-mercadofresco", "Arn": _ARN.format("events", "event-bus/b")}
+    p.physical_ids["TablaIdempotencia"] = {"Ref": "t", "Arn": _ARN.format("dynamodb", "table/t")}
+    for lid, grupo in _recursos(p, "AWS::Logs::LogGroup").items():
+        nombre = p.resolve(_props(grupo)["LogGroupName"])
+        p.physical_ids[lid] = {"Ref": nombre, "Arn": _ARN.format("logs", f"log-group:{nombre}:*")}
+    return politicas_por_principal(p, plantilla_transformada(p.path, p.region))
+
+
+def _permitida(politicas: list[dict[str, Any]], accion: str, recurso: str, **claves: str) -> bool:
+    contexto = tuple((k.replace("_", ":", 1).replace("_", "-"), (v,)) for k, v in claves.items())
+    return decidir(politicas, Solicitud(accion, recurso, contexto)) is Decision.PERMITIDA
+
+
+def _definicion() -> dict[str, Any]:
+    return json.loads((RAIZ / "statemachines" / "procesar_pedido.asl.json").read_text())
+
+
+def _tareas(nodo: Any) -> list[dict[str, Any]]:
+    """Every Task state of a definition, nested ones (Map, Parallel) included."""
+    if isinstance(nodo, dict):
+        propias = [nodo] if nodo.get("Type") == "Task" else []
+        return propias + [t for v in nodo.values() for t in _tareas(v)]
+    if isinstance(nodo, list):
+        return [t for v in nodo for t in _tareas(v)]
+    return []
+
+
+def test_state_machine_invokes_its_two_functions_and_no_other_stage_s(
+    politicas: dict[str, list[dict[str, Any]]],
+) -> None:
+    # GIVEN the workflow's role as deployed (stage "", next to a stage "-prueba" in the same account)
+    rol = politicas["ProcesarPedido"]
+    funcion = _ARN.format("lambda", "function:{}")
+    # THEN it invokes its own claim and charge functions
+    assert _permitida(rol, "lambda:InvokeFunction", funcion.format("mercadofresco-cobro"))
+    assert _permitida(rol, "lambda:InvokeFunction", funcion.format("mercadofresco-reclamo"))
+    # AND not another stage's (SAM's LambdaInvokePolicy grants function:mercadofresco-cobro*)
+    assert not _permitida(rol, "lambda:InvokeFunction", funcion.format("mercadofresco-cobro-prueba"))
+    assert not _permitida(rol, "lambda:InvokeFunction", funcion.format("mercadofresco-reclamo-prueba"))
+
+
+def test_state_machine_holds_only_the_table_actions_its_definition_calls(
+    politicas: dict[str, list[dict[str, Any]]],
+) -> None:
+    # GIVEN the DynamoDB integrations the definition calls (arn:aws:states:::dynamodb:updateItem, ...)
+    llamadas = {
+        "dynamodb:" + t["Resource"].rsplit(":", 1)[1][0].upper() + t["Resource"].rsplit(":", 1)[1][1:]
+        for t in _tareas(_definicion())
+        if t["Resource"].startswith("arn:aws:states:::dynamodb:")
+    }
+    assert llamadas
+    # WHEN each table write is asked of the workflow's role on an order claim
+    tabla = _ARN.format("dynamodb", "table/t")
+    concedidas = {
+        a
+        for a in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:GetItem")
+        if _permitida(politicas["ProcesarPedido"], a, tabla, dynamodb_LeadingKeys="pedido:PED-1")
+    }
+    # THEN it holds exactly what the definition calls
+    assert concedidas == llamadas
+
+
+def _fuentes_de_definicion() -> set[str]:
+    return {
+        e["Source"]
+        for t in _tareas(_definicion())
+        if t["Resource"] == "arn:aws:states:::events:putEvents"
+        for e in t["Parameters"]["Entries"]
+    }
+
+
+def test_bus_writers_each_publish_only_as_their_own_source(
+    plantilla: Template, politicas: dict[str, list[dict[str, Any]]]
+) -> None:
+    # GIVEN every writer to the bus and the source it really publishes: the outbox relay (its config),
+    # the workflow (its definition) and the carts pipe (its target parameters)
+    pipe = _props(plantilla.resources["PipeCarritos"])["TargetParameters"]["EventBridgeEventBusParameters"]
+    (fuente_flujo,) = _fuentes_de_definicion()
+    escritores = {
+        "OutboxFunction": OutboxConfig(bus_name="b").source,
+        "ProcesarPedido": fuente_flujo,
+        "PipeCarritos": pipe["Source"],
+    }
+    bus = _ARN.format("events", "event-bus/b")
+    for principal, fuente in escritores.items():
+        # THEN it may put events as itself
+        assert _permitida(politicas[principal], "events:PutEvents", bus, events_source=fuente), principal
+        # AND never as another writer (a relay forging PedidoCancelado, a workflow forging a cart reminder)
+        for otra in set(escritores.values()) - {fuente}:
+            assert not _permitida(politicas[principal], "events:PutEvents", bus, events_source=otra), principal
+
+
+def test_bus_rules_match_the_source_as_well_as_the_detail_type(plantilla: Template) -> None:
+    # GIVEN every rule with targets on the stack's bus
+    reglas = {lid: r for lid, r in _recursos(plantilla, "AWS::Events::Rule").items() if _props(r).get("Targets")}
+    assert reglas
+    for lid, regla in reglas.items():
+        patron = _props(regla)["EventPattern"]
+        # THEN it routes an event type only from the one writer allowed to publish as that source
+        assert patron.get("source") and patron.get("detail-type"), f"{lid} matches {sorted(patron)}"
+
+
+def test_aurora_exports_its_log_to_a_declared_group_with_retention_on_the_project_key(plantilla: Template) -> None:
+    # GIVEN the cluster the stack creates and the logs it exports
+    cluster = plantilla.resources["AuroraCluster"]
+    exportados = _props(cluster)["EnableCloudwatchLogsExports"]
+    assert exportados
+    identificador = plantilla.resolve(_props(cluster)["DBClusterIdentifier"])
+    grupos = {
+        plantilla.resolve(_props(g)["LogGroupName"]): lid
+        for lid, g in _recursos(plantilla, "AWS::Logs::LogGroup").items()
+    }
+    for log in exportados:
+        # THEN each goes to a group the stack declares (RDS's name for it), with retention and the data key
+        lid = grupos.get(f"/aws/rds/cluster/{identificador}/{log}")
+        assert lid, f"/aws/rds/cluster/{identificador}/{log} is left to RDS (kept forever, unencrypted)"
+        grupo = _props(plantilla.resources[lid])
+        assert grupo.get("RetentionInDays") and grupo.get("KmsKeyId"), lid
+        # AND it exists before the cluster exports to it, under the same condition
+        dependencias = cluster.get("DependsOn", [])
+        assert lid in (dependencias if isinstance(dependencias, list) else [dependencias])
+        assert plantilla.resources[lid].get("Condition") == cluster.get("Condition")
+
+
+def test_aurora_engine_version_is_a_major_version_not_a_minor_aws_retires(plantilla: Template) -> None:
+    version = str(_props(plantilla.resources["AuroraCluster"])["EngineVersion"])
+    # THEN a major only: Aurora picks that major's default minor, and fresh deploys outlive a retired minor
+    assert re.fullmatch(r"\d+", version), version
+
+
+def test_functions_write_logs_only_to_their_own_log_group(
+    plantilla: Template, politicas: dict[str, list[dict[str, Any]]]
+) -> None:
+    # GIVEN every function's role as deployed (SAM's generated roles attach AWSLambdaBasicExecutionRole)
+    funciones = plantilla.of_type("AWS::Serverless::Function")  # those this deploy creates
+    assert funciones
+    for lid, funcion in funciones.items():
+        propio = plantilla.resolve(
+            _props(plantilla.resources[ref_id(_props(funcion)["LoggingConfig"]["LogGroup"])])["LogGroupName"]
+        )
+        flujo = _ARN.format("logs", "log-group:{}:log-stream:2026/12/05/[$LATEST]0123")
+        # THEN it writes its own log group
+        assert _permitida(politicas[lid], "logs:PutLogEvents", flujo.format(propio)), lid
+        assert _permitida(politicas[lid], "logs:CreateLogStream", flujo.format(propio)), lid
+        # AND no other group of the account, and creates none
+        for accion in ("logs:PutLogEvents", "logs:CreateLogStream"):
+            assert not _permitida(politicas[lid], accion, flujo.format("/aws/lambda/otra-funcion")), lid
+        assert not _permitida(politicas[lid], "logs:CreateLogGroup", _ARN.format("logs", "log-group:/x")), lid
+
+
+def test_provider_callers_tell_the_retry_budget_their_most_instances_at_once(plantilla: Template) -> None:
+    # GIVEN every function that calls a provider (each has a <PROVIDER>_URL_AUTH variable)
+    llamantes = {
+        lid: r
+        for lid, r in _recursos(plantilla, "AWS::Serverless::Function").items()
+        if any(k.endswith("_URL_AUTH") for k in ((_props(r).get("Environment") or {}).get("Variables") or {}))
+    }
+    assert llamantes
+    for lid, funcion in llamantes.items():
+        declarado = _props(funcion)["Environment"]["Variables"].get("RETRY_BUDGET_MAX_INSTANCES")
+        assert declarado is not None, f"{lid}: with Valkey down its fresh containers could not retry once"
+        # THEN it is the function's concurrency bound: its reserved concurrency, or what its queue
+        # mappings may run at once (the divisor of the budget's floor, mercadofresco.retry.budget)
+        reservada = _props(funcion).get("ReservedConcurrentExecutions")
+        if reservada is not None:
+            assert declarado == reservada["Fn::If"][1], lid
+        else:
+            mapeos = [ev["ScalingConfig"]["MaximumConcurrency"] for _, ev, t in sam_events(funcion) if t == "SQS"]
+            assert mapeos and int(declarado) == sum(mapeos), lid
+
+
+def test_queues_every_queue_accepts_what_sqs_takes_since_2026(plantilla: Template) -> None:
+    # GIVEN every queue of the stack (a queue created before 2026 keeps 256 KiB unless told)
+    colas = _recursos(plantilla, "AWS::SQS::Queue")
+    assert colas
+    # THEN each says MaximumMessageSize = the layer's SQS limit: a dead letter or a deferral of a big body
+    # is kept whole by the code exactly when the queue takes it
+    assert {lid: _props(c).get("MaximumMessageSize") for lid, c in colas.items()} == dict.fromkeys(
+        colas, SQS_MESSAGE_MAX_BYTES
+    )
+    # AND whatever SNS delivers (256 KiB at most) leaves room in that limit for a dead letter's reason
+    assert SQS_MESSAGE_MAX_BYTES - SNS_MESSAGE_MAX_BYTES > 4 * 1024 + MAX_DETAIL_CHARS * 4

@@ -1,4 +1,5 @@
-"""Fixtures for the shared breaker: a client on the real Redis, a steerable clock, a private Redis to break."""
+"""Fixtures for the shared breaker: a client on the real Redis, a steerable clock, a private Redis to break,
+and a count of the round trips a breaker makes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 import redis
 from sam_emulator.private_redis import PrivateRedis
+
+from tests.integration.circuit_breaker.worker import count_round_trips
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -60,3 +63,9 @@ def _lineas_emf(salida: str, metrica: str) -> list[dict]:
 def lineas_emf() -> Callable[[str, str], list[dict]]:
     """``lineas_emf(stdout, "CircuitoAbierto")``: the Powertools EMF lines that carry that metric."""
     return _lineas_emf
+
+
+@pytest.fixture
+def round_trips() -> Callable[[redis.Redis], list[int]]:
+    """``trips = round_trips(client)``: ``trips[0]`` is how many round trips breakers on ``client`` made since."""
+    return count_round_trips

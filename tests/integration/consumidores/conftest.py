@@ -21,6 +21,7 @@ from mercadofresco.consumer import Consumer
 from mercadofresco.dominio.valores import CAMPOS
 from mercadofresco.http import client_from_env
 from mercadofresco.idempotency import IdempotencyStore
+from mercadofresco.payload_limits import SQS_MESSAGE_MAX_BYTES
 from mercadofresco_local.fallos import ControlFallos
 from mercadofresco_local.proveedores import Proveedores
 from sam_emulator.event_sources import sqs_record
@@ -177,9 +178,9 @@ def cargar_consumidor(
     """Load functions/<name>/app.py, then rebuild its consumer on this test's clock, Valkey prefix and breaker."""
     tabla = recursos.physical_ids["TablaIdempotencia"]["Ref"]
     urls = {
-        "ERP_URL": proveedores.erp.url,
-        "CORREO_PRINCIPAL_URL": proveedores.correo_principal.url,
-        "CORREO_SECUNDARIO_URL": proveedores.correo_secundario.url,
+        "ERP_URL": proveedores["erp"].url,
+        "CORREO_PRINCIPAL_URL": proveedores["correo-principal"].url,
+        "CORREO_SECUNDARIO_URL": proveedores["correo-secundario"].url,
     }
 
     def _cargar(nombre: str, breaker: BreakerConfig = BREAKER_PRUEBA) -> Any:
@@ -203,12 +204,12 @@ def cargar_consumidor(
     return _cargar
 
 
-LIMITE_SQS_BYTES = 262_144  # SQS's 256 KiB: the body plus every attribute's name, type and value
+LIMITE_SQS_BYTES = SQS_MESSAGE_MAX_BYTES  # SQS's 1 MiB: the body plus every attribute's name, type and value
 
 
 @pytest.fixture
 def colas(aws: None) -> tuple[Any, dict[str, str], str]:
-    """A source queue and its DLQ, both at SQS's 256 KiB limit: (client, source {url, arn}, DLQ url)."""
+    """A source queue and its DLQ, both at SQS's limit as the template sets it: (client, source {url, arn}, DLQ url)."""
     sqs = boto3.client("sqs")
     limite = {"MaximumMessageSize": str(LIMITE_SQS_BYTES)}
     dlq_url = sqs.create_queue(QueueName="mercadofresco-prueba-fallidos", Attributes=limite)["QueueUrl"]

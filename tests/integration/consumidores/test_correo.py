@@ -34,8 +34,8 @@ def test_primary_circuit_open_sends_through_secondary_once(
     sondeo = Sondeo(sqs, cola, app.lambda_handler, lambda_context)
     sondeo.drenar()
     # THEN the primary was never called, the secondary sent it once, and the message is done
-    assert proveedores.correo_principal.llamadas["/correos"] == 0
-    assert proveedores.correo_secundario.efectos_por_clave == {CLAVE: 1}
+    assert proveedores["correo-principal"].llamadas["/correos"] == 0
+    assert proveedores["correo-secundario"].efectos_por_clave == {CLAVE: 1}
     assert sondeo.respuestas == [{"batchItemFailures": []}]
     assert mensajes(sqs, cola) == []
 
@@ -55,7 +55,8 @@ def test_both_circuits_open_defers_instead_of_failing(
     sondeo = Sondeo(sqs, cola, app.lambda_handler, lambda_context)
     sondeo.drenar()
     # THEN nothing was sent, nothing failed: a deferred copy waits in the queue with its counter
-    assert proveedores.correo_principal.llamadas["/correos"] == proveedores.correo_secundario.llamadas["/correos"] == 0
+    principal, secundario = proveedores["correo-principal"], proveedores["correo-secundario"]
+    assert principal.llamadas["/correos"] == secundario.llamadas["/correos"] == 0
     assert sondeo.respuestas == [{"batchItemFailures": []}]
     reloj.avanzar(900)
     (copia,) = mensajes(sqs, cola)
@@ -91,8 +92,8 @@ def test_duplicates_in_concurrent_batches_send_exactly_one_email_per_order(
     # THEN all six are gone and exactly one e-mail was requested and sent
     assert sum(len(r["batchItemFailures"]) for s in sondeos for r in s.respuestas) <= 5
     assert mensajes(sqs, cola) == []
-    assert proveedores.correo_principal.llamadas["/correos"] == 1, [s.respuestas for s in sondeos]
-    assert proveedores.correo_principal.efectos_por_clave == {CLAVE: 1}
+    assert proveedores["correo-principal"].llamadas["/correos"] == 1, [s.respuestas for s in sondeos]
+    assert proveedores["correo-principal"].efectos_por_clave == {CLAVE: 1}
 
 
 def test_order_not_confirmed_then_declined_tells_the_customer_once(
@@ -113,8 +114,8 @@ def test_order_not_confirmed_then_declined_tells_the_customer_once(
     sondeo.drenar()
     # THEN the customer got one "not confirmed, please retry" e-mail under correo-no-confirmado:{pedido_id}
     clave = "correo-no-confirmado:PED-2026-084417"
-    assert proveedores.correo_principal.efectos_por_clave == {clave: 1}
-    (efecto,) = proveedores.correo_principal.efectos
+    assert proveedores["correo-principal"].efectos_por_clave == {clave: 1}
+    (efecto,) = proveedores["correo-principal"].efectos
     assert efecto["cuerpo"]["plantilla"] == "pedido-no-confirmado"
     assert efecto["cuerpo"]["destinatario"] == "lucia.ferrer@example.com"
     assert efecto["cuerpo"]["datos"] == {"pedido_id": "PED-2026-084417", "motivo": "pasarela-no-disponible"}

@@ -1,8 +1,8 @@
-"""A dead letter keeps its reason and origin whatever its body's size, at SQS's 256 KiB limit (moto).
+"""A dead letter keeps its reason and origin whatever its body's size, at SQS's 1 MiB limit (moto).
 
 moto checks a body's length against the queue's ``MaximumMessageSize`` but does not count the
-attributes, as SQS does: the tests set the DLQ's limit to 262,144 so moto refuses a body past it,
-and count body + attributes themselves (:func:`_bytes_sqs`).
+attributes, as SQS does: the tests set the DLQ's limit to the template's (1,048,576) so moto refuses
+a body past it, and count body + attributes themselves (:func:`_bytes_sqs`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _muerto(sqs: Any, dlq_url: str) -> dict[str, Any]:
 
 
 def test_dead_letter_of_a_body_at_the_sqs_limit_keeps_reason_and_origin_and_cuts_the_body(colas) -> None:
-    # GIVEN a message that is not JSON and fills SQS's 256 KiB on its own
+    # GIVEN a message that is not JSON and fills SQS's 1 MiB on its own
     sqs, origen, dlq_url = colas
     cuerpo = "no es json " + "x" * (LIMITE_SQS_BYTES - 11)
     # WHEN the consumer dead-letters it
@@ -49,6 +49,19 @@ def test_dead_letter_of_a_body_at_the_sqs_limit_keeps_reason_and_origin_and_cuts
     assert _bytes_sqs(muerto) <= LIMITE_SQS_BYTES
     assert cuerpo.startswith(muerto["Body"]) and len(muerto["Body"]) > LIMITE_SQS_BYTES - 2_000
     assert atributos[dlq.TRUNCATED_BODY_ATTRIBUTE] == str(LIMITE_SQS_BYTES)
+
+
+def test_dead_letter_of_a_900_kb_poison_message_is_byte_identical(colas) -> None:
+    # GIVEN a poison message of 900 KB (not JSON), far past the 256 KiB SQS took before 2026
+    sqs, origen, dlq_url = colas
+    cuerpo = "no es json " + "".join(chr(0x41 + i % 26) for i in range(900_000 - 11))
+    # WHEN the consumer dead-letters it
+    assert consumir(sqs, origen, cuerpo, {}) == {"batchItemFailures": []}
+    # THEN its copy is the whole body, byte for byte (its end too), with its reason and no cut mark
+    muerto = _muerto(sqs, dlq_url)
+    assert muerto["Body"].encode() == cuerpo.encode()
+    assert muerto["MessageAttributes"][dlq.REASON_ATTRIBUTE]["StringValue"] == "json-invalido"
+    assert dlq.TRUNCATED_BODY_ATTRIBUTE not in muerto["MessageAttributes"]
 
 
 def test_dead_letter_that_fits_keeps_its_body_whole_and_no_cut_mark(colas) -> None:
@@ -71,7 +84,7 @@ def test_dead_letter_that_fits_keeps_its_body_whole_and_no_cut_mark(colas) -> No
 def test_fuzz_dead_letter_near_the_limit_with_attributes_always_keeps_reason_and_origin(
     colas, relleno, caracter, atributo
 ) -> None:
-    # GIVEN a body of multi-byte characters and an attribute of its own, together at or just under 256 KiB
+    # GIVEN a body of multi-byte characters and an attribute of its own, together at or just under 1 MiB
     sqs, origen, dlq_url = colas
     atributos = {"traza": {"DataType": "String", "StringValue": "t" * atributo}}
     ancho = len(caracter.encode())

@@ -41,7 +41,7 @@ def test_transient_failure_reaches_dlq_after_max_receive_count_without_reason(
     # THEN it was tried on 4 receives (2 HTTP attempts each) and SQS's redrive moved it
     assert len(sondeo.respuestas) == 4
     assert all(len(r["batchItemFailures"]) == 1 for r in sondeo.respuestas)
-    assert proveedores.erp.llamadas["/avisos"] == 4 * 2
+    assert proveedores["erp"].llamadas["/avisos"] == 4 * 2
     (muerto,) = mensajes(sqs, dlq)
     assert json.loads(muerto["Body"])["pedido_id"] == "PED-2026-000001"
     # AND it carries no reason: the DLQ tools read that as "transient, outlived the retries"
@@ -72,14 +72,14 @@ def test_fifo_group_stops_at_first_failure_other_groups_go_on(
     # THEN PED-1/A failed (both attempts), PED-2/A was not even tried (its group stopped), B went on
     (respuesta,) = sondeo.respuestas
     assert len(respuesta["batchItemFailures"]) == 2
-    assert proveedores.erp.llamadas["/reservas"] == 2 + 1
-    assert list(proveedores.erp.efectos_por_clave) == ["reserva:PED-3:B"]
+    assert proveedores["erp"].llamadas["/reservas"] == 2 + 1
+    assert list(proveedores["erp"].efectos_por_clave) == ["reserva:PED-3:B"]
     # WHEN the failed group is redelivered after its visibility
     reloj.avanzar(VISIBILIDAD_S + 1)
     sondeo.drenar()
     # THEN sku A's reservations reach the ERP once each. (Their order on redelivery is moto's:
     # moto 5.2.5 hands back a FIFO group's second message before its first after both time out.)
-    assert proveedores.erp.efectos_por_clave == {"reserva:PED-3:B": 1, "reserva:PED-1:A": 1, "reserva:PED-2:A": 1}
+    assert proveedores["erp"].efectos_por_clave == {"reserva:PED-3:B": 1, "reserva:PED-1:A": 1, "reserva:PED-2:A": 1}
     assert mensajes(sqs, cola) == []
 
 
@@ -100,13 +100,13 @@ def test_erp_outage_of_30_minutes_defers_and_ends_with_zero_messages_in_dlq(
         sondeo.drenar()
         reloj.avanzar(10)
     # THEN every notice reached the ERP exactly once, none is left, and the DLQ is empty
-    assert proveedores.erp.efectos_por_clave == {f"aviso-erp:{p}": 1 for p in pedidos}
+    assert proveedores["erp"].efectos_por_clave == {f"aviso-erp:{p}": 1 for p in pedidos}
     assert mensajes(sqs, cola) == []
     assert mensajes(sqs, dlq) == []
     # AND it was the deferral that carried them: messages came back with mf-aplazamientos, while
     # the open breaker kept the ERP's load to a handful of probes instead of 20 messages x receives
     assert sondeo.aplazamientos_vistos >= 3
-    llamadas_en_caida = proveedores.erp.llamadas["/avisos"] - len(pedidos)
+    llamadas_en_caida = proveedores["erp"].llamadas["/avisos"] - len(pedidos)
     assert llamadas_en_caida < 40
 
 
@@ -132,12 +132,12 @@ def test_fifo_reservation_with_erp_circuit_open_is_held_then_recycled_never_dead
     # 3rd with maxReceiveCount 4 still one away, and so on: never in the DLQ, the ERP never called
     assert [len(r["batchItemFailures"]) for r in sondeo.respuestas] == [1, 1, 0, 1, 1, 0]
     assert sondeo.aplazamientos_vistos == 1
-    assert proveedores.erp.llamadas["/reservas"] == 0
+    assert proveedores["erp"].llamadas["/reservas"] == 0
     assert mensajes(sqs, dlq) == []
     # WHEN the circuit closes  THEN the reservation goes through once
     breaker.force("")
     sondeo.drenar()
-    assert proveedores.erp.efectos_por_clave == {"reserva:PED-9:A": 1}
+    assert proveedores["erp"].efectos_por_clave == {"reserva:PED-9:A": 1}
     assert mensajes(sqs, cola) == []
 
 
@@ -157,7 +157,7 @@ def test_duplicate_notice_differing_only_in_time_is_absorbed_but_other_amount_is
         sqs.send_message(QueueUrl=cola.url, MessageBody=json.dumps(primero | cambio))
     sondeo.drenar()
     # THEN the ERP heard of the order once; the conflicting copy waits in the DLQ as bad data
-    assert proveedores.erp.llamadas["/avisos"] == 1
+    assert proveedores["erp"].llamadas["/avisos"] == 1
     (conflicto,) = mensajes(sqs, dlq)
     assert json.loads(conflicto["Body"])["importe_centimos"] == 9999
     assert motivo(conflicto) == "dato-invalido"

@@ -59,7 +59,7 @@ def test_handler_with_sample_event_acts_once_or_dead_letters_with_reason(
     # THEN no record is failed, each operation reached its provider once (duplicates never call),
     # and what cannot be read is in the queue's DLQ with its reason
     assert respuesta == {"batchItemFailures": []}
-    proveedor = proveedores.erp if funcion == "erp" else proveedores.correo_principal
+    proveedor = proveedores["erp"] if funcion == "erp" else proveedores["correo-principal"]
     assert dict(proveedor.efectos_por_clave) == efectos
     assert sum(proveedor.llamadas.values()) == len(efectos)
     assert sorted(motivo(m) for m in mensajes(boto3.client("sqs"), Cola.de(recursos, DLQ[cola]))) == motivos

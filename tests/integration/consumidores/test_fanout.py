@@ -32,8 +32,8 @@ def test_pedido_confirmado_fans_out_raw_to_erp_and_correo_each_acting_once(
     # ...and each consumer acts exactly once, leaving nothing behind
     assert Sondeo(sqs, cola_erp, erp.lambda_handler, lambda_context).drenar() == 1
     assert Sondeo(sqs, cola_correo, correo.lambda_handler, lambda_context).drenar() == 1
-    assert proveedores.erp.efectos_por_clave == {"aviso-erp:PED-2026-084417": 1}
-    assert proveedores.correo_principal.efectos_por_clave == {"correo-confirmacion:PED-2026-084417": 1}
+    assert proveedores["erp"].efectos_por_clave == {"aviso-erp:PED-2026-084417": 1}
+    assert proveedores["correo-principal"].efectos_por_clave == {"correo-confirmacion:PED-2026-084417": 1}
     assert mensajes(sqs, cola_erp) == mensajes(sqs, cola_correo) == []
 
 
@@ -54,9 +54,9 @@ def test_carrito_abandonado_on_bus_reaches_correo_and_sends_one_reminder(
     assert events.put_events(Entries=[entrada, entrada])["FailedEntryCount"] == 0
     Sondeo(sqs, Cola.de(recursos, "ColaCorreo"), correo.lambda_handler, lambda_context).drenar()
     # THEN one request and one reminder, sent with its domain key
-    assert proveedores.correo_principal.llamadas["/correos"] == 1
-    assert proveedores.correo_principal.efectos_por_clave == {"recordatorio-carrito:CAR-7781": 1}
-    assert proveedores.correo_principal.efectos[0]["cuerpo"]["destinatario"] == "lucia.ferrer@example.com"
+    assert proveedores["correo-principal"].llamadas["/correos"] == 1
+    assert proveedores["correo-principal"].efectos_por_clave == {"recordatorio-carrito:CAR-7781": 1}
+    assert proveedores["correo-principal"].efectos[0]["cuerpo"]["destinatario"] == "lucia.ferrer@example.com"
 
 
 @pytest.mark.parametrize("funcion", ["erp", "correo"])
@@ -83,7 +83,7 @@ def test_bad_input_goes_to_dlq_with_reason_and_rest_of_batch_succeeds(
     assert {m["MessageAttributes"]["mf-cola-origen"]["StringValue"] for m in muertos} == {cola.url}
     assert "no es json" in {m["Body"] for m in muertos}
     # AND the two good ones reached the provider once each
-    proveedor = proveedores.erp if funcion == "erp" else proveedores.correo_principal
+    proveedor = proveedores["erp"] if funcion == "erp" else proveedores["correo-principal"]
     assert sorted(proveedor.efectos_por_clave.values()) == [1, 1]
 
 

@@ -20,7 +20,7 @@ def test_clasificar_dlq_of_version_2_events_is_envenenado_and_leaves_the_queue_u
     llenar(sqs, dlq, [{"version": 2, "pedido_id": f"p-{n}"} for n in range(25)])
 
     # WHEN classified
-    codigo = cli.main(["clasificar", "--queue", DLQ, "--json"])
+    codigo = cli.main(["clasificar", "--cola", DLQ, "--json"])
 
     # THEN poison, with the content as the proof, and all 25 still in the DLQ
     informe = json.loads(capsys.readouterr().out)
@@ -36,7 +36,7 @@ def test_clasificar_table_shows_histogram_and_evidence(sqs, colas, capsys) -> No
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{n}"} for n in range(5)])
 
     # WHEN classified for a person
-    codigo = cli.main(["clasificar", "--queue", "mercadofresco-erp-fallidos"])
+    codigo = cli.main(["clasificar", "--cola", "mercadofresco-erp-fallidos"])
 
     # THEN the verdict, the evidence and a histogram are printed
     salida = capsys.readouterr().out
@@ -46,7 +46,7 @@ def test_clasificar_table_shows_histogram_and_evidence(sqs, colas, capsys) -> No
 
 def test_clasificar_empty_dlq_says_so_and_exits_0(sqs, colas, capsys) -> None:
     # GIVEN / WHEN an empty DLQ is classified
-    codigo = cli.main(["clasificar", "--queue", DLQ, "--json"])
+    codigo = cli.main(["clasificar", "--cola", DLQ, "--json"])
 
     # THEN nothing to classify, not an error
     assert codigo == cli.OK
@@ -74,7 +74,7 @@ def test_verificar_empty_dlq_and_source_processed_as_expected_exits_0(sqs, colas
     _borrados(140)
 
     # WHEN verified against 340 expected
-    codigo = cli.main(["verificar", "--queue", DLQ, "--esperados", "340", "--json"])
+    codigo = cli.main(["verificar", "--cola", DLQ, "--esperados", "340", "--json"])
 
     # THEN both checks pass
     informe = json.loads(capsys.readouterr().out)
@@ -88,7 +88,7 @@ def test_verificar_source_processed_less_than_expected_exits_1(sqs, colas, capsy
     _borrados(300)
 
     # WHEN verified against 340
-    codigo = cli.main(["verificar", "--queue", DLQ, "--esperados", "340", "--json"])
+    codigo = cli.main(["verificar", "--cola", DLQ, "--esperados", "340", "--json"])
 
     # THEN check failed
     informe = json.loads(capsys.readouterr().out)
@@ -102,7 +102,7 @@ def test_verificar_messages_back_in_the_dlq_exits_1(sqs, colas, capsys) -> None:
     llenar(sqs, dlq, [{"version": 2}] * 3)
 
     # WHEN verified without an expected count
-    codigo = cli.main(["verificar", "--queue", DLQ])
+    codigo = cli.main(["verificar", "--cola", DLQ])
 
     # THEN check failed, and the runbook's next step is printed
     salida = capsys.readouterr().out
@@ -112,5 +112,5 @@ def test_verificar_messages_back_in_the_dlq_exits_1(sqs, colas, capsys) -> None:
 
 def test_verificar_unknown_queue_exits_2(sqs, capsys) -> None:
     # GIVEN / WHEN / THEN
-    assert cli.main(["verificar", "--queue", "https://sqs.eu-south-2.amazonaws.com/123456789012/nada"]) == cli.USO
+    assert cli.main(["verificar", "--cola", "https://sqs.eu-south-2.amazonaws.com/123456789012/nada"]) == cli.USO
     assert capsys.readouterr().err.count("\n") == 1

@@ -28,7 +28,7 @@ def test_inspeccionar_shows_the_messages_and_deletes_none(sqs, colas, capsys) ->
     antes = total(sqs, dlq)
 
     # WHEN the on-call inspects up to 10
-    codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos", "--json"])
+    codigo = cli.main(["inspeccionar", "--cola", "mercadofresco-pedidos-fallidos", "--json"])
 
     # THEN all 7 are shown with version, reason and receive count, and all 7 are still in the queue
     informe = json.loads(capsys.readouterr().out)
@@ -47,10 +47,10 @@ def test_inspeccionar_leaves_the_messages_visible_for_the_next_command(reloj_sqs
     llenar(sqs, dlq, [{"version": 1, "pedido_id": f"p-{i}"} for i in range(3)])
 
     # WHEN inspected (each hidden 5 s while sampling) and, with no time passing, classified (runbook step 2)
-    assert cli.main(["inspeccionar", "--queue", dlq, "--json"]) == cli.OK
+    assert cli.main(["inspeccionar", "--cola", dlq, "--json"]) == cli.OK
     visibles = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
     capsys.readouterr()
-    assert cli.main(["clasificar", "--queue", dlq, "--json"]) == cli.OK
+    assert cli.main(["clasificar", "--cola", dlq, "--json"]) == cli.OK
 
     # THEN the inspection released all 3 at once, and the classification saw all 3
     assert visibles["ApproximateNumberOfMessages"] == "3"
@@ -59,7 +59,7 @@ def test_inspeccionar_leaves_the_messages_visible_for_the_next_command(reloj_sqs
 
 def test_inspeccionar_unknown_queue_exits_2_with_one_line(sqs, capsys) -> None:
     # GIVEN / WHEN a queue name that does not exist
-    codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-no-existe"])
+    codigo = cli.main(["inspeccionar", "--cola", "mercadofresco-no-existe"])
 
     # THEN exit 2, one line, no traceback
     err = capsys.readouterr().err
@@ -81,8 +81,8 @@ def test_inspeccionar_and_clasificar_table_survive_a_hostile_body(sqs, colas, ca
         )
 
     # WHEN shown as tables for a person (one DLQ inspected, the other classified)
-    inspeccion = cli.main(["inspeccionar", "--queue", "mercadofresco-erp-fallidos"])
-    clasificacion = cli.main(["clasificar", "--queue", "mercadofresco-pedidos-fallidos"])
+    inspeccion = cli.main(["inspeccionar", "--cola", "mercadofresco-erp-fallidos"])
+    clasificacion = cli.main(["clasificar", "--cola", "mercadofresco-pedidos-fallidos"])
 
     # THEN both succeed and print the text literally
     salida = capsys.readouterr().out

@@ -32,7 +32,7 @@ def _reprocesar(endpoint: str, **kwargs) -> subprocess.Popen:
     orden = [
         MF_DLQ,
         "reprocesar",
-        "--queue",
+        "--cola",
         "mercadofresco-pedidos-fallidos",
         "--endpoint-url",
         endpoint,

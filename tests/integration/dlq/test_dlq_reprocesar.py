@@ -40,7 +40,7 @@ def test_reprocesar_with_filter_and_transform_moves_exactly_the_filtered_message
     codigo = cli.main(
         [
             "reprocesar",
-            "--queue",
+            "--cola",
             DLQ,
             "--tasa",
             "100",
@@ -106,7 +106,7 @@ def test_reprocesar_fifo_keeps_group_and_order(sqs, colas, capsys) -> None:
             )
 
     # WHEN reprocessed (source found through the FIFO source's RedrivePolicy)
-    codigo = cli.main(["reprocesar", "--queue", "mercadofresco-stock-fallidos.fifo", "--tasa", "100"])
+    codigo = cli.main(["reprocesar", "--cola", "mercadofresco-stock-fallidos.fifo", "--tasa", "100"])
 
     # THEN every message is in the source FIFO, in its group, in its order
     movidos = drenar(sqs, origen)
@@ -129,9 +129,9 @@ def test_reprocesar_dry_run_moves_nothing(sqs, colas, capsys) -> None:
     codigo = cli.main(
         [
             "reprocesar",
-            "--queue",
+            "--cola",
             DLQ,
-            "--dry-run",
+            "--simulacro",
             "--json",
             "--transformar",
             "mercadofresco_ops.dlq.adaptadores:v2_a_v1",
@@ -153,7 +153,7 @@ def test_reprocesar_failing_transform_leaves_the_message_and_exits_1(sqs, colas,
 
     # WHEN reprocessed with the adapter
     codigo = cli.main(
-        ["reprocesar", "--queue", DLQ, "--json", "--transformar", "mercadofresco_ops.dlq.adaptadores:v2_a_v1"]
+        ["reprocesar", "--cola", DLQ, "--json", "--transformar", "mercadofresco_ops.dlq.adaptadores:v2_a_v1"]
     )
 
     # THEN both stay in the DLQ with their errors, and the exit code says so
@@ -185,7 +185,7 @@ def test_reprocesar_refuses_while_a_source_queue_alarm_is_in_alarm(sqs, colas, c
     cloudwatch.set_alarm_state(AlarmName="mf-pedidos-antiguedad", StateValue="ALARM", StateReason="prueba")
 
     # WHEN reprocessed without --forzar
-    codigo = cli.main(["reprocesar", "--queue", DLQ, "--json"])
+    codigo = cli.main(["reprocesar", "--cola", DLQ, "--json"])
 
     # THEN refused with the reason, nothing moved
     informe = json.loads(capsys.readouterr().out)
@@ -195,7 +195,7 @@ def test_reprocesar_refuses_while_a_source_queue_alarm_is_in_alarm(sqs, colas, c
     assert (total(sqs, dlq), total(sqs, origen)) == (1, 0)
 
     # AND WHEN forced, it moves
-    assert cli.main(["reprocesar", "--queue", DLQ, "--forzar", "--json"]) == cli.OK
+    assert cli.main(["reprocesar", "--cola", DLQ, "--forzar", "--json"]) == cli.OK
     assert (total(sqs, dlq), total(sqs, origen)) == (0, 1)
 
 
@@ -216,7 +216,7 @@ def test_reprocesar_refuses_when_the_oldest_source_message_is_old(sqs, colas, ca
     )
 
     # WHEN reprocessed
-    codigo = cli.main(["reprocesar", "--queue", DLQ, "--json"])
+    codigo = cli.main(["reprocesar", "--cola", DLQ, "--json"])
 
     # THEN refused on that check
     informe = json.loads(capsys.readouterr().out)
@@ -236,7 +236,7 @@ def test_reprocesar_dlq_of_several_queues_without_destination_exits_2(sqs, colas
     llenar(sqs, dlq, [{"version": 1}])
 
     # WHEN reprocessed without --destino
-    codigo = cli.main(["reprocesar", "--queue", DLQ])
+    codigo = cli.main(["reprocesar", "--cola", DLQ])
 
     # THEN exit 2 naming the ambiguity, nothing moved
     assert codigo == cli.USO
@@ -256,7 +256,7 @@ def test_reprocesar_without_redrive_uses_the_mf_cola_origen_attribute(sqs, capsy
     )
 
     # WHEN reprocessed
-    codigo = cli.main(["reprocesar", "--queue", "mercadofresco-correo-fallidos", "--json"])
+    codigo = cli.main(["reprocesar", "--cola", "mercadofresco-correo-fallidos", "--json"])
 
     # THEN they went back to the queue the attribute names
     assert codigo == cli.OK
@@ -294,7 +294,7 @@ def test_reprocesar_refuses_while_the_source_pipe_workflow_is_failing(sqs, colas
     )
 
     # WHEN reprocessed
-    codigo = cli.main(["reprocesar", "--queue", DLQ, "--json"])
+    codigo = cli.main(["reprocesar", "--cola", DLQ, "--json"])
 
     # THEN refused, naming the workflow's alarm; nothing moved
     informe = json.loads(capsys.readouterr().out)
@@ -310,7 +310,7 @@ def test_reprocesar_refuses_while_its_dependency_circuit_is_open(sqs, colas, cap
     _alarma_en_alarm("mercadofresco-circuito-abierto-erp", "CircuitoAbierto", [{"Name": "dependencia", "Value": "erp"}])
 
     # WHEN reprocessed
-    codigo = cli.main(["reprocesar", "--queue", "mercadofresco-stock-fallidos.fifo", "--json"])
+    codigo = cli.main(["reprocesar", "--cola", "mercadofresco-stock-fallidos.fifo", "--json"])
 
     # THEN refused: the ERP is still down, the reservations would only be deferred again
     informe = json.loads(capsys.readouterr().out)

@@ -16,7 +16,7 @@ from mercadofresco.dominio import claves
 from mercadofresco.http import ProviderClient
 from mercadofresco.http.client import idempotency_key_header
 from mercadofresco.idempotency.exceptions import IdempotencyKeyError
-from mercadofresco_local.proveedores import Erp
+from mercadofresco_local.proveedores import ProveedorSimulado
 
 from tests.unit.fuzz.estrategias import texto_cualquiera, texto_fuera_de_latin1
 
@@ -27,8 +27,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def erp() -> Iterator[Erp]:
-    with Erp() as proveedor:
+def erp() -> Iterator[ProveedorSimulado]:
+    with ProveedorSimulado("erp") as proveedor:
         yield proveedor
 
 

@@ -25,7 +25,7 @@ DLQ = "mercadofresco-erp-fallidos"
 OPCIONES_DLQ = [
     "-n",
     "--muestra",
-    "--max",
+    "--maximo",
     "--tasa",
     "--visibilidad-s",
     "--edad-max-s",
@@ -67,10 +67,10 @@ def dlq_con_mensajes(aws):
 def test_fuzz_mf_dlq_any_arguments_give_an_exit_code_never_a_traceback(
     dlq_con_mensajes, capsys, orden, extra, cola
 ) -> None:
-    # GIVEN any options and values (and sometimes a queue name that is not one), with --dry-run so nothing moves
-    argv = [orden, "--queue", cola, *[x for par in extra for x in par]]
+    # GIVEN any options and values (and sometimes a queue name that is not one), with --simulacro so nothing moves
+    argv = [orden, "--cola", cola, *[x for par in extra for x in par]]
     if orden == "reprocesar":
-        argv.append("--dry-run")
+        argv.append("--simulacro")
     # WHEN mf-dlq runs
     try:
         codigo = cli.main(argv)
@@ -86,7 +86,7 @@ def test_fuzz_mf_dlq_any_arguments_give_an_exit_code_never_a_traceback(
 @given(muestra=st.integers(min_value=1, max_value=12))
 def test_fuzz_mf_dlq_clasificar_json_always_has_a_verdict_when_it_exits_0(dlq_con_mensajes, capsys, muestra) -> None:
     # GIVEN a DLQ with readable and unreadable bodies WHEN classified as JSON
-    codigo = cli.main(["clasificar", "--queue", DLQ, "--muestra", str(muestra), "--json"])
+    codigo = cli.main(["clasificar", "--cola", DLQ, "--muestra", str(muestra), "--json"])
     # THEN exit 0 with a verdict for every group; and the messages stay visible for the next command
     informe = json.loads(capsys.readouterr().out)
     assert codigo == cli.OK and informe["tipo"] and all(g["tipo"] for g in informe["grupos"])

@@ -140,7 +140,7 @@ def test_fuzz_erp_mixed_batch_bad_records_dead_lettered_once_good_ones_once(
         AVISO,
         malos,
         buenos,
-        proveedores.erp,
+        proveedores["erp"],
         "aviso-erp",
         capsys,
     )
@@ -162,7 +162,7 @@ def test_fuzz_correo_mixed_batch_bad_records_dead_lettered_once_good_ones_once(
         CONFIRMACION,
         malos,
         buenos,
-        proveedores.correo_principal,
+        proveedores["correo-principal"],
         "correo-confirmacion",
         capsys,
     )

@@ -257,27 +257,27 @@ def test_fault_per_provider_leaves_the_others_alone(proveedores, http):
     proveedores.fallos.programar(Fallo.estado(503, proveedor="correo-principal"))
     correo = {"destinatario": "ana@example.com", "plantilla": "confirmacion"}
     # WHEN both e-mail providers and the ERP are called
-    principal = _post(http, proveedores.correo_principal.url + "/correos", correo, "correo-confirmacion:P1")
-    secundario = _post(http, proveedores.correo_secundario.url + "/correos", correo, "correo-confirmacion:P1")
-    erp = _post(http, proveedores.erp.url + "/avisos", {"pedido_id": "P1"}, "erp-aviso:P1")
+    principal = _post(http, proveedores["correo-principal"].url + "/correos", correo, "correo-confirmacion:P1")
+    secundario = _post(http, proveedores["correo-secundario"].url + "/correos", correo, "correo-confirmacion:P1")
+    erp = _post(http, proveedores["erp"].url + "/avisos", {"pedido_id": "P1"}, "erp-aviso:P1")
     # THEN only the principal failed, and the others recorded their effect
     assert (principal.status, secundario.status, erp.status) == (503, 202, 200)
-    assert proveedores.correo_principal.efectos_por_clave["correo-confirmacion:P1"] == 0
+    assert proveedores["correo-principal"].efectos_por_clave["correo-confirmacion:P1"] == 0
     # AND the failed request still counts as an attempt received for its key
-    assert proveedores.correo_principal.llamadas_por_clave["correo-confirmacion:P1"] == 1
-    assert proveedores.correo_secundario.efectos_por_clave["correo-confirmacion:P1"] == 1
-    assert proveedores.erp.efectos_por_clave["erp-aviso:P1"] == 1
+    assert proveedores["correo-principal"].llamadas_por_clave["correo-confirmacion:P1"] == 1
+    assert proveedores["correo-secundario"].efectos_por_clave["correo-confirmacion:P1"] == 1
+    assert proveedores["erp"].efectos_por_clave["erp-aviso:P1"] == 1
 
 
 def test_erp_reservas_counted_per_key(proveedores, http):
     # GIVEN / WHEN the same reservation twice and another
-    url = proveedores.erp.url + "/reservas"
+    url = proveedores["erp"].url + "/reservas"
     for clave in ("reserva:P1:SKU-1", "reserva:P1:SKU-1", "reserva:P1:SKU-2"):
         _post(http, url, {"pedido_id": "P1"}, clave)
     # THEN one effect per key
-    assert proveedores.erp.efectos_por_clave == {"reserva:P1:SKU-1": 1, "reserva:P1:SKU-2": 1}
-    assert proveedores.erp.llamadas["/reservas"] == 3
-    assert proveedores.erp.llamadas_por_clave == {"reserva:P1:SKU-1": 2, "reserva:P1:SKU-2": 1}
+    assert proveedores["erp"].efectos_por_clave == {"reserva:P1:SKU-1": 1, "reserva:P1:SKU-2": 1}
+    assert proveedores["erp"].llamadas["/reservas"] == 3
+    assert proveedores["erp"].llamadas_por_clave == {"reserva:P1:SKU-1": 2, "reserva:P1:SKU-2": 1}
 
 
 def test_pasarela_with_api_key_requires_authorization(http):

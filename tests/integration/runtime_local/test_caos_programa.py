@@ -9,21 +9,21 @@ SEMILLAS = range(1, 31)
 
 @pytest.mark.parametrize("semilla", [1, 7, 200])
 def test_programa_same_seed_same_schedule(semilla):
-    from mercadofresco_local.caos import programa
+    from mercadofresco_caos import programa
 
     # GIVEN / WHEN the schedule of one seed drawn twice  THEN identical, fault by fault
     assert programa(semilla, 30, 6.0) == programa(semilla, 30, 6.0)
 
 
 def test_programa_different_seeds_different_schedules():
-    from mercadofresco_local.caos import programa
+    from mercadofresco_caos import programa
 
     # GIVEN / WHEN thirty seeds  THEN thirty different schedules
     assert len({programa(s, 30, 6.0) for s in SEMILLAS}) == len(SEMILLAS)
 
 
 def test_programa_every_fault_kind_appears_across_seeds():
-    from mercadofresco_local.caos import programa
+    from mercadofresco_caos import programa
 
     # GIVEN thirty seeds' schedules
     programas = [programa(s, 30, 6.0) for s in SEMILLAS]
@@ -36,7 +36,7 @@ def test_programa_every_fault_kind_appears_across_seeds():
     # Redis frozen, PostgreSQL restarted, duplicates, late deliveries (of PedidoCreado and, on the
     # fan-out side, of PedidoConfirmado), a DLQ redrive, the step after the charge failing
     assert {("cobro", "caida"), ("cobro", "tiempo"), ("cobro", "estrangular"), ("outbox", "caida")} <= lambdas
-    assert {"despues:http POST /cobros", "antes:dynamodb.UpdateItem", "antes:http POST /cobros"} <= puntos
+    assert {"after:http POST /cobros", "before:dynamodb.UpdateItem", "before:http POST /cobros"} <= puntos
     assert {"congelar-redis", "reiniciar-postgres", "duplicar", "tardio", "a-dlq", "redrive", "sin-tema"} <= sucesos
     assert {"duplicar-aviso", "tardio-aviso"} <= sucesos
     assert {("pasarela", "latencia"), ("pasarela", "estado"), ("pasarela", "tiempo-agotado")} <= proveedores
@@ -44,7 +44,7 @@ def test_programa_every_fault_kind_appears_across_seeds():
 
 @pytest.mark.parametrize("semilla", [1, 7, 200])
 def test_programa_fanout_and_restart_faults_are_part_of_the_seed(semilla):
-    from mercadofresco_local.caos import programa
+    from mercadofresco_caos import programa
 
     # GIVEN one seed's schedule, drawn twice, at the e2e suite's size
     primero, segundo = programa(semilla, 6, 6.0), programa(semilla, 6, 6.0)
@@ -62,7 +62,7 @@ def test_programa_fanout_and_restart_faults_are_part_of_the_seed(semilla):
 
 
 def test_plan_lambda_counts_attempts_per_function_and_order():
-    from mercadofresco_local.caos import FalloLambda, PlanLambda, ProgramaCaos
+    from mercadofresco_caos import FalloLambda, PlanLambda, ProgramaCaos
     from sam_emulator.deaths import Cut, Invocation, Throttle
 
     # GIVEN a schedule: order 3's second charge attempt crashes, order 4's first charge is throttled
@@ -72,7 +72,7 @@ def test_plan_lambda_counts_attempts_per_function_and_order():
         ritmo_por_s=1.0,
         proveedores=(),
         lambdas=(
-            FalloLambda("cobro", 3, 2, "caida", donde="despues:http POST /cobros"),
+            FalloLambda("cobro", 3, 2, "caida", donde="after:http POST /cobros"),
             FalloLambda("cobro", 4, 1, "estrangular"),
         ),
         sucesos=(),
@@ -89,7 +89,7 @@ def test_plan_lambda_counts_attempts_per_function_and_order():
     estrangulada = invocar("CAOS-S1-000004")
     # THEN only the scheduled attempts are hit
     assert decisiones[:2] == [None, None]
-    assert isinstance(decisiones[2], Cut) and decisiones[2].where == "despues:http POST /cobros"
+    assert isinstance(decisiones[2], Cut) and decisiones[2].where == "after:http POST /cobros"
     assert isinstance(estrangulada, Throttle)
 
 
@@ -115,7 +115,7 @@ for s in semillas:
 def test_parallel_campaign_merges_children_and_a_crashed_child_is_a_failure(tmp_path):
     import sys
 
-    from mercadofresco_local.caos import anotar, correr_en_paralelo
+    from mercadofresco_caos import anotar, correr_en_paralelo
     from mercadofresco_local.informe import Informe
 
     def comando(semillas, pedidos, ritmo, resultados, registro, compresion):
@@ -144,7 +144,7 @@ def test_parallel_campaign_merges_children_and_a_crashed_child_is_a_failure(tmp_
 def test_parallel_campaign_stops_a_hung_child_and_fails_its_seeds(tmp_path, monkeypatch):
     import sys
 
-    from mercadofresco_local import caos
+    import mercadofresco_caos as caos
 
     def comando(semillas, pedidos, ritmo, resultados, registro, compresion):
         return [sys.executable, "-c", "import signal; signal.pause()"]  # never reports, never ends by itself

@@ -37,9 +37,9 @@ def mundo(request: pytest.FixtureRequest) -> Iterator[Any]:
     with PrivateRedis() as redis, Proveedores() as proveedores:
         parametros = {
             "PasarelaUrl": proveedores.pasarela.url,
-            "ErpUrl": proveedores.erp.url,
-            "CorreoPrincipalUrl": proveedores.correo_principal.url,
-            "CorreoSecundarioUrl": proveedores.correo_secundario.url,
+            "ErpUrl": proveedores["erp"].url,
+            "CorreoPrincipalUrl": proveedores["correo-principal"].url,
+            "CorreoSecundarioUrl": proveedores["correo-secundario"].url,
         }
         entorno = {**proveedores.entorno(), "REDIS_URL": redis.url}
         # plazos_comprimidos: the workflow's waits past a lease last seconds, with the leases compressed alike
@@ -96,12 +96,11 @@ def test_schedule_template_settings_reserved_concurrency_and_timeout_are_read(mu
     # GIVEN the template's CobroFunction  WHEN provisioned locally  THEN its platform limits are the template's
     import math
 
-    from cfn_lint_mensajeria.tiempos import tiempos
-    from cfnlint.decode import decode
     from mercadofresco_local import RAIZ
+    from template_model import read
+    from template_model.bounds import time_bounds
 
-    plantilla, _ = decode(str(RAIZ / "template.yaml"))
-    declarados = tiempos(plantilla, RAIZ)
+    declarados = time_bounds(read(RAIZ / "template.yaml"), RAIZ)
     cobro = mundo.functions.by_id["CobroFunction"]
     assert cobro.reserved_concurrency == 20
     assert cobro.timeout_s == declarados.timeouts_s["CobroFunction"]  # real seconds even when leases are compressed
@@ -114,7 +113,7 @@ def test_crash_after_gateway_charged_then_retry_leaves_exactly_one_charge(mundo,
 
     # GIVEN the charge invocation dies once the gateway has answered (the answer is lost)
     cobro = mundo.functions.by_id["CobroFunction"]
-    control.set_plan(_solo_la_primera(Cut(LambdaCrashed, where="despues:http POST /cobros")))
+    control.set_plan(_solo_la_primera(Cut(LambdaCrashed, where="after:http POST /cobros")))
     # WHEN it is invoked, then invoked again (the caller's retry)
     with pytest.raises(LambdaCrashed):
         cobro.invoke(_cobro("PED-CRASH-1"))
@@ -126,7 +125,7 @@ def test_crash_after_gateway_charged_then_retry_leaves_exactly_one_charge(mundo,
     # THEN the gateway charged exactly once, and the death is recorded where it happened
     assert mundo.proveedores.pasarela.cobros_de("PED-CRASH-1") == 1
     assert segundo is None or type(segundo).__name__ == "OperacionEnCurso"
-    assert ("mercadofresco-cobro", "Lambda.Unknown", "despues:http POST /cobros") in [m[:3] for m in control.deaths]
+    assert ("mercadofresco-cobro", "Lambda.Unknown", "after:http POST /cobros") in [m[:3] for m in control.deaths]
 
 
 def test_timeout_after_gateway_answered_surfaces_timeout_and_record_never_completed(mundo, control):
@@ -135,7 +134,7 @@ def test_timeout_after_gateway_answered_surfaces_timeout_and_record_never_comple
 
     # GIVEN the charge invocation runs out of time right after the gateway answered
     cobro = mundo.functions.by_id["CobroFunction"]
-    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="despues:http POST /cobros")))
+    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="after:http POST /cobros")))
     # WHEN it is invoked
     with pytest.raises(LambdaTimeout) as error:
         cobro.invoke(_cobro("PED-TIMEOUT-1"))
@@ -189,7 +188,7 @@ def test_moto_lambda_reports_the_platform_error_name_to_step_functions(mundo, co
     from sam_emulator.platform_faults import LambdaTimeout
 
     # GIVEN a timed-out charge invocation reached through moto's Lambda (the workflow's lambda:invoke path)
-    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="despues:http POST /cobros")))
+    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="after:http POST /cobros")))
     cobro = mundo.functions.by_id["CobroFunction"]
     # what Registro.invocar reads of moto's LambdaFunction
     funcion = SimpleNamespace(function_name=cobro.name, function_arn=f"arn:{cobro.name}", timeout=cobro.timeout_s)
@@ -206,7 +205,7 @@ def test_workflow_charge_timeout_is_seen_as_sandbox_timedout_in_the_history(mund
     from sam_emulator.platform_faults import LambdaTimeout
 
     # GIVEN the workflow's first charge attempt times out after the gateway charged
-    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="despues:http POST /cobros")))
+    control.set_plan(_solo_la_primera(Cut(LambdaTimeout, where="after:http POST /cobros")))
     entrada = load_event("flujo/pedido-creado.json")
     pedido_id = json.loads(entrada[0]["body"])["detail"]["pedido_id"]
     sfn = client("stepfunctions")
@@ -240,4 +239,4 @@ def test_throttled_sqs_batch_is_not_deleted_and_returns_to_the_queue(mundo, cont
     atributos = sqs.get_queue_attributes(QueueUrl=mapeo.queue_url, AttributeNames=["ApproximateNumberOfMessages"])
     assert int(atributos["Attributes"]["ApproximateNumberOfMessages"]) == 1
     assert control.throttled["mercadofresco-erp"] >= 1
-    assert not [e for e in mundo.proveedores.erp.efectos if e["cuerpo"].get("pedido_id") == "PED-2026-084417"]
+    assert not [e for e in mundo.proveedores["erp"].efectos if e["cuerpo"].get("pedido_id") == "PED-2026-084417"]

@@ -168,7 +168,8 @@ def test_smoke_every_order_final_exits_0(
     prueba.seguir(espera_s=30, intervalo_s=3)
     # THEN all are final, the fan-out was seen for the confirmed ones, and the run passes
     assert [s.resultado() for s in prueba.seguimientos] == ["CONFIRMADO", "RECHAZADO", "CONFIRMADO"]
-    assert all(s.erp_en and s.correo_en for s in prueba.seguimientos if s.estado == "CONFIRMADO")
+    confirmados = [s for s in prueba.seguimientos if s.estado == "CONFIRMADO"]
+    assert all(set(s.reparto_en) == {"ErpFunction", "CorreoFunction"} and s.repartido for s in confirmados)
     assert smoke.resumen(prueba.seguimientos, [])[1] == 0
 
 
@@ -248,3 +249,10 @@ def test_mf_smoke_stack_without_store_output_says_so(moto: MotoServer) -> None:
     cfn.create_stack(StackName="mercadofresco-dev", TemplateBody=json.dumps(plantilla))
     url = smoke.url_de_pila("mercadofresco-dev", moto.url, None)
     assert url == "https://a1b2c3d4e5.execute-api.eu-south-2.amazonaws.com"
+
+
+def test_mf_smoke_without_url_or_stack_follows_the_stack_sam_deploy_creates() -> None:
+    # GIVEN neither --url nor --pila WHEN mf-smoke reads its arguments
+    args = smoke.analizar(["-n", "1"])
+    # THEN the stack is samconfig.toml's (mercadofresco-dev), the one `sam deploy` creates, not a guess
+    assert (args.url, args.pila) == (None, "mercadofresco-dev")

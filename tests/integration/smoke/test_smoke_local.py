@@ -34,5 +34,5 @@ def test_mf_smoke_local_run_every_order_confirmed_exits_0() -> None:
     informe = smoke.tabla(prueba.seguimientos)
     assert errores == [], errores
     assert [s.resultado() for s in prueba.seguimientos] == ["CONFIRMADO"] * 3, informe
-    assert all(s.ejecucion and s.erp_en and s.correo_en for s in prueba.seguimientos), informe
+    assert all(s.ejecucion and s.reparto_en and s.repartido for s in prueba.seguimientos), informe
     assert smoke.resumen(prueba.seguimientos, errores)[1] == 0

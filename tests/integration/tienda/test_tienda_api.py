@@ -150,6 +150,22 @@ def test_post_pedidos_invalid_body_answers_400_listing_each_problem(
     assert _filas(tienda_dsn, "SELECT count(*) FROM solicitudes_pedido") == [(0,)]
 
 
+def test_post_pedidos_with_a_card_token_answers_400_saying_the_card_on_file_is_charged(
+    tienda: Any, tienda_dsn: str, lambda_context: Any
+) -> None:
+    # GIVEN a valid order that also brings a card token (as a PedidoCreado from another source may)
+    evento = load_event("tienda-crear-pedido.json")
+    evento["body"] = json.dumps({**json.loads(evento["body"]), "token_tarjeta": "tok_rechazada"})
+    # WHEN the store handles it
+    estado, cuerpo, _ = _invocar(tienda, evento, lambda_context)
+    # THEN 400: refused as an unknown field, and told why and how a declined card is reached
+    assert estado == 400 and cuerpo["error"] == "invalid_order"
+    assert any("unknown field(s) 'token_tarjeta'" in d for d in cuerpo["details"])
+    assert any("no card data" in d and "SimuladorTarjetasRechazadas" in d for d in cuerpo["details"])
+    assert "tok_rechazada" not in json.dumps(cuerpo)  # a card token is never echoed back
+    assert _filas(tienda_dsn, "SELECT count(*) FROM solicitudes_pedido") == [(0,)]
+
+
 def test_post_pedidos_malformed_json_answers_400(tienda: Any, lambda_context: Any) -> None:
     evento = load_event("tienda-crear-pedido.json")
     evento["body"] = '{"cliente_id": "CLI-1", '
@@ -168,6 +184,29 @@ def test_get_pedido_existing_returns_order_and_state(tienda: Any, lambda_context
     # THEN the same order, with its state
     assert estado == 200
     assert cuerpo == pedido
+
+
+def _consulta_de(pedido_id: str, user_arn: str | None = None) -> dict[str, Any]:
+    evento = load_event("tienda-consultar-pedido.json")
+    evento["rawPath"] = evento["requestContext"]["http"]["path"] = f"/pedidos/{pedido_id}"
+    evento["pathParameters"] = {"pedido_id": pedido_id}
+    if user_arn is not None:
+        evento["requestContext"]["authorizer"]["iam"]["userArn"] = user_arn
+    return evento
+
+
+def test_get_pedido_of_another_caller_answers_404_without_its_data(tienda: Any, lambda_context: Any) -> None:
+    # GIVEN an order placed by one IAM caller (the customer's e-mail in it)
+    _, pedido, _ = _invocar(tienda, load_event("tienda-crear-pedido.json"), lambda_context)
+    # WHEN another principal allowed to invoke the API asks for it by id
+    otro = _consulta_de(pedido["pedido_id"], "arn:aws:iam::123456789012:user/otra-tienda")
+    estado, cuerpo, _ = _invocar(tienda, otro, lambda_context)
+    # THEN "not found", as for an order that does not exist: neither the e-mail nor the order's existence leaks
+    assert (estado, cuerpo["error"]) == (404, "not_found")
+    assert pedido["email"] not in json.dumps(cuerpo) and pedido["cliente_id"] not in json.dumps(cuerpo)
+    # AND its own caller still reads it
+    estado, propio, _ = _invocar(tienda, _consulta_de(pedido["pedido_id"]), lambda_context)
+    assert (estado, propio) == (200, pedido)
 
 
 def test_get_pedido_unknown_answers_404(tienda: Any, lambda_context: Any) -> None:

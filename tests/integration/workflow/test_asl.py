@@ -14,11 +14,11 @@ import re
 import pytest
 from cfn_lint_mensajeria import asl as asl_reglas
 from mercadofresco.dominio.errores import NOMBRES_PARA_EL_FLUJO
-from mercadofresco_local.asl import errores_de_dominio, marcadores, problemas
+from mercadofresco_lint.asl import errores_de_dominio, marcadores, problemas
 from sam_emulator.template import Template
 
 from tests.conftest import RAIZ
-from tests.integration.workflow.conftest import tiempos_plantilla
+from tests.fixtures.flujo import tiempos_plantilla
 
 RUTA = RAIZ / "statemachines" / "procesar_pedido.asl.json"
 LIBERADOS = {"PasarelaNoDisponible", "PresupuestoReintentosAgotado"}  # the function released the key: ask again now
@@ -125,7 +125,7 @@ def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandone
     for nombre in ("Cobrar", "ReintentarCobro", "Reembolsar", "Reconsultar"):
         assert not _reintentados(estados[nombre]) & {"OperacionEnCurso", "Sandbox.Timedout", "Lambda.Unknown"}
         assert _capturas(estados[nombre])["States.ALL"] == "QuedaReconsulta", nombre
-    assert tiempos_plantilla().flujos["ProcesarPedido"].esperas_s["EsperarFinBloqueo"] > bloqueo_s
+    assert tiempos_plantilla().workflows["ProcesarPedido"].waits_s["EsperarFinBloqueo"] > bloqueo_s
     assert estados["QuedaReconsulta"]["Choices"][0]["Next"] == "EsperarFinBloqueo"
     assert estados["EsperarFinBloqueo"]["Next"] == "Reconsultar"
     # AND each entry starts the loop for its own operation, with its own count

@@ -21,15 +21,15 @@ from sam_emulator.moto_lambda import LambdaContext
 from sam_emulator.platform_faults import LambdaCrashed, LambdaThrottled, LambdaTimeout
 
 from tests.conftest import load_event
-from tests.integration.workflow.conftest import tiempos_plantilla
+from tests.fixtures.flujo import tiempos_plantilla
 
 pytestmark = pytest.mark.integration
 
 PEDIDO = "PED-2026-084417"
 TIEMPOS = tiempos_plantilla()
 BLOQUEO_COBRO_S = TIEMPOS.leases_s["CobroFunction"]  # above CobroFunction's Timeout (rule E9114)
-ESPERA_BLOQUEO_S = TIEMPOS.flujos["ProcesarPedido"].esperas_s["EsperarFinBloqueo"]
-ESPERA_CAPACIDAD_S = TIEMPOS.flujos["ProcesarPedido"].esperas_s["EsperarCapacidad"]
+ESPERA_BLOQUEO_S = TIEMPOS.workflows["ProcesarPedido"].waits_s["EsperarFinBloqueo"]
+ESPERA_CAPACIDAD_S = TIEMPOS.workflows["ProcesarPedido"].waits_s["EsperarCapacidad"]
 EMAIL = "lucia.ferrer@example.com"
 
 

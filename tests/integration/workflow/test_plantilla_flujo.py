@@ -8,31 +8,47 @@ from sam_emulator.template import Template
 
 
 @pytest.fixture(scope="module")
-def recursos() -> dict:
-    return Template().resources
+def plantilla() -> Template:
+    return Template()
 
 
-def _alarmas(recursos: dict, metrica: str) -> list[dict]:
+@pytest.fixture(scope="module")
+def recursos(plantilla: Template) -> dict:
+    return plantilla.resources
+
+
+def _alarmas(plantilla: Template, metrica: str) -> list[dict]:
+    """The alarms on ``metrica`` with the ``Fn::If`` branches ``plantilla``'s parameters take."""
     return [
-        r["Properties"]
-        for r in recursos.values()
-        if r["Type"] == "AWS::CloudWatch::Alarm" and r["Properties"].get("MetricName") == metrica
+        props
+        for r in plantilla.resources.values()
+        if r["Type"] == "AWS::CloudWatch::Alarm"
+        and (props := plantilla.chosen(r["Properties"])).get("MetricName") == metrica
     ]
 
 
-def test_template_gateway_p99_alarm_watches_the_http_client_metric(recursos):
+def test_template_gateway_p99_alarm_watches_the_http_client_metric(plantilla):
     # GIVEN the alarm on the gateway's latency (exercise 1's fifth fix)
-    (alarma,) = _alarmas(recursos, PROVIDER_LATENCY)
+    (alarma,) = _alarmas(plantilla, PROVIDER_LATENCY)
     # THEN it reads the metric the HTTP client emits, at p99, for the pasarela dependency, and pages someone
     assert alarma["Namespace"] == "MercadoFresco/Tienda" and alarma["ExtendedStatistic"] == "p99"
     assert {"Name": "dependencia", "Value": "pasarela"} in alarma["Dimensions"]
     assert "Statistic" not in alarma and alarma["AlarmActions"]
 
 
-def test_template_exhausted_executions_have_an_alarm(recursos):
-    # GIVEN the workflow's TimeoutSeconds THEN an execution that hits it pages someone (its order is mid-way)
-    (alarma,) = _alarmas(recursos, "ExecutionsTimedOut")
-    assert alarma["Namespace"] == "AWS/States" and alarma["Dimensions"][0]["Value"] == {"Ref": "ProcesarPedido"}
+@pytest.mark.parametrize(
+    ("motor", "espacio", "metrica", "recurso"),
+    [
+        ("StepFunctions", "AWS/States", "ExecutionsTimedOut", "ProcesarPedido"),
+        ("DurableFunction", "AWS/Lambda", "DurableExecutionTimedOut", "PedidoDurableFunction"),
+    ],
+)
+def test_template_exhausted_executions_have_an_alarm(motor, espacio, metrica, recurso):
+    # GIVEN the workflow's time limit on either engine (issue 37's WorkflowEngine parameter)
+    plantilla = Template(parameters={"WorkflowEngine": motor})
+    # THEN an execution that hits it pages someone (its order is mid-way), on that engine's metric
+    (alarma,) = _alarmas(plantilla, metrica)
+    assert alarma["Namespace"] == espacio and alarma["Dimensions"][0]["Value"] == {"Ref": recurso}
     assert alarma["Threshold"] == 0 and alarma["AlarmActions"]
 
 

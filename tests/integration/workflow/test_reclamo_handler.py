@@ -15,7 +15,7 @@ from mercadofresco.dominio.errores import LoteNoAdmitido, PedidoDuplicado
 from mercadofresco.errors import EventoInvalido
 
 from tests.conftest import load_event
-from tests.integration.workflow.conftest import tiempos_plantilla
+from tests.fixtures.flujo import tiempos_plantilla
 
 pytestmark = pytest.mark.integration
 

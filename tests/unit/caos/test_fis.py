@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 from cfn_lint_mensajeria import RULES_DIR
 from cfnlint.api import lint_file
+from mercadofresco_caos import especificacion, fis
 from mercadofresco_local import RAIZ
-from mercadofresco_local.caos import especificacion, fis
 from sam_emulator.template import Template
+from template_model import with_defaults
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,7 +100,7 @@ def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recu
 def test_template_with_chaos_enabled_lints_clean(tmp_path: Path, reglas: list[str]) -> None:
     # GIVEN template.yaml with Chaos defaulting to enabled (next to it: its CodeUri paths resolve)
     copia = RAIZ / f".template-con-caos-{tmp_path.name}.yaml"
-    copia.write_text(fis.con_caos((RAIZ / "template.yaml").read_text()))
+    copia.write_text(with_defaults((RAIZ / "template.yaml").read_text(), {"Chaos": "enabled"}))
     try:
         # WHEN cfn-lint reads it with the project's rules (and AWS's serverless rules)
         errores = lint_file(
@@ -109,11 +110,6 @@ def test_template_with_chaos_enabled_lints_clean(tmp_path: Path, reglas: list[st
         copia.unlink()
     # THEN nothing is reported
     assert [str(e) for e in errores] == []
-
-
-def test_con_caos_refuses_a_template_without_the_chaos_parameter() -> None:
-    with pytest.raises(ValueError, match="Chaos"):
-        fis.con_caos("Parameters:\n  Stage:\n    Type: String\n")
 
 
 @pytest.mark.parametrize(("duracion", "minutos"), [("PT5M", 5), ("PT1H30M", 90), ("PT90S", 1.5), ("PT2M30S", 2.5)])

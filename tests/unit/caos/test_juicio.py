@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from mercadofresco_local.caos.juicio import Registros, juzgar
+from mercadofresco_caos.juicio import Registros, juzgar
 
 AHORA_S = 1_800_000_000.0
 

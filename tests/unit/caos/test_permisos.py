@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import pytest
-from mercadofresco_iam.registro import Llamada
+from least_privilege.registro import Llamada
+from mercadofresco_caos import permisos
+from mercadofresco_caos.informe import ResultadoSemilla, anotar
 from mercadofresco_local import RAIZ
-from mercadofresco_local.caos import permisos
-from mercadofresco_local.caos.informe import ResultadoSemilla, anotar
 from mercadofresco_local.informe import Informe
 from sam_emulator.template import Template
 
@@ -35,10 +35,11 @@ def _escritura(comprobador: permisos.Comprobador, principal: str, clave: str) ->
 def test_a_request_the_role_allows_is_no_violation_and_uses_its_statement(comprobador: permisos.Comprobador) -> None:
     # GIVEN a seed in which the ERP consumer released stock (its own key prefix)
     resultado = comprobador.semilla([_escritura(comprobador, "ErpFunction", "liberacion:P1:SKU-1")] * 2)
-    # THEN nothing is denied, both calls counted, and the statement that allowed it is not "unused"
+    # THEN nothing is denied, both calls counted (each with DynamoDB's decrypt of the table key for the
+    # caller, decided by the role and the key policy), and the statement that allowed it is not "unused"
     assert resultado.violaciones == []
-    assert resultado.solicitudes == 2
-    assert resultado.principales == ["ErpFunction"]
+    assert resultado.solicitudes == 4
+    assert resultado.principales == ["DatosKey", "ErpFunction"]
     erp = [s for s in resultado.sin_usar if s.startswith("ErpFunction · ")]
     assert erp and not [s for s in erp if "dynamodb:PutItem" in s]
     # AND every statement of a principal that made no request is unused in this seed
@@ -123,4 +124,4 @@ def test_the_campaign_report_fails_on_a_denied_request_and_lists_unused_grants(
     assert "roles sin ninguna solicitud en la campaña: Otra" in informe.notas
     # AND the denial is replayed with the recorder installed (plain mf-demo does not record)
     (nota,) = [n for n in informe.notas if permisos.INVARIANTE in n]
-    assert "python -m mercadofresco_local.caos.hijo --escenario caos --semilla 2" in nota
+    assert "python -m mercadofresco_caos.hijo --escenario caos --semilla 2" in nota

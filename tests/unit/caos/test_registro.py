@@ -7,9 +7,10 @@ import dataclasses
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mercadofresco_local.caos import especificacion
-from mercadofresco_local.caos.calendario import Suceso, programa
-from mercadofresco_local.caos.registro import CLASES, Registro, TipoFallo, por_defecto
+from mercadofresco_caos import especificacion
+from mercadofresco_caos.calendario import Suceso
+from mercadofresco_caos.registro import CLASES, Registro, TipoFallo
+from mercadofresco_caos.sorteo import por_defecto, programa
 
 SEMILLAS = range(1, 41)
 

@@ -7,8 +7,8 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from mercadofresco_local import costes
-from mercadofresco_local.latencias import EjecucionLeida, Invocacion
+from mercadofresco_informes import costes
+from mercadofresco_informes.latencias import EjecucionLeida, Invocacion
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 

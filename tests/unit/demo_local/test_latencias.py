@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from mercadofresco_local import latencias as lat
+from mercadofresco_informes import latencias as lat
 
 
 def _t(s: float) -> datetime:
@@ -68,9 +68,9 @@ def test_consumers_marks_first_successful_confirmation_per_order_and_function() 
         inv("CorreoFunction", 12.0, False, _registro("PedidoConfirmado", "P1")),
     ]
     # WHEN the consumers' marks are computed
-    marcas = lat.marcas_de_consumidores(invocaciones, {"ErpFunction": "erp", "CorreoFunction": "correo"})
+    marcas = lat.marcas_de_consumidores(invocaciones, ["ErpFunction", "CorreoFunction"])
     # THEN the ERP mark is the end of the successful retry, not the failure nor the reservation
-    assert marcas == {"P1": {"erp": 20.5, "correo": 12.5}}
+    assert marcas == {"P1": {"ErpFunction": 20.5, "CorreoFunction": 12.5}}
 
 
 def test_resumir_stage_percentiles_only_over_orders_with_both_ends() -> None:
@@ -84,12 +84,15 @@ def test_resumir_stage_percentiles_only_over_orders_with_both_ends() -> None:
     assert (fila.p50_s, fila.p99_s, fila.max_s) == (0.05, 0.099, 0.1)
 
 
-def test_avisado_needs_both_erp_and_email() -> None:
+def test_avisado_needs_every_consumer_of_the_fan_out() -> None:
     # GIVEN an order whose e-mail went out but whose ERP notice did not
-    marcas = lat.Marcas("P1", creado=0.0, confirmado=1.0, correo=2.0)
+    marcas = lat.Marcas("P1", creado=0.0, confirmado=1.0, reparto={"ErpFunction": None, "CorreoFunction": 2.0})
     # THEN it has no end-to-end figure: the order is not done
     assert marcas.avisado is None
     assert [f.etapa for f in lat.resumir([marcas])] == []
+    # AND once the ERP notice is done too, the later of the two ends it
+    marcas.reparto["ErpFunction"] = 3.0
+    assert marcas.avisado == 3.0
 
 
 def test_pedidos_de_reads_envelopes_and_direct_payloads() -> None:

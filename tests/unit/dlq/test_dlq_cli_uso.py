@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mercadofresco_ops.dlq import cli
+from mercadofresco_ops.dlq.argumentos import construir_parser
 
 
 @pytest.mark.parametrize(
@@ -19,7 +20,7 @@ from mercadofresco_ops.dlq import cli
 )
 def test_reprocesar_invalid_arguments_exit_2_with_one_line(argumentos, mensaje, capsys) -> None:
     # GIVEN / WHEN an invalid combination (no AWS endpoint reachable: none is needed)
-    codigo = cli.main(["reprocesar", "--queue", "mercadofresco-pedidos-fallidos", *argumentos])
+    codigo = cli.main(["reprocesar", "--cola", "mercadofresco-pedidos-fallidos", *argumentos])
 
     # THEN exit 2, one line on stderr that says what is wrong, nothing on stdout
     salida = capsys.readouterr()
@@ -29,18 +30,30 @@ def test_reprocesar_invalid_arguments_exit_2_with_one_line(argumentos, mensaje, 
     assert salida.out == ""
 
 
-def test_missing_queue_exits_2_from_argparse() -> None:
-    # GIVEN / WHEN a subcommand without --queue
+def test_missing_queue_exits_2_from_argparse_in_spanish(capsys) -> None:
+    # GIVEN / WHEN a subcommand without --cola
     with pytest.raises(SystemExit) as salida:
         cli.main(["inspeccionar"])
 
-    # THEN argparse's usage error code
+    # THEN argparse's usage error code, its usage and its error in the on-call's Spanish
     assert salida.value.code == cli.USO
+    err = capsys.readouterr().err
+    assert err.startswith("uso: mf-dlq inspeccionar")
+    assert err.endswith("mf-dlq inspeccionar: error: faltan argumentos obligatorios: --cola/--queue\n")
+
+
+def test_the_english_names_the_runbooks_printed_still_parse_as_the_spanish_ones() -> None:
+    # GIVEN the runbooks' commands before issue 39 (--queue, --dry-run) and as they are now (--cola, --simulacro)
+    antes = construir_parser().parse_args(["reprocesar", "--queue", "dlq-a", "--dry-run"])
+    ahora = construir_parser().parse_args(["reprocesar", "--cola", "dlq-a", "--simulacro"])
+    # WHEN both are parsed  THEN they are the same command
+    assert vars(antes) == vars(ahora)
+    assert (ahora.cola, ahora.simulacro) == ("dlq-a", True)
 
 
 def test_unknown_profile_exits_2_with_one_line(capsys) -> None:
     # GIVEN / WHEN a profile that is not in ~/.aws/config
-    codigo = cli.main(["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos", "--profile", "mf-no-existe"])
+    codigo = cli.main(["inspeccionar", "--cola", "mercadofresco-pedidos-fallidos", "--profile", "mf-no-existe"])
 
     # THEN exit 2 with the profile named
     assert codigo == cli.USO
@@ -50,7 +63,7 @@ def test_unknown_profile_exits_2_with_one_line(capsys) -> None:
 def test_unreachable_endpoint_exits_2_with_one_line(capsys) -> None:
     # GIVEN / WHEN an endpoint nobody listens on (a closed loopback port)
     codigo = cli.main(
-        ["inspeccionar", "--queue", "mercadofresco-pedidos-fallidos", "--endpoint-url", "http://127.0.0.1:9"]
+        ["inspeccionar", "--cola", "mercadofresco-pedidos-fallidos", "--endpoint-url", "http://127.0.0.1:9"]
     )
 
     # THEN exit 2, one line naming the endpoint, no traceback

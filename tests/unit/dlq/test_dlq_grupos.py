@@ -55,10 +55,10 @@ def test_clasificar_grupos_each_command_is_one_line_moving_exactly_its_group() -
         assert grupo.orden and "\n" not in grupo.orden
         if grupo.contenido.startswith("cuerpo ilegible"):
             # AND unreadable bodies are not reprocessed: their command saves the evidence
-            assert grupo.orden.startswith(f"mf-dlq inspeccionar --queue {DLQ}")
+            assert grupo.orden.startswith(f"mf-dlq inspeccionar --cola {DLQ}")
             continue
         # AND the reprocess command, parsed as mf-dlq parses it, selects exactly this group's messages
-        assert grupo.orden.startswith(f"mf-dlq reprocesar --queue {DLQ} --motivo ")
+        assert grupo.orden.startswith(f"mf-dlq reprocesar --cola {DLQ} --motivo ")
         miembros = {
             m.message_id
             for m in mensajes
@@ -86,7 +86,7 @@ def test_clasificar_grupos_trickle_of_valid_events_points_at_the_consumer_errors
     # AND never the advice that a redrive only brings them back: they are valid, a redrive processes them
     assert "volver" not in d.explicacion and "devolver" not in d.explicacion
     assert grupo.orden == (
-        "mf-dlq reprocesar --queue mercadofresco-erp-fallidos --motivo ninguno "
+        "mf-dlq reprocesar --cola mercadofresco-erp-fallidos --motivo ninguno "
         "--filtro 'tipo == `\"PedidoConfirmado\"` && version == `1`'"
     )
     assert not grupo.nota_orden.startswith("solo después")

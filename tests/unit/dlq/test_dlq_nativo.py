@@ -8,7 +8,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from mercadofresco_ops.dlq import cli, nativo
-from mercadofresco_ops.dlq.conexion import Cola, ErrorOperador, Opciones
+from mercadofresco_ops.dlq.conexion import Cola, Opciones
+from mercadofresco_ops.errores import ErrorOperador
 
 CUENTA = "https://sqs.eu-south-2.amazonaws.com/123456789012"
 ARN = "arn:aws:sqs:eu-south-2:123456789012"
@@ -128,7 +129,7 @@ def test_cli_reprocesar_nativo_resolves_the_source_and_starts_the_task(sqs, monk
 
     # WHEN the operator starts a native redrive at 50/s without following it
     codigo = cli.main(
-        ["reprocesar", "--queue", DLQ.nombre, "--nativo", "--tasa", "50", "--forzar", "--sin-esperar", "--json"]
+        ["reprocesar", "--cola", DLQ.nombre, "--nativo", "--tasa", "50", "--forzar", "--sin-esperar", "--json"]
     )
 
     # THEN exit 0 and the handle on stdout for a script
@@ -149,7 +150,7 @@ def test_cli_without_permission_exits_2_with_one_line(sqs, monkeypatch, capsys) 
     monkeypatch.setattr(Opciones, "cliente", lambda self, servicio: cliente)
 
     # WHEN the on-call inspects
-    codigo = cli.main(["inspeccionar", "--queue", DLQ.nombre])
+    codigo = cli.main(["inspeccionar", "--cola", DLQ.nombre])
 
     # THEN exit 2 and one line naming the missing permission, no traceback
     err = capsys.readouterr().err
@@ -170,7 +171,7 @@ def test_cli_mover_estado_lists_the_tasks(sqs, monkeypatch, capsys) -> None:
     monkeypatch.setattr(Opciones, "cliente", lambda self, servicio: cliente)
 
     # WHEN listed (by its alias)
-    codigo = cli.main(["mover-estado", "--queue", DLQ.url, "--json"])
+    codigo = cli.main(["mover-estado", "--cola", DLQ.url, "--json"])
 
     # THEN the task's status and counts
     assert codigo == cli.OK

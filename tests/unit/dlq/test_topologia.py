@@ -5,9 +5,12 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING
 
+from mercadofresco_local.flujo import reparto
 from mercadofresco_ops.dlq.grupos import registros_del_consumidor
 from mercadofresco_ops.smoke import Nombres
 from mercadofresco_ops.topologia import Topologia, dependencia_de_origen
+from template_model import Template
+from template_model import messaging as m
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,6 +23,9 @@ PLANTILLA = textwrap.dedent(
       NameSuffix:
         Type: String
         Default: ""
+      CorreoPrincipalUrl:
+        Type: String
+        Default: https://correo.example
     Resources:
       ColaAvisosFallidos:
         Type: AWS::SQS::Queue
@@ -39,7 +45,7 @@ PLANTILLA = textwrap.dedent(
           CodeUri: functions/avisos/
           Environment:
             Variables:
-              CORREO_PRINCIPAL_URL: https://correo.example
+              CORREO_PRINCIPAL_URL: !Ref CorreoPrincipalUrl
           Handler: app.lambda_handler
           Runtime: python3.13
           Events:
@@ -74,20 +80,21 @@ def test_topologia_new_consumer_in_the_template_gives_its_dlq_and_log_group(tmp_
     assert topologia.patron("ColaAvisosFallidos", "QueueName").fullmatch("mf-avisos-fallidos-dev")["sufijo"] == "-dev"
     # AND the breaker behind its queue is the one provider its consumer calls
     assert topologia.dependencia_de_cola("ColaAvisos") == "correo-principal"
-    # AND, subscribed to the topic, it is a fan-out flow of that provider (what the local run's balances read)
-    assert topologia.dlq_de("ColaAvisos") == "ColaAvisosFallidos"
-    assert topologia.reparto() == {"ColaAvisos": "correo"}
-    assert topologia.funciones_consumidoras("ColaAvisos") == ["AvisosFunction"]
+    # AND, subscribed to the topic, it is a fan-out flow (what the local run's balances and the campaign read)
+    assert {cola: c.function for cola, c in reparto(Template(path=ruta)).items()} == {"ColaAvisos": "AvisosFunction"}
 
 
 def test_flows_of_the_project_template_come_from_its_wiring() -> None:
     # GIVEN the project's template  WHEN its flows are read
-    topologia = Topologia()
+    plantilla = Topologia().plantilla
     # THEN the workflow's input is the queue the pipe reads, and the fan-out the topic's subscribers that call a
     # provider (the projection calls none)
-    assert topologia.colas_de_flujo() == {"ColaPedidos": "ProcesarPedido"}
-    assert topologia.reparto() == {"ColaErp": "erp", "ColaCorreo": "correo"}
-    assert {c: topologia.dlq_de(c) for c in topologia.reparto()} == {
+    assert m.workflow_queues(plantilla) == {"ColaPedidos": "ProcesarPedido"}
+    assert {cola: c.function for cola, c in reparto(plantilla).items()} == {
+        "ColaErp": "ErpFunction",
+        "ColaCorreo": "CorreoFunction",
+    }
+    assert {c: m.dead_letter_queue_of(plantilla, c) for c in reparto(plantilla)} == {
         "ColaErp": "ColaErpFallidos",
         "ColaCorreo": "ColaCorreoFallidos",
     }

@@ -7,10 +7,11 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 from mercadofresco import dlq
-from mercadofresco.consumer.queues import MAX_MESSAGE_BYTES, Queue, send_to_dlq
+from mercadofresco.consumer.queues import Queue, send_to_dlq
 from mercadofresco.consumer.reading import InvalidMessageError, Route, read
 from mercadofresco.dlq import DlqReason
 from mercadofresco.dominio.valores import CAMPOS, IMPORTE_MAX_CENTIMOS, MONEDAS_ISO_4217
+from mercadofresco.payload_limits import SQS_MESSAGE_MAX_BYTES as MAX_MESSAGE_BYTES
 
 from tests.conftest import load_event
 from tests.unit.fuzz.estrategias import (

@@ -78,7 +78,7 @@ def test_another_body_gets_another_signature(reloj_fijo: None) -> None:
 
 
 def test_signing_announces_the_function_url_call_on_the_sessions_events(reloj_fijo: None) -> None:
-    # The request recorder (mercadofresco_iam) hears signed calls through this event
+    # The request recorder (least_privilege) hears signed calls through this event
     sesion, oidas = _sesion(), []
     sesion.events.register("before-sign.lambda.InvokeFunctionUrl", lambda request, **_: oidas.append(request.url))
     FunctionUrlSigV4(region="eu-south-2", session=sesion).headers("POST", URL, CABECERAS, CUERPO)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mercadofresco_iam.acciones import Destino, solicitudes_de
-from mercadofresco_iam.evaluador import Solicitud
+from least_privilege.acciones import Destino, solicitudes_de
+from least_privilege.evaluador import Solicitud
 
 D = Destino("eu-south-2", "123456789012", {"mercadofresco-idempotencia": "clave"})
 TABLA = "arn:aws:dynamodb:eu-south-2:123456789012:table/mercadofresco-idempotencia"
@@ -54,7 +54,7 @@ def test_signing_names_map_to_iam_prefixes_and_unknown_calls_land_on_star() -> N
     assert solicitudes_de("ssm", "GetParameter", {"Name": "x"}, D) == [Solicitud("ssm:GetParameter", "*")]
 
 
-def test_a_signed_function_url_call_is_invoke_function_url_on_the_function_behind_it() -> None:
+def test_a_signed_function_url_call_is_invoke_function_url_and_invoke_function_on_the_function_behind_it() -> None:
     destino = Destino(
         "eu-south-2",
         "123456789012",
@@ -69,8 +69,11 @@ def test_a_signed_function_url_call_is_invoke_function_url_on_the_function_behin
         ("http://127.0.0.1:41001/principal/correos", "function:simulador-correo"),
         ("http://172.17.0.1:4599/_aws/lambda-url/abc/avisos", "function:simulador-erp"),
     ):
+        # THEN both actions a URL created since October 2025 authorises, on the same function
+        arn = f"arn:aws:lambda:eu-south-2:123456789012:{funcion}"
         assert solicitudes_de("lambda", "InvokeFunctionUrl", {"FunctionUrl": url}, destino) == [
-            Solicitud("lambda:InvokeFunctionUrl", f"arn:aws:lambda:eu-south-2:123456789012:{funcion}", firmada)
+            Solicitud("lambda:InvokeFunctionUrl", arn, firmada),
+            Solicitud("lambda:InvokeFunction", arn, (("lambda:InvokedViaFunctionUrl", ("true",)),)),
         ]
-    (otra,) = solicitudes_de("lambda", "InvokeFunctionUrl", {"FunctionUrl": "https://x.example/"}, destino)
-    assert otra.recurso == "*"
+    otras = solicitudes_de("lambda", "InvokeFunctionUrl", {"FunctionUrl": "https://x.example/"}, destino)
+    assert {s.recurso for s in otras} == {"*"}

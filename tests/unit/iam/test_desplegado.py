@@ -1,22 +1,26 @@
-"""The deploy level's recorders and their check (mercadofresco_iam.desplegado, emulated_account.gaps).
+"""The deploy level's recorders and their check (least_privilege.desplegado, emulated_account.gaps).
 
-The in-container recorder is run as the Lambda runtime runs it (a fresh interpreter, the folder on
-``PYTHONPATH``); its lines and the state machine's are read back and evaluated against the roles of
-the real template, resolved as a deployed stack's, so a request a role denies fails the check.
+The in-container recorder is run as the Lambda runtime runs it: a fresh interpreter whose site
+directory holds the recorder's ``.pth``, the recorder's folder on ``PYTHONPATH`` (last: whatever
+``sitecustomize`` the interpreter finds first, Debian's included, it records). Its lines and the
+state machine's are read back and evaluated against the roles of the real template, resolved as a
+deployed stack's, so a request a role denies fails the check.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import pytest
 from emulated_account import gaps
-from mercadofresco_iam.desplegado import comprobar_despliegue, leer_registro, llamada_de_tarea, plantilla_desplegada
-from mercadofresco_iam.evaluador import Solicitud
+from least_privilege.desplegado import comprobar_despliegue, leer_registro, llamada_de_tarea, plantilla_desplegada
+from least_privilege.evaluador import Solicitud
 
 RAIZ = Path(__file__).resolve().parents[3]
 CUENTA = "000000000000"
@@ -34,31 +38,77 @@ with Stubber(ddb) as stub:
 """
 
 
-def _ejecutar_funcion(carpeta: Path | None) -> subprocess.CompletedProcess[str]:
-    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, str(gaps.RECORDER_SOURCE)])}
-    entorno["AWS_LAMBDA_FUNCTION_NAME"] = "mercadofresco-erp"
+@pytest.fixture(scope="module")
+def python_del_contenedor(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An interpreter of this Python with the recorder's ``.pth`` in its site directory, as the containers have it."""
+    entorno = tmp_path_factory.mktemp("python-del-contenedor")
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(entorno)
+    python = entorno / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    shutil.copy(gaps.RECORDER_SOURCE / gaps.RECORDER_PTH, site)
+    return python
+
+
+def _ejecutar_funcion(
+    python: Path, carpeta: Path | None, codigo: str = _FUNCION, delante: tuple[Path, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """``codigo`` as a function in its container runs it; ``delante``: folders on the path before everything."""
+    ruta = [*map(str, delante), *sys.path, str(gaps.RECORDER_SOURCE)]
+    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join(ruta), "AWS_LAMBDA_FUNCTION_NAME": "mercadofresco-erp"}
     entorno.pop("MF_IAM_REGISTRO", None)
     if carpeta is not None:
         entorno["MF_IAM_REGISTRO"] = str(carpeta)
-    return subprocess.run([sys.executable, "-c", _FUNCION], env=entorno, capture_output=True, text=True, check=True)
+    return subprocess.run([python, "-c", codigo], env=entorno, capture_output=True, text=True, check=True)
 
 
-def test_the_container_recorder_writes_each_call_once_and_lets_it_through(tmp_path: Path) -> None:
-    _ejecutar_funcion(tmp_path)
+_PUT_GRABADO = {
+    "funcion": "mercadofresco-erp",
+    "servicio": "dynamodb",
+    "operacion": "PutItem",
+    "parametros": {"TableName": "mercadofresco-idempotencia", "Item": {"clave": {"S": "liberacion:p1:sku-1"}}},
+}
+
+
+def test_the_container_recorder_writes_each_call_once_and_lets_it_through(
+    tmp_path: Path, python_del_contenedor: Path
+) -> None:
+    _ejecutar_funcion(python_del_contenedor, tmp_path)
     (fichero,) = tmp_path.glob("mercadofresco-erp.*.jsonl")
     lineas = [json.loads(linea) for linea in fichero.read_text().splitlines()]
-    assert lineas == [
-        {
-            "funcion": "mercadofresco-erp",
-            "servicio": "dynamodb",
-            "operacion": "PutItem",
-            "parametros": {"TableName": "mercadofresco-idempotencia", "Item": {"clave": {"S": "liberacion:p1:sku-1"}}},
-        }
-    ]
+    assert lineas == [_PUT_GRABADO]
 
 
-def test_without_its_folder_the_recorder_records_nothing(tmp_path: Path) -> None:
-    _ejecutar_funcion(None)  # the call still succeeds
+# Another sitecustomize (Debian's Python ships one in its standard library): it leaves a mark.
+_OTRO_SITECUSTOMIZE = """
+import os
+open(os.path.join(os.environ["MF_IAM_REGISTRO"], "otro-sitecustomize-ejecutado"), "w").close()
+"""
+
+
+def test_the_container_recorder_records_beside_a_sitecustomize_found_before_its_folder(
+    tmp_path: Path, python_del_contenedor: Path
+) -> None:
+    # GIVEN a sitecustomize first on the path, the recorder's folder last
+    otro = tmp_path / "otro"
+    otro.mkdir()
+    (otro / "sitecustomize.py").write_text(_OTRO_SITECUSTOMIZE)
+    registro = tmp_path / "registro"
+    registro.mkdir()
+    # WHEN a function makes its call
+    _ejecutar_funcion(python_del_contenedor, registro, delante=(otro,))
+    # THEN that sitecustomize ran, and the call was recorded all the same
+    assert (registro / "otro-sitecustomize-ejecutado").is_file()
+    (fichero,) = registro.glob("mercadofresco-erp.*.jsonl")
+    assert [json.loads(linea) for linea in fichero.read_text().splitlines()] == [_PUT_GRABADO]
+
+
+def test_without_its_folder_the_recorder_records_nothing(tmp_path: Path, python_del_contenedor: Path) -> None:
+    _ejecutar_funcion(python_del_contenedor, None)  # the call still succeeds
     assert not list(tmp_path.iterdir())
 
 
@@ -99,7 +149,9 @@ def _escribir(carpeta: Path, nombre: str, lineas: list[dict]) -> None:
 
 def _plantilla(**parametros: str) -> object:
     tabla = "mercadofresco-idempotencia"
+    clave = f"arn:aws:kms:{REGION}:{CUENTA}:key/1234abcd"
     fisicos = {
+        "DatosKey": {"Ref": "1234abcd", "Arn": clave, "KeyId": "1234abcd"},
         "TablaIdempotencia": {"Ref": tabla, "Arn": f"arn:aws:dynamodb:{REGION}:{CUENTA}:table/{tabla}"},
         "ErpFunction": {
             "Ref": "mercadofresco-erp",
@@ -139,8 +191,9 @@ def test_recorded_requests_are_judged_by_the_deployed_role_and_a_denied_one_fail
     registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, "ProcesarPedido")
     # WHEN they are evaluated against the transformed template's roles, as deployed
     informe = comprobar_despliegue(registro, _plantilla())
-    # THEN only the write outside its key prefixes is denied
-    assert informe.solicitudes == 2 and not informe.sin_rol
+    # THEN only the write outside its key prefixes is denied (each write also had DynamoDB decrypt the
+    # table key for the caller: its role's kms:Decrypt, allowed)
+    assert informe.solicitudes == 4 and not informe.sin_rol
     assert [dict(d.solicitud.contexto)["dynamodb:LeadingKeys"] for d in informe.denegadas] == [
         ("correo-confirmacion:p1",)
     ]
@@ -154,12 +207,16 @@ def test_a_function_the_stack_does_not_name_has_no_role(tmp_path: Path) -> None:
     assert comprobar_despliegue(registro, _plantilla()).sin_rol == {"(function otra)", "(state machine)"}
 
 
-def test_the_docker_flags_mount_the_recorder_and_its_folder(tmp_path: Path) -> None:
+def test_the_docker_flags_mount_the_recorder_its_pth_and_its_folder(tmp_path: Path) -> None:
     banderas = gaps.recorder_docker_flags(tmp_path).split()
     assert f"{gaps.RECORDER_SOURCE}:/var/mf-iam-codigo:ro" in banderas
+    # the .pth in a site directory of the image's Python (Debian's: tools/levels/sam_local/build-image.sh)
+    pth = gaps.RECORDER_SOURCE / gaps.RECORDER_PTH
+    assert f"{pth}:/usr/lib/python3/dist-packages/{gaps.RECORDER_PTH}:ro" in banderas
     assert f"{tmp_path}:/var/mf-iam-registro" in banderas
     assert {"PYTHONPATH=/var/mf-iam-codigo", "MF_IAM_REGISTRO=/var/mf-iam-registro"} <= set(banderas)
-    assert (gaps.RECORDER_SOURCE / "sitecustomize.py").is_file()
+    assert pth.read_text() == "import mf_iam_registro\n"
+    assert (gaps.RECORDER_SOURCE / "mf_iam_registro.py").is_file()
 
 
 def test_a_secret_asked_for_by_name_is_authorised_by_its_arn(tmp_path: Path) -> None:
@@ -196,10 +253,10 @@ FunctionUrlSigV4(region="eu-south-2").headers("POST", url, {}, b"{}")
 """
 
 
-def test_the_container_recorder_writes_each_signed_function_url_call(tmp_path: Path) -> None:
-    entorno = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, str(gaps.RECORDER_SOURCE)])}
-    entorno.update(AWS_LAMBDA_FUNCTION_NAME="mercadofresco-erp", MF_IAM_REGISTRO=str(tmp_path))
-    subprocess.run([sys.executable, "-c", _FIRMA_URL], env=entorno, capture_output=True, text=True, check=True)
+def test_the_container_recorder_writes_each_signed_function_url_call(
+    tmp_path: Path, python_del_contenedor: Path
+) -> None:
+    _ejecutar_funcion(python_del_contenedor, tmp_path, _FIRMA_URL)
     (fichero,) = tmp_path.glob("mercadofresco-erp.*.jsonl")
     assert [json.loads(linea) for linea in fichero.read_text().splitlines()] == [
         {
@@ -220,22 +277,22 @@ def _url(url_id: str) -> dict:
     }
 
 
-def test_a_signed_call_is_invoke_function_url_on_the_simulator_behind_that_url(tmp_path: Path) -> None:
+def test_a_signed_call_is_both_invoke_actions_on_the_simulator_behind_that_url(tmp_path: Path) -> None:
     # GIVEN the ERP consumer's signed calls, in MiniStack's path form: to its own simulator and to the gateway's
     _escribir(tmp_path, "mercadofresco-erp.1.jsonl", [_url("erp0url0id"), _url("pasarela0url0id")])
     registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, None)
     # WHEN they are evaluated against the deployed roles (ErpUrl empty: the stack plays the ERP)
     informe = comprobar_despliegue(registro, _plantilla())
-    # THEN each is lambda:InvokeFunctionUrl on the function behind the URL, signed (AWS_IAM)
+    # THEN each is lambda:InvokeFunctionUrl and lambda:InvokeFunction on the function behind the URL (a URL
+    # created since October 2025 authorises both), signed (AWS_IAM): the gateway's are denied
+    pasarela = f"arn:aws:lambda:{REGION}:{CUENTA}:function:simulador-pasarela"
     assert [d.solicitud for d in informe.denegadas] == [
-        Solicitud(
-            "lambda:InvokeFunctionUrl",
-            f"arn:aws:lambda:{REGION}:{CUENTA}:function:simulador-pasarela",
-            (("lambda:FunctionUrlAuthType", ("AWS_IAM",)),),
-        )
+        Solicitud("lambda:InvokeFunctionUrl", pasarela, (("lambda:FunctionUrlAuthType", ("AWS_IAM",)),)),
+        Solicitud("lambda:InvokeFunction", pasarela, (("lambda:InvokedViaFunctionUrl", ("true",)),)),
     ]
-    # AND its own grant is used, so it is not listed as unused
-    assert "SandboxProvider" not in {u.sid for u in informe.sin_uso if u.principal == "ErpFunction"}
-    # AND with a real ERP (no simulator, no grant) the same call is denied
+    # AND both of its own grants are used, so neither is listed as unused
+    sin_uso = {u.sid for u in informe.sin_uso if u.principal == "ErpFunction"}
+    assert not sin_uso & {"SandboxProviderUrl", "SandboxProviderInvoke"}
+    # AND with a real ERP (no simulator, no grant) the same calls are denied
     real = comprobar_despliegue(registro, _plantilla(ErpUrl="https://erp.example"))
-    assert len(real.denegadas) == 2
+    assert len(real.denegadas) == 4

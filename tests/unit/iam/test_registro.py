@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from mercadofresco_iam.registro import Registro
+from least_privilege.registro import Registro
 from sam_emulator.principal import acting_as
 
 
@@ -53,3 +53,33 @@ def test_a_signed_function_url_call_is_recorded_as_its_principals(sesion_limpia:
     assert [(ll.principal, ll.servicio, ll.operacion, ll.parametros) for ll in registro.llamadas()] == [
         ("CobroFunction", "lambda", "InvokeFunctionUrl", {"FunctionUrl": url})
     ]
+
+
+def test_what_aws_does_with_no_code_calling_is_recorded_as_its_principals(aws: None, sesion_limpia: None) -> None:
+    from sam_emulator.moto_patches import report_service_messages
+    from sam_emulator.principal import PLATFORM_INVOCATION, report_invocation
+
+    with report_service_messages(), Registro() as registro:
+        # GIVEN a topic and a rule that deliver to queues (set up by the harness: nobody's calls)
+        sqs, sns, events = (boto3.client(s, region_name="eu-south-2") for s in ("sqs", "sns", "events"))
+        cola = sqs.get_queue_attributes(
+            QueueUrl=sqs.create_queue(QueueName="cola")["QueueUrl"], AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
+        tema = sns.create_topic(Name="tema")["TopicArn"]
+        sns.subscribe(TopicArn=tema, Protocol="sqs", Endpoint=cola)
+        regla = events.put_rule(Name="regla", EventPattern='{"source": ["mf"]}')["RuleArn"]
+        events.put_targets(Rule="regla", Targets=[{"Id": "cola", "Arn": cola}])
+        # WHEN a function is invoked and, as it, publishes and puts an event
+        report_invocation("CobroFunction", "mercadofresco-cobro")
+        with acting_as("CobroFunction"):
+            sns.publish(TopicArn=tema, Message="m")
+            events.put_events(Entries=[{"Source": "mf", "DetailType": "x", "Detail": "{}"}])
+    # THEN the invocation is Lambda's (with the function's role), each delivery the service's, for its source
+    assert [(ll.principal, ll.servicio, ll.operacion, ll.origen) for ll in registro.llamadas()] == [
+        ("CobroFunction", "lambda", PLATFORM_INVOCATION, None),
+        ("CobroFunction", "sns", "Publish", None),  # recorded before it is sent, its delivery while it is served
+        ("sns.amazonaws.com", "sqs", "SendMessage", tema),
+        ("CobroFunction", "events", "PutEvents", None),
+        ("events.amazonaws.com", "sqs", "SendMessage", regla),
+    ]
+    assert registro.llamadas()[2].parametros == {"QueueArn": cola}

@@ -11,7 +11,7 @@ import pytest
 from cfn_lint_mensajeria import RULES_DIR
 from cfn_lint_mensajeria.intentos import peor_caso
 from cfnlint.api import lint_file
-from cfnlint.decode import decode
+from template_model import read
 
 RAIZ = Path(__file__).resolve().parents[3]
 PLANTILLAS = RAIZ / "tests" / "fixtures" / "templates"
@@ -109,7 +109,7 @@ def test_e9101_consumed_dlq_is_exempt(tmp_path):
 def test_worst_case_lesson_5x4x4_is_80():
     # GIVEN the lesson's numbers: SDK 5, maxReceiveCount 4, workflow Retry MaxAttempts 3 (1 + 3 = 4),
     # the queue redelivering what the workflow fails (a synchronous Pipe)
-    plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
+    plantilla = read(PLANTILLAS / "bueno.yaml")
     plantilla["Globals"]["Function"]["Environment"]["Variables"]["HTTP_MAX_ATTEMPTS"] = "5"
     tubo = plantilla["Resources"]["PipePedidos"]["Properties"]
     tubo["TargetParameters"]["StepFunctionStateMachineParameters"]["InvocationType"] = "REQUEST_RESPONSE"
@@ -127,7 +127,7 @@ def test_worst_case_lesson_5x4x4_is_80():
 def test_worst_case_good_template_paths_and_totals():
     # GIVEN the good template WHEN computing THEN one route per consumer, FIRE_AND_FORGET not multiplied,
     # Lambda-service-only retriers not counted, undeclared HTTP attempts assumed 2
-    plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
+    plantilla = read(PLANTILLAS / "bueno.yaml")
     rutas = [
         (r.dependencia, r.intentos_http, r.recepciones, r.intentos_flujo, r.http_supuesto)
         for r in peor_caso(plantilla, PLANTILLAS)
@@ -137,7 +137,7 @@ def test_worst_case_good_template_paths_and_totals():
 
 def test_worst_case_declared_errors_without_a_call_do_not_count():
     # GIVEN a retrier on CircuitoAbierto (fail fast: the gateway is not called) added to Cobrar
-    plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
+    plantilla = read(PLANTILLAS / "bueno.yaml")
     definicion = json.loads((PLANTILLAS / "bueno.asl.json").read_text())
     definicion["States"]["Cobrar"]["Retry"].append(
         {"ErrorEquals": ["CircuitoAbierto"], "MaxAttempts": 2, "MaxDelaySeconds": 300, "JitterStrategy": "FULL"}
@@ -157,7 +157,7 @@ def test_worst_case_declared_errors_without_a_call_do_not_count():
 
 def test_worst_case_loop_visits_multiply_and_throttling_does_not_count():
     # GIVEN Cobrar asked again in a bounded loop (VisitasMaximas 3) and retrying throttling 6 times
-    plantilla, _ = decode(str(PLANTILLAS / "bueno.yaml"))
+    plantilla = read(PLANTILLAS / "bueno.yaml")
     definicion = json.loads((PLANTILLAS / "bueno.asl.json").read_text())
     definicion["States"]["Cobrar"]["Retry"].append(
         {
@@ -218,7 +218,10 @@ def test_cfnlintrc_runs_the_pack_from_a_cfn_lint_that_does_not_have_it_installed
         # WHEN it lints from the root with only the repo's .cfnlintrc
         cli = subprocess.run(
             [python, "-S", "-c", sin_pack, malo.name],
-            cwd=RAIZ, capture_output=True, text=True, timeout=120,
+            cwd=RAIZ,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     finally:
         malo.unlink()
@@ -232,52 +235,105 @@ def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(
     # GIVEN the project's template: Mappings.Plazos declares the bounds, the functions and the ASL use them
     from dataclasses import replace
 
-    from cfn_lint_mensajeria.tiempos import PLAZOS, problemas, tiempos
+    from cfn_lint_mensajeria.tiempos import problemas
+    from template_model.bounds import BOUNDS_MAPPING, time_bounds
 
     def plantilla() -> dict:
-        return decode(str(RAIZ / "template.yaml"))[0]
+        return read(RAIZ / "template.yaml")
 
-    actuales = tiempos(plantilla(), RAIZ)
+    actuales = time_bounds(plantilla(), RAIZ)
     # WHEN checked THEN every relation holds, and it did read the bounds it relates
     assert problemas(actuales) == []
-    flujo = actuales.flujos["ProcesarPedido"]
-    assert flujo.esperas_tras_bloqueo and flujo.reclamo in actuales.leases_s
+    flujo = actuales.workflows["ProcesarPedido"]
+    assert flujo.waits_after_lease and flujo.claim_function in actuales.leases_s
     # AND every function with a lease reads its Timeout and lease from the declaration (no literal beside it)
-    assert actuales.literales == {}
-    assert actuales.leases_s == {f: int(actuales.declarados[f]["LeaseS"]) for f in actuales.leases_s}
-    # AND raising CobroFunction's declared Timeout past its lease (the lease left as it is) fails, naming both
+    assert actuales.literals == {}
+    # (the durable saga reads the charge function's entry: the charge runs inside it, decision 0140)
+    entrada = {f: "CobroFunction" if f == "PedidoDurableFunction" else f for f in actuales.leases_s}
+    assert actuales.leases_s == {f: int(actuales.declared[entrada[f]]["LeaseS"]) for f in actuales.leases_s}
+    # AND raising CobroFunction's declared Timeout past its lease (the lease left as it is) fails, naming both,
+    # for each function that reads that entry
     p = plantilla()
-    p["Mappings"][PLAZOS]["CobroFunction"]["TimeoutS"] = actuales.leases_s["CobroFunction"] + 20
-    ((ruta, mensaje),) = problemas(tiempos(p, RAIZ))
-    assert ruta[:2] == ["Resources", "CobroFunction"] and "IDEMPOTENCY_LEASE_S" in mensaje
+    p["Mappings"][BOUNDS_MAPPING]["CobroFunction"]["TimeoutS"] = actuales.leases_s["CobroFunction"] + 20
+    encontrados = problemas(time_bounds(p, RAIZ))
+    assert sorted(ruta[1] for ruta, _ in encontrados) == ["CobroFunction", "PedidoDurableFunction"]
+    assert all("IDEMPOTENCY_LEASE_S" in mensaje for _, mensaje in encontrados)
     # AND a literal Timeout beside the declaration fails even while its relations hold
     p = plantilla()
     p["Resources"]["CobroFunction"]["Properties"]["Timeout"] = actuales.timeouts_s["CobroFunction"]
-    ((ruta, mensaje),) = problemas(tiempos(p, RAIZ))
-    assert ruta[:2] == ["Resources", "CobroFunction"] and f"outside Mappings.{PLAZOS}" in mensaje
+    ((ruta, mensaje),) = problemas(time_bounds(p, RAIZ))
+    assert ruta[:2] == ["Resources", "CobroFunction"] and f"outside Mappings.{BOUNDS_MAPPING}" in mensaje
     # AND so does a re-ask Wait that no longer outlasts the lease (declared and written so in the ASL)
-    ts = tiempos(plantilla(), RAIZ)
-    ts.declarados["ProcesarPedido"]["EsperarFinBloqueo"] = ts.leases_s["CobroFunction"]
-    corta = {**flujo.esperas_s, "EsperarFinBloqueo": ts.leases_s["CobroFunction"]}
-    ts.flujos["ProcesarPedido"] = replace(flujo, esperas_s=corta)
+    ts = time_bounds(plantilla(), RAIZ)
+    ts.declared["ProcesarPedido"]["EsperarFinBloqueo"] = ts.leases_s["CobroFunction"]
+    corta = {**flujo.waits_s, "EsperarFinBloqueo": ts.leases_s["CobroFunction"]}
+    ts.workflows["ProcesarPedido"] = replace(flujo, waits_s=corta)
     ((_, mensaje),) = problemas(ts)
     assert "EsperarFinBloqueo" in mensaje and "does not outlast" in mensaje
     # AND the re-ask Wait reads its declaration: lowering the declared seconds below the lease fails
     p = plantilla()
-    p["Mappings"][PLAZOS]["ProcesarPedido"]["EsperarFinBloqueo"] = str(actuales.leases_s["CobroFunction"] - 1)
-    ((_, mensaje),) = problemas(tiempos(p, RAIZ))
+    p["Mappings"][BOUNDS_MAPPING]["ProcesarPedido"]["EsperarFinBloqueo"] = str(actuales.leases_s["CobroFunction"] - 1)
+    ((_, mensaje),) = problemas(time_bounds(p, RAIZ))
     assert "EsperarFinBloqueo" in mensaje and "does not outlast" in mensaje
     # AND so does a substitution that no longer reads it (a literal beside the declaration)
     p = plantilla()
     p["Resources"]["ProcesarPedido"]["Properties"]["DefinitionSubstitutions"]["EsperarFinBloqueoS"] = "130"
-    ((ruta, mensaje),) = problemas(tiempos(p, RAIZ))
+    ((ruta, mensaje),) = problemas(time_bounds(p, RAIZ))
     assert ruta[-1] == "DefinitionSubstitutions" and "EsperarFinBloqueo" in mensaje and "not its declaration" in mensaje
     # AND an ASL whose TimeoutSeconds or a literal Wait was changed without its declaration fails, naming each
     asl = json.loads((RAIZ / "statemachines" / "procesar_pedido.asl.json").read_text())
     asl["TimeoutSeconds"] += 1
-    asl["States"]["EsperarFinBloqueo"]["Seconds"] = actuales.flujos["ProcesarPedido"].esperas_s["EsperarFinBloqueo"] + 1
+    asl["States"]["EsperarFinBloqueo"]["Seconds"] = flujo.waits_s["EsperarFinBloqueo"] + 1
     (tmp_path / "statemachines").mkdir()
     (tmp_path / "statemachines" / "procesar_pedido.asl.json").write_text(json.dumps(asl))
-    mensajes = sorted(m for _, m in problemas(tiempos(plantilla(), tmp_path)))
+    mensajes = sorted(m for _, m in problemas(time_bounds(plantilla(), tmp_path)))
     assert len(mensajes) == 2 and all("differs from its declaration" in m for m in mensajes)
     assert "EsperarFinBloqueo" in mensajes[0] and "TimeoutSeconds" in mensajes[1]
+
+
+def test_e9114_reads_the_bounds_as_written_in_a_template_with_loops() -> None:
+    # GIVEN the project's template with its consumers written as Fn::ForEach loops (decision 0130), beside it:
+    # cfn-lint's transform then resolves every Fn::FindInMap it can, the bounds' reads from Plazos included
+    import uuid
+
+    from template_model import Template
+
+    from tests.plantilla_en_bucle import consumidores_en_bucle
+
+    copia = RAIZ / f".template-en-bucle-{uuid.uuid4().hex[:8]}.json"
+    copia.write_text(json.dumps(consumidores_en_bucle(Template(path=RAIZ / "template.yaml"))))
+    try:
+        # WHEN cfn-lint checks it with the pack
+        e9114 = [str(m) for m in _lint(copia) if m.rule.id == "E9114"]
+    finally:
+        copia.unlink()
+    # THEN the bounds are read where they are declared, as in the template written out: nothing to report
+    assert e9114 == []
+
+
+def _lint_text(texto: str) -> list[str]:
+    """The pack's E9114 on a template's text, as ``sam validate --lint`` runs cfn-lint: no file name."""
+    from cfnlint.api import ManualArgs, lint
+
+    return [str(m) for m in lint(texto, config=ManualArgs(append_rules=[RULES_DIR])) if m.rule.id == "E9114"]
+
+
+def test_e9114_in_sam_validate_reads_the_bounds_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN the template's text (it loops with Fn::ForEach) and its consumers looped too; sam validate hands
+    # cfn-lint the text alone, whose transform resolves every bound's Fn::FindInMap into a literal
+    from template_model import Template
+
+    from tests.plantilla_en_bucle import consumidores_en_bucle
+
+    monkeypatch.chdir(RAIZ)  # the state machine's DefinitionUri, as sam validate resolves it
+    texto = (RAIZ / "template.yaml").read_text()
+    en_bucle = json.dumps(consumidores_en_bucle(Template(path=RAIZ / "template.yaml")))
+    # WHEN linted as sam validate --lint does THEN the bounds read from Plazos are not taken for literals
+    assert _lint_text(texto) == []
+    assert _lint_text(en_bucle) == []
+    # AND a bound written as a literal beside its declaration is still caught, in a loop or out of one
+    fuera = texto.replace("Timeout: !FindInMap [Plazos, CobroFunction, TimeoutS]", "Timeout: 40")
+    assert any("CobroFunction: Timeout written outside Mappings.Plazos" in m for m in _lint_text(fuera))
+    dentro = en_bucle.replace('{"Fn::FindInMap": ["Plazos", "ErpFunction", "LeaseS"]}', '"90"')
+    assert dentro != en_bucle and '"Fn::ForEach::' in dentro
+    assert any("ErpFunction: IDEMPOTENCY_LEASE_S written outside" in m for m in _lint_text(dentro))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cfn_lint_mensajeria import asl
 from cfn_lint_mensajeria.intentos import LIMIT, peor_caso
-from cfnlint.decode import decode
+from template_model import read
 
 RAIZ = Path(__file__).resolve().parents[3]
 PLANTILLA = RAIZ / "template.yaml"
@@ -22,8 +22,7 @@ DOC = RAIZ / "docs" / "worst-case-attempts.md"
 
 @pytest.fixture(scope="module")
 def rutas():
-    plantilla, errores = decode(str(PLANTILLA))
-    assert not errores, errores
+    plantilla = read(PLANTILLA)
     maquinas = list(asl.state_machines(plantilla, RAIZ))
     if not maquinas:
         pytest.skip("template.yaml has no state machine yet (statemachines/*.asl.json not wired): nothing to compute")

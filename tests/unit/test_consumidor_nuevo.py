@@ -1,0 +1,126 @@
+"""Adding a consumer edits the template and adds a handler: every tool sees it with no other edit (issue 40).
+
+The copy of the template with one more consumer (:mod:`tests.consumidor_nuevo`: "Factura", one invoice per
+confirmed order) is read by each tool's own code, unchanged: the template model, cfn-lint with the rule pack,
+the least-privilege check's policies, the on-call's DLQ topology, the local run's stand-ins, fan-out and
+breakers, the chaos campaign's deliveries and targets, the sam local level and the deploy level's checks.
+The local run's provisioning of it is in tests/integration/runtime_local/test_consumidor_nuevo.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from cfn_lint_mensajeria import RULES_DIR
+from cfnlint.api import lint_file
+from emulated_account.observaciones import Cuenta
+from least_privilege.evaluador import Decision, Solicitud, decidir
+from least_privilege.roles import plantilla_transformada, politicas_por_principal
+from mercadofresco_caos import especificacion, fis, lambdas
+from mercadofresco_local import RAIZ, firma, flujo, observador
+from mercadofresco_local.proveedores import Proveedores
+from mercadofresco_ops.smoke import consumidores_del_reparto
+from mercadofresco_ops.topologia import Topologia
+from sam_emulator.template import Template
+from sam_local.cases import stand_in
+from template_model import messaging as m
+
+from tests.consumidor_nuevo import PREFIJO, plantilla_con_consumidor_nuevo
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+NUEVO, COLA, DLQ = "FacturaFunction", "ColaFactura", "ColaFacturaFallidos"
+
+
+@pytest.fixture(scope="module")
+def copia() -> Iterator[Path]:
+    with plantilla_con_consumidor_nuevo(RAIZ) as ruta:
+        yield ruta
+
+
+@pytest.fixture(scope="module")
+def plantilla(copia: Path) -> Template:
+    return Template(path=copia)
+
+
+def test_the_model_sees_the_new_consumer_with_its_queues_key_prefix_and_provider(plantilla: Template) -> None:
+    # GIVEN the copy  WHEN the model lists consumers and providers
+    (consumidor,) = [c for c in m.consumers(plantilla) if c.function == NUEVO]
+    # THEN it is a consumer of its own queue, redriving to its own DLQ, claiming only its own keys
+    assert consumidor.queues == (COLA,) and consumidor.dead_letter_queues == (DLQ,)
+    assert consumidor.role == "FacturaFunctionRole" and consumidor.log_group == "FacturaLogs"
+    assert consumidor.key_prefixes == (f"{PREFIJO}:*",)
+    # AND the topic delivers to it; its provider is a dependency with a breaker of its own and a sandbox stand-in
+    assert COLA in m.subscribed_queues(plantilla) and DLQ in m.dead_letter_queues(plantilla)
+    (proveedor,) = [p for p in m.providers_called(plantilla) if p.dependency == "factura"]
+    assert proveedor.variable == "FACTURA_URL" and proveedor.parameter == "FacturaUrl"
+    assert proveedor.stand_in == "SimuladorFacturaFunction"
+
+
+def test_cfn_lint_and_the_rule_pack_pass_the_copy(copia: Path) -> None:
+    # GIVEN the copy, whose new DLQ has its alarm only because the DLQ alarms' loop has one more instance
+    # WHEN cfn-lint checks it with the pack  THEN nothing is reported (E9102 would name a DLQ without alarm)
+    problemas = lint_file(copia, config={"append_rules": [RULES_DIR], "regions": ["eu-south-2"]})
+    assert [str(p) for p in problemas] == []
+    assert "AlarmaColaFacturaFallidos" in Template(path=copia).resources
+
+
+def test_the_least_privilege_policies_give_the_new_role_its_own_queue_and_keys_only(plantilla: Template) -> None:
+    # GIVEN the new function's role as SAM deploys it, resolved to ARNs
+    arn = "arn:aws:{}:eu-south-2:123456789012:{}".format
+    plantilla.physical_ids.update({
+        "TablaIdempotencia": {"Ref": "mercadofresco-idempotencia", "Arn": arn("dynamodb", "table/mf")},
+        COLA: {"Ref": "u", "Arn": arn("sqs", "mercadofresco-factura")},
+        "ColaErp": {"Ref": "u", "Arn": arn("sqs", "mercadofresco-erp")},
+    })  # fmt: skip
+    politicas = politicas_por_principal(plantilla, plantilla_transformada(plantilla.path, plantilla.region))[NUEVO]
+
+    def decide(accion: str, recurso: str, *contexto: tuple[str, tuple[str, ...]]) -> Decision:
+        return decidir(politicas, Solicitud(accion, recurso, tuple(contexto)))
+
+    # THEN it may poll its queue and claim its own keys, not another consumer's queue or keys
+    assert decide("sqs:ReceiveMessage", arn("sqs", "mercadofresco-factura")) is Decision.PERMITIDA
+    assert decide("sqs:ReceiveMessage", arn("sqs", "mercadofresco-erp")) is not Decision.PERMITIDA
+    tabla = arn("dynamodb", "table/mf")
+    assert decide("dynamodb:PutItem", tabla, ("dynamodb:LeadingKeys", ("factura:PED-1",))) is Decision.PERMITIDA
+    assert decide("dynamodb:PutItem", tabla, ("dynamodb:LeadingKeys", ("aviso-erp:PED-1",))) is not Decision.PERMITIDA
+
+
+def test_the_on_call_tools_see_its_dlq_and_its_breaker(copia: Path, plantilla: Template) -> None:
+    # GIVEN the on-call's topology of a stack deployed from the copy
+    topologia = Topologia(sufijo="-pre", ruta=copia)
+    # THEN mf-dlq knows its DLQ, where it comes from and which breaker gates a redrive of it
+    assert "mercadofresco-factura-fallidos-pre" in topologia.nombres_dlq()
+    assert topologia.dependencia_de_cola(COLA) == "factura"
+    assert topologia.registros_del_consumidor(COLA) is not None
+    # AND mf-smoke expects its effect for a confirmed order
+    claves = dict((c.function, c.keys_for("PED-1")) for c in consumidores_del_reparto(plantilla))
+    assert claves[NUEVO] == ("factura:PED-1",)
+
+
+def test_the_local_run_gives_it_a_stand_in_a_breaker_and_a_share_of_the_fan_out(plantilla: Template) -> None:
+    # GIVEN the local run reading the copy
+    # THEN its provider has a stand-in, its breaker is watched, its queue is part of the fan-out's balance
+    assert Proveedores(plantilla=plantilla).por_variable()["FACTURA_URL"].nombre == "factura"
+    assert "factura" in observador.interruptores(plantilla)
+    assert flujo.reparto(plantilla)[COLA].function == NUEVO
+    assert "FACTURA_URL" in firma.urls_firmadas(plantilla)
+
+
+def test_the_chaos_campaign_and_the_levels_target_it(plantilla: Template) -> None:
+    # GIVEN the chaos campaign, the sam local level and the deploy level reading the copy
+    # THEN its Lambda faults and FIS experiments can hit the new consumer, sam local knows its stand-in
+    assert NUEVO in [c.function for c in especificacion.consumidores(plantilla)]
+    assert "factura" in lambdas.funciones(plantilla)
+    assert NUEVO in fis.funciones_objetivo(de=plantilla)
+    assert stand_in(plantilla, NUEVO) == "factura"
+    # AND the deploy level's checks (every DLQ empty, every consumer's queue drained) include its queues
+    cuenta = Cuenta.__new__(Cuenta)  # its names only: no account behind it
+    cuenta.plantilla = plantilla
+    assert "mercadofresco-factura-fallidos" in cuenta.dlqs
+    assert (
+        "mercadofresco-factura" in cuenta.colas_de_consumidores and "mercadofresco-factura" in cuenta.colas_del_reparto
+    )
