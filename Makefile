@@ -16,21 +16,30 @@ PYTHON313 := $(shell for p in python3.13 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/
 	$$p -c 'import sys; assert sys.version_info[:2] == (3, 13); print(sys.executable)' 2>/dev/null && break; done)
 
 .PHONY: rds-ca help setup services lint build test test-unit test-integration test-e2e demo caos bench clean \
-	sam-local-setup sam-local invoke test-sam-local test-deploy
+	sam-local-setup sam-local invoke test-sam-local test-deploy iam-evaluator deploy-emulated deploy-emulated-down \
+	emulated-setup
 
 help:
 	@echo "make demo   run the whole order flow locally (no AWS account, no Docker)"
 	@echo "make test   lint, sam build and the whole test suite"
 	@echo "make bench  run the benchmarks in bench/ (on demand)"
 	@echo "make invoke FN=CobroFunction EVENT=events/cobro-pedido.json   one event through sam local invoke (Docker)"
+	@echo "make deploy-emulated   the real template deployed into an emulated AWS account (Docker; docs/emulated-account.md)"
 
-$(VENV)/.installed: requirements/dev.txt requirements/constraints.txt layers/*/requirements.txt pyproject.toml \
-		rules/pyproject.toml packages/sam_emulator/pyproject.toml
+$(VENV)/.installed: requirements/dev.txt requirements/durable.txt requirements/constraints.txt layers/*/requirements.txt \
+		functions/*/requirements.txt pyproject.toml rules/pyproject.toml packages/sam_emulator/pyproject.toml \
+		packages/template_model/pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required: install it (e.g. pyenv install 3.13) and put python3.13 on PATH." >&2; exit 1; }
-	@test -x $(PY) || $(PYTHON313) -m venv $(VENV)
+	@# Debian's python3.13 ships venv without ensurepip until python3.13-venv is installed (as root: installed here).
+	@test -x $(VENV)/bin/pip || $(PYTHON313) -m venv $(VENV) >/dev/null 2>&1 || { rm -rf $(VENV); \
+		[ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && echo "python3.13 cannot make a venv: installing python3.13-venv" \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.13-venv >/dev/null \
+		&& $(PYTHON313) -m venv $(VENV); } \
+		|| { rm -rf $(VENV); echo "$(PYTHON313) -m venv failed: on Debian/Ubuntu install python3.13-venv" >&2; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements/dev.txt -c requirements/constraints.txt
-	$(PY) -m pip install -q --no-deps -e . -e rules -e packages/sam_emulator
+	$(PY) -m pip install -q --no-deps -r requirements/durable.txt -c requirements/constraints.txt
+	$(PY) -m pip install -q --no-deps -e . -e rules -e packages/sam_emulator -e packages/template_model
 	@touch $@
 
 setup: $(VENV)/.installed
@@ -41,7 +50,7 @@ CHECKOV_VENV := .venv-checkov
 MINISTACK_VENV := .venv-ministack
 .venv-%/.installed: requirements/%.txt
 	@test -n "$(PYTHON313)" || { echo "Python 3.13 is required for $*'s venv." >&2; exit 1; }
-	@test -x .venv-$*/bin/python || $(PYTHON313) -m venv .venv-$*
+	@test -x .venv-$*/bin/pip || $(PYTHON313) -m venv .venv-$*
 	.venv-$*/bin/python -m pip install -q -r $<
 	@touch $@
 
@@ -52,56 +61,81 @@ lint: setup $(CHECKOV_VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/cfn-lint template.yaml
 	$(VENV)/bin/cfn-lint template.yaml -a cfn_lint_serverless.rules
-	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f template.yaml
+	@# checkov expands no Fn::ForEach (decision 0130): it scans the flat copies the template model writes,
+	@# the template as deployed by default, then each side only a parameter creates.
+	$(PY) -m template_model expand template.yaml build/template-expandida.json
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-expandida.json
 	@# checkov evaluates conditions at the parameters' defaults: the Chaos=enabled side is scanned in a copy.
-	$(PY) -m mercadofresco_local.caos.fis --plantilla-con-caos template.yaml build/template-con-caos.yaml
-	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-con-caos.yaml
+	$(PY) -m template_model expand template.yaml build/template-con-caos.json --parameter Chaos=enabled
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-con-caos.json
 	@# ... and what only a profile creates (prueba: the NAT instance) in a copy with its parameters as defaults.
-	$(PY) -m mercadofresco_local.perfiles prueba template.yaml build/template-prueba.yaml
-	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-prueba.yaml
+	$(PY) -m template_model expand template.yaml build/template-prueba.json --profile prueba
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-prueba.json
+	@# ... and the order saga on Lambda durable functions (WorkflowEngine=DurableFunction, decision 0140).
+	$(PY) -m template_model expand template.yaml build/template-durable.json --parameter WorkflowEngine=DurableFunction
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-durable.json
 	$(SAM) validate --lint
 
 build: setup
 	$(SAM) build
 
+# The least-privilege check's IAM evaluator: Node + iam-simulate, pinned (docs/decisions/0111-iam-evaluator.md).
+IAM_EVALUATOR := tools/levels/least_privilege/iam-simulate/node_modules/.installed
+$(IAM_EVALUATOR): tools/levels/least_privilege/iam-simulate/package-lock.json
+	@tools/levels/least_privilege/ensure-evaluator.sh
+iam-evaluator: $(IAM_EVALUATOR)
+
 # The sam local invoke and deploy levels run when Docker can be set up (CI sets it up: a failure there fails).
-test: setup services lint build
+test: setup services lint build iam-evaluator
 	$(VENV)/bin/pytest -m "not sam_local and not deploy"
-	@if tools/sam_local/ensure-docker.sh; then \
+	@if tools/levels/sam_local/ensure-docker.sh; then \
 		rc=0; $(MAKE) --no-print-directory test-sam-local && $(MAKE) --no-print-directory test-deploy || rc=$$?; \
-		tools/sam_local/stop-docker.sh; exit $$rc; \
+		tools/levels/sam_local/stop-docker.sh; exit $$rc; \
 	elif [ -n "$$CI" ]; then exit 1; \
 	else echo "make test: tests/sam_local and tests/deploy SKIPPED (no Docker, see above); make test-sam-local and make test-deploy run them"; fi
 
-test-unit: setup
+test-unit: setup iam-evaluator
 	$(VENV)/bin/pytest tests/unit
 
 test-integration: setup services
 	$(VENV)/bin/pytest tests/integration
 
-test-e2e: setup services
+test-e2e: setup services iam-evaluator
 	$(VENV)/bin/pytest tests/e2e
 
-# sam local invoke (tools/sam_local/): Docker started where it can be, the Lambda base image
+# sam local invoke (tools/levels/sam_local/): Docker started where it can be, the Lambda base image
 # built once (cached), `sam build` for this CPU into .aws-sam/local-<arch>/.
 sam-local-setup: setup
-	@tools/sam_local/ensure-docker.sh
-	@tools/sam_local/build-image.sh
+	@tools/levels/sam_local/ensure-docker.sh
+	@tools/levels/sam_local/build-image.sh
 
 test-sam-local: setup services sam-local-setup
 	$(VENV)/bin/pytest tests/sam_local -m sam_local
 
-# The deploy level (tools/emulated_account/): the real template `sam deploy`ed into MiniStack, an
-# emulated empty account (README, Tests).
-test-deploy: setup services sam-local-setup $(MINISTACK_VENV)/.installed
+# The emulated account (tools/levels/emulated_account/, docs/emulated-account.md): MiniStack in Docker with the
+# Lambda image and the Aurora/Valkey image built locally, then the real template built and deployed into it with
+# samconfig.toml's parameters (PARAMETROS='K=V ...' adds overrides); it prints the store's URL and what to run next.
+# Running it again deploys again. deploy-emulated-down stops the account and removes everything it made.
+emulated-setup: setup sam-local-setup $(MINISTACK_VENV)/.installed
+	@tools/levels/emulated_account/build-images.sh
+
+deploy-emulated: emulated-setup
+	@$(PY) -m emulated_account up $(if $(PARAMETROS),--parametros '$(PARAMETROS)')
+
+deploy-emulated-down: setup
+	@$(PY) -m emulated_account down
+
+# The deploy level (tests/deploy): make deploy-emulated, then orders, faults, duplicates, a refund, a burst, the
+# stack's own records; sam delete, adoption and a second deploy; make deploy-emulated-down (README, Tests).
+test-deploy: emulated-setup iam-evaluator
 	$(VENV)/bin/pytest tests/deploy -m deploy
 
 invoke: setup services sam-local-setup
 	@test -n "$(FN)" && test -n "$(EVENT)" || { echo "usage: make invoke FN=CobroFunction EVENT=events/cobro-pedido.json" >&2; exit 2; }
-	@PYTHONPATH=tools:packages/sam_emulator:layers/comun $(PY) -m sam_local invoke $(FN) $(EVENT)
+	@PYTHONPATH=tools/levels:tools:packages/sam_emulator:layers/comun $(PY) -m sam_local invoke $(FN) $(EVENT)
 
 sam-local: setup services sam-local-setup
-	@PYTHONPATH=tools:packages/sam_emulator:layers/comun $(PY) -m sam_local serve
+	@PYTHONPATH=tools/levels:tools:packages/sam_emulator:layers/comun $(PY) -m sam_local serve
 
 demo: setup services
 	$(VENV)/bin/mf-demo --escenario $(or $(ESCENARIO),viernes) $(if $(PEDIDOS),--pedidos $(PEDIDOS))
@@ -109,7 +143,7 @@ demo: setup services
 # The seeded chaos campaign (issue 15): seeds 1..SEMILLAS, PEDIDOS orders each, split across PROCESOS
 # child sessions (each its own moto, Redis, PostgreSQL server), merged into one report.
 # A violation prints its seed, order, faults and the command that replays it; exit 1.
-caos: setup services
+caos: setup services iam-evaluator
 	$(VENV)/bin/mf-demo --escenario caos --semillas $(or $(SEMILLAS),200) --procesos $(or $(PROCESOS),3) \
 		$(if $(PEDIDOS),--pedidos $(PEDIDOS))
 
@@ -127,7 +161,7 @@ bench: setup services build
 # Refreshes the layer's CA bundle (committed: Amazon RDS's CAs, so Aurora TLS verifies the server,
 # verify-full in layers/comun/mercadofresco/db.py, plus Amazon's root CA for RDS Proxy, whose
 # certificate is ACM's) from AWS's own endpoints. Needs the internet; then review the change and
-# update the SHA-256 in certificados/README.md and tests/unit/test_certificados_rds.py.
+# update the SHA-256 in certificados/README.md and tests/unit/test_db_certificates.py.
 RDS_CA_URL ?= https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem
 AMAZON_ROOT_CA_URL ?= https://www.amazontrust.com/repository/AmazonRootCA1.pem
 rds-ca:
@@ -136,4 +170,4 @@ rds-ca:
 	mv layers/comun/mercadofresco/certificados/rds-global-bundle.pem.tmp layers/comun/mercadofresco/certificados/rds-global-bundle.pem
 
 clean:
-	rm -rf .aws-sam .pytest_cache .ruff_cache build/deploy-level
+	rm -rf .aws-sam .pytest_cache .ruff_cache build/deploy-level build/emulated-account

@@ -16,8 +16,8 @@ What is measured, per function, in N fresh processes (interleaved with N process
 - what the first invocation still pays (``first use``), timed in the same process after
   ``import app``: the packages deferred out of the import (Valkey client, PostgreSQL driver,
   X-Ray SDK) and the objects a handler builds on first use (``_consumidor``/``_operaciones``/
-  ``_store``: its boto3 and Valkey clients; ``_api``: the store API's Powertools resolver; no
-  network). Deferring moves that cost out of the init phase;
+  ``_store``/``_pasos_de_la_saga``: its boto3 and Valkey clients; ``_api``: the store API's Powertools
+  resolver; no network). Deferring moves that cost out of the init phase;
   it does not remove it for a path that needs it, and this column shows it.
 - the instructions ``import app`` executes against ``import boto3``'s, counted by valgrind's
   callgrind (one process each, minus an interpreter that imports nothing with the same
@@ -71,7 +71,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
+from template_model import read
 
 RAIZ = Path(__file__).resolve().parent.parent
 GOAL_RATIO = 1.3
@@ -100,7 +100,7 @@ inicio = time.perf_counter()
 for m in __USO__:
     __import__(m)
 if __USO__:
-    for constructor in ("_consumidor", "_operaciones", "_store", "_api"):  # built by a first invocation
+    for constructor in ("_consumidor", "_operaciones", "_store", "_api", "_pasos_de_la_saga"):  # first invocation
         if hasattr(sys.modules.get("app"), constructor):
             getattr(sys.modules["app"], constructor)()
 uso_s = time.perf_counter() - inicio
@@ -110,21 +110,6 @@ print(json.dumps({"importar_s": importar_s, "importar_cpu_s": importar_cpu_s, "u
 
 
 # ------------------------------------------------------------------ the artifact
-def _cargar_plantilla(ruta: Path) -> dict[str, Any]:
-    class Cargador(yaml.SafeLoader):
-        pass
-
-    def intrinseca(cargador: yaml.SafeLoader, sufijo: str, nodo: yaml.Node) -> dict[str, Any]:
-        if isinstance(nodo, yaml.ScalarNode):
-            return {sufijo: cargador.construct_scalar(nodo)}
-        if isinstance(nodo, yaml.SequenceNode):
-            return {sufijo: cargador.construct_sequence(nodo, deep=True)}
-        return {sufijo: cargador.construct_mapping(nodo, deep=True)}  # type: ignore[arg-type]
-
-    Cargador.add_multi_constructor("!", intrinseca)
-    return yaml.load(ruta.read_text(), Loader=Cargador)
-
-
 def _fuentes_mtime() -> float:
     rutas = [RAIZ / "template.yaml", *(RAIZ / "functions").rglob("*"), *(RAIZ / "layers").rglob("*")]
     return max(p.stat().st_mtime for p in rutas if p.is_file() and "__pycache__" not in p.parts)
@@ -352,7 +337,7 @@ def main() -> int:
     contar_instrucciones = os.environ.get("BENCH_COLD_INSTRUCCIONES", "1") != "0" and shutil.which("valgrind")
 
     build = _directorio_build(args.build_dir)
-    plantilla = _cargar_plantilla(build / "template.yaml")
+    plantilla = read(build / "template.yaml")  # the template model: `sam build`'s output, loops expanded
     capas = [n for n, r in plantilla["Resources"].items() if r["Type"] == "AWS::Serverless::LayerVersion"]
     informes_capa = [_informe_capa(nombre, build / nombre / "python") for nombre in capas]
 

@@ -3,9 +3,9 @@
 Runs ``mf-demo --escenario normal`` with ``BENCH_PEDIDOS`` orders (default 60) and prints only
 its two measured sections: per-order stage latencies (p50/p99/max from recorded timestamps,
 with the run's time compression next to each figure) and the cost per order (the run's own
-counts x ``tools/mercadofresco_local/precios-eu-south-2.json``, with the lesson's figures and
-the Express alternative). How they are computed: ``mercadofresco_local.latencias`` and
-``mercadofresco_local.costes``. Exit 1 when the run's invariants broke (the figures of a
+counts x ``tools/mercadofresco_informes/precios-eu-south-2.json``, with the lesson's figures and
+the Express alternative). How they are computed: ``mercadofresco_informes.latencias`` and
+``mercadofresco_informes.costes``. Exit 1 when the run's invariants broke (the figures of a
 broken run are not worth reading).
 """
 
