@@ -24,6 +24,14 @@ issue 40; :func:`limites` as the rule gets them); :func:`problemas` lists the br
   runs lets a second consumer repeat the side effect);
 - re-ask ``Wait`` > that function's lease (asking before the lease lapsed only meets ``OperacionEnCurso``);
 - claim lease > ``TimeoutSeconds`` (a live execution must never lose its order's claim);
+- the same two on a durable function (decision 0140), whose ``Metadata`` names its own variables::
+
+    Metadata:
+      Mensajeria:
+        Tiempos:
+          Reclamo: RECLAMO_LEASE_S            # must exceed DurableConfig.ExecutionTimeout
+          EsperasTrasBloqueo:
+            RECONSULTA_WAIT_S: PedidoDurableFunction  # must outlast that function's lease
 - a bounded function's ``Timeout`` and lease come from ``Plazos``, a related ``Wait`` that reads a
   substitution reads it from its own ``Plazos`` key, and the ASL's numbers equal their declaration
   (a literal beside the declaration is a second place that drifts).
@@ -45,7 +53,7 @@ from template_model.wiring import as_int
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from template_model.bounds import TimeBounds
+    from template_model.bounds import DurableBounds, TimeBounds
 
 TIMEOUT_KEY, LEASE_KEY, TIMEOUT_SECONDS_KEY = "TimeoutS", "LeaseS", "TimeoutSeconds"
 
@@ -197,4 +205,51 @@ def problemas(t: TimeBounds) -> list[tuple[list[Any], str]]:
                         f"workflow's TimeoutSeconds ({flujo.timeout_s}): a live execution would lose its order's claim",
                     )
                 )
+    for fid, saga in t.durables.items():
+        encontrados.extend(_problemas_de_la_saga(t, fid, saga))
+    return encontrados
+
+
+def _problemas_de_la_saga(t: TimeBounds, fid: str, saga: DurableBounds) -> list[tuple[list[Any], str]]:
+    """A durable function's relations: the claim outlives the execution, each re-ask outlasts its lease."""
+    if saga.claim_variable is None and not saga.waits_after_lease:
+        return []  # a durable function that declares no relation: nothing to relate
+    ruta = ["Resources", fid, "Properties"]
+    encontrados = []
+    if fuera := [nombre for nombre, valor in saga.written.items() if not _de_plazos(valor)]:
+        encontrados.append(
+            (
+                ruta,
+                f"{fid}: {' and '.join(fuera)} written outside Mappings.{BOUNDS_MAPPING}: read them with "
+                f"!FindInMap [{BOUNDS_MAPPING}, ...], where the bounds they relate to are declared",
+            )
+        )
+    if saga.claim_variable is not None and (
+        saga.claim_lease_s is None or saga.timeout_s is None or saga.claim_lease_s <= saga.timeout_s
+    ):
+        encontrados.append(
+            (
+                ruta,
+                f"{fid}: the claim's lease ({saga.claim_variable} {saga.claim_lease_s}) must exceed "
+                f"DurableConfig.ExecutionTimeout ({saga.timeout_s}): a live execution would lose its order's claim",
+            )
+        )
+    for variable, otra in saga.waits_after_lease.items():
+        segundos, lease = saga.waits_s.get(variable), t.leases_s.get(otra)
+        if segundos is None or lease is None:
+            encontrados.append(
+                (
+                    ["Resources", fid, "Metadata"],
+                    f"{fid}: Tiempos.EsperasTrasBloqueo names {variable} and {otra}, but the variable has no "
+                    f"seconds or the function no {LEASE_VARIABLE}",
+                )
+            )
+        elif segundos <= lease:
+            encontrados.append(
+                (
+                    ruta,
+                    f"{fid}: {variable} ({segundos} s) does not outlast {otra}'s {LEASE_VARIABLE} ({lease} s): "
+                    f"asking again before the lease lapsed only meets OperacionEnCurso",
+                )
+            )
     return encontrados

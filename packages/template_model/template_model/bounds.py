@@ -4,7 +4,9 @@ Read as the template writes them (rule E9114 of the rule pack checks how they re
 ``Timeout`` (with ``Globals``, from ``Mappings`` when written as ``!FindInMap``) and its
 ``IDEMPOTENCY_LEASE_S`` variable; a state machine's ``TimeoutSeconds``, its ``Wait`` seconds (a JSONata
 ``"{% ${X} %}"`` reads the ``DefinitionSubstitutions`` value ``X``) and what its ``Metadata`` says they
-relate to (``Mensajeria.Tiempos``: ``Reclamo``, ``EsperasTrasBloqueo``). Every bound a relation ties is
+relate to (``Mensajeria.Tiempos``: ``Reclamo``, ``EsperasTrasBloqueo``); a durable function's
+``DurableConfig.ExecutionTimeout`` and the environment variables its ``Metadata`` names the same way (the
+saga's claim lease and re-ask waits live in the function, decision 0140). Every bound a relation ties is
 declared once in a ``Mappings`` entry, ``Plazos`` in this project (:data:`BOUNDS_MAPPING`).
 """
 
@@ -20,6 +22,7 @@ from template_model.wiring import (
     FUNCTIONS,
     STATE_MACHINES,
     as_int,
+    find_in_map,
     function_env,
     function_props,
     function_timeout_s,
@@ -31,6 +34,7 @@ LEASE_VARIABLE = "IDEMPOTENCY_LEASE_S"
 BOUNDS_MAPPING = "Plazos"  # the Mappings entry that declares every bound (its stored name)
 # The Metadata a state machine declares its relations under (stored names, read as written).
 METADATA_KEY, BOUNDS_KEY, CLAIM_KEY, WAITS_KEY = "Mensajeria", "Tiempos", "Reclamo", "EsperasTrasBloqueo"
+DURABLE_CONFIG, EXECUTION_TIMEOUT_KEY = "DurableConfig", "ExecutionTimeout"
 # A JSONata Seconds that is one DefinitionSubstitutions placeholder: "{% ${EsperarFinBloqueoS} %}"
 SUBSTITUTION = re.compile(r"^\{%\s*\$\{(\w+)\}\s*%\}$")
 
@@ -48,6 +52,18 @@ class WorkflowBounds:
 
 
 @dataclass(frozen=True)
+class DurableBounds:
+    """A durable function's saga: its execution's bound and the variables it claims and waits with."""
+
+    timeout_s: int | None  # DurableConfig.ExecutionTimeout
+    claim_variable: str | None  # the variable holding the order claim's lease (Tiempos.Reclamo)
+    claim_lease_s: int | None
+    waits_s: dict[str, int | None]  # re-ask wait variable -> seconds
+    waits_after_lease: dict[str, str]  # re-ask wait variable -> the function whose lease it must outlast
+    written: dict[str, Any]  # ExecutionTimeout and each variable named, as the template writes them
+
+
+@dataclass(frozen=True)
 class TimeBounds:
     """Every bound of a template, by logical id."""
 
@@ -57,6 +73,7 @@ class TimeBounds:
     declared: dict[str, dict[str, Any]] = field(default_factory=dict)  # the bounds mapping as written
     # bounded functions whose Timeout or lease is written outside the bounds mapping: id -> property names
     literals: dict[str, list[str]] = field(default_factory=dict)
+    durables: dict[str, DurableBounds] = field(default_factory=dict)
 
 
 def time_bounds(template: dict, base_dir: str | Path) -> TimeBounds:
@@ -90,7 +107,7 @@ def time_bounds(template: dict, base_dir: str | Path) -> TimeBounds:
                 if from_bounds_mapping(seconds):
                     seconds = _declared(declared, seconds["Fn::FindInMap"])
             waits[state.name] = as_int(seconds)
-        meta = ((res.get("Metadata") or {}).get(METADATA_KEY) or {}).get(BOUNDS_KEY) or {}
+        meta = _relations(res)
         workflows[mid] = WorkflowBounds(
             as_int(definition.get("TimeoutSeconds")),
             waits,
@@ -98,7 +115,37 @@ def time_bounds(template: dict, base_dir: str | Path) -> TimeBounds:
             dict(meta.get(WAITS_KEY) or {}),
             substituted,
         )
-    return TimeBounds(timeouts, leases, workflows, declared, literals)
+    durables = {fid: d for fid, res in resources(template, *FUNCTIONS).items() if (d := _durable(template, fid, res))}
+    return TimeBounds(timeouts, leases, workflows, declared, literals, durables)
+
+
+def _relations(resource: dict) -> dict[str, Any]:
+    """What a resource's ``Metadata.Mensajeria.Tiempos`` declares."""
+    meta = ((resource.get("Metadata") or {}).get(METADATA_KEY) or {}).get(BOUNDS_KEY)
+    return meta if isinstance(meta, dict) else {}
+
+
+def _durable(template: dict, fid: str, resource: dict) -> DurableBounds | None:
+    """A durable function's bounds (None for any other function)."""
+    p = function_props(template, fid) or {}
+    config = p.get(DURABLE_CONFIG)
+    if not isinstance(config, dict):
+        return None
+    meta = _relations(resource)
+    claim = meta.get(CLAIM_KEY) if isinstance(meta.get(CLAIM_KEY), str) else None
+    waits = {str(k): str(v) for k, v in (meta.get(WAITS_KEY) or {}).items()}
+    variables = (p.get("Environment") or {}).get("Variables") or {}
+    env = function_env(template, fid)
+    written = {EXECUTION_TIMEOUT_KEY: config.get(EXECUTION_TIMEOUT_KEY)}
+    written |= {name: variables.get(name) for name in [*([claim] if claim else []), *waits]}
+    return DurableBounds(
+        as_int(find_in_map(template, config.get(EXECUTION_TIMEOUT_KEY))),
+        claim,
+        as_int(env.get(claim)) if claim else None,
+        {name: as_int(env.get(name)) for name in waits},
+        waits,
+        written,
+    )
 
 
 def _declared(declared: dict[str, Any], keys: list[Any]) -> Any:

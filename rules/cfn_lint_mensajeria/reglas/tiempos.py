@@ -1,4 +1,4 @@
-"""E9114: a time bound broken by another (lease vs Timeout, re-ask Wait vs lease, claim lease vs TimeoutSeconds)."""
+"""E9114: a time bound broken by another (lease vs Timeout, re-ask wait vs lease, claim lease vs execution bound)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ class TiemposIncoherentes(CloudFormationLintRule):
     shortdesc = "Time bounds out of order"
     description = (
         "A function's IDEMPOTENCY_LEASE_S must exceed its Timeout; a Wait that asks again must outlast that lease; "
-        "the order claim's lease must exceed the workflow's TimeoutSeconds."
+        "the order claim's lease must exceed the workflow's TimeoutSeconds (a durable function's ExecutionTimeout)."
     )
     source_url = "https://docs.aws.amazon.com/step-functions/latest/dg/state-wait.html"
     tags = ("lambda", "stepfunctions", "mensajeria")

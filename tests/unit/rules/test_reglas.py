@@ -270,11 +270,13 @@ def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(
     ts.workflows["ProcesarPedido"] = replace(flujo, waits_s=corta)
     ((_, mensaje),) = problemas(ts)
     assert "EsperarFinBloqueo" in mensaje and "does not outlast" in mensaje
-    # AND the re-ask Wait reads its declaration: lowering the declared seconds below the lease fails
+    # AND the re-ask Wait reads its declaration: lowering the declared seconds below the lease fails, on both
+    # engines (the durable saga's RECONSULTA_WAIT_S reads the same entry)
     p = plantilla()
     p["Mappings"][BOUNDS_MAPPING]["ProcesarPedido"]["EsperarFinBloqueo"] = str(actuales.leases_s["CobroFunction"] - 1)
-    ((_, mensaje),) = problemas(time_bounds(p, RAIZ))
-    assert "EsperarFinBloqueo" in mensaje and "does not outlast" in mensaje
+    encontrados = problemas(time_bounds(p, RAIZ))
+    assert sorted(ruta[1] for ruta, _ in encontrados) == ["PedidoDurableFunction", "ProcesarPedido"]
+    assert all("does not outlast" in mensaje for _, mensaje in encontrados)
     # AND so does a substitution that no longer reads it (a literal beside the declaration)
     p = plantilla()
     p["Resources"]["ProcesarPedido"]["Properties"]["DefinitionSubstitutions"]["EsperarFinBloqueoS"] = "130"
@@ -337,3 +339,62 @@ def test_e9114_in_sam_validate_reads_the_bounds_as_written(monkeypatch: pytest.M
     dentro = en_bucle.replace('{"Fn::FindInMap": ["Plazos", "ErpFunction", "LeaseS"]}', '"90"')
     assert dentro != en_bucle and '"Fn::ForEach::' in dentro
     assert any("ErpFunction: IDEMPOTENCY_LEASE_S written outside" in m for m in _lint_text(dentro))
+
+
+def test_e9114_relates_the_durable_sagas_claim_and_re_ask_to_its_execution_and_lease() -> None:
+    # GIVEN the durable saga of the template (WorkflowEngine=DurableFunction, decision 0140): its Metadata names
+    # the claim's lease and the re-ask wait, both variables of the function, read from Plazos
+    from cfn_lint_mensajeria.tiempos import problemas
+    from template_model.bounds import BOUNDS_MAPPING, time_bounds
+
+    def plantilla() -> dict:
+        return read(RAIZ / "template.yaml")
+
+    actuales = time_bounds(plantilla(), RAIZ)
+    saga = actuales.durables["PedidoDurableFunction"]
+    assert (saga.claim_variable, saga.waits_after_lease) == (
+        "RECLAMO_LEASE_S",
+        {"RECONSULTA_WAIT_S": "PedidoDurableFunction"},
+    )
+    assert (
+        saga.claim_lease_s > saga.timeout_s
+        and saga.waits_s["RECONSULTA_WAIT_S"] > actuales.leases_s["PedidoDurableFunction"]
+    )
+    # WHEN the execution's bound is raised to the claim's lease THEN the claim would lapse mid-execution
+    p = plantilla()
+    p["Mappings"][BOUNDS_MAPPING]["ProcesarPedido"]["TimeoutSeconds"] = saga.claim_lease_s
+    mensajes = [m for ruta, m in problemas(time_bounds(p, RAIZ)) if ruta[1] == "PedidoDurableFunction"]
+    assert mensajes == [
+        f"PedidoDurableFunction: the claim's lease (RECLAMO_LEASE_S {saga.claim_lease_s}) must exceed "
+        f"DurableConfig.ExecutionTimeout ({saga.claim_lease_s}): a live execution would lose its order's claim"
+    ]
+    # AND a re-ask wait the charge's lease outlasts fails, as the state machine's Wait does
+    p = plantilla()
+    p["Mappings"][BOUNDS_MAPPING]["CobroFunction"]["LeaseS"] = str(saga.waits_s["RECONSULTA_WAIT_S"])
+    mensajes = [m for ruta, m in problemas(time_bounds(p, RAIZ)) if ruta[1] == "PedidoDurableFunction"]
+    assert any(m.startswith("PedidoDurableFunction: RECONSULTA_WAIT_S (130 s) does not outlast") for m in mensajes)
+    # AND a literal beside the declaration fails even while the relations hold
+    p = plantilla()
+    p["Resources"]["PedidoDurableFunction"]["Properties"]["Environment"]["Variables"]["RECLAMO_LEASE_S"] = "7500"
+    ((ruta, mensaje),) = problemas(time_bounds(p, RAIZ))
+    assert ruta[1] == "PedidoDurableFunction" and mensaje.startswith(
+        f"PedidoDurableFunction: RECLAMO_LEASE_S written outside Mappings.{BOUNDS_MAPPING}"
+    )
+    # AND a relation naming a variable the function does not have is reported, not skipped
+    p = plantilla()
+    p["Resources"]["PedidoDurableFunction"]["Metadata"]["Mensajeria"]["Tiempos"]["EsperasTrasBloqueo"] = {
+        "ESPERA_QUE_NO_EXISTE_S": "PedidoDurableFunction"
+    }
+    mensajes = [m for _, m in problemas(time_bounds(p, RAIZ))]
+    assert any("ESPERA_QUE_NO_EXISTE_S" in m and "no seconds" in m for m in mensajes)
+
+
+def test_e9114_in_sam_validate_checks_the_durable_saga() -> None:
+    # GIVEN the template's text with the durable claim's lease written as a literal below the execution's bound
+    texto = (RAIZ / "template.yaml").read_text()
+    roto = texto.replace("RECLAMO_LEASE_S: !FindInMap [Plazos, ReclamoFunction, LeaseS]", 'RECLAMO_LEASE_S: "7000"')
+    assert roto != texto
+    # WHEN linted as sam validate --lint does THEN both the literal and the broken relation are reported
+    mensajes = _lint_text(roto)
+    assert any("RECLAMO_LEASE_S written outside Mappings.Plazos" in m for m in mensajes)
+    assert any("the claim's lease (RECLAMO_LEASE_S 7000) must exceed" in m for m in mensajes)
