@@ -528,3 +528,28 @@ def test_queues_every_queue_accepts_what_sqs_takes_since_2026(plantilla: Templat
     )
     # AND whatever SNS delivers (256 KiB at most) leaves room in that limit for a dead letter's reason
     assert SQS_MESSAGE_MAX_BYTES - SNS_MESSAGE_MAX_BYTES > 4 * 1024 + MAX_DETAIL_CHARS * 4
+
+
+@pytest.mark.parametrize("funcion", ["CobroFunction", "PedidoDurableFunction"])
+def test_gateway_attempts_end_inside_the_charge_timeout(plantilla: Template, funcion: str) -> None:
+    # GIVEN a function that calls the gateway: its per-attempt timeouts (Plazos), its attempts (Globals) and the
+    # longest Retry-After the layer honours inside an invocation
+    from mercadofresco.retry.policy import RETRY_AFTER_MAX_S
+
+    recurso = plantilla.resources[funcion]["Properties"]
+    variables = {
+        **plantilla.doc["Globals"]["Function"]["Environment"]["Variables"],
+        **recurso["Environment"]["Variables"],
+    }
+    conectar, leer, intentos = (
+        float(plantilla.resolve(variables[v]))
+        for v in ("PASARELA_CONNECT_TIMEOUT_S", "PASARELA_READ_TIMEOUT_S", "HTTP_MAX_ATTEMPTS")
+    )
+    timeout = plantilla.resolve(recurso["Timeout"])
+    # THEN every attempt and the wait between them end before the Lambda timeout: a slow gateway is a
+    # PasarelaNoDisponible the saga handles, never a timed-out invocation with the charge's outcome unknown
+    assert intentos * (conectar + leer) + RETRY_AFTER_MAX_S < timeout
+    # AND both gateway callers read the same declaration (one number, one place)
+    assert recurso["Environment"]["Variables"]["PASARELA_READ_TIMEOUT_S"] == {
+        "Fn::FindInMap": ["Plazos", "CobroFunction", "ReadTimeoutS"]
+    }
