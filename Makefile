@@ -59,8 +59,9 @@ services:
 
 lint: setup $(CHECKOV_VENV)/.installed
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/cfn-lint template.yaml
-	$(VENV)/bin/cfn-lint template.yaml -a cfn_lint_serverless.rules
+	@# The root and each unit it nests (decision 0130): sam validate --lint reads the root only.
+	$(VENV)/bin/cfn-lint template.yaml unidades/*.yaml
+	$(VENV)/bin/cfn-lint template.yaml unidades/*.yaml -a cfn_lint_serverless.rules
 	@# checkov expands no Fn::ForEach (decision 0130): it scans the flat copies the template model writes,
 	@# the template as deployed by default, then each side only a parameter creates.
 	$(PY) -m template_model expand template.yaml build/template-expandida.json
@@ -68,6 +69,8 @@ lint: setup $(CHECKOV_VENV)/.installed
 	@# checkov evaluates conditions at the parameters' defaults: the Chaos=enabled side is scanned in a copy.
 	$(PY) -m template_model expand template.yaml build/template-con-caos.json --parameter Chaos=enabled
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-con-caos.json
+	@# ... and the units, each a file without loops (checkov reads its parameters at their defaults).
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml $(addprefix -f ,$(wildcard unidades/*.yaml))
 	@# ... and what only a profile creates (prueba: the NAT instance) in a copy with its parameters as defaults.
 	$(PY) -m template_model expand template.yaml build/template-prueba.json --profile prueba
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-prueba.json

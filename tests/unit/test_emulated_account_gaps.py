@@ -29,13 +29,26 @@ def test_only_the_archive_the_fis_experiments_and_the_metric_math_alarms_are_dro
     }
     assert quitados == esperados
     assert "ArchivoBusMercadoFresco" in quitados
-    assert (
-        {n for n in quitados if n.startswith("ExperimentoCaos")}
-        == {n for n, r in plantilla["Resources"].items() if r["Type"] == "AWS::FIS::ExperimentTemplate"}
-        != set()
-    )
     # The single-metric alarms (each DLQ > 0) stay.
     assert any(r["Type"] == "AWS::CloudWatch::Alarm" for r in adaptada["Resources"].values())
+
+
+def test_the_chaos_units_fis_experiments_are_dropped_in_its_own_file(tmp_path: Path) -> None:
+    # GIVEN the template and the chaos unit it nests, as sam build lays them out (a unit's file beside the root)
+    (tmp_path / "unidades").mkdir()
+    (tmp_path / "template.yaml").write_text((RAIZ / "template.yaml").read_text())
+    (tmp_path / "unidades" / "caos.yaml").write_text((RAIZ / "unidades" / "caos.yaml").read_text())
+    experimentos = {
+        n
+        for n, r in read(RAIZ / "unidades" / "caos.yaml")["Resources"].items()
+        if r["Type"] == "AWS::FIS::ExperimentTemplate"
+    }
+    # WHEN the gaps adapt the built files
+    gaps.adapt_file(tmp_path / "template.yaml", GATEWAY, log=lambda _linea: None)
+    # THEN the unit's experiment templates are gone from its file, the rest of the unit stays
+    unidad = read(tmp_path / "unidades" / "caos.yaml")["Resources"]
+    assert experimentos and not experimentos & set(unidad)
+    assert {"ChaosConfigBucket", "ChaosFisRole"} <= set(unidad)
 
 
 def test_function_urls_given_to_the_functions_point_at_the_gateway(plantilla: dict) -> None:

@@ -89,7 +89,6 @@ def preguntas(ruta: Path) -> dict[str, Any]:
         # the chaos campaign
         "consumidores con proveedor": [c.function for c in especificacion.consumidores(t)],
         "pesos": lambdas.funciones(t),
-        "experimentos FIS": fis.plantillas(de=t),
         "objetivos FIS": fis.funciones_objetivo(de=t),
         "calendarios": [programa(semilla, plantilla=t) for semilla in (1, 2, 3)],
         # the sam local level

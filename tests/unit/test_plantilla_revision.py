@@ -323,9 +323,14 @@ def test_sqs_pollers_sam_transform_attaches_no_account_wide_queue_policy(
 
 
 def test_buckets_a_bucket_with_a_fixed_name_can_be_emptied_by_its_writers_deletes(plantilla: Template) -> None:
-    # GIVEN every bucket the stack names itself (sam delete must be able to delete it)
-    cubos = {lid: r for lid, r in _recursos(plantilla, "AWS::S3::Bucket").items() if "BucketName" in _props(r)}
-    assert cubos
+    # GIVEN every bucket the stack names itself, in the root or a unit (sam delete must be able to delete it)
+    cubos = {
+        f"{ruta}{lid}": r
+        for ruta, t in Template(parameters={"Chaos": "enabled"}).walk()
+        for lid, r in _recursos(t, "AWS::S3::Bucket").items()
+        if "BucketName" in _props(r)
+    }
+    assert "Caos/ChaosConfigBucket" in cubos
     for lid, cubo in cubos.items():
         # THEN it is not versioned: a writer's DeleteObject really removes the object, it leaves no
         # old version or delete marker that keeps the bucket from being empty (DELETE_FAILED)

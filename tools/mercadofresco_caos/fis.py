@@ -1,12 +1,13 @@
-"""The spec's FIS-capable kinds as ``AWS::FIS::ExperimentTemplate`` resources for ``template.yaml``.
+"""The spec's FIS-capable kinds as ``AWS::FIS::ExperimentTemplate`` resources for the chaos unit.
 
-``python -m mercadofresco_caos.fis`` prints them; ``template.yaml`` holds that output in its
-Chaos block, and a test keeps the two equal. Every template is attached only when the stack's
-``Chaos`` parameter is ``enabled`` (condition :data:`CONDICION`); an entry whose targets exist
-under another condition too (the sandbox gateway under ``SimularPasarela``) gets
-``Chaos<that condition>``, which the template defines as both. An entry whose targets are
-``objetivo: consumidores`` acts on the functions the template model gives for it (every queue
-consumer that calls a provider), so a new consumer is in its experiment with no edit to the spec.
+``python -m mercadofresco_caos.fis`` prints them; ``unidades/caos.yaml`` (the unit ``template.yaml``
+nests as ``Caos`` under ``Chaos=enabled``, decision 0130) holds that output, and a test keeps the two
+equal. The unit gets its targets and stop alarms from its parent as parameters: a named function ``F``
+as ``FArn``, an alarm ``A`` as ``AArn``, and ``objetivo: consumidores`` as :data:`PARAMETRO_CONSUMIDORES`, the list
+the parent builds from the consumers the template model gives (every queue consumer that calls a
+provider), so a new consumer is in its experiment with no edit to the spec. An entry whose targets exist
+under another condition (the sandbox gateway under ``SimularPasarela``) is created under that condition,
+which the unit defines as "its function's ARN was passed".
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ if TYPE_CHECKING:
 
     from mercadofresco_caos.especificacion import EntradaFallo, Especificacion
 
-CONDICION = "ChaosEnabled"
+CONDICION = "ChaosEnabled"  # the parent's, on the unit and on the targets' extension
+UNIDAD = "Caos"  # the unit's logical id in template.yaml
 ROL = "ChaosFisRole"
+PARAMETRO_CONSUMIDORES = "ConsumerFunctionArns"  # the unit's list of the consumers' ARNs
 # The order path's alarms: an experiment stops as soon as orders end in the DLQ, fail or time out.
 ALARMAS_DE_PARADA = ("AlarmaColaPedidosFallidos", "AlarmaEjecucionesFallidas", "AlarmaEjecucionesAgotadas")
 USD_POR_ACCION_MINUTO = 0.10  # AWS FIS pricing: per action, per minute it runs
@@ -38,48 +41,46 @@ def id_logico(nombre: str) -> str:
     return "ExperimentoCaos" + "".join(parte.capitalize() for parte in nombre.split("-"))
 
 
-def condicion(entrada: EntradaFallo) -> str:
-    assert entrada.fis is not None
-    return f"Chaos{entrada.fis.condicion}" if entrada.fis.condicion else CONDICION
+def parametro(logico: str) -> str:
+    """The unit's parameter carrying a parent resource's ARN: ``ErpFunction`` -> ``ErpFunctionArn``."""
+    return f"{logico}Arn"
 
 
-def plantilla(entrada: EntradaFallo, de: Template) -> dict[str, Any]:
-    """One experiment template: the action on its functions (of ``de``), stopped by the order path's alarms."""
+def plantilla(entrada: EntradaFallo) -> dict[str, Any]:
+    """One experiment template: the action on its functions, stopped by the order path's alarms."""
     fis = entrada.fis
     assert fis is not None
     accion = "".join(parte.capitalize() for parte in entrada.nombre.split("-"))
-    return {
-        "Type": "AWS::FIS::ExperimentTemplate",
-        "Condition": condicion(entrada),
-        "Properties": {
-            "Description": f"mercadofresco caos {entrada.nombre}: {entrada.descripcion}"[:512],
-            "RoleArn": {"Fn::GetAtt": [ROL, "Arn"]},
-            "Targets": {
-                "Funciones": {
-                    "ResourceType": "aws:lambda:function",
-                    "ResourceArns": [{"Fn::GetAtt": [f, "Arn"]} for f in fis.objetivos(de)],
-                    "SelectionMode": "ALL",
-                }
-            },
-            "Actions": {
-                accion: {
-                    "ActionId": fis.accion,
-                    "Parameters": dict(fis.parametros),
-                    "Targets": {"Functions": "Funciones"},
-                }
-            },
-            "StopConditions": [
-                {"Source": "aws:cloudwatch:alarm", "Value": {"Fn::GetAtt": [a, "Arn"]}} for a in ALARMAS_DE_PARADA
-            ],
-            "Tags": {"Name": f"mercadofresco-caos-{entrada.nombre}", "mercadofresco:fallo": entrada.nombre},
+    objetivos: Any = [{"Ref": parametro(f)} for f in fis.funciones]
+    if fis.objetivo == especificacion.CONSUMIDORES:
+        objetivos = {"Ref": PARAMETRO_CONSUMIDORES}
+    recurso: dict[str, Any] = {"Type": "AWS::FIS::ExperimentTemplate"}
+    if fis.condicion:
+        recurso["Condition"] = fis.condicion
+    recurso["Properties"] = {
+        "Description": f"mercadofresco caos {entrada.nombre}: {entrada.descripcion}"[:512],
+        "RoleArn": {"Fn::GetAtt": [ROL, "Arn"]},
+        "Targets": {
+            "Funciones": {"ResourceType": "aws:lambda:function", "ResourceArns": objetivos, "SelectionMode": "ALL"}
         },
+        "Actions": {
+            accion: {
+                "ActionId": fis.accion,
+                "Parameters": dict(fis.parametros),
+                "Targets": {"Functions": "Funciones"},
+            }
+        },
+        "StopConditions": [
+            {"Source": "aws:cloudwatch:alarm", "Value": {"Ref": parametro(a)}} for a in ALARMAS_DE_PARADA
+        ],
+        "Tags": {"Name": f"mercadofresco-caos-{entrada.nombre}", "mercadofresco:fallo": entrada.nombre},
     }
+    return recurso
 
 
-def plantillas(espec: Especificacion | None = None, de: Template | None = None) -> dict[str, dict[str, Any]]:
-    """Logical id -> experiment template, for every kind FIS can apply (targets from ``de``, the repository's)."""
-    de = de or plantilla_del_repositorio()
-    return {id_logico(e.nombre): plantilla(e, de) for e in (espec or especificacion.cargar()).de_fis()}
+def plantillas(espec: Especificacion | None = None) -> dict[str, dict[str, Any]]:
+    """Logical id -> experiment template, for every kind FIS can apply."""
+    return {id_logico(e.nombre): plantilla(e) for e in (espec or especificacion.cargar()).de_fis()}
 
 
 def funciones_objetivo(espec: Especificacion | None = None, de: Template | None = None) -> dict[str, str | None]:

@@ -21,6 +21,7 @@ from mercadofresco_local import invariantes as inv
 from mercadofresco_local import plantilla
 from mercadofresco_local.flujo import reparto
 from mercadofresco_local.observador import ejecuciones, resultados_por_pedido
+from mercadofresco_ops.recursos import recursos_de_la_pila
 from sam_emulator.runtime import messages_in_queue
 from template_model import messaging as m
 
@@ -58,12 +59,7 @@ class Pila:
 
 def leer_pila(nombre: str) -> Pila:
     cfn = client("cloudformation")
-    recursos = {
-        r["LogicalResourceId"]: r["PhysicalResourceId"]
-        for pagina in cfn.get_paginator("list_stack_resources").paginate(StackName=nombre)
-        for r in pagina["StackResourceSummaries"]
-        if "PhysicalResourceId" in r
-    }
+    recursos = recursos_de_la_pila(cfn, nombre)  # the chaos unit's experiments live in a nested stack
     pila = cfn.describe_stacks(StackName=nombre)["Stacks"][0]
     return Pila(nombre, recursos, {o["OutputKey"]: o["OutputValue"] for o in pila.get("Outputs", [])})
 

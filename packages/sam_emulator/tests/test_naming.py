@@ -54,6 +54,7 @@ MODEL_WORDS = frozenset(
     metadata prefix prefixes profile profiles property provider providers readers redrive resource retained sam
     samconfig scope sfn stand subscribed substituted suffix timeouts transform transformed transforms types unit
     units value variable walk wiring workflow workflows main argv fan out called identifier keys
+    chosen durable durables execution relations written
     """.split()  # noqa: SIM905
 )
 

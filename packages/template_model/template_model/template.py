@@ -112,7 +112,7 @@ class Template:
             location = props.get(UNIT_TYPES[resource["Type"]])
             if not isinstance(location, str) or "://" in location:
                 continue  # a published application or an S3 URL: nothing local to read
-            passed = {k: _as_parameter(v) for k, v in self.resolve(props.get("Parameters") or {}).items()}
+            passed = {k: self._passed(v) for k, v in (props.get("Parameters") or {}).items()}
             found[lid] = Template(
                 path=self.folder / location,
                 parameters=passed,
@@ -122,6 +122,14 @@ class Template:
                 parameter_defaults=self.parameter_defaults,
             )
         return found
+
+    def _passed(self, value: Any) -> Any:
+        """What the parent hands a unit's parameter: resolved when it can be here, else as written with its
+        conditions taken (an ARN of a resource not created yet stays ``Fn::GetAtt``, not a guess)."""
+        try:
+            return _as_parameter(self.resolve(value))
+        except TemplateError:
+            return self.chosen(value)
 
     def walk(self, prefix: str = "") -> Iterator[tuple[str, Template]]:
         """(stack path, template) for this template and every unit below it (``Sandbox/`` as SAM names it)."""
@@ -138,8 +146,8 @@ class Template:
             raise TemplateError(f"unknown parameter {name!r}")
         else:
             value = self.parameter_defaults.get(name, declaration.get("Default", ""))
-        if (declaration or {}).get("Type") == "CommaDelimitedList" and not isinstance(value, list):
-            return [v for v in str(value).split(",") if v]
+        if (declaration or {}).get("Type") == "CommaDelimitedList" and isinstance(value, str):
+            return [v for v in value.split(",") if v]
         return value
 
     def condition(self, name: str | None) -> bool:

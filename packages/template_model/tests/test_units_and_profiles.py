@@ -57,6 +57,23 @@ def test_a_unit_is_read_with_the_parameters_its_parent_passes(write) -> None:
     assert [path for path, _ in parent.walk()] == ["", "Sandbox/"]
 
 
+def test_a_unit_gets_what_cannot_be_resolved_here_as_written(write) -> None:
+    # GIVEN a parent passing its unit ARNs of resources nobody created yet (a static read, no physical ids)
+    write(CHILD, "unidades/sandbox.yaml")
+    parent_text = PARENT.replace('Keys: ["a:*", "b:*"]', "Keys: !Join [',', [!GetAtt Erp.Arn, !GetAtt Correo.Arn]]")
+    parent = Template(path=write(parent_text))
+    # WHEN its unit is read
+    sandbox = parent.units()["Sandbox"]
+    # THEN what resolves is resolved, the rest is the parent's intrinsic, not a guess (nor a string split)
+    assert sandbox.parameter("NameSuffix") == "-dev"
+    assert sandbox.parameter("Keys") == {
+        "Fn::Join": [",", [{"Fn::GetAtt": ["Erp", "Arn"]}, {"Fn::GetAtt": ["Correo", "Arn"]}]]
+    }
+    # AND once the parent knows the ARNs, the unit gets them as CloudFormation hands them over
+    parent.physical_ids.update({"Erp": {"Arn": "arn:erp"}, "Correo": {"Arn": "arn:correo"}})
+    assert parent.units()["Sandbox"].parameter("Keys") == ["arn:erp", "arn:correo"]
+
+
 def test_a_unit_is_not_created_when_its_parent_is_given_the_real_url(write) -> None:
     # GIVEN the deploy gives the ERP's URL  WHEN the units are read  THEN the sandbox unit is not among them
     write(CHILD, "unidades/sandbox.yaml")

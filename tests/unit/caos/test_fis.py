@@ -1,4 +1,4 @@
-"""The generator's FIS experiment templates are the ones in template.yaml, wired only under Chaos=enabled."""
+"""The generator's FIS experiment templates are the chaos unit's, nested and wired only under Chaos=enabled."""
 
 from __future__ import annotations
 
@@ -24,13 +24,38 @@ def recursos() -> dict:
     return json.loads(json.dumps(Template().resources))
 
 
-def test_template_holds_exactly_the_generators_experiment_templates(recursos: dict) -> None:
+@pytest.fixture(scope="module")
+def unidad() -> Template:
+    """The chaos unit as the parent nests it with Chaos=enabled (what it passes, as written where unresolved)."""
+    return Template(parameters={"Chaos": "enabled"}).units()[fis.UNIDAD]
+
+
+def test_the_chaos_unit_holds_exactly_the_generators_experiment_templates(recursos: dict, unidad: Template) -> None:
     # GIVEN the spec's FIS-capable kinds  WHEN the generator turns them into experiment templates
     generadas = fis.plantillas()
-    # THEN template.yaml holds exactly those, and one per FIS-capable kind
-    en_plantilla = {k: v for k, v in recursos.items() if v["Type"] == "AWS::FIS::ExperimentTemplate"}
-    assert en_plantilla == generadas
+    # THEN the chaos unit holds exactly those, one per FIS-capable kind, and the root none (outside the
+    # production path, decision 0130)
+    en_unidad = {k: v for k, v in unidad.resources.items() if v["Type"] == "AWS::FIS::ExperimentTemplate"}
+    assert json.loads(json.dumps(en_unidad)) == generadas
     assert len(generadas) == len(especificacion.cargar().de_fis()) == 3
+    assert not [k for k, v in recursos.items() if v["Type"] == "AWS::FIS::ExperimentTemplate"]
+
+
+def test_the_parent_passes_every_target_and_stop_alarm_its_experiments_name(recursos: dict) -> None:
+    # GIVEN what template.yaml passes its chaos unit
+    pasados = recursos[fis.UNIDAD]["Properties"]["Parameters"]
+    # THEN each named target and stop alarm X arrives as XArn, X's ARN (a condition's target only under it)
+    for entrada in especificacion.cargar().de_fis():
+        assert entrada.fis is not None
+        for funcion in entrada.fis.funciones:
+            valor = pasados[fis.parametro(funcion)]
+            assert valor == {"Fn::If": [entrada.fis.condicion, {"Fn::GetAtt": [funcion, "Arn"]}, ""]}
+    for alarma in fis.ALARMAS_DE_PARADA:
+        assert pasados[fis.parametro(alarma)] == {"Fn::GetAtt": [alarma, "Arn"]}
+    # AND the consumers' list is every consumer the template model gives: a new consumer is in consumidor-error
+    consumidores = [f for f, condicion in fis.funciones_objetivo().items() if condicion is None]
+    lista = pasados[fis.PARAMETRO_CONSUMIDORES]["Fn::Join"]
+    assert lista[0] == "," and lista[1] == [{"Fn::GetAtt": [f, "Arn"]} for f in consumidores]
 
 
 def test_generator_output_is_pinned() -> None:
@@ -77,21 +102,26 @@ def test_every_target_carries_the_extension_only_under_chaos(recursos: dict) -> 
             assert variables[nombre]["Fn::If"][0] == fis.CONDICION
             assert variables[nombre]["Fn::If"][2] == {"Ref": "AWS::NoValue"}
         assert variables["AWS_LAMBDA_EXEC_WRAPPER"]["Fn::If"][1] == "/opt/aws-fis/bootstrap"
-        cubo = recursos["ChaosConfigBucket"]["Properties"]["BucketName"]["Fn::Sub"]
+        cubo = recursos[fis.UNIDAD]["Properties"]["Parameters"]["ConfigBucketName"]["Fn::Sub"]
         assert variables["AWS_FIS_CONFIGURATION_LOCATION"]["Fn::If"][1] == {
             "Fn::Sub": f"arn:${{AWS::Partition}}:s3:::{cubo}/FisConfigs/"
         }
         assert condicion_extra is None or recursos[funcion]["Condition"] == condicion_extra
 
 
-def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recursos: dict) -> None:
+def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recursos: dict, unidad: Template) -> None:
     # GIVEN the template  WHEN its chaos resources and parameter are read
     plantilla = Template().doc
-    caos = {k: v for k, v in recursos.items() if k.startswith(("Chaos", "ExperimentoCaos"))}
-    # THEN nothing of it is attached unless Chaos=enabled
+    caos = {k: v for k, v in recursos.items() if k.startswith(("Chaos", "ExperimentoCaos")) or k == fis.UNIDAD}
+    # THEN nothing of it is attached unless Chaos=enabled: the unit and the extension's grant in the targets' roles
     assert plantilla["Parameters"]["Chaos"]["Default"] == "disabled"
-    assert len(caos) == 7
-    assert all(v["Condition"] in ("ChaosEnabled", "ChaosSimularPasarela") for v in caos.values())
+    condiciones = {k: v["Condition"] for k, v in caos.items()}
+    assert condiciones == {fis.UNIDAD: "ChaosEnabled", "ChaosExtensionPolicy": "ChaosEnabled"}
+    # AND the unit holds the rest: the bucket, its policy, FIS's role and the experiments
+    assert sorted(unidad.resources) == sorted(
+        ["ChaosConfigBucket", "ChaosConfigBucketPolicy", "ChaosFisRole", *fis.plantillas()]
+    )
+    assert Template().units() == {}
 
 
 @pytest.mark.parametrize(
@@ -108,8 +138,13 @@ def test_template_with_chaos_enabled_lints_clean(tmp_path: Path, reglas: list[st
         )
     finally:
         copia.unlink()
-    # THEN nothing is reported
+    # THEN nothing is reported, in the root nor in the chaos unit it nests
     assert [str(e) for e in errores] == []
+    unidad = lint_file(
+        RAIZ / "unidades" / "caos.yaml",
+        config={"append_rules": reglas, "regions": ["eu-south-2"], "ignore_checks": IGNORADAS},
+    )
+    assert [str(e) for e in unidad] == []
 
 
 @pytest.mark.parametrize(("duracion", "minutos"), [("PT5M", 5), ("PT1H30M", 90), ("PT90S", 1.5), ("PT2M30S", 2.5)])
@@ -141,8 +176,9 @@ def test_the_chaos_bucket_name_fits_s3_in_every_region_with_the_longest_name_suf
     assert re.fullmatch(parametro["AllowedPattern"], sufijo)
     # WHEN the bucket's name is resolved for each (a 12-digit account id)
     for region in regiones:
-        p = Template(region=region, account="123456789012", parameters={"NameSuffix": sufijo})
-        nombre = p.resolve(p.resources["ChaosConfigBucket"]["Properties"]["BucketName"])
+        p = Template(region=region, account="123456789012", parameters={"NameSuffix": sufijo, "Chaos": "enabled"})
+        unidad = p.units()[fis.UNIDAD]
+        nombre = unidad.resolve(unidad.resources["ChaosConfigBucket"]["Properties"]["BucketName"])
         # THEN it is a valid S3 bucket name: 3-63 lowercase letters, digits, hyphens, alphanumeric ends
         assert len(nombre) <= 63, (region, nombre, len(nombre))
         assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", nombre), nombre

@@ -14,6 +14,7 @@ import shlex
 import subprocess
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco_ops.recursos import recursos_de_la_pila
 from template_model import messaging
 
 from emulated_account import despliegue
@@ -121,11 +122,8 @@ class Pila:
         return hecho.returncode
 
     def id_fisico(self, logico: str) -> str | None:
-        """The physical id of one of the stack's resources (``None`` when the stack has no such resource)."""
-        recursos = self.c.cliente("cloudformation").describe_stack_resources(StackName=despliegue.PILA)
-        return next(
-            (r["PhysicalResourceId"] for r in recursos["StackResources"] if r["LogicalResourceId"] == logico), None
-        )
+        """The physical id of one of the stack's resources, a nested unit's included (``None`` when none has it)."""
+        return recursos_de_la_pila(self.c.cliente("cloudformation"), despliegue.PILA).get(logico)
 
     def estado_pila(self) -> str:
         try:
