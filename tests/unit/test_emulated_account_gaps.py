@@ -178,3 +178,31 @@ def test_a_built_template_with_loops_and_units_is_adapted_whole(tmp_path: Path) 
     # AND the unit is adapted too: its archive and its metric-math alarm dropped, its bus kept
     assert set(gaps.template_of(unidad)["Resources"]) == {"Bus"}
     assert len(vistos) == 2 and "dropped Alarma, Archivo;" in vistos[1]
+
+
+def test_a_unit_under_a_false_condition_has_no_stack_to_visit(aws, tmp_path: Path) -> None:
+    import boto3
+
+    # GIVEN a built root with two units, the chaos one under a condition, and a deployed stack with only the other
+    for carpeta, cuerpo in (("Sandbox", UNIDAD), ("Caos", UNIDAD)):
+        (tmp_path / carpeta).mkdir()
+        (tmp_path / carpeta / "template.yaml").write_text(cuerpo)
+    raiz = tmp_path / "template.yaml"
+    raiz.write_text(
+        RAIZ_EN_UNIDADES
+        + "  Caos:\n    Type: AWS::Serverless::Application\n    Condition: ChaosEnabled\n"
+        + "    Properties:\n      Location: Caos/template.yaml\n"
+    )
+    s3, cfn = boto3.client("s3"), boto3.client("cloudformation")
+    s3.create_bucket(Bucket="plantillas", CreateBucketConfiguration={"LocationConstraint": s3.meta.region_name})
+    s3.put_object(Bucket="plantillas", Key="unidad.json", Body=json.dumps({"Resources": {
+        "Cola": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "cola-de-la-unidad"}}}}))  # fmt: skip
+    url = f"https://plantillas.s3.{s3.meta.region_name}.amazonaws.com/unidad.json"
+    cfn.create_stack(StackName="raiz", TemplateBody=json.dumps({"Resources": {
+        "Sandbox": {"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": url}}}}))  # fmt: skip
+    # WHEN the deployed stacks are walked
+    pilas = [pila for pila, _plantilla in gaps.stacks(raiz, "raiz", cfn)]
+    # THEN the root and the sandbox unit's stack are visited, and the chaos unit, never created, is not
+    assert len(pilas) == 2 and pilas[0] == "raiz"
+    assert pilas[1] == cfn.describe_stack_resource(StackName="raiz", LogicalResourceId="Sandbox")[
+        "StackResourceDetail"]["PhysicalResourceId"]  # fmt: skip

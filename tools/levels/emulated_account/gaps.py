@@ -390,12 +390,16 @@ def adapt_file(ruta: Path, gateway: str, log: Callable[[str], None] = print) -> 
 
 
 def stacks(ruta: Path, pila: str, cfn: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(stack name, its built template) for the deployed root stack and each nested unit's stack below it."""
+    """(stack name, its built template) for the deployed root stack and each nested unit's stack below it.
+
+    A unit under a false condition (``Caos`` without ``Chaos=enabled``) has no stack: it is not visited.
+    """
     plantilla = template_of(ruta)
     yield pila, plantilla
     fisicos = _fisicos(cfn, pila)
     for nombre, unidad in units_of(plantilla, ruta.parent).items():
-        yield from stacks(unidad, fisicos[nombre], cfn)
+        if nombre in fisicos:
+            yield from stacks(unidad, fisicos[nombre], cfn)
 
 
 def api_url_in_gateway(url_aws: str, gateway: str) -> str:
