@@ -206,3 +206,39 @@ def test_a_unit_under_a_false_condition_has_no_stack_to_visit(aws, tmp_path: Pat
     assert len(pilas) == 2 and pilas[0] == "raiz"
     assert pilas[1] == cfn.describe_stack_resource(StackName="raiz", LogicalResourceId="Sandbox")[
         "StackResourceDetail"]["PhysicalResourceId"]  # fmt: skip
+
+
+EMPAQUETADA = f"""
+Resources:
+  Caos:
+    Type: AWS::Serverless::Application
+    Properties:
+      Location: http://{GATEWAY}/aws-sam-cli-managed-default-samclisourcebucket-1/9170888d.template
+  Funcion:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: s3://aws-sam-cli-managed-default-samclisourcebucket-1/0a1b2c
+      Handler: app.lambda_handler
+      Runtime: python3.13
+      Environment:
+        Variables:
+          ERP_URL: http://{GATEWAY}/_aws/lambda-url/erp/
+"""
+
+
+def test_a_packaged_units_url_is_written_as_aws_writes_it_and_sam_delete_reads_it(tmp_path: Path) -> None:
+    from samcli.lib.utils.s3 import parse_s3_url
+
+    # GIVEN a template sam package wrote against the emulator: the unit's URL on the gateway
+    ruta = tmp_path / "packaged.yaml"
+    ruta.write_text(EMPAQUETADA)
+    with pytest.raises(ValueError, match="not a valid S3 url"):  # what sam delete met
+        parse_s3_url(gaps.template_of(ruta)["Resources"]["Caos"]["Properties"]["Location"])
+    # WHEN the units' URLs are put in AWS's form
+    assert gaps.units_in_aws_form(ruta, GATEWAY, "eu-south-2") == ["Caos"]
+    # THEN sam delete's parser reads the unit's bucket and key, and nothing else changed
+    recursos = gaps.template_of(ruta)["Resources"]
+    assert parse_s3_url(recursos["Caos"]["Properties"]["Location"]) == {
+        "Bucket": "aws-sam-cli-managed-default-samclisourcebucket-1", "Key": "9170888d.template"}  # fmt: skip
+    assert recursos["Funcion"]["Properties"]["Environment"]["Variables"]["ERP_URL"].startswith(f"http://{GATEWAY}/")
+    assert recursos["Funcion"]["Properties"]["CodeUri"] == "s3://aws-sam-cli-managed-default-samclisourcebucket-1/0a1b2c"

@@ -97,8 +97,14 @@ def construir(estado: cuenta.Estado) -> None:
 
 
 def desplegar(estado: cuenta.Estado, valores: dict[str, str]) -> None:
+    empaquetada = BUILD_DIR / "packaged.yaml"
     sam(
-        estado, "deploy", "--template-file", str(BUILD_DIR / "template.yaml"), "--stack-name", PILA,
+        estado, "package", "--template-file", str(BUILD_DIR / "template.yaml"), "--output-template-file",
+        str(empaquetada), "--region", estado.region, "--resolve-s3", log="sam-package.log",
+    )  # fmt: skip
+    gaps.units_in_aws_form(empaquetada, estado.gateway, estado.region)
+    sam(
+        estado, "deploy", "--template-file", str(empaquetada), "--stack-name", PILA,
         "--region", estado.region, "--resolve-s3", "--no-confirm-changeset", "--no-fail-on-empty-changeset",
         "--capabilities", "CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND",
         "--parameter-overrides", *(f"{k}={v}" for k, v in valores.items()),

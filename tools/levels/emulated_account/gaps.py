@@ -243,6 +243,15 @@ GAPS = (
         "delete (tests/deploy; nivel.fuera_de_pila, nivel.reemplazos_del_despliegue)",
     ),
     Gap(
+        "A nested unit's packaged template URL is written in AWS's form, so `sam delete` can read it.",
+        "sam package writes a nested unit's TemplateURL as http://<gateway>/<bucket>/<key>; the level packages "
+        "first and writes it as https://s3.<region>.amazonaws.com/<bucket>/<key> before sam deploy",
+        "SAM CLI builds the URL from the S3 endpoint it was given (the emulator's), and sam delete parses only "
+        "s3:// and https://s3... URLs: a stack holding a unit (Caos, even when its condition is false) could "
+        "not be deleted. MiniStack reads a template URL's path as bucket/key whatever its host",
+        "the URL is the one sam package writes against AWS; the deploy level's sam delete runs on the stack",
+    ),
+    Gap(
         "`Tracing: Active` has no effect (no X-Ray).",
         "Tracing: Active has no effect",
         "MiniStack's Docker executor runs AWS's Runtime Interface Emulator, which has no X-Ray",
@@ -387,6 +396,22 @@ def adapt_file(ruta: Path, gateway: str, log: Callable[[str], None] = print) -> 
         f"function URLs via http://{gateway}/_aws/lambda-url/")  # fmt: skip
     for unidad in units_of(adaptada, ruta.parent).values():
         adapt_file(unidad, gateway, log)
+
+
+def units_in_aws_form(ruta: Path, gateway: str, region: str) -> list[str]:
+    """Each nested unit's URL in the packaged template ``ruta`` as AWS's path-style S3 URL, in place; their ids."""
+    from samcli.yamlhelper import yaml_dump
+
+    plantilla, emulada = template_of(ruta), f"http://{gateway}/"
+    reescritas = []
+    for nombre, recurso in plantilla["Resources"].items():
+        propiedades, clave = recurso.get("Properties") or {}, _UNITS.get(recurso.get("Type", ""))
+        url = propiedades.get(clave) if clave else None
+        if isinstance(url, str) and url.startswith(emulada):
+            propiedades[clave] = f"https://s3.{region}.amazonaws.com/{url.removeprefix(emulada)}"
+            reescritas.append(nombre)
+    ruta.write_text(yaml_dump(plantilla))
+    return reescritas
 
 
 def stacks(ruta: Path, pila: str, cfn: Any) -> Iterator[tuple[str, dict[str, Any]]]:
