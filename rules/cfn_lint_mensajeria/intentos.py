@@ -128,7 +128,7 @@ def _visits(template: dict, machine_id: str) -> dict[str, int]:
 
 
 def _queue_step(template: dict, queue_id: str) -> tuple[str, int]:
-    policy = redrive(resources(template, SQS_QUEUE).get(queue_id) or {})
+    policy = redrive(template, resources(template, SQS_QUEUE).get(queue_id) or {})
     count = policy[1] if policy and policy[1] else 1
     return f"{queue_id} (maxReceiveCount {count if policy else 'none'})", count
 

@@ -528,7 +528,7 @@ def test_queues_every_queue_accepts_what_sqs_takes_since_2026(plantilla: Templat
     assert colas
     # THEN each says MaximumMessageSize = the layer's SQS limit: a dead letter or a deferral of a big body
     # is kept whole by the code exactly when the queue takes it
-    assert {lid: _props(c).get("MaximumMessageSize") for lid, c in colas.items()} == dict.fromkeys(
+    assert {lid: plantilla.chosen(_props(c).get("MaximumMessageSize")) for lid, c in colas.items()} == dict.fromkeys(
         colas, SQS_MESSAGE_MAX_BYTES
     )
     # AND whatever SNS delivers (256 KiB at most) leaves room in that limit for a dead letter's reason

@@ -112,7 +112,7 @@ def dead_letter_queues(template: Template) -> tuple[str, ...]:
 
 def dead_letter_queue_of(template: Template, queue: str) -> str | None:
     """The DLQ of ``queue`` (its RedrivePolicy), or None."""
-    policy = redrive(template.resources.get(queue, {}))
+    policy = redrive(template.doc, template.resources.get(queue, {}))
     return policy[0] if policy else None
 
 

@@ -74,8 +74,9 @@ def as_int(value: Any) -> int | None:
     return None
 
 
-def redrive(queue: dict) -> tuple[str | None, int | None] | None:
-    """(DLQ logical id, maxReceiveCount) of a queue, or None without a RedrivePolicy."""
+def redrive(template: dict, queue: dict) -> tuple[str | None, int | None] | None:
+    """(DLQ logical id, maxReceiveCount, read from ``Mappings`` when written so) of a queue, or None without a
+    RedrivePolicy."""
     policy = props(queue).get("RedrivePolicy")
     if isinstance(policy, str):
         try:
@@ -84,7 +85,7 @@ def redrive(queue: dict) -> tuple[str | None, int | None] | None:
             return None
     if not isinstance(policy, dict):
         return None
-    return ref_id(policy.get("deadLetterTargetArn")), as_int(policy.get("maxReceiveCount"))
+    return ref_id(policy.get("deadLetterTargetArn")), as_int(find_in_map(template, policy.get("maxReceiveCount")))
 
 
 def dead_letter_queues(template: dict) -> dict[str, list[str]]:
@@ -104,7 +105,7 @@ def dead_letter_queues(template: dict) -> dict[str, list[str]]:
             found.setdefault(qid, []).append(source)
 
     for qid, queue in queues.items():
-        policy = redrive(queue)
+        policy = redrive(template, queue)
         if policy:
             add({"Ref": policy[0]} if policy[0] else None, qid)
     for rid, res in resources(template).items():

@@ -136,3 +136,17 @@ def test_a_queue_only_a_rule_target_or_a_subscription_dead_letters_to_is_a_dlq()
     }  # fmt: skip
     # WHEN the DLQs are found  THEN both are, each with who sends to it
     assert dead_letter_queues(document) == {"RuleDlq": ["Rule"], "TopicDlq": ["Subscription"]}
+
+
+def test_a_redrive_count_declared_in_mappings_is_read_from_there(write) -> None:
+    from template_model.wiring import redrive
+
+    # GIVEN a looped queue whose maxReceiveCount is read from Mappings, as the repository's queues are
+    declared = LOOPED.replace("Mappings:\n", "Mappings:\n  Delivery:\n    Queue: {maxReceiveCount: 4}\n", 1).replace(
+        "maxReceiveCount: 4\n", "maxReceiveCount: !FindInMap [Delivery, Queue, maxReceiveCount]\n"
+    )
+    template = Template(path=write(declared))
+    assert template.resources["QueueErp"]["Properties"]["RedrivePolicy"]["maxReceiveCount"] == {
+        "Fn::FindInMap": ["Delivery", "Queue", "maxReceiveCount"]}  # fmt: skip
+    # WHEN a queue's redrive is asked for  THEN its DLQ and the count the mapping declares
+    assert redrive(template.doc, template.resources["QueueErp"]) == ("QueueErpDlq", 4)

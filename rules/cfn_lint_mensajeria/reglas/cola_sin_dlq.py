@@ -24,7 +24,7 @@ class ColaSinDlq(CloudFormationLintRule):
         flagged = []
         for consumer in consumers(template, sqs=True):
             qid = consumer.source
-            if qid not in queues or qid in dlqs or qid in flagged or redrive(queues[qid]):
+            if qid not in queues or qid in dlqs or qid in flagged or redrive(template, queues[qid]):
                 continue
             flagged.append(qid)
         return [
