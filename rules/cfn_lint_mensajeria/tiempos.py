@@ -153,24 +153,7 @@ def problemas(t: TimeBounds) -> list[tuple[list[Any], str]]:
                 )
             )
     for mid, flujo in t.workflows.items():
-        for espera, fid in flujo.waits_after_lease.items():
-            segundos, lease = flujo.waits_s.get(espera), t.leases_s.get(fid)
-            if segundos is None or lease is None:
-                encontrados.append(
-                    (
-                        ["Resources", mid, "Metadata"],
-                        f"{mid}: Tiempos.EsperasTrasBloqueo names Wait {espera!r} and {fid}, but the Wait has no "
-                        f"Seconds or the function no {LEASE_VARIABLE}",
-                    )
-                )
-            elif segundos <= lease:
-                encontrados.append(
-                    (
-                        ["Resources", mid, "Properties"],
-                        f"{mid}: Wait {espera} ({segundos} s) does not outlast {fid}'s {LEASE_VARIABLE} ({lease} s): "
-                        f"asking again before the lease lapsed only meets OperacionEnCurso",
-                    )
-                )
+        encontrados += _esperas_tras_bloqueo(t, mid, flujo.waits_after_lease, flujo.waits_s, "Wait ")
         if flujo.claim_function is not None or flujo.waits_after_lease:
             declarado = t.declared.get(mid) or {}
             en_asl = {TIMEOUT_SECONDS_KEY: flujo.timeout_s}
@@ -234,21 +217,30 @@ def _problemas_de_la_saga(t: TimeBounds, fid: str, saga: DurableBounds) -> list[
                 f"DurableConfig.ExecutionTimeout ({saga.timeout_s}): a live execution would lose its order's claim",
             )
         )
-    for variable, otra in saga.waits_after_lease.items():
-        segundos, lease = saga.waits_s.get(variable), t.leases_s.get(otra)
+    return encontrados + _esperas_tras_bloqueo(t, fid, saga.waits_after_lease, saga.waits_s, "")
+
+
+def _esperas_tras_bloqueo(
+    t: TimeBounds, rid: str, esperas: dict[str, str], segundos_de: dict[str, int | None], clase: str
+) -> list[tuple[list[Any], str]]:
+    """Each wait of ``rid`` (a workflow's Wait state, a durable function's variable) that asks again after another
+    function's claim (``Tiempos.EsperasTrasBloqueo``: wait -> that function) outlasts that function's lease."""
+    encontrados = []
+    for espera, fid in esperas.items():
+        segundos, lease = segundos_de.get(espera), t.leases_s.get(fid)
         if segundos is None or lease is None:
             encontrados.append(
                 (
-                    ["Resources", fid, "Metadata"],
-                    f"{fid}: Tiempos.EsperasTrasBloqueo names {variable} and {otra}, but the variable has no "
+                    ["Resources", rid, "Metadata"],
+                    f"{rid}: Tiempos.EsperasTrasBloqueo names {clase}{espera!r} and {fid}, but the wait has no "
                     f"seconds or the function no {LEASE_VARIABLE}",
                 )
             )
         elif segundos <= lease:
             encontrados.append(
                 (
-                    ruta,
-                    f"{fid}: {variable} ({segundos} s) does not outlast {otra}'s {LEASE_VARIABLE} ({lease} s): "
+                    ["Resources", rid, "Properties"],
+                    f"{rid}: {clase}{espera} ({segundos} s) does not outlast {fid}'s {LEASE_VARIABLE} ({lease} s): "
                     f"asking again before the lease lapsed only meets OperacionEnCurso",
                 )
             )
