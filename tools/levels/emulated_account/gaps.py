@@ -378,10 +378,16 @@ def units_of(plantilla: dict[str, Any], carpeta: Path) -> dict[str, Path]:
     """Logical id -> file of each nested unit with a local template (as ``sam build`` writes them)."""
     unidades = {}
     for nombre, recurso in plantilla["Resources"].items():
-        ubicacion = (recurso.get("Properties") or {}).get(_UNITS.get(recurso.get("Type", ""), ""))
-        if isinstance(ubicacion, str) and "://" not in ubicacion:
+        ubicacion = _unit_location(recurso)
+        if ubicacion is not None and "://" not in ubicacion:
             unidades[nombre] = (carpeta / ubicacion).resolve()
     return unidades
+
+
+def _unit_location(recurso: dict[str, Any]) -> str | None:
+    """Where a nested unit's template is (``Location``/``TemplateURL``), or None for any other resource."""
+    ubicacion = (recurso.get("Properties") or {}).get(_UNITS.get(recurso.get("Type", ""), ""))
+    return ubicacion if isinstance(ubicacion, str) else None
 
 
 def adapt_file(ruta: Path, gateway: str, log: Callable[[str], None] = print) -> None:
@@ -405,10 +411,11 @@ def units_in_aws_form(ruta: Path, gateway: str, region: str) -> list[str]:
     plantilla, emulada = template_of(ruta), f"http://{gateway}/"
     reescritas = []
     for nombre, recurso in plantilla["Resources"].items():
-        propiedades, clave = recurso.get("Properties") or {}, _UNITS.get(recurso.get("Type", ""))
-        url = propiedades.get(clave) if clave else None
-        if isinstance(url, str) and url.startswith(emulada):
-            propiedades[clave] = f"https://s3.{region}.amazonaws.com/{url.removeprefix(emulada)}"
+        url = _unit_location(recurso)
+        if url is not None and url.startswith(emulada):
+            recurso["Properties"][_UNITS[recurso["Type"]]] = (
+                f"https://s3.{region}.amazonaws.com/{url.removeprefix(emulada)}"
+            )
             reescritas.append(nombre)
     ruta.write_text(yaml_dump(plantilla))
     return reescritas
