@@ -31,10 +31,12 @@ A violation is printed with the seed, the order, the faults of the schedule that
 the command that replays it.
 
 Time: the run's compression applies to the platform's and handlers' bounds too
-(``LocalRuntime.compressed_deadlines``): ``Timeout``, HTTP timeouts, leases, ``Wait`` and
-``TimeoutSeconds`` all last ``1/compresion``; the schedule's latencies are chosen against the
-compressed timeouts. Several seeds can share one session (``correr_semillas``): each seed has
-its own order prefix, and the breaker state, fault script and plan are reset between seeds.
+(``LocalRuntime.compressed_deadlines``): HTTP timeouts, leases, the breakers' open periods, ``Wait``,
+``Retry`` intervals and ``TimeoutSeconds`` all last ``1/compresion``, so a compensation retried behind an
+open breaker outlasts it as in AWS; a function's own ``Timeout`` stays real (``mercadofresco_local.plazos``).
+The schedule's latencies are chosen against the compressed timeouts. Several seeds can share one session
+(``correr_semillas``): each seed has its own order prefix, and the breaker state, fault script and plan are
+reset between seeds.
 
 A campaign can also run in parallel (:mod:`.paralelo`, ``mf-demo --procesos N``): the
 seeds are split across N child processes, each a whole independent session (its own moto, Redis,

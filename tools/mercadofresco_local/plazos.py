@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def comprimir_plazos(funcion: Function, compresion: float) -> None:
-    """Divide the bounds a compressed ``Wait`` must keep its ratio to: idempotency leases and HTTP timeouts.
+    """Divide the bounds a compressed ``Wait`` must keep its ratio to: leases, HTTP timeouts, the breaker's periods.
 
     The workflow waits past a lease (``EsperarFinBloqueo``) and runs under ``TimeoutSeconds``;
     both are compressed (:class:`MotoServer` ``comprimir_esperas``), so the leases they outlast
@@ -25,6 +25,7 @@ def comprimir_plazos(funcion: Function, compresion: float) -> None:
     5 s, the consumers' "too little time left"), and a timeout at a chosen point is what the
     chaos plan injects anyway (:mod:`sam_emulator.deaths`).
     """
+    from mercadofresco.circuit_breaker.config import PERIODS, BreakerConfig, env_variable
     from mercadofresco.idempotency.config import ENV_LEASE_S
 
     entorno = funcion.environment
@@ -36,6 +37,13 @@ def comprimir_plazos(funcion: Function, compresion: float) -> None:
     for clave, valor in list(entorno.items()):
         if clave.endswith("_TIMEOUT_S") and clave != "FUNCTION_TIMEOUT_S":
             entorno[clave] = f"{float(valor) / compresion:.3f}"
+    # The breaker's open period is a wait too: a compensation retried on CircuitoAbierto (compressed Retry
+    # and EsperarFinBloqueo) must still outlast it, as in AWS. Its rate window stays: it measures traffic,
+    # whose rate is not compressed.
+    interruptor = BreakerConfig.from_env(entorno)
+    for periodo in PERIODS:
+        if periodo != "window_s":
+            entorno[env_variable(periodo)] = f"{getattr(interruptor, periodo) / compresion:.3f}"
 
 
 def entornos_nuevos() -> None:

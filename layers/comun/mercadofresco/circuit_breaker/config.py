@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from math import isfinite
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # Every field is a number: a NaN or an infinity would pass the comparisons below the wrong way.
 _QUANTITIES = (
@@ -19,6 +24,17 @@ _QUANTITIES = (
     "local_consecutive_failures",
     "shared_retry_s",
 )
+
+
+# The periods an environment may set, each as ``BREAKER_<FIELD>`` (``BREAKER_OPEN_BASE_S``...): a deployment
+# tunes how long a breaker stays open without a code change, and the local chaos run compresses them
+# with the workflow's waits (tools/mercadofresco_local/plazos.py). Counts and rates stay in code.
+PERIODS = ("window_s", "open_base_s", "open_max_s", "probe_reservation_s", "cache_max_age_s", "shared_retry_s")
+
+
+def env_variable(period: str) -> str:
+    """The environment variable that sets ``period`` (one of :data:`PERIODS`)."""
+    return f"BREAKER_{period.upper()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +101,26 @@ class BreakerConfig:
                 f"cache_max_age_s must be in [0, open_base_s={self.open_base_s}], got {self.cache_max_age_s}: "
                 "a state cached longer than the open period could let a second probe through"
             )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> BreakerConfig:
+        """The defaults, with each period the environment sets (:func:`env_variable`); unset or empty keeps it.
+
+        Raises
+        ------
+        ValueError
+            A variable is not a number, or the periods break a rule of the constructor (named).
+        """
+        periods: dict[str, float] = {}
+        for period in PERIODS:
+            raw = environ.get(env_variable(period), "").strip()
+            if not raw:
+                continue
+            try:
+                periods[period] = float(raw)
+            except ValueError:
+                raise ValueError(f"{env_variable(period)} must be a number of seconds, got {raw!r}") from None
+        return cls(**periods)
 
     @property
     def bucket_ms(self) -> int:

@@ -1,7 +1,8 @@
 """The provider client wired from the environment: one way for every function (charge, ERP, e-mail).
 
 A :class:`~mercadofresco.http.ProviderClient` behind the dependency's shared breaker and
-retry budget (both in Valkey), its base URL from an environment variable.
+retry budget (both in Valkey), its base URL from an environment variable, the breaker's periods
+from ``BREAKER_*`` where set (:meth:`~mercadofresco.circuit_breaker.BreakerConfig.from_env`).
 
 How a request is authenticated is configuration too: ``<URL variable>_AUTH=AWS_IAM`` (set by the
 template only where the stack plays that provider itself, a ``simulador-*`` function URL) signs every
@@ -51,11 +52,11 @@ def client_from_env(
     """The provider client for ``dependency`` at ``$variable_url``, with its shared breaker and budget.
 
     ``redis_client`` defaults to :func:`mercadofresco.valkey.valkey_client` (the breaker's
-    and budget's shared state); ``auth`` is how a real provider is authenticated (see
+    and budget's shared state), ``config`` to the environment's; ``auth`` is how a real provider is authenticated (see
     :func:`request_auth_from_env`). Tests pass ``clock`` (the breaker's and the budget's) and ``prefix`` (private
     Valkey keys); any other keyword (``sleep``, ``rng``, timeouts) goes to ``ProviderClient``.
     """
-    from mercadofresco.circuit_breaker import CircuitBreaker
+    from mercadofresco.circuit_breaker import BreakerConfig, CircuitBreaker
     from mercadofresco.http.client import ProviderClient
     from mercadofresco.retry import RetryBudget, RetryPolicy
 
@@ -69,6 +70,7 @@ def client_from_env(
     clock = kwargs.pop("clock", None)
     prefix = kwargs.pop("prefix", None)
     prefix_kwargs = {"prefix": prefix} if prefix else {}
+    config = config or BreakerConfig.from_env()
     breaker = CircuitBreaker(dependency, redis_client, config=config, clock=clock, **prefix_kwargs)
     # The budget ages its pending deposits on the same clock as the breaker.
     budget_clock = {"clock": clock} if clock is not None else {}
