@@ -22,3 +22,14 @@ def sin_sentencia(transformada: dict[str, Any], recurso: str, propiedad: str, si
     documento = copia["Resources"][recurso]["Properties"][propiedad]
     documento["Statement"] = [s for s in documento["Statement"] if s.get("Sid") != sid]
     return copia
+
+
+def sin_sentencia_de_rol(transformada: dict[str, Any], rol: str, sid: str) -> dict[str, Any]:
+    """``transformada`` without statement ``sid`` of ``rol``'s inline policies."""
+    copia = copy.deepcopy(transformada)
+    for politica in copia["Resources"][rol]["Properties"]["Policies"]:
+        documento = politica["PolicyDocument"]
+        documento["Statement"] = [
+            s for s in documento["Statement"] if not (isinstance(s, dict) and s.get("Sid") == sid)
+        ]
+    return copia
