@@ -183,7 +183,8 @@ def _capa_para_esta_maquina(capa: Path, destino: Path) -> list[str]:
 
 
 def _entorno(plantilla: dict[str, Any], funcion: dict[str, Any], nombre: str) -> dict[str, str]:
-    """The function's environment as the template sets it; references become inert placeholders."""
+    """The function's environment as the template sets it: ``Mappings`` and parameters' defaults resolved,
+    references to resources become inert placeholders."""
     variables = {
         **plantilla.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {}),
         **funcion.get("Environment", {}).get("Variables", {}),
@@ -192,6 +193,11 @@ def _entorno(plantilla: dict[str, Any], funcion: dict[str, Any], nombre: str) ->
     def valor(clave: str, v: Any) -> str:
         if isinstance(v, str | int | float):
             return str(v)
+        if isinstance(v, dict) and all(isinstance(k, str) for k in v.get("Fn::FindInMap", [None])):
+            mapa, clave_1, clave_2 = v["Fn::FindInMap"]
+            return str(plantilla["Mappings"][mapa][clave_1][clave_2])  # a declared bound (Plazos): a real number
+        if isinstance(v, dict) and "Default" in plantilla.get("Parameters", {}).get(v.get("Ref"), {}):
+            return str(plantilla["Parameters"][v["Ref"]]["Default"])
         if isinstance(v, dict) and isinstance(v.get("Fn::If", [None, None])[1], str):
             return v["Fn::If"][1]  # the production branch (e.g. POWERTOOLS_LOG_LEVEL INFO)
         if clave.endswith("_URL"):

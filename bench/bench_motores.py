@@ -43,6 +43,7 @@ RAIZ = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(RAIZ / "bench")]
 
 import bench_cold_start as frio  # noqa: E402  (the probe of a function's import, shared)
+from template_model import read  # noqa: E402
 
 RETENCION_DIAS = 14  # DurableConfig.RetentionPeriodInDays proposed for the component (the on-call's window)
 # Durable functions' prices (AWS's pricing page as issue 37 quotes it, 2026-12): verify before relying on them.
@@ -135,20 +136,6 @@ def usd_mes(motor: str, ejecucion: dict[str, Any], precios: dict[str, float], pe
 
 
 # ------------------------------------------------------------------ cold start
-ENTORNO_FRIO = {
-    "TABLA_IDEMPOTENCIA": "mercadofresco-idempotencia",
-    "PASARELA_URL": "http://127.0.0.1:9",
-    "VALKEY_ENDPOINT": "127.0.0.1:9",
-    "IDEMPOTENCY_LEASE_S": "100",
-    "RECLAMO_LEASE_S": "7500",
-    "RECONSULTA_WAIT_S": "130",
-    "COLA_STOCK_URL": "http://127.0.0.1:9/cola-stock.fifo",
-    "COLA_PEDIDOS_URL": "http://127.0.0.1:9/cola-pedidos",
-    "COLA_PEDIDOS_FALLIDOS_URL": "http://127.0.0.1:9/pedidos-fallidos",
-    "TEMA_PEDIDO_CONFIRMADO_ARN": "arn:aws:sns:eu-south-2:123456789012:mercadofresco-pedido-confirmado",
-    "EVENT_BUS_NAME": "bus-mercadofresco",
-    "POWERTOOLS_SERVICE_NAME": "mercadofresco",
-}
 
 
 def _construir(destino: Path, objetivo: str, makefile: Path, fuente: Path | None) -> None:
@@ -183,16 +170,21 @@ def arranque_en_frio() -> dict[str, dict[str, float]]:
             )
         frio._sitio_runtime(raiz / "runtime")
         python = [sys.executable]
-        entorno = {
-            **frio._entorno({}, {"Environment": {"Variables": ENTORNO_FRIO}, "Handler": "app.lambda_handler"}, "bench"),
+        # Each function's environment as the template sets it (the durable one's leases and wait from Plazos).
+        plantilla = read(RAIZ / "template.yaml")
+        globales = plantilla.get("Globals", {}).get("Function", {})
+        entornos = {
+            carpeta: frio._entorno(plantilla, {**globales, **plantilla["Resources"][objetivo]["Properties"]}, objetivo)
+            for carpeta, objetivo in funciones.items()
         }
+        entorno_base = frio._entorno(plantilla, {"Handler": "none"}, "bench")
         base, medidas = [], defaultdict(list)
         rutas_base = [str(raiz / "runtime")]
         for _ in range(N_FRIO):
             for carpeta in funciones:
-                base.append(frio._sonda(python, raiz, rutas_base, None, entorno))
+                base.append(frio._sonda(python, raiz, rutas_base, None, entorno_base))
                 rutas = [str(raiz / carpeta), str(raiz / "capa" / "python"), str(raiz / "runtime")]
-                medidas[carpeta].append(frio._sonda(python, raiz / carpeta, rutas, "app", entorno))
+                medidas[carpeta].append(frio._sonda(python, raiz / carpeta, rutas, "app", entornos[carpeta]))
     fallos = {c: m[0]["fallo"] for c, m in medidas.items() if "fallo" in m[0]}
     if fallos:
         raise SystemExit(f"a function did not import: {fallos}")
