@@ -364,14 +364,14 @@ PALABRAS_INGLESAS = frozenset(
     compute config conn connect consecutive consumer content context core correlation count counts create
     credentials custom data database days db dbrecords deadline decision decorator default defer deferral
     deferrals delay delete dependency deployment deposit detail dict dlq drain duplicate dynamo dynamodb echo
-    endpoint entries entry env envelope environment epoch equal error errors event events exc exceptions exclude
+    endpoint entries entry env envelope environ environment epoch equal error errors event events exc exceptions exclude
     execute exhausted expired expires factory failed failure failures field fields fifo files flush fn for force
     from full function get globals guard handle handler handover has hash header headers held http id idempotency
     idempotent identifier ids in inconsistent instances interval invalid is item items jitter json key keys lambda last
     latency lazy lease left lifetime local lock log logger long make margin mark marker max measure message method
     metrics migrate migration migrations min mismatch mode module modules ms n name namespace new no not now obj
     of on op open openings operation original other outbox outcome own owner p parameters park parked password
-    patch path payload pending per permanent permit persistence physical poison policy poll pool port post
+    patch path payload pending per period periods permanent permit persistence physical poison policy poll pool port post
     postgres powertools prefix previous probe problem process properties provider providers published purge put
     queue queues r rate ratio rds read reading reason received receives record redis refuse region rejections
     relay release remaining request resend resends reservation reserve reset resource responder response result
