@@ -371,8 +371,8 @@ PALABRAS_INGLESAS = frozenset(
     latency lazy lease left lifetime local lock log logger long make margin mark marker max measure message method
     metrics migrate migration migrations min mismatch mode module modules ms n name namespace new no not now obj
     of on op open openings operation original other outbox outcome own owner p parameters park parked password
-    patch path payload pending per period periods permanent permit persistence physical poison policy poll pool port post
-    postgres powertools prefix previous probe problem process properties provider providers published purge put
+    patch path payload pending per period periods permanent permit persistence physical poison policy poll pool port
+    post postgres powertools prefix previous probe problem process properties provider providers published purge put
     queue queues r rate ratio rds read reading reason received receives record redis refuse region rejections
     relay release remaining request resend resends reservation reserve reset resource responder response result
     retention retries retry retryable rng role route routes row run runtime s sandbox schema sdk secret send
