@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
+    from sam_emulator.durable import DurableService
+
 _IMPORT_LOCK = threading.RLock()  # re-entered by a first invocation (which loads the module)
 _SET_VARIABLES: dict[str, str | None] = {}  # variables a cold start set -> the process's own value before
 _THREAD_LOCAL = threading.local()  # per invoking thread: the CPU seconds its last worker invocation used
@@ -98,6 +100,8 @@ class Function:
     timeout_s: float = 30.0
     memory_mb: int = 512
     reserved_concurrency: int | None = None  # ReservedConcurrentExecutions: beyond it, throttled
+    # DurableConfig.ExecutionTimeout of a durable function (sam_emulator.durable); None: not durable
+    durable_timeout_s: int | None = None
     isolated: bool = False  # each invocation in a worker process of this function (sam_emulator.workers)
     max_workers: int = MAX_WORKERS  # isolated: its workers at most; more concurrent invocations wait for one
     invocations: int = 0
@@ -246,6 +250,8 @@ class Functions:
     """Every function of the template, by logical id and by physical name."""
 
     by_id: dict[str, Function] = field(default_factory=dict)
+    # The durable functions' services, by logical id: an asynchronous invoke of one starts an execution
+    durable: dict[str, DurableService] = field(default_factory=dict)
 
     def add(self, function: Function) -> None:
         self.by_id[function.logical_id] = function

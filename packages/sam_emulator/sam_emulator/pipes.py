@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sam_emulator.aws import client
 from sam_emulator.background import BackgroundPart, BackgroundThread
 from sam_emulator.event_sources import EventSourceMapping, queue_of
-from sam_emulator.principal import acting_as
+from sam_emulator.principal import AwsCall, acting_as, current_principal, report_call
 
 if TYPE_CHECKING:
     from sam_emulator.functions import Functions
@@ -118,7 +118,14 @@ class Target:
             for body in bodies:
                 client("sqs").send_message(QueueUrl=url, MessageBody=_text(body))
         elif service == "lambda":
-            self.functions.by_name(self.arn).invoke(bodies)
+            # No API call reaches moto (the handler is called here): the pipe's Invoke, made with its role, is told
+            # to whoever records calls, as a worker's calls are (sam_emulator.principal).
+            report_call(AwsCall(current_principal(), "lambda", "lambda", "Invoke", {"FunctionName": self.arn}))
+            function = self.functions.by_name(self.arn)
+            if (durable := self.functions.durable.get(function.logical_id)) is not None:
+                durable.start(bodies)  # the invoke of a durable function starts an execution (sam_emulator.durable)
+            else:
+                function.invoke(bodies)
         else:
             raise PipeError(f"{self.pipe_name}: target {self.arn} is not run locally")
 

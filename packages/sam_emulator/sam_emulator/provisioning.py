@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sam_emulator.aws import client
+from sam_emulator.durable import DEFAULT_EXECUTION_TIMEOUT_S
 from sam_emulator.functions import Function, Functions, code_path
 from sam_emulator.template import Template, TemplateError, create_table_from
 
@@ -56,9 +57,7 @@ class Provisioner:
         """Create everything; raise :class:`TemplateError` naming what could not be resolved."""
         if not self.template.resources:
             raise TemplateError(f"{self.template.path} has no Resources: nothing to run")
-        pending = {
-            lid: r for lid, r in self.template.resources.items() if self.template.condition(r.get("Condition"))
-        }
+        pending = {lid: r for lid, r in self.template.resources.items() if self.template.condition(r.get("Condition"))}
         while pending:
             errors: dict[str, str] = {}
             before = len(pending)
@@ -213,6 +212,7 @@ class Provisioner:
         # "" in the template means unset (AWS_ENDPOINT_URL, DATABASE_URL, REDIS_URL are declared
         # empty for `sam local invoke --env-vars`): it must not hide moto's endpoint set in this process.
         environment = {**{k: v for k, v in declared.items() if v != ""}, **self.local_environment}
+        environment["AWS_LAMBDA_FUNCTION_NAME"] = name  # a reserved variable Lambda sets in every environment
         function = Function(
             logical_id=lid,
             name=name,
@@ -223,6 +223,10 @@ class Provisioner:
             memory_mb=int(config.get("MemorySize", 128)),
             reserved_concurrency=_int_or_none(config.get("ReservedConcurrentExecutions")),
         )
+        if "DurableConfig" in config:
+            function.durable_timeout_s = int(
+                config["DurableConfig"].get("ExecutionTimeout", DEFAULT_EXECUTION_TIMEOUT_S)
+            )
         self.functions.add(function)
         arn = client("lambda").create_function(
             FunctionName=name,
@@ -233,6 +237,12 @@ class Provisioner:
             Timeout=int(function.timeout_s),
         )["FunctionArn"]
         self.template.physical_ids[lid] = {"Ref": name, "Arn": arn}
+        if alias := config.get("AutoPublishAlias"):
+            # SAM's alias (``!Ref <Function>.Alias``, logical id ``<Function>Alias<name>``): its ARN is the
+            # function's qualified by the alias, which is what an invoke through it names.
+            qualified = {"Ref": f"{arn}:{alias}", "Arn": f"{arn}:{alias}"}
+            self.template.physical_ids[f"{lid}.Alias"] = qualified
+            self.template.physical_ids[f"{lid}Alias{alias}"] = qualified
         # SAM's implicit execution role, which other resources may reference.
         self.template.physical_ids.setdefault(f"{lid}Role", {"Ref": LOCAL_ROLE, "Arn": self._role()})
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from sam_emulator import deaths
 from sam_emulator.aws import client
 from sam_emulator.background import stop_all
+from sam_emulator.durable import DurableService
 from sam_emulator.event_sources import EventSourceMapping, mappings_from_template
 from sam_emulator.functions import restore_environment, shared_environment
 from sam_emulator.moto_server import MotoServer
@@ -118,6 +119,7 @@ class LocalRuntime:
             for function in self.functions.by_id.values():
                 self.compress_function(function, self.compression)
         self._hook_lambda()
+        self._durable_services()
         if self.isolated_functions:
             self._start_workers()
         else:
@@ -135,9 +137,24 @@ class LocalRuntime:
         self.schedules = schedules_from_template(self.template, self.functions, self.compression)
         return self
 
+    def _durable_services(self) -> None:
+        """A durable service per durable function, its timers compressed as the run's Wait states are."""
+        for function in self.functions.by_id.values():
+            if function.durable_timeout_s is not None:
+                self.functions.durable[function.logical_id] = DurableService(
+                    function, function.durable_timeout_s, self.compression if self.compressed_deadlines else 1.0
+                )
+        services = list(self.functions.durable.values())
+        self._undo.append(lambda: stop_all(s.stop for s in services))
+
     def _start_workers(self) -> None:
-        """One execution environment per function, cold-started in parallel before any poller runs."""
-        functions = list(self.functions.by_id.values())
+        """One execution environment per function, cold-started in parallel before any poller runs.
+
+        A durable function stays in this process (the runner's checkpoint client cannot cross into a
+        worker, :mod:`sam_emulator.durable`): its cold start follows the workers', so its variables are
+        not every worker's.
+        """
+        functions = [f for f in self.functions.by_id.values() if f.logical_id not in self.functions.durable]
         self._undo.append(lambda: stop_all(f.stop_workers for f in functions))
         for function in functions:
             function.isolated = True
@@ -145,6 +162,8 @@ class LocalRuntime:
             function.start_workers()
         for function in functions:
             function.wait_workers()
+        for logical_id in self.functions.durable:
+            self.functions.by_id[logical_id].load()
 
     def worker_pids(self) -> list[int]:
         """The process ids of every function's workers now (their sockets are theirs, not this process's)."""
@@ -206,12 +225,13 @@ class LocalRuntime:
         )
 
     def executions_running(self) -> int:
+        """Workflow executions not ended yet: the state machines' and the durable functions'."""
         sfn = client("stepfunctions")
         assert self.provisioner is not None
         return sum(
             len(sfn.list_executions(stateMachineArn=arn, statusFilter="RUNNING")["executions"])
             for arn in self.provisioner.state_machines.values()
-        )
+        ) + sum(service.running() for service in self.functions.durable.values())
 
     def wait_for_quiet(
         self, timeout_s: float, stable_s: float = 1.0, on_advance: Callable[[], None] | None = None

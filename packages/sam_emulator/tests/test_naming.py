@@ -22,6 +22,7 @@ import template_model
 # The words the emulator's public names are made of (a word list reads as words, not as quoted strings).
 ENGLISH_WORDS = frozenset(
     """
+    arm durable execution last loggers now payload sdk status wake
     account acquire acting add address advance alive all answer api apply arn as asl at atomic att attempts
     attribute available aws background batch batches binaries body boundaries boundary by call caller calls cap
     capture check client clock close code cold compress compressed compression concurrency condition config
@@ -146,6 +147,7 @@ PRIVATE_WORDS = frozenset(
     substitute substitutions threading threads token topic total trace trust undo urlopen urls user values var
     variables version versions without written yes zip
     find in kept map old renamed rest stem
+    carried carry carrying construction described executor logger logs qualified runner services stdout
     """.split()  # noqa: SIM905
 )
 
