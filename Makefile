@@ -141,14 +141,15 @@ sam-local: setup services sam-local-setup
 	@PYTHONPATH=tools/levels:tools:packages/sam_emulator:layers/comun $(PY) -m sam_local serve
 
 demo: setup services
-	$(VENV)/bin/mf-demo --escenario $(or $(ESCENARIO),viernes) $(if $(PEDIDOS),--pedidos $(PEDIDOS))
+	$(VENV)/bin/mf-demo --escenario $(or $(ESCENARIO),viernes) $(if $(PEDIDOS),--pedidos $(PEDIDOS)) \
+		$(if $(MOTOR),--motor $(MOTOR))
 
 # The seeded chaos campaign (issue 15): seeds 1..SEMILLAS, PEDIDOS orders each, split across PROCESOS
 # child sessions (each its own moto, Redis, PostgreSQL server), merged into one report.
 # A violation prints its seed, order, faults and the command that replays it; exit 1.
 caos: setup services iam-evaluator
 	$(VENV)/bin/mf-demo --escenario caos --semillas $(or $(SEMILLAS),200) --procesos $(or $(PROCESOS),3) \
-		$(if $(PEDIDOS),--pedidos $(PEDIDOS))
+		$(if $(PEDIDOS),--pedidos $(PEDIDOS)) $(if $(MOTOR),--motor $(MOTOR))
 
 # Every script in bench/ once, each printing its figures, goals and the load it ran at; one that fails
 # does not stop the others (exit 1 at the end). Sizes: the BENCH_* variables in each script's docstring.

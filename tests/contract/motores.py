@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from mercadofresco_local.observador import FINAL_DE_ERROR
 from sam_emulator.platform_faults import LambdaThrottled, PlatformFault, ProcessKilled
 
 if TYPE_CHECKING:
@@ -49,19 +50,6 @@ MOTORES = ("step_functions", "durable")
 SIN_METRICAS = pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")
 NOMBRE_FUNCION_DURABLE = "mercadofresco-pedido-durable"
 DURABLE_EXECUTION_TIMEOUT_S = 7200  # DurableConfig.ExecutionTimeout: Plazos.ProcesarPedido.TimeoutSeconds
-# The durable engine's failed ends, by the state machine's final state of the same outcome (the chaos
-# campaign's judge, mercadofresco_local.invariantes, reads final states).
-FINAL_DE_ERROR = {
-    "CircuitoAbierto": "PasarelaCaida",
-    "PedidoCancelado": "Cancelado",
-    "CobroNoCompletado": "CobroNoCompletado",
-    "ReembolsoNoCompletado": "ReembolsoNoCompletado",
-    "PlataformaOcupada": "PlataformaOcupada",
-    "EventoInvalido": "EventoInvalido",
-    "LoteNoAdmitido": "LoteNoAdmitido",
-    "ReclamoSinCerrar": "ReclamoSinCerrar",
-    "AvisoNoPublicado": "AvisoNoPublicado",
-}
 AVISOS = {"RECHAZADO": "PedidoRechazado", "REEMBOLSADO": "PedidoCancelado", "NO_CONFIRMADO": "PedidoNoConfirmado"}
 
 

@@ -52,7 +52,7 @@ from mercadofresco_caos.informe import ResultadoSemilla, anotar, comando_replay,
 from mercadofresco_caos.juicio import Registros, Violacion, juzgar
 from mercadofresco_caos.lambdas import PlanLambda
 from mercadofresco_caos.local import COMPRESION, DRENAJE_MAX_S, caos, correr_semilla, prefijo_de
-from mercadofresco_caos.paralelo import correr_en_paralelo
+from mercadofresco_caos.paralelo import comando_hijo, correr_en_paralelo
 from mercadofresco_caos.sorteo import programa
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "Violacion",
     "anotar",
     "caos",
+    "comando_hijo",
     "comando_replay",
     "correr_en_paralelo",
     "correr_semilla",

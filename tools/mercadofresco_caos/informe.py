@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco_local import plantilla
 from mercadofresco_local.invariantes import Invariante
 
 from mercadofresco_caos.juicio import Violacion
@@ -38,6 +39,7 @@ class ResultadoSemilla:
     solicitudes_iam: int | None = None
     principales_iam: list[str] = field(default_factory=list)  # who made requests
     permisos_sin_usar: list[str] = field(default_factory=list)  # Allow statements no request needed
+    motor: str | None = None  # the order workflow's engine it ran on (WorkflowEngine); None: the default
 
     @property
     def correcto(self) -> bool:
@@ -50,20 +52,25 @@ class ResultadoSemilla:
         return cls(**datos)
 
 
-def comando_replay(semilla: int, pedidos: int, ritmo: float, *, registrando: bool = False) -> str:
+def comando_replay(
+    semilla: int, pedidos: int, ritmo: float, *, registrando: bool = False, motor: str | None = None
+) -> str:
     """The command that replays one seed; ``registrando``: with the request recorder (:mod:`.hijo`)."""
     programa_ = ".venv/bin/python -m mercadofresco_caos.hijo" if registrando else ".venv/bin/mf-demo"
-    return f"{programa_} --escenario caos --semilla {semilla} --pedidos {pedidos} --ritmo {ritmo:g}"
+    comando = f"{programa_} --escenario caos --semilla {semilla} --pedidos {pedidos} --ritmo {ritmo:g}"
+    return comando + (f" --motor {motor}" if motor else "")
 
 
 def describir_violaciones(resultado: ResultadoSemilla, pedidos: int, ritmo: float) -> list[str]:
     """Seed, order, the schedule's faults that touched it, and the replay command, for each violation."""
-    prog = programa(resultado.semilla, pedidos, ritmo)
+    prog = programa(resultado.semilla, pedidos, ritmo, plantilla=plantilla(resultado.motor))  # its engine's faults
     lineas = []
     for v in resultado.violaciones:
         numero = int(v.pedido[-6:]) if v.pedido[-6:].isdigit() else None
         faltas = prog.de_pedido(numero) if numero is not None else []
-        replay = comando_replay(resultado.semilla, pedidos, ritmo, registrando=v.invariante == INVARIANTE)
+        replay = comando_replay(
+            resultado.semilla, pedidos, ritmo, registrando=v.invariante == INVARIANTE, motor=resultado.motor
+        )
         lineas.append(
             f"semilla {resultado.semilla} · {linea(v)}\n"
             f"    fallos que lo tocaron: {'; '.join(faltas) or '—'}\n"

@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 
 PREFIJO_FUNCION = "mercadofresco-"  # the template's FunctionName is mercadofresco-<short name>
 # The workflow's functions the schedule may hit, with the share of Lambda faults each gets; the consumers
-# that call a provider (the template's, :func:`.especificacion.consumidores`) share the rest equally.
-FUNCIONES_DEL_FLUJO = {"cobro": 0.5, "reclamo": 0.15}
+# that call a provider (the template's, :func:`.especificacion.consumidores`) share the rest equally. Only the
+# chosen engine's are in the template (WorkflowEngine): the state machine's charge and claim tasks, or the
+# durable saga, which claims and charges in one function (and whose every invocation may be hit).
+FUNCIONES_DEL_FLUJO = {"cobro": 0.5, "reclamo": 0.15, "pedido-durable": 0.65}
+FUNCIONES_QUE_COBRAN = ("cobro", "pedido-durable")
 PARTE_DE_LOS_CONSUMIDORES = 0.35
 DESPUES_DEL_CARGO = "after:http POST /cobros"  # the gateway charged, the answer is lost
 # Named points of the charge worth hitting on purpose, besides "the k-th boundary".
@@ -51,10 +54,21 @@ def consumidores_cortos(plantilla: Template) -> tuple[str, ...]:
     return tuple(nombre_corto(plantilla, c.function) for c in consumidores(plantilla))
 
 
+def funciones_del_flujo(plantilla: Template) -> dict[str, float]:
+    """The workflow's functions the template deploys (its engine's) -> their share of the Lambda faults."""
+    desplegadas = {nombre_corto(plantilla, f) for f in plantilla.of_type("AWS::Serverless::Function")}
+    return {f: parte for f, parte in FUNCIONES_DEL_FLUJO.items() if f in desplegadas}
+
+
+def funcion_que_cobra(plantilla: Template) -> str:
+    """The function that calls the gateway to charge: the state machine's charge task, or the durable saga."""
+    return next(f for f in FUNCIONES_QUE_COBRAN if f in funciones_del_flujo(plantilla))
+
+
 def funciones(plantilla: Template) -> dict[str, float]:
     """Every function the schedule may hit -> its share of the Lambda faults."""
     propios = consumidores_cortos(plantilla)
-    return FUNCIONES_DEL_FLUJO | {c: PARTE_DE_LOS_CONSUMIDORES / len(propios) for c in propios}
+    return funciones_del_flujo(plantilla) | {c: PARTE_DE_LOS_CONSUMIDORES / len(propios) for c in propios}
 
 
 def _pedidos(rng: random.Random, lienzo: Lienzo, probabilidad: float) -> list[int]:
@@ -68,10 +82,11 @@ class _Corte(TipoFallo):
 
     def sortear(self, rng: random.Random, lienzo: Lienzo) -> list[Falta]:
         nombres, pesos = zip(*funciones(lienzo.plantilla).items(), strict=True)
+        cobra = funcion_que_cobra(lienzo.plantilla)
         fallos: list[Falta] = []
         for numero in _pedidos(rng, lienzo, self.p["probabilidad_por_pedido"]):
             funcion, intento = rng.choices(nombres, pesos)[0], rng.choice([1, 1, 2])
-            if funcion == "cobro" and rng.random() < self.p["probabilidad_punto_cobro"]:
+            if funcion == cobra and rng.random() < self.p["probabilidad_punto_cobro"]:
                 fallos.append(FalloLambda(funcion, numero, intento, self.tipo, donde=rng.choice(PUNTOS_COBRO)))
             else:
                 fallos.append(
@@ -111,8 +126,9 @@ class CobroTrasCargo(TipoFallo):
     nombre = "cobro-tras-cargo"
 
     def sortear(self, rng: random.Random, lienzo: Lienzo) -> list[Falta]:
+        cobra = funcion_que_cobra(lienzo.plantilla)
         return [
-            FalloLambda("cobro", numero, rng.choice([1, 1, 2]), "caida", donde=DESPUES_DEL_CARGO)
+            FalloLambda(cobra, numero, rng.choice([1, 1, 2]), "caida", donde=DESPUES_DEL_CARGO)
             for numero in _pedidos(rng, lienzo, self.p["probabilidad_por_pedido"])
         ]
 

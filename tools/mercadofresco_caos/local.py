@@ -60,7 +60,7 @@ def correr_semilla(
     assert sesion.tienda is not None and sesion.runtime is not None and sesion.redis_privado is not None
     inicio = time.monotonic()
     registro = por_defecto()
-    prog = programa(semilla, pedidos, ritmo, registro)
+    prog = programa(semilla, pedidos, ritmo, registro, plantilla=sesion.runtime.template)  # its engine's functions
     prefijo = prefijo_de(semilla)
     sesion.preparar_semilla(semilla)
     sesion.tienda.prefijo = prefijo
@@ -118,6 +118,7 @@ def correr_semilla(
         solicitudes_iam=iam.solicitudes if iam is not None else None,
         principales_iam=iam.principales if iam is not None else [],
         permisos_sin_usar=iam.sin_usar if iam is not None else [],
+        motor=sesion.motor,
     )
 
 

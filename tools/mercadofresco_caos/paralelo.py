@@ -30,12 +30,20 @@ SIN_AVANCE_MAX_S = 4 * DRENAJE_MAX_S
 
 
 def comando_hijo(
-    semillas: list[int], pedidos: int, ritmo: float, resultados: Path, registro: Path, compresion: float | None
+    semillas: list[int],
+    pedidos: int,
+    ritmo: float,
+    resultados: Path,
+    registro: Path,
+    compresion: float | None,
+    motor: str | None = None,
 ) -> list[str]:
-    """A child of a parallel campaign: ``mf-demo`` on its share of the seeds, recording its requests (:mod:`.hijo`)."""
+    """A child of a parallel campaign: ``mf-demo`` on its share of the seeds, recording its requests (:mod:`.hijo`);
+    ``motor``: the order workflow's engine (the template's WorkflowEngine; its default when None)."""
     comando = [sys.executable, "-m", "mercadofresco_caos.hijo", "--escenario", "caos"]
     comando += ["--lista-semillas", ",".join(map(str, semillas)), "--pedidos", str(pedidos), "--ritmo", f"{ritmo:g}"]
     comando += ["--resultados", str(resultados), "--registro", str(registro)]
+    comando += ["--motor", motor] if motor else []
     return comando + (["--compresion", f"{compresion:g}"] if compresion else [])
 
 

@@ -16,6 +16,7 @@ on stderr saying what. Handler logs go to ``build/mf-demo/mf-demo-<escenario>.lo
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
@@ -27,7 +28,7 @@ from mercadofresco_ops.ayuda import ParserEspanol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from mercadofresco_local import RAIZ, ejercicios, escenarios
+from mercadofresco_local import PARAMETRO_MOTOR, RAIZ, ejercicios, escenarios, plantilla
 from mercadofresco_local.escenarios import Escenario
 from mercadofresco_local.informe import Informe
 
@@ -123,6 +124,13 @@ def construir_parser() -> argparse.ArgumentParser:
         default=1,
         help="caos: repartir las semillas entre N procesos, cada uno con su propia sesión (por defecto 1)",
     )
+    parametro = plantilla().doc["Parameters"][PARAMETRO_MOTOR]
+    parser.add_argument(
+        "--motor",
+        choices=parametro["AllowedValues"],
+        help=f"el motor del flujo de pedidos (el parámetro {PARAMETRO_MOTOR} de la plantilla; por defecto "
+        f"{parametro['Default']}, la máquina de estados de la lección)",
+    )
     # A child of a parallel campaign (written by the parent, not by people).
     parser.add_argument("--lista-semillas", help=argparse.SUPPRESS)
     parser.add_argument("--resultados", type=Path, help=argparse.SUPPRESS)
@@ -139,8 +147,9 @@ def ejecutar(
     semillas: list[int] | None = None,
     resultados: Path | None = None,
     registro: Path | None = None,
+    motor: str | None = None,
 ) -> Informe:
-    """Run one scenario and return its report (the e2e tests call this)."""
+    """Run one scenario and return its report (the e2e tests call this); ``motor``: the WorkflowEngine."""
     from mercadofresco_local.sesion import Sesion
 
     esc = ESCENARIOS[nombre]
@@ -149,7 +158,9 @@ def ejecutar(
         raise ValueError("--pedidos must be at least 1")
     consola = consola or Console(file=sys.__stdout__)
     informe = Informe(nombre)
-    consola.print(f"[bold]mf-demo[/] «{nombre}»: {esc.descripcion} — {n} pedidos")
+    consola.print(
+        f"[bold]mf-demo[/] «{nombre}»: {esc.descripcion} — {n} pedidos" + (f", motor {motor}" if motor else "")
+    )
     columnas = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columnas, console=consola, transient=True) as progreso:
         tarea = progreso.add_task("arrancando moto, PostgreSQL, Redis y los proveedores", total=n)
@@ -164,6 +175,7 @@ def ejecutar(
             caos=esc.caos,
             semillas=semillas or [],
             resultados=resultados,
+            motor=motor,
         ) as sesion:
             with latencias.RegistroInvocaciones() as registro:  # times invocations for latency and cost
                 esc.correr(sesion, n, ritmo, informe, avance)
@@ -181,6 +193,7 @@ def ejecutar_en_paralelo(
     ritmo: float | None = None,
     compresion: float | None = None,
     consola: Console | None = None,
+    motor: str | None = None,
 ) -> Informe:
     """The chaos campaign split across ``procesos`` child sessions, merged into one report."""
     esc = ESCENARIOS["caos"]
@@ -189,6 +202,7 @@ def ejecutar_en_paralelo(
     informe = Informe("caos")
     consola.print(
         f"[bold]mf-demo[/] «caos»: {esc.descripcion} — {len(semillas)} semillas × {n} pedidos en {procesos} procesos"
+        + (f", motor {motor}" if motor else "")
     )
     inicio = time.monotonic()
     columnas = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -202,6 +216,7 @@ def ejecutar_en_paralelo(
             REGISTRO,
             compresion,
             avance=lambda hechas: progreso.update(tarea, completed=hechas),
+            comando=functools.partial(caos.comando_hijo, motor=motor),
         )
     caos.anotar(informe, resultados, n, ritmo)
     informe.anotar("caos", "procesos", procesos)
@@ -225,7 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.procesos < 1:
             raise ValueError("--procesos must be at least 1")
         if args.procesos > 1 and semillas and len(semillas) > 1:
-            informe = ejecutar_en_paralelo(semillas, args.procesos, args.pedidos, args.ritmo, args.compresion, consola)
+            informe = ejecutar_en_paralelo(
+                semillas, args.procesos, args.pedidos, args.ritmo, args.compresion, consola, args.motor
+            )
         else:
             informe = ejecutar(
                 args.escenario,
@@ -236,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 semillas,
                 resultados=args.resultados,
                 registro=args.registro,
+                motor=args.motor,
             )
     except (TimeoutError, ValueError, OSError, ImportError) as exc:
         print(f"mf-demo: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -16,7 +16,7 @@ from sam_emulator.runtime import messages_in_queue
 from template_model import messaging as m
 
 from mercadofresco_local import invariantes as inv
-from mercadofresco_local.observador import CORTADAS, ejecuciones, resultados_por_pedido
+from mercadofresco_local.observador import CORTADAS, ejecuciones_del_flujo, resultados_por_pedido
 from mercadofresco_local.tienda import CaidaSimulada
 
 if TYPE_CHECKING:
@@ -131,6 +131,8 @@ def terminadas(sesion: Sesion) -> int:
     for arn in sesion.runtime.provisioner.state_machines.values():
         for pagina in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn):
             total += sum(1 for e in pagina["executions"] if e["status"] != "RUNNING")
+    for servicio in sesion.runtime.functions.durable.values():
+        total += len(servicio.executions()) - servicio.running()
     return total
 
 
@@ -146,7 +148,9 @@ def limite_ejecucion_s(sesion: Sesion) -> float:
         json.loads(sfn.describe_state_machine(stateMachineArn=arn)["definition"]).get("TimeoutSeconds", 0)
         for arn in sesion.runtime.provisioner.state_machines.values()
     ]
-    return max(limites, default=0) / sesion.runtime.compression
+    # a durable execution's ExecutionTimeout, on its runner's clock (compressed only with the deadlines)
+    durables = [s.execution_timeout_s / s.compression for s in sesion.runtime.functions.durable.values()]
+    return max([limite / sesion.runtime.compression for limite in limites] + durables, default=0)
 
 
 def limite_drenaje_s(sesion: Sesion, produccion_s: float = 0.0) -> float:
@@ -203,7 +207,7 @@ def recolectar(sesion: Sesion, prefijo: str) -> Resultados:
     assert sesion.runtime is not None and sesion.base is not None and sesion.runtime.provisioner is not None
     rt = sesion.runtime
     filas = sesion.base.consultar("SELECT pedido_id FROM pedidos WHERE pedido_id LIKE %s", f"{prefijo}%")
-    lista = [e for arn in rt.provisioner.state_machines.values() for e in ejecuciones(arn)]
+    lista = ejecuciones_del_flujo(rt)
     lista = [e for e in lista if e.pedido_id is None or e.pedido_id.startswith(prefijo)]
     pasarela = sesion.proveedores.pasarela
     with pasarela._lock:

@@ -34,7 +34,7 @@ from sam_emulator.private_redis import PrivateRedis
 from sam_emulator.runtime import LocalRuntime
 from sam_emulator.template import Template
 
-from mercadofresco_local import RAIZ, plazos
+from mercadofresco_local import PARAMETRO_MOTOR, RAIZ, plazos
 from mercadofresco_local.firma import VerificadorSigV4, urls_firmadas
 from mercadofresco_local.observador import Observador
 from mercadofresco_local.proveedores import Proveedores
@@ -131,6 +131,7 @@ class Sesion:
 
     escenario: str
     compresion: float = 30.0
+    motor: str | None = None  # the template's WorkflowEngine (None: its default, the state machine)
     tope_concurrencia: int | None = None
     registro: Path = field(default_factory=lambda: RAIZ / "build" / "mf-demo")  # build/ is git-ignored
     entorno_extra: dict[str, str] = field(default_factory=dict)
@@ -204,7 +205,7 @@ class Sesion:
         self.runtime = LocalRuntime(
             local_environment=self._entorno(),
             compression=self.compresion,
-            template=Template(path=RAIZ / "template.yaml"),
+            template=Template(path=RAIZ / "template.yaml", parameters=self._parametros()),
             concurrency_cap=self.tope_concurrencia,
             compressed_deadlines=self.caos,
             compress_function=plazos.comprimir_plazos,
@@ -253,6 +254,11 @@ class Sesion:
             locales = plantilla.physical_ids[url].setdefault("UrlsLocales", [])
             if stand_ins[variable].url not in locales:
                 locales.append(stand_ins[variable].url)
+
+    def _parametros(self) -> dict[str, str]:
+        """The parameters the run gives, as a deploy's overrides: the engine chosen for the order workflow (the
+        emulator's own, ``LOCAL_PARAMETERS``, are its defaults)."""
+        return {PARAMETRO_MOTOR: self.motor} if self.motor else {}
 
     def _entorno(self) -> dict[str, str]:
         assert self.base is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from mercadofresco_local import invariantes as inv
@@ -133,3 +134,24 @@ def test_ningun_registro_en_curso_fails_on_any_open_record_whatever_its_lease() 
     # THEN it fails naming the key, and holds when every record was closed
     assert not abiertos.cumple and "cobro:PED-1" in abiertos.detalle
     assert cerrados.cumple, cerrados.detalle
+
+
+def test_a_durable_execution_is_read_as_the_state_machine_final_state_of_the_same_outcome() -> None:
+    from mercadofresco_local.observador import ejecucion_durable, resultados_por_pedido
+    from sam_emulator.durable import DurableExecution
+
+    entrada = json.dumps([{"body": json.dumps({"detail": {"pedido_id": "P1", "version": 1}})}])
+    # GIVEN durable executions of P1: confirmed, a duplicate, refunded (a failed end), and one timed out mid-saga
+    lista = [
+        ejecucion_durable(DurableExecution("a1", "n1", entrada, "SUCCEEDED", result='{"fin": "Confirmado"}')),
+        ejecucion_durable(DurableExecution("a2", "n2", entrada, "SUCCEEDED", result='{"fin": "Duplicado"}')),
+        ejecucion_durable(DurableExecution("a3", "n3", entrada, "FAILED", error_type="PedidoCancelado")),
+        ejecucion_durable(DurableExecution("a4", "n4", entrada, "TIMED_OUT", last_operation="cobrar")),
+    ]
+
+    # WHEN the report reads them
+    resultados = resultados_por_pedido(lista)
+
+    # THEN each has the order and the final state the judge knows from the state machine (Cancelado, not the class)
+    assert [(e.pedido_id, e.version) for e in lista] == [("P1", 1)] * 4
+    assert resultados["P1"] == {"Confirmado": 1, "Duplicado": 1, "Cancelado": 1, "TIMED_OUT en cobrar": 1}
