@@ -36,6 +36,8 @@ def test_scenario_normal_on_the_durable_engine_confirms_every_order(escenario: C
     assert not [f"{i.nombre}: {i.detalle}" for i in informe.invariantes if not i.cumple]
     assert comprobacion(informe, "todos los pedidos confirmados")
     assert comprobacion(informe, "todas las DLQ vacías")
+    # AND the report says its cost section does not count the durable operations
+    assert any("operaciones durables" in nota for nota in informe.notas)
 
 
 @pytest.fixture(scope="module")

@@ -181,6 +181,11 @@ def ejecutar(
                 esc.correr(sesion, n, ritmo, informe, avance)
             medidas.anotar_medidas(sesion, registro, informe)
             informe.notas.extend(sesion.notas)
+            if sesion.runtime is not None and sesion.runtime.functions.durable:
+                informe.notas.append(
+                    "flujo en funciones durables: el coste de arriba cuenta transiciones y la lambda de cobro, no las "
+                    "operaciones durables (bench/bench_motores.py las mide; docs/decisions/0140)"
+                )
             if sesion.captura is not None:
                 informe.notas.append(f"registros de las funciones: {sesion.captura.record}")
     return informe
