@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from sam_emulator.durable import DurableService
+    from sam_emulator.durable import DurableExecution, DurableService
     from sam_emulator.functions import Function
     from sam_emulator.moto_server import MotoServer
 
@@ -66,6 +66,20 @@ def durable(saga: Function) -> Iterator[DurableService]:
     service = DurableService(saga, saga.durable_timeout_s or 0, HOUR_IN_A_TENTH_OF_A_SECOND)
     yield service
     service.stop()
+
+
+def _run_once(function: Function) -> DurableExecution:
+    """One execution of ``function`` on a durable service of its own, to its end."""
+    from sam_emulator.durable import DurableService
+
+    durable = DurableService(function, function.durable_timeout_s or 0, 1.0)
+    try:
+        durable.start([{"pedido_id": "PED-1"}])
+        wait_until(lambda: durable.running() == 0, "the execution ended")
+        (execution,) = durable.executions()
+    finally:
+        durable.stop()
+    return execution
 
 
 def test_a_pipe_invoking_a_durable_function_starts_one_execution_per_message_each_replayed_to_its_end(
@@ -142,7 +156,6 @@ def test_a_throttled_invocation_is_retried_by_the_service_and_the_execution_stil
 def test_an_execution_that_raises_reports_failed_with_its_error_type(
     moto_server: MotoServer, tmp_path: Path, plan_reset: None
 ) -> None:
-    from sam_emulator.durable import DurableService
     from sam_emulator.functions import Function
 
     # GIVEN a durable function whose saga ends in a business error
@@ -161,15 +174,9 @@ def test_an_execution_that_raises_reports_failed_with_its_error_type(
         )
     )
     function = Function(logical_id="F", name="f", code=tmp_path, timeout_s=30, durable_timeout_s=600)
-    durable = DurableService(function, 600, 1.0)
 
     # WHEN it runs
-    try:
-        durable.start([{"pedido_id": "PED-1"}])
-        wait_until(lambda: durable.running() == 0, "the execution ended")
-        (execution,) = durable.executions()
-    finally:
-        durable.stop()
+    execution = _run_once(function)
 
     # THEN it is reported failed, named by its error's class (what the local run's report maps to a final state)
     assert execution.status == "FAILED"
@@ -194,7 +201,6 @@ def test_a_step_calls_aws_as_its_function_and_the_platform_can_cut_it_there(
 ) -> None:
     from sam_emulator import deaths
     from sam_emulator.aws import client
-    from sam_emulator.durable import DurableService
     from sam_emulator.functions import Function
     from sam_emulator.platform_faults import LambdaCrashed
     from sam_emulator.principal import record_calls
@@ -221,15 +227,9 @@ def test_a_step_calls_aws_as_its_function_and_the_platform_can_cut_it_there(
     first = iter([deaths.Cut(LambdaCrashed, where="after:sqs.SendMessage")])
     deaths.CONTROL.set_plan(lambda _invocation: next(first, None))
     function = Function(logical_id="AvisoFunction", name="aviso", code=tmp_path, timeout_s=30, durable_timeout_s=600)
-    durable = DurableService(function, 600, 1.0)
 
     # WHEN an execution runs
-    try:
-        durable.start([{"pedido_id": "PED-1"}])
-        wait_until(lambda: durable.running() == 0, "the execution ended")
-        (execution,) = durable.executions()
-    finally:
-        durable.stop()
+    execution = _run_once(function)
 
     # THEN the invocation died where planned, the service invoked it again, and the step ran again (at least
     # once: the message twice), the execution succeeding
