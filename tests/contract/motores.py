@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from mercadofresco_local.observador import FINAL_DE_ERROR
+from mercadofresco_local.observador import finales_de_error
 from sam_emulator.platform_faults import LambdaThrottled, PlatformFault, ProcessKilled
 
 if TYPE_CHECKING:
@@ -274,7 +274,7 @@ class MotorDurable(Motor):
                 estado=resultado.status.value,
                 error=error,
                 causa=resultado.error.message if resultado.error else None,
-                final=salida.get("fin") or FINAL_DE_ERROR.get(error or "", error or ""),
+                final=salida.get("fin") or finales_de_error().get(error or "", error or ""),
                 unidades=1 + len(operaciones) + reintentos,  # the start, each operation, each step retry
                 pasos=[op.name or op.operation_type.value for op in operaciones],
                 esperas_s=[_segundos_de_espera(op) for op in operaciones if op.operation_type.value == "WAIT"],

@@ -11,10 +11,12 @@ import json
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.aws import client
 from sam_emulator.background import BackgroundThread
+from template_model import asl
 from template_model import messaging as m
 
 from mercadofresco_local import plantilla
@@ -120,19 +122,18 @@ def ejecuciones(maquina_arn: str) -> list[Ejecucion]:
     return resultado
 
 
-#: The durable engine's failed ends, by the state machine's final state of the same outcome: the report and the
-#: judge (``mercadofresco_local.invariantes``) read final states, whichever engine ran the order.
-FINAL_DE_ERROR = {
-    "CircuitoAbierto": "PasarelaCaida",
-    "PedidoCancelado": "Cancelado",
-    "CobroNoCompletado": "CobroNoCompletado",
-    "ReembolsoNoCompletado": "ReembolsoNoCompletado",
-    "PlataformaOcupada": "PlataformaOcupada",
-    "EventoInvalido": "EventoInvalido",
-    "LoteNoAdmitido": "LoteNoAdmitido",
-    "ReclamoSinCerrar": "ReclamoSinCerrar",
-    "AvisoNoPublicado": "AvisoNoPublicado",
-}
+@cache
+def finales_de_error() -> dict[str, str]:
+    """The durable engine's failed ends (the class it raises) -> the state machine's final state of the same
+    outcome, read from the state machine's ``Fail`` states (``Error`` -> the state's name): the report and the
+    judge (``mercadofresco_local.invariantes``) read final states, whichever engine ran the order."""
+    modelo = plantilla()  # the default engine's: the state machine is there
+    return {
+        estado.body["Error"]: estado.name
+        for _lid, definicion, _origen in asl.state_machines(modelo.doc, modelo.folder)
+        for estado in asl.walk(definicion or {})
+        if estado.body.get("Type") == "Fail" and "Error" in estado.body
+    }
 
 
 def ejecucion_durable(durable: DurableExecution) -> Ejecucion:
@@ -140,7 +141,7 @@ def ejecucion_durable(durable: DurableExecution) -> Ejecucion:
     pedido_id, version = _pedido_de_entrada(durable.input or "[]")
     salida = json.loads(durable.result) if durable.result else {}
     # an end of the saga's own, else (cut short by the platform, or still running) the step it had reached
-    final = salida.get("fin") or FINAL_DE_ERROR.get(durable.error_type or "", durable.error_type or "")
+    final = salida.get("fin") or finales_de_error().get(durable.error_type or "", durable.error_type or "")
     final = final or durable.last_operation or ""
     return Ejecucion(pedido_id, durable.status, final, version)
 

@@ -156,8 +156,16 @@ class _CarryingExecutor(ThreadPoolExecutor):
         return super().submit(carried)
 
 
-_CARRYING: list[Any] = []  # the SDK's pool patched while any service runs (one patch, counted)
-_CARRYING_LOCK = threading.Lock()
+@dataclass
+class _Carrying:
+    """The SDK's pool is patched while any service runs: one patch, the running services counted."""
+
+    services: int = 0
+    patch: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_CARRYING = _Carrying()
 
 
 def _carry_context(on: bool) -> None:
@@ -165,18 +173,14 @@ def _carry_context(on: bool) -> None:
 
     from aws_durable_execution_sdk_python import execution
 
-    with _CARRYING_LOCK:
-        if on:
-            if not _CARRYING:
-                patch = mock.patch.object(execution, "ThreadPoolExecutor", _CarryingExecutor)
-                patch.start()
-                _CARRYING.append(patch)
-            else:
-                _CARRYING.append(_CARRYING[0])
-        elif _CARRYING:
-            patch = _CARRYING.pop()
-            if not _CARRYING:
-                patch.stop()
+    with _CARRYING.lock:
+        if on and _CARRYING.services == 0:
+            _CARRYING.patch = mock.patch.object(execution, "ThreadPoolExecutor", _CarryingExecutor)
+            _CARRYING.patch.start()
+        _CARRYING.services += 1 if on else -1
+        if not on and _CARRYING.services == 0:
+            _CARRYING.patch.stop()
+            _CARRYING.patch = None
 
 
 #: The SDK's loggers (a failed step, a replay) and the runner's (a failed invocation).
