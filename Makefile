@@ -69,9 +69,16 @@ lint: setup $(CHECKOV_VENV)/.installed
 	@# checkov evaluates conditions at the parameters' defaults: the Chaos=enabled side is scanned in a copy.
 	$(PY) -m template_model expand template.yaml build/template-con-caos.json --parameter Chaos=enabled
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-con-caos.json
-	@# ... and the units, each a file without loops (checkov reads its parameters at their defaults).
-	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml $(addprefix -f ,$(wildcard unidades/*.yaml))
-	@# ... and what only a profile creates (prueba: the NAT instance) in a copy with its parameters as defaults.
+	@# ... and the units, each expanded (the network loops over its endpoints) with its parameters at their
+	@# defaults, the network once more as the prueba profile makes it (the NAT instance) with every endpoint.
+	@mkdir -p build/unidades
+	@for unidad in $(wildcard unidades/*.yaml); do \
+		$(PY) -m template_model expand $$unidad build/unidades/$$(basename $$unidad .yaml).json || exit 1; done
+	$(PY) -m template_model expand unidades/red.yaml build/unidades/red-nat-instancia.json \
+		--parameter NatGateway=instance --parameter VpcEndpoints=full
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml \
+		$(patsubst unidades/%.yaml,-f build/unidades/%.json,$(wildcard unidades/*.yaml)) -f build/unidades/red-nat-instancia.json
+	@# ... and what only a profile creates (prueba: Aurora that pauses, the relay's Valkey signal) in a copy.
 	$(PY) -m template_model expand template.yaml build/template-prueba.json --profile prueba
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-prueba.json
 	@# ... and the order saga on Lambda durable functions (WorkflowEngine=DurableFunction, decision 0140).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,10 +35,9 @@ def test_only_the_archive_the_fis_experiments_and_the_metric_math_alarms_are_dro
 
 
 def test_the_chaos_units_fis_experiments_are_dropped_in_its_own_file(tmp_path: Path) -> None:
-    # GIVEN the template and the chaos unit it nests, as sam build lays them out (a unit's file beside the root)
-    (tmp_path / "unidades").mkdir()
+    # GIVEN the template and the units it nests, as sam build lays them out (a unit's file beside the root)
+    shutil.copytree(RAIZ / "unidades", tmp_path / "unidades")
     (tmp_path / "template.yaml").write_text((RAIZ / "template.yaml").read_text())
-    (tmp_path / "unidades" / "caos.yaml").write_text((RAIZ / "unidades" / "caos.yaml").read_text())
     experimentos = {
         n
         for n, r in read(RAIZ / "unidades" / "caos.yaml")["Resources"].items()

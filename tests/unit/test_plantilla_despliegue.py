@@ -310,7 +310,8 @@ def test_a_caller_may_invoke_its_simulator_url_exactly_when_it_calls_a_sandbox(
 
 def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_instance() -> None:
     # GIVEN the cheap profile
-    p = _desplegada(**_perfil("prueba"))
+    raiz = _desplegada(**_perfil("prueba"))
+    p = raiz.units()["Red"]  # the network unit, with what the root passes it
     assert p.condition("CreateNatInstance") and not p.condition("CreateNatGateway")
     assert not p.of_type("AWS::EC2::NatGateway")
     (instancia,) = p.of_type("AWS::EC2::Instance").values()
@@ -324,7 +325,10 @@ def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_in
     # AND its volume is encrypted with the project's key
     (volumen,) = propiedades["BlockDeviceMappings"]
     assert volumen["Ebs"]["Encrypted"] is True
-    assert volumen["Ebs"]["KmsKeyId"] == {"Fn::If": ["CreateKmsKey", {"Ref": "DatosKey"}, {"Ref": "KmsKeyArn"}]}
+    assert volumen["Ebs"]["KmsKeyId"] == {"Ref": "DataKeyArn"}
+    assert raiz.resources["Red"]["Properties"]["Parameters"]["DataKeyArn"] == {
+        "Fn::If": ["CreateKmsKey", {"Fn::GetAtt": ["DatosKey", "Arn"]}, {"Ref": "KmsKeyArn"}]
+    }
     # AND it forwards (no source/destination check) from its own interface in the public subnet, with the EIP
     assert propiedades["SourceDestCheck"] is False
     (interfaz,) = propiedades["NetworkInterfaces"]
@@ -342,14 +346,11 @@ def test_the_prueba_profile_routes_the_private_subnets_through_a_hardened_nat_in
     assert ruta["DestinationCidrBlock"] == "0.0.0.0/0"
     assert p.resolve(ruta["NatGatewayId"]) is p.resolve({"Ref": "AWS::NoValue"})
     assert p.chosen(ruta["InstanceId"]) == {"Ref": instancia_id}
-    # AND the instance outlives the migrations custom resource
-    guardados = p.resources["RedDeMigraciones"]["Metadata"].values()
-    assert any(r["Fn::If"][0] == "CreateNatInstance" and {"Ref": instancia_id} in r["Fn::If"][1] for r in guardados)
 
 
 def test_the_prueba_nat_instance_can_be_replaced_before_the_old_one_is_deleted() -> None:
     # GIVEN the cheap profile's NAT instance (a new AMI is taken by replacing it: create new, then delete old)
-    p = _desplegada(**_perfil("prueba"))
+    p = _desplegada(**_perfil("prueba")).units()["Red"]
     ((instancia_id, instancia),) = p.of_type("AWS::EC2::Instance").items()
     # THEN it attaches nothing created outside it, which the old instance would still hold
     for interfaz in instancia["Properties"]["NetworkInterfaces"]:
@@ -379,7 +380,7 @@ def _valores(valor: Any) -> list[Any]:
 
 
 def test_the_default_keeps_the_managed_nat_gateway_and_no_instance() -> None:
-    p = _desplegada()
+    p = _desplegada().units()["Red"]
     assert p.of_type("AWS::EC2::NatGateway") and not p.of_type("AWS::EC2::Instance")
     ruta = p.resources["RutaPrivadaNat"]["Properties"]
     assert not p.condition(ruta["InstanceId"]["Fn::If"][0])

@@ -24,7 +24,13 @@ def _desplegada(**parametros: str) -> Template:
 
 
 def _creados(p: Template) -> set[str]:
-    return {lid for lid, r in p.resources.items() if r["Type"].startswith(_INFRA) and p.condition(r.get("Condition"))}
+    """The infrastructure created, in the root and in the units it creates (the network is unidades/red.yaml)."""
+    return {
+        lid
+        for _ruta, t in p.walk()
+        for lid, r in t.resources.items()
+        if r["Type"].startswith(_INFRA) and t.condition(r.get("Condition"))
+    }
 
 
 def _entorno(p: Template, lid: str) -> dict[str, Any]:
@@ -41,12 +47,17 @@ def test_infrastructure_empty_account_creates_network_aurora_and_valkey() -> Non
     # THEN the VPC (2 private subnets in 2 AZs), the endpoints, Aurora and Valkey are created
     assert {"Vpc", "SubredPrivadaA", "SubredPrivadaB", "SgFunciones", "AuroraCluster", "AuroraEscritor"} <= creados
     assert {"ValkeyCatalogo", "EndpointDynamoDB", "EndpointSqs", "EndpointEvents", "EndpointSecretsManager"} <= creados
-    zonas = {str(p.resources[s]["Properties"]["AvailabilityZone"]) for s in ("SubredPrivadaA", "SubredPrivadaB")}
+    red = p.units()["Red"]
+    zonas = {str(red.resources[s]["Properties"]["AvailabilityZone"]) for s in ("SubredPrivadaA", "SubredPrivadaB")}
     assert len(zonas) == 2
-    # AND the functions run in the created subnets and security group
+    # AND the functions run in the created subnets and security group: the network unit's outputs
     vpc = p.doc["Globals"]["Function"]["VpcConfig"]
-    assert p.chosen(vpc["SubnetIds"]) == [{"Ref": "SubredPrivadaA"}, {"Ref": "SubredPrivadaB"}]
-    assert p.chosen(vpc["SecurityGroupIds"]) == [{"Ref": "SgFunciones"}]
+    assert p.chosen(vpc["SubnetIds"]) == {"Fn::Split": [",", {"Fn::GetAtt": ["Red", "Outputs.SubredesPrivadas"]}]}
+    assert p.chosen(vpc["SecurityGroupIds"]) == [{"Fn::GetAtt": ["Red", "Outputs.SgFunciones"]}]
+    salidas = red.doc["Outputs"]
+    subredes = [{"Ref": "SubredPrivadaA"}, {"Ref": "SubredPrivadaB"}]
+    assert salidas["SubredesPrivadas"]["Value"] == {"Fn::Join": [",", subredes]}
+    assert salidas["SgFunciones"]["Value"] == {"Ref": "SgFunciones"}
 
 
 def test_infrastructure_existing_endpoints_create_nothing_and_are_passed_to_the_functions() -> None:
@@ -119,7 +130,7 @@ def test_security_groups_databases_accept_only_the_functions(sg: str, puertos: t
     reglas = _desplegada().resources[sg]["Properties"]["SecurityGroupIngress"]
     # THEN only the functions' group may connect, on the database's port
     assert [(r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in reglas] == [
-        (*puertos, {"Ref": "SgFunciones"})
+        (*puertos, {"Fn::GetAtt": ["Red", "Outputs.SgFunciones"]})
     ]
     assert all("CidrIp" not in r for r in reglas)
 
@@ -135,6 +146,11 @@ def test_migrations_run_once_per_deploy_as_admin_and_never_hang_the_stack() -> N
     # AND CloudFormation stops waiting long before its default hour; the function answers before its timeout
     funcion = p.resources["MigracionesFunction"]["Properties"]
     assert funcion["Timeout"] < recurso["ServiceTimeout"] <= 600
+    # AND its way to CloudFormation's answer URL (the network unit: routes, NAT, endpoints) is deleted after
+    # it: the function runs in the unit's subnets (Globals), so the unit outlives the function and its resource
+    assert "VpcConfig" not in funcion
+    vpc = p.chosen(p.doc["Globals"]["Function"]["VpcConfig"])
+    assert vpc["SubnetIds"]["Fn::Split"][1] == {"Fn::GetAtt": ["Red", "Outputs.SubredesPrivadas"]}
     # AND the outbox schedules start only after the deploy migrated
     assert {p.resources[s].get("DependsOn") for s in ("ProgramaOutboxRelay", "ProgramaOutboxLimpieza")} == {
         "MigracionesAurora"

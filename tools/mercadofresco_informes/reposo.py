@@ -11,7 +11,7 @@ secrets) is read from the resolved template, so a new endpoint or alarm moves th
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mercadofresco_local import RAIZ
 from template_model import Template, profile_parameters
@@ -55,22 +55,24 @@ def parametros_del_perfil(perfil: str) -> dict[str, str]:
     return profile_parameters(perfil, RAIZ / "samconfig.toml")
 
 
+def creados(p: Template, tipo: str) -> list[dict[str, Any]]:
+    """The resources of ``tipo`` a deploy creates, in the root stack and in the units it creates (the network)."""
+    return [r for _ruta, t in p.walk() for r in t.of_type(tipo).values()]
+
+
 def coste_en_reposo(parametros: Mapping[str, str]) -> dict[str, float]:
     """USD/day per README line (lines that do not apply are 0), before rounding."""
     p = plantilla_desplegada(parametros)
     h = 24
     lineas: dict[str, float] = {}
-    lineas["NAT gateway"] = PRECIOS["nat_gateway_h"] * h if p.condition("CreateNatGateway") else 0.0
-    lineas["NAT instance"] = (
+    lineas["NAT gateway"] = PRECIOS["nat_gateway_h"] * h * len(creados(p, "AWS::EC2::NatGateway"))
+    lineas["NAT instance"] = len(creados(p, "AWS::EC2::Instance")) * (
         PRECIOS["t4g_nano_h"] * h
         + (VOLUMEN_NAT_GB * PRECIOS["ebs_gp3_gb_mes"] + PRECIOS["ec2_monitorizacion_detallada_mes"]) / DIAS_MES
-        if p.condition("CreateNatInstance")
-        else 0.0
     )
-    lineas["the NAT's public IPv4"] = PRECIOS["ipv4_publica_h"] * h * len(p.of_type("AWS::EC2::EIP"))
-    interfaces = [
-        r for r in p.of_type("AWS::EC2::VPCEndpoint").values() if r["Properties"].get("VpcEndpointType") == "Interface"
-    ]
+    lineas["the NAT's public IPv4"] = PRECIOS["ipv4_publica_h"] * h * len(creados(p, "AWS::EC2::EIP"))
+    endpoints = creados(p, "AWS::EC2::VPCEndpoint")
+    interfaces = [r for r in endpoints if r["Properties"].get("VpcEndpointType") == "Interface"]
     zonas = sum(len(r["Properties"]["SubnetIds"]) for r in interfaces)  # one billed interface per subnet (AZ)
     lineas["VPC interface endpoints"] = PRECIOS["endpoint_interfaz_az_h"] * h * zonas
     if p.condition("CreateAurora"):
@@ -88,9 +90,9 @@ def coste_en_reposo(parametros: Mapping[str, str]) -> dict[str, float]:
     lineas["ElastiCache Serverless Valkey"] = (
         VALKEY_MINIMO_GB * PRECIOS["valkey_gb_h"] * h if p.condition("CreateValkey") else 0.0
     )
-    alarmas = len(p.of_type("AWS::CloudWatch::Alarm"))
+    alarmas = len(creados(p, "AWS::CloudWatch::Alarm"))
     lineas["CloudWatch alarms"] = max(0, alarmas - ALARMAS_GRATIS) * PRECIOS["alarma_mes"] / DIAS_MES
-    secretos = len(p.of_type("AWS::SecretsManager::Secret")) + (1 if p.condition("CreateAurora") else 0)
+    secretos = len(creados(p, "AWS::SecretsManager::Secret")) + (1 if p.condition("CreateAurora") else 0)
     clave = PRECIOS["kms_clave_mes"] if p.condition("CreateKmsKey") else 0.0
     lineas["KMS key + secrets"] = (clave + secretos * PRECIOS["secreto_mes"]) / DIAS_MES
     lineas["DynamoDB, SQS, SNS, EventBridge, Scheduler, logs"] = RESTO

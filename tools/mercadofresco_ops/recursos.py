@@ -7,9 +7,11 @@ its units, so one mapping holds them all, whichever stack each lives in.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from botocore.client import BaseClient
 
 PILA_ANIDADA = "AWS::CloudFormation::Stack"
@@ -17,12 +19,15 @@ PILA_ANIDADA = "AWS::CloudFormation::Stack"
 
 def recursos_de_la_pila(cfn: BaseClient, pila: str) -> dict[str, str]:
     """Logical id -> physical id of every resource of ``pila`` and of each stack it nests, created or not gone."""
-    recursos: dict[str, str] = {}
+    return {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in resumenes_de_la_pila(cfn, pila)}
+
+
+def resumenes_de_la_pila(cfn: BaseClient, pila: str) -> Iterator[dict[str, Any]]:
+    """``ListStackResources``' summary of every resource of ``pila`` and of the stacks it nests, created or not gone."""
     for pagina in cfn.get_paginator("list_stack_resources").paginate(StackName=pila):
         for r in pagina["StackResourceSummaries"]:
             if not r.get("PhysicalResourceId") or r.get("ResourceStatus") == "DELETE_COMPLETE":
                 continue
-            recursos[r["LogicalResourceId"]] = r["PhysicalResourceId"]
+            yield r
             if r["ResourceType"] == PILA_ANIDADA:
-                recursos |= recursos_de_la_pila(cfn, r["PhysicalResourceId"])
-    return recursos
+                yield from resumenes_de_la_pila(cfn, r["PhysicalResourceId"])

@@ -214,7 +214,7 @@ class Template:
         return {k: self.chosen(v) for k, v in node.items()}
 
     def resolve(self, node: Any) -> Any:
-        """Resolve Ref, Fn::Sub, Fn::GetAtt, Fn::If, Fn::Join, Fn::Equals, Fn::Not, Fn::And, Fn::Or,
+        """Resolve Ref, Fn::Sub, Fn::GetAtt, Fn::If, Fn::Join, Fn::Split, Fn::Equals, Fn::Not, Fn::And, Fn::Or,
         Fn::Select, Fn::FindInMap and Condition."""
         if isinstance(node, list):
             return [v for v in (self.resolve(x) for x in node) if v is not NO_VALUE]
@@ -273,6 +273,7 @@ _INTRINSICS = {
     "Fn::Or": lambda p, a: any(p.resolve(x) for x in a),
     "Fn::Join": lambda p, a: a[0].join(str(x) for x in p.resolve(a[1])),
     "Fn::Select": lambda p, a: p.resolve(a[1])[int(p.resolve(a[0]))],
+    "Fn::Split": lambda p, a: str(p.resolve(a[1])).split(p.resolve(a[0])),
     "Fn::FindInMap": lambda p, a: p.find_in_map(*a[:3]),
     "Condition": lambda p, a: p.condition(a),
 }

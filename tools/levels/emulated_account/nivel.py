@@ -34,6 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco_ops.recursos import resumenes_de_la_pila
+
 from emulated_account import cuenta, despliegue, gaps, privilegios
 from emulated_account.ciclo import Pila
 from emulated_account.emulador import MiniStack
@@ -73,9 +75,9 @@ class Nivel:
         self.c = c
 
     def recursos(self) -> dict[str, list[str]]:
-        """Resource type -> logical ids, as the stack holds them."""
+        """Resource type -> logical ids, as the stack and the units it nests (the network) hold them."""
         tipos: dict[str, list[str]] = {}
-        for r in self.c.cliente("cloudformation").describe_stack_resources(StackName=despliegue.PILA)["StackResources"]:
+        for r in resumenes_de_la_pila(self.c.cliente("cloudformation"), despliegue.PILA):
             tipos.setdefault(r["ResourceType"], []).append(r["LogicalResourceId"])
         return tipos
 
