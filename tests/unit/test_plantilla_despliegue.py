@@ -105,7 +105,8 @@ def test_name_suffix_cannot_break_the_40_character_cache_name() -> None:
     p = _desplegada()
     maximo = p.doc["Parameters"]["NameSuffix"]["MaxLength"]
     larga = _desplegada(NameSuffix="-" + "x" * (maximo - 1))
-    nombre = larga.resolve(larga.resources["ValkeyCatalogo"]["Properties"]["ServerlessCacheName"])
+    valkey = larga.units()["Valkey"]
+    nombre = valkey.resolve(valkey.resources["ValkeyCatalogo"]["Properties"]["ServerlessCacheName"])
     assert len(nombre) <= _VALKEY_MAX
 
 

@@ -58,6 +58,9 @@ def test_infrastructure_empty_account_creates_network_aurora_and_valkey() -> Non
     subredes = [{"Ref": "SubredPrivadaA"}, {"Ref": "SubredPrivadaB"}]
     assert salidas["SubredesPrivadas"]["Value"] == {"Fn::Join": [",", subredes]}
     assert salidas["SgFunciones"]["Value"] == {"Ref": "SgFunciones"}
+    # AND reach the created cache by the Valkey unit's output
+    for lid in p.of_type("AWS::Serverless::Function"):
+        assert p.chosen(_entorno(p, lid)["VALKEY_ENDPOINT"]) == {"Fn::GetAtt": ["Valkey", "Outputs.Endpoint"]}, lid
 
 
 def test_infrastructure_existing_endpoints_create_nothing_and_are_passed_to_the_functions() -> None:
@@ -79,12 +82,13 @@ def test_infrastructure_existing_endpoints_create_nothing_and_are_passed_to_the_
 def test_infrastructure_created_aurora_is_what_the_functions_reach(proxy: str) -> None:
     # GIVEN a created Aurora, with or without RDS Proxy
     p = _desplegada(RdsProxy=proxy)
+    aurora = p.units()["Aurora"]
     esperado = (
         {"Fn::GetAtt": ["AuroraProxy", "Endpoint"]}
         if proxy == "enabled"
         else {"Fn::GetAtt": ["AuroraCluster", "Endpoint.Address"]}
     )
-    # THEN every function that reads AURORA_ENDPOINT gets the cluster (or the proxy) endpoint
+    # THEN every function that reads AURORA_ENDPOINT gets the Aurora unit's endpoint: the cluster's (or the proxy's)
     lectores = [
         lid
         for lid, r in p.resources.items()
@@ -92,22 +96,26 @@ def test_infrastructure_created_aurora_is_what_the_functions_reach(proxy: str) -
     ]
     assert lectores
     for lid in lectores:
-        assert p.chosen(_entorno(p, lid)["AURORA_ENDPOINT"]) == esperado, lid
+        assert p.chosen(_entorno(p, lid)["AURORA_ENDPOINT"]) == {"Fn::GetAtt": ["Aurora", "Outputs.Endpoint"]}, lid
+    assert aurora.chosen(aurora.doc["Outputs"]["Endpoint"]["Value"]) == esperado
     assert ("AuroraProxy" in _creados(p)) is (proxy == "enabled")
 
 
 def test_aurora_serverless_v2_scales_down_idle_and_keeps_its_password_in_secrets_manager() -> None:
-    p = _desplegada()
+    raiz = _desplegada()
+    p = raiz.units()["Aurora"]
     cluster = p.resources["AuroraCluster"]
     props = cluster["Properties"]
     # THEN PostgreSQL Serverless v2, master password managed by Secrets Manager with the data key
     assert props["Engine"] == "aurora-postgresql" and props["ManageMasterUserPassword"] is True
-    assert props["MasterUserSecret"]["KmsKeyId"]["Fn::If"][0] == "CreateKmsKey"
+    assert props["MasterUserSecret"]["KmsKeyId"] == {"Ref": "DataKeyArn"}
+    assert raiz.resources["Aurora"]["Properties"]["Parameters"]["DataKeyArn"]["Fn::If"][0] == "CreateKmsKey"
     assert p.resources["AuroraEscritor"]["Properties"]["DBInstanceClass"] == "db.serverless"
     assert p.resolve(p.resources["AuroraEscritor"]["Properties"]["DBInstanceIdentifier"]) == "aurora-mf-escritor"
     # AND its minimum capacity is a parameter whose default and choices scale it down when idle
-    minimo = p.doc["Parameters"]["AuroraMinCapacity"]
+    minimo = raiz.doc["Parameters"]["AuroraMinCapacity"]
     assert props["ServerlessV2ScalingConfiguration"]["MinCapacity"] == {"Ref": "AuroraMinCapacity"}
+    assert raiz.resources["Aurora"]["Properties"]["Parameters"]["AuroraMinCapacity"] == {"Ref": "AuroraMinCapacity"}
     assert minimo["Default"] in (0, 0.5) and {0, 0.5} <= set(minimo["AllowedValues"])
     # AND orders outlive the stack
     assert (cluster["DeletionPolicy"], cluster["UpdateReplacePolicy"]) == ("Snapshot", "Snapshot")
@@ -115,7 +123,7 @@ def test_aurora_serverless_v2_scales_down_idle_and_keeps_its_password_in_secrets
 
 
 def test_valkey_serverless_has_tls_auth_and_the_lessons_name() -> None:
-    p = _desplegada()
+    p = _desplegada().units()["Valkey"]
     cache = p.resources["ValkeyCatalogo"]["Properties"]
     assert cache["Engine"] == "valkey" and p.resolve(cache["ServerlessCacheName"]) == "mercadofresco-catalogo"
     # AUTH: the user group's default user has the ValkeySecret token the breaker's client sends
@@ -124,14 +132,20 @@ def test_valkey_serverless_has_tls_auth_and_the_lessons_name() -> None:
     assert "SecretString:token" in str(usuario["AuthenticationMode"]["Passwords"])
 
 
-@pytest.mark.parametrize(("sg", "puertos"), [("SgAurora", (5432, 5432)), ("SgValkey", (6379, 6380))])
-def test_security_groups_databases_accept_only_the_functions(sg: str, puertos: tuple[int, int]) -> None:
+@pytest.mark.parametrize(
+    ("unidad", "sg", "puertos"), [("Aurora", "SgAurora", (5432, 5432)), ("Valkey", "SgValkey", (6379, 6380))]
+)
+def test_security_groups_databases_accept_only_the_functions(unidad: str, sg: str, puertos: tuple[int, int]) -> None:
     # GIVEN a database's security group WHEN its ingress rules are read
-    reglas = _desplegada().resources[sg]["Properties"]["SecurityGroupIngress"]
-    # THEN only the functions' group may connect, on the database's port
+    raiz = _desplegada()
+    reglas = raiz.units()[unidad].resources[sg]["Properties"]["SecurityGroupIngress"]
+    # THEN only the functions' group may connect, on the database's port: the one the network unit made
     assert [(r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in reglas] == [
-        (*puertos, {"Fn::GetAtt": ["Red", "Outputs.SgFunciones"]})
+        (*puertos, {"Ref": "SgFunciones"})
     ]
+    assert raiz.resources[unidad]["Properties"]["Parameters"]["SgFunciones"] == {
+        "Fn::GetAtt": ["Red", "Outputs.SgFunciones"]
+    }
     assert all("CidrIp" not in r for r in reglas)
 
 
@@ -141,7 +155,12 @@ def test_migrations_run_once_per_deploy_as_admin_and_never_hang_the_stack() -> N
     # THEN a new layer (new migration files) updates the resource, so each deploy runs what is new
     assert recurso["Capa"] == {"Ref": "ComunLayer"}
     # AND it connects as the created cluster's managed master user, and creates the runtime role
-    assert p.chosen(recurso["AdminSecretArn"]) == {"Fn::GetAtt": ["AuroraCluster", "MasterUserSecret.SecretArn"]}
+    assert p.chosen(recurso["AdminSecretArn"]) == {"Fn::GetAtt": ["Aurora", "Outputs.AdminSecretArn"]}
+    salidas = p.units()["Aurora"].doc["Outputs"]
+    assert salidas["AdminSecretArn"]["Value"] == {"Fn::GetAtt": ["AuroraCluster", "MasterUserSecret.SecretArn"]}
+    # AND straight to the writer, never through RDS Proxy (DDL and role management)
+    assert p.chosen(recurso["Endpoint"]) == {"Fn::GetAtt": ["Aurora", "Outputs.EscritorEndpoint"]}
+    assert salidas["EscritorEndpoint"]["Value"] == {"Fn::GetAtt": ["AuroraCluster", "Endpoint.Address"]}
     assert p.chosen(recurso["RuntimeSecretArn"]) == {"Ref": "AuroraSecret"}
     # AND CloudFormation stops waiting long before its default hour; the function answers before its timeout
     funcion = p.resources["MigracionesFunction"]["Properties"]

@@ -453,7 +453,14 @@ def test_bus_rules_match_the_source_as_well_as_the_detail_type(plantilla: Templa
         assert patron.get("source") and patron.get("detail-type"), f"{lid} matches {sorted(patron)}"
 
 
-def test_aurora_exports_its_log_to_a_declared_group_with_retention_on_the_project_key(plantilla: Template) -> None:
+@pytest.fixture
+def aurora() -> Template:
+    """The Aurora unit (the root creates it with no AuroraEndpoint given), its parameters at their defaults."""
+    return Template(path=RAIZ / "unidades" / "aurora.yaml")
+
+
+def test_aurora_exports_its_log_to_a_declared_group_with_retention_on_the_project_key(aurora: Template) -> None:
+    plantilla = aurora
     # GIVEN the cluster the stack creates and the logs it exports
     cluster = plantilla.resources["AuroraCluster"]
     exportados = _props(cluster)["EnableCloudwatchLogsExports"]
@@ -475,8 +482,8 @@ def test_aurora_exports_its_log_to_a_declared_group_with_retention_on_the_projec
         assert plantilla.resources[lid].get("Condition") == cluster.get("Condition")
 
 
-def test_aurora_engine_version_is_a_major_version_not_a_minor_aws_retires(plantilla: Template) -> None:
-    version = str(_props(plantilla.resources["AuroraCluster"])["EngineVersion"])
+def test_aurora_engine_version_is_a_major_version_not_a_minor_aws_retires(aurora: Template) -> None:
+    version = str(_props(aurora.resources["AuroraCluster"])["EngineVersion"])
     # THEN a major only: Aurora picks that major's default minor, and fresh deploys outlive a retired minor
     assert re.fullmatch(r"\d+", version), version
 

@@ -11,7 +11,8 @@ escapes the checks. Then:
   name of the template;
 - every queue and dead-letter queue of the template is drawn;
 - every arrow between two resources is wiring of the template: one names the other (a SAM function
-  with its `Globals`), or a rule, subscription, pipe, event source mapping or alarm names both.
+  with its `Globals`; a unit's output, the resources that output names), or a rule, subscription, pipe,
+  event source mapping or alarm names both.
 """
 
 from __future__ import annotations
@@ -115,6 +116,16 @@ def template_units() -> tuple[Template, ...]:
 
 
 @cache
+def unit_outputs() -> dict[str, set[str]]:
+    """A unit's logical id -> what its Outputs name: a parent's ``GetAtt Unit.Outputs.X`` reaches those resources."""
+    return {
+        path.rstrip("/").rsplit("/", 1)[-1]: _named(unit.doc.get("Outputs") or {})
+        for path, unit in Template(path=RAIZ / "template.yaml").walk()
+        if path
+    }
+
+
+@cache
 def physical_names() -> dict[str, tuple[str, str]]:
     """logical id -> (type, physical name) of every named resource whose Condition holds at the defaults."""
     found = {}
@@ -157,7 +168,7 @@ def wiring() -> tuple[dict[str, set[str]], list[set[str]]]:
         shared = _named((unit.doc.get("Globals") or {}).get("Function") or {})
         for logical_id, resource in unit.resources.items():
             named = _named(resource) | (shared if resource.get("Type") == "AWS::Serverless::Function" else set())
-            names[logical_id] = named
+            names[logical_id] = named.union(*(unit_outputs().get(n, set()) for n in named))
             if resource.get("Type") in CONNECTORS:
                 connectors.append(named)
     return names, connectors

@@ -78,7 +78,7 @@ def coste_en_reposo(parametros: Mapping[str, str]) -> dict[str, float]:
     if p.condition("CreateAurora"):
         minimo = float(p.parameter("AuroraMinCapacity"))
         aurora = minimo * PRECIOS["aurora_acu_h"] * h if minimo else PRECIOS["aurora_en_pausa_dia"]
-        proxy = 8 * PRECIOS["rds_proxy_acu_h"] * h if p.condition("UseRdsProxy") else 0.0
+        proxy = 8 * PRECIOS["rds_proxy_acu_h"] * h * len(creados(p, "AWS::RDS::DBProxy"))
         lineas["Aurora Serverless v2"] = aurora + proxy
     else:
         lineas["Aurora Serverless v2"] = 0.0

@@ -46,10 +46,12 @@ GAPS = (
         "cache are the ones the orders go through",
     ),
     Gap(
-        "The serverless cache's users and passwords are applied to its Valkey (MiniStack keeps no password): the "
-        "AUTH token is required.",
-        "the serverless cache's user group is applied to its Valkey (ACL SETUSER with each user's password)",
-        "MiniStack keeps no ElastiCache user password: the cache answered any AUTH, or none",
+        "The serverless cache's users and passwords are applied to its Valkey (MiniStack keeps no password, and "
+        "leaves a nested stack's `{{resolve:...}}` unresolved): the AUTH token is required.",
+        "the serverless cache's user group is applied to its Valkey (ACL SETUSER with each user's password, its "
+        "dynamic reference resolved)",
+        "MiniStack keeps no ElastiCache user password: the cache answered any AUTH, or none; and it resolves "
+        "dynamic references in a root stack only, so the Valkey unit's password reached the handler as written",
         "the functions authenticate with the generated token, as on ElastiCache (a wrong one is refused)",
     ),
     Gap(

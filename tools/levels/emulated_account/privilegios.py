@@ -42,15 +42,6 @@ def _comprobar(c: Cuenta, fase: str, informes: Path) -> dict[str, Any]:
     registro = Path(c.estado.registro_iam)
     numero = c.cliente("sts").get_caller_identity()["Account"]
     fisicos = fisicos_de_pila(c.cliente, despliegue.PILA, c.estado.region, numero)
-    # The Aurora cluster's attributes the roles name (fisicos_de_pila knows none: the level deploys Aurora now).
-    rds = c.cliente("rds")
-    for r in c.cliente("cloudformation").describe_stack_resources(StackName=despliegue.PILA)["StackResources"]:
-        if r["ResourceType"] == "AWS::RDS::DBCluster":
-            (cluster,) = rds.describe_db_clusters(DBClusterIdentifier=r["PhysicalResourceId"])["DBClusters"]
-            fisicos[r["LogicalResourceId"]].update({
-                "Arn": cluster["DBClusterArn"], "Endpoint.Address": cluster["Endpoint"],
-                "MasterUserSecret.SecretArn": (cluster.get("MasterUserSecret") or {}).get("SecretArn"),
-            })  # fmt: skip
     carpeta = registro / fase
     carpeta.mkdir()
     for linea in registro.glob("*.jsonl"):

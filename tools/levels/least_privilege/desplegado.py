@@ -123,6 +123,10 @@ def fisicos_de_pila(cliente: Callable[[str], Any], pila: str, region: str, cuent
             valor = {"Ref": secreto, "Arn": secreto}
         elif tipo in ("AWS::SNS::Topic", "AWS::StepFunctions::StateMachine"):
             valor = {"Ref": fisico, "Arn": fisico, "TopicArn": fisico, "Name": fisico.rsplit(":", 1)[-1]}
+        elif tipo == "AWS::CloudFormation::Stack":  # a unit (decision 0130): its GetAtt Outputs.X are its outputs
+            (anidada,) = cliente("cloudformation").describe_stacks(StackName=fisico)["Stacks"]
+            salidas = {f"Outputs.{o['OutputKey']}": o["OutputValue"] for o in anidada.get("Outputs", [])}
+            valor = {"Ref": fisico, **salidas}
         else:
             valor = {"Ref": fisico}
         fisicos[r["LogicalResourceId"]] = valor
