@@ -13,6 +13,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from template_model.template import UNIT_TYPES, is_local_unit
+
 from sam_emulator.aws import client
 from sam_emulator.durable import DEFAULT_EXECUTION_TIMEOUT_S
 from sam_emulator.functions import Function, Functions, code_path
@@ -52,6 +54,7 @@ class Provisioner:
     created: dict[str, str] = field(default_factory=dict)  # logical id -> type
     no_effect: dict[str, str] = field(default_factory=dict)  # logical id -> type
     state_machines: dict[str, str] = field(default_factory=dict)  # logical id -> state machine ARN
+    units: dict[str, Provisioner] = field(default_factory=dict)  # a nested unit's logical id -> what created it
 
     def provision(self) -> Provisioner:
         """Create everything; raise :class:`TemplateError` naming what could not be resolved."""
@@ -246,6 +249,26 @@ class Provisioner:
         # SAM's implicit execution role, which other resources may reference.
         self.template.physical_ids.setdefault(f"{lid}Role", {"Ref": LOCAL_ROLE, "Arn": self._role()})
 
+    def _unit(self, lid: str, props: dict[str, Any]) -> None:
+        """A nested unit (decision 0130): its resources created by a provisioner of its own, into the same
+        functions, once every parameter the parent passes resolves; its ``Outputs`` become the unit's
+        ``GetAtt Unit.Outputs.X``, and the parent hands the unit out as created (``Template.units()``)."""
+        location = props.get(UNIT_TYPES[self.template.resources[lid]["Type"]])
+        if not is_local_unit(location):
+            raise TemplateError(f"{lid}: a unit at {location!r} is not a file beside the template")
+        unit = self.template.unit(lid, location, props.get("Parameters") or {})
+        created = Provisioner(unit, local_environment=self.local_environment, functions=self.functions).provision()
+        self.state_machines |= created.state_machines
+        outputs = {
+            f"Outputs.{name}": unit.resolve(output["Value"])
+            for name, output in (unit.doc.get("Outputs") or {}).items()
+            if unit.condition(output.get("Condition"))
+        }
+        arn = f"arn:aws:cloudformation:{unit.region}:{unit.account}:stack/{unit.stack_name}/local"
+        self.template.physical_ids[lid] = {"Ref": arn, **outputs}
+        self.template.created_units[lid] = unit
+        self.units[lid] = created
+
     def _function_url(self, lid: str, props: dict[str, Any]) -> None:
         # A sandbox provider's function URL (issue 16): moto gives it a URL nobody serves locally;
         # the local run points the provider variables at its loopback stand-ins instead.
@@ -315,4 +338,5 @@ _CREATORS: dict[str, Callable[[Provisioner, str, dict[str, Any]], None]] = {
     "AWS::Lambda::Url": Provisioner._function_url,
     "AWS::Pipes::Pipe": Provisioner._run_locally,
     "AWS::Scheduler::Schedule": Provisioner._run_locally,
+    **dict.fromkeys(UNIT_TYPES, Provisioner._unit),
 }

@@ -23,6 +23,7 @@ import template_model
 ENGLISH_WORDS = frozenset(
     """
     arm durable execution last loggers now payload sdk status wake
+    location outputs unit units types
     account acquire acting add address advance alive all answer api apply arn as asl at atomic att attempts
     attribute available aws background batch batches binaries body boundaries boundary by call caller calls cap
     capture check client clock close code cold compress compressed compression concurrency condition config
@@ -53,8 +54,8 @@ MODEL_WORDS = frozenset(
     after alarm artifact base behind bounds breakers claim consumer consumers declared dir document env esm
     expand extensions foreach group has int label language lease leases letter literals loops machine messaging
     metadata prefix prefixes profile profiles property provider providers readers redrive resource retained sam
-    samconfig scope sfn stand subscribed substituted suffix timeouts transform transformed transforms types unit
-    units value variable walk wiring workflow workflows main argv fan out called identifier keys
+    samconfig scope sfn stand subscribed substituted suffix timeouts transform transformed transforms
+    value variable walk wiring workflow workflows main argv fan out called identifier keys
     chosen durable durables execution relations written
     """.split()  # noqa: SIM905
 )

@@ -48,6 +48,8 @@ class Template:
     physical_ids: dict[str, Any] = field(default_factory=dict)
     # values used instead of a parameter's declared Default (the local run's, a deploy profile's)
     parameter_defaults: dict[str, Any] = field(default_factory=dict)
+    # logical id -> the unit as whoever created it holds it (the emulator: with its physical ids)
+    created_units: dict[str, Template] = field(default_factory=dict)
 
     @classmethod
     def from_document(cls, document: dict[str, Any], path: str | Path | None = None, **options: Any) -> Template:
@@ -105,29 +107,39 @@ class Template:
 
     # ------------------------------------------------------------------ nested units (decision 0130)
     def units(self) -> dict[str, Template]:
-        """Each nested unit whose Condition holds (a local ``Location``), read with what its parent passes."""
+        """Each nested unit whose Condition holds (a local ``Location``), read with what its parent passes;
+        a unit already created (:attr:`created_units`) as it was created."""
         found = {}
         for lid, resource in self.of_type(*UNIT_TYPES).items():
+            if lid in self.created_units:
+                found[lid] = self.created_units[lid]
+                continue
             props = resource.get("Properties", {})
             location = props.get(UNIT_TYPES[resource["Type"]])
-            if not isinstance(location, str) or "://" in location:
+            if not is_local_unit(location):
                 continue  # a published application or an S3 URL: nothing local to read
             passed = {k: self._passed(v) for k, v in (props.get("Parameters") or {}).items()}
-            found[lid] = Template(
-                path=self.folder / location,
-                parameters=passed,
-                region=self.region,
-                account=self.account,
-                stack_name=f"{self.stack_name}-{lid}",
-                parameter_defaults=self.parameter_defaults,
-            )
+            found[lid] = self.unit(lid, location, passed)
         return found
+
+    def unit(self, logical_id: str, location: str, parameters: dict[str, Any]) -> Template:
+        """The unit at ``location`` (relative to this template) with these parameters, as CloudFormation hands
+        them over (a list joined with commas); the same kind of template as this one, its stack named as a
+        nested stack's."""
+        return type(self)(
+            path=self.folder / location,
+            parameters={k: _as_parameter(v) for k, v in parameters.items()},
+            region=self.region,
+            account=self.account,
+            stack_name=f"{self.stack_name}-{logical_id}",
+            parameter_defaults=self.parameter_defaults,
+        )
 
     def _passed(self, value: Any) -> Any:
         """What the parent hands a unit's parameter: resolved when it can be here, else as written with its
         conditions taken (an ARN of a resource not created yet stays ``Fn::GetAtt``, not a guess)."""
         try:
-            return _as_parameter(self.resolve(value))
+            return self.resolve(value)
         except TemplateError:
             return self.chosen(value)
 
@@ -252,9 +264,17 @@ def _variables(properties: dict[str, Any]) -> dict[str, Any]:
     return variables if isinstance(variables, dict) else {}
 
 
+def is_local_unit(location: Any) -> bool:
+    """Whether a unit's ``Location``/``TemplateURL`` is a file beside the template (not an S3 URL or an app)."""
+    return isinstance(location, str) and "://" not in location
+
+
 def _as_parameter(value: Any) -> Any:
-    """A value a parent passes to a unit, as CloudFormation hands it over (a list joins with commas)."""
-    return ",".join(str(v) for v in value) if isinstance(value, list) else value
+    """A value a parent passes to a unit, as CloudFormation hands it over (a list of values joins with commas;
+    one still holding an intrinsic, not resolvable here, stays as written)."""
+    if isinstance(value, list) and not any(isinstance(v, (dict, list)) for v in value):
+        return ",".join(str(v) for v in value)
+    return value
 
 
 def _get_att(p: Template, arg: Any) -> Any:
