@@ -74,6 +74,14 @@ def test_a_unit_gets_what_cannot_be_resolved_here_as_written(write) -> None:
     assert parent.units()["Sandbox"].parameter("Keys") == ["arn:erp", "arn:correo"]
 
 
+def test_a_list_still_holding_an_intrinsic_reaches_the_unit_as_written_not_joined(write) -> None:
+    # GIVEN a parent passing a list one of whose items names a resource nobody created yet
+    write(CHILD, "unidades/sandbox.yaml")
+    parent = Template(path=write(PARENT.replace('Keys: ["a:*", "b:*"]', 'Keys: [!GetAtt Erp.Arn, "b:*"]')))
+    # WHEN its unit is read  THEN the list is the parent's, not a string made of an intrinsic's text
+    assert parent.units()["Sandbox"].parameter("Keys") == [{"Fn::GetAtt": ["Erp", "Arn"]}, "b:*"]
+
+
 def test_a_unit_is_not_created_when_its_parent_is_given_the_real_url(write) -> None:
     # GIVEN the deploy gives the ERP's URL  WHEN the units are read  THEN the sandbox unit is not among them
     write(CHILD, "unidades/sandbox.yaml")
