@@ -46,13 +46,22 @@ GAPS = (
         "cache are the ones the orders go through",
     ),
     Gap(
-        "The serverless cache's users and passwords are applied to its Valkey (MiniStack keeps no password, and "
-        "leaves a nested stack's `{{resolve:...}}` unresolved): the AUTH token is required.",
-        "the serverless cache's user group is applied to its Valkey (ACL SETUSER with each user's password, its "
-        "dynamic reference resolved)",
-        "MiniStack keeps no ElastiCache user password: the cache answered any AUTH, or none; and it resolves "
-        "dynamic references in a root stack only, so the Valkey unit's password reached the handler as written",
+        "The serverless cache's users and passwords are applied to its Valkey (MiniStack keeps no password): the "
+        "AUTH token is required.",
+        "the serverless cache's user group is applied to its Valkey (ACL SETUSER with each user's password)",
+        "MiniStack keeps no ElastiCache user password: the cache answered any AUTH, or none",
         "the functions authenticate with the generated token, as on ElastiCache (a wrong one is refused)",
+    ),
+    Gap(
+        "A nested stack's template is transformed and its dynamic references resolved, as a root stack's "
+        "(MiniStack does both in a root stack only).",
+        "a nested stack's template goes through MiniStack's own transforms with the parameters its parent passes, "
+        "and its resources' properties through its own `{{resolve:...}}` resolution (ministack_del_nivel.py)",
+        "MiniStack 1.5.33 applies transforms and resolves dynamic references in a root stack only: the sandbox "
+        "unit (a SAM template) failed as 'Unsupported resource type: AWS::Serverless::LayerVersion', the Valkey "
+        "unit's password and the sandbox's FIS extension reached their handlers as written",
+        "the units deploy as CloudFormation deploys them (CloudFormation transforms a nested template that "
+        "declares a transform, given CAPABILITY_AUTO_EXPAND on the parent)",
     ),
     Gap(
         "Conditions testing a list parameter with `Fn::Join` are evaluated as CloudFormation does (MiniStack's "

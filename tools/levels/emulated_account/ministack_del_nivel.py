@@ -5,6 +5,9 @@ What it adds before serving, each a wrapped or registered function of MiniStack'
 - the default profile's data path in CloudFormation (``ministack_recursos.py``): Aurora and ElastiCache
   Serverless created through MiniStack's RDS and ElastiCache APIs (real PostgreSQL and Valkey containers),
   the elastic IP and the NAT gateway through its EC2 API;
+- a nested stack's template is processed as a root stack's: its transforms applied (the sandbox unit is a SAM
+  template) and the dynamic references in its resources' properties resolved (the Valkey unit's password, the
+  sandbox unit's FIS extension); MiniStack does both for a root stack only;
 - a pipe keeps what it was created with: MiniStack's Pipes store source, target and role only, so
   ``DescribePipe`` answers without ``SourceParameters``, ``TargetParameters`` (batch size, filters, input
   template, invocation type); here it answers them as AWS does, from the CreatePipe/UpdatePipe request or
@@ -25,6 +28,7 @@ Stdlib and ministack only.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import sys
@@ -129,6 +133,57 @@ def _pipes_con_parametros() -> None:
     manejador["create"], manejador["update"] = crear, actualizar
 
 
+def _unidades_como_raiz() -> None:
+    """A nested stack's template transformed and its dynamic references resolved, as in a root stack.
+
+    MiniStack's nested-stack handler parses the child's template and provisions its resources as written:
+    ``AWS::Serverless::*`` then fails as an unsupported type and ``{{resolve:...}}`` reaches the handlers.
+    While a nested stack deploys (and only then), the template it parses goes through MiniStack's own
+    ``_apply_transforms`` with the parameters the parent passes, and each resource's properties through its
+    own ``_resolve_dynamic_references``.
+    """
+    from ministack.services.cloudformation import engine, provisioners
+
+    por_parsear: contextvars.ContextVar[list | None] = contextvars.ContextVar("mf_por_parsear", default=None)
+    en_unidad = contextvars.ContextVar("mf_en_unidad", default=False)
+    parsear, desplegar = engine._parse_template, provisioners._cfn_nested_stack_deploy
+    crear, actualizar = provisioners._provision_resource, provisioners._update_resource
+
+    def _parse_template(cuerpo):
+        plantilla, parametros = parsear(cuerpo), por_parsear.get()
+        if parametros is None:
+            return plantilla
+        por_parsear.set(None)  # the child's template only, not what its resources parse
+        procesada = engine._apply_transforms(plantilla, parametros)
+        if isinstance(procesada, engine._TransformFailed):
+            raise ValueError(f"Template format error: {procesada.error}")
+        return procesada
+
+    def _cfn_nested_stack_deploy(logical_id, props, parent_stack_name, **opciones):
+        dados = props.get("Parameters") or {}
+        parametros = [{"Key": k, "Value": "" if v is None else str(v)} for k, v in dict(dados).items()]
+        tokens = por_parsear.set(parametros), en_unidad.set(True)
+        try:
+            return desplegar(logical_id, props, parent_stack_name, **opciones)
+        finally:
+            en_unidad.reset(tokens[1])
+            por_parsear.reset(tokens[0])
+
+    def resuelto(props):
+        return engine._resolve_dynamic_references(props)[0] if en_unidad.get() else props
+
+    def _provision_resource(resource_type, logical_id, props, stack_name):
+        return crear(resource_type, logical_id, resuelto(props), stack_name)
+
+    def _update_resource(resource_type, physical_id, old_props, new_props, stack_name, *args, **kwargs):
+        return actualizar(resource_type, physical_id, resuelto(old_props), resuelto(new_props), stack_name,
+                          *args, **kwargs)  # fmt: skip
+
+    provisioners._cfn_nested_stack_deploy = _cfn_nested_stack_deploy
+    provisioners._provision_resource, provisioners._update_resource = _provision_resource, _update_resource
+    engine._parse_template = _parse_template
+
+
 def _join_en_condiciones() -> None:
     """Conditions that test a list parameter with ``Fn::Join`` evaluate as CloudFormation evaluates them.
 
@@ -192,6 +247,7 @@ if __name__ == "__main__":
     import ministack_recursos  # beside this file: the default profile's handlers
 
     ministack_recursos.instalar()
+    _unidades_como_raiz()
     _join_en_condiciones()
     _pipes_con_parametros()
     if carpeta := os.environ.get("MF_IAM_REGISTRO"):

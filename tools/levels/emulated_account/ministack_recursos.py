@@ -160,11 +160,6 @@ def _instance_delete(physical_id, props):
 # --- AWS::ElastiCache::ServerlessCache through ElastiCache's API, its user group's passwords applied.
 def _user_create_keeping_passwords(original):
     def crear(logical_id, props, stack_name):
-        from ministack.services.cloudformation.engine import _resolve_dynamic_references
-
-        # A nested stack's resources reach their handler with ``{{resolve:...}}`` as written (MiniStack resolves
-        # dynamic references in a root stack only): the Valkey unit's password is one.
-        props, _resueltas = _resolve_dynamic_references(props)
         contrasenas = (props.get("AuthenticationMode") or {}).get("Passwords") or props.get("Passwords") or []
         _CONTRASENAS[props.get("UserId", "")] = list(contrasenas)
         return original(logical_id, props, stack_name)
