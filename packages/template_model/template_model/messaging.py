@@ -80,23 +80,7 @@ class Consumer:
 
 def _named(node: Any) -> set[str]:
     """Every logical id or parameter ``node`` references (Ref, GetAtt, ``${}`` of a Sub)."""
-    if isinstance(node, list):
-        return set().union(*(_named(x) for x in node)) if node else set()
-    if not isinstance(node, dict):
-        return set()
-    found: set[str] = set()
-    for key, value in node.items():
-        if key == "Ref" and isinstance(value, str):
-            found.add(value)
-        elif key == "Fn::GetAtt":
-            found.add((value.split(".", 1) if isinstance(value, str) else value)[0])
-        elif key == "Fn::Sub":
-            text = value if isinstance(value, str) else value[0]
-            found |= {n.split(".", 1)[0] for n in _SUB_NAME.findall(text) if not n.startswith("AWS::")}
-            found |= _named(value[1:] if isinstance(value, list) else [])
-        else:
-            found |= _named(value)
-    return found
+    return {name for name, _attribute in _referenced(node)}
 
 
 def queues(template: Template) -> tuple[str, ...]:
@@ -227,6 +211,43 @@ def key_prefixes(template: Template, role: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _function_urls(template: Template, node: Any, prefix: str = "") -> list[str]:
+    """The ``AWS::Lambda::Url`` resources ``node`` reads, followed into a nested unit's output
+    (``${Simuladores.Outputs.SimuladorErpUrl}`` -> ``Simuladores/SimuladorErpUrl``, as :meth:`Template.walk`
+    names a unit's resources)."""
+    found = []
+    for name, attribute in _referenced(node):
+        resource = template.resources.get(name) or {}
+        if resource.get("Type") == "AWS::Lambda::Url":
+            found.append(prefix + name)
+        elif attribute.startswith("Outputs.") and name in (units := template.units()):
+            unit = units[name]
+            found += _function_urls(unit, unit.output(attribute.removeprefix("Outputs.")), f"{prefix}{name}/")
+    return found
+
+
+def _referenced(node: Any) -> list[tuple[str, str]]:
+    """(logical id, attribute) for every Ref, GetAtt and ``${}`` of a Sub in ``node`` (attribute "" for a Ref)."""
+    if isinstance(node, list):
+        return [pair for item in node for pair in _referenced(item)]
+    if not isinstance(node, dict):
+        return []
+    found: list[tuple[str, str]] = []
+    for key, value in node.items():
+        if key == "Ref" and isinstance(value, str):
+            found.append((value, ""))
+        elif key == "Fn::GetAtt":
+            name, attribute = value.split(".", 1) if isinstance(value, str) else value
+            found.append((name, attribute if isinstance(attribute, str) else ""))
+        elif key == "Fn::Sub":
+            text = value if isinstance(value, str) else value[0]
+            found += [(*n.split(".", 1), "")[:2] for n in _SUB_NAME.findall(text) if not n.startswith("AWS::")]
+            found += _referenced(value[1:] if isinstance(value, list) else [])
+        else:
+            found += _referenced(value)
+    return found
+
+
 def providers(template: Template, function: str) -> tuple[Provider, ...]:
     """The providers a function calls: its own ``<DEPENDENCY>_URL`` variables that name a parameter or a stand-in."""
     variables = (props(template.resources.get(function, {})).get("Environment") or {}).get("Variables") or {}
@@ -237,8 +258,12 @@ def providers(template: Template, function: str) -> tuple[Provider, ...]:
         chosen = value["Fn::If"] if set(value) == {"Fn::If"} else (None, None, value)
         condition, stand_in_branch, given_branch = chosen
         parameters = [n for n in _named(given_branch) if n in (template.doc.get("Parameters") or {})]
-        urls = [n for n in _named(stand_in_branch) if template.resources.get(n, {}).get("Type") == "AWS::Lambda::Url"]
-        stand_in = ref_id(props(template.resources[urls[0]]).get("TargetFunctionArn")) if urls else None
+        urls = _function_urls(template, stand_in_branch)
+        stand_in = None
+        if urls:
+            holder, url = template.locate(urls[0])
+            function = ref_id(props(holder.resources[url]).get("TargetFunctionArn"))
+            stand_in = urls[0].removesuffix(url) + function if function else None
         path = ""
         if isinstance(stand_in_branch, dict) and isinstance(text := stand_in_branch.get("Fn::Sub"), str):
             path = _SUB_NAME.sub("", text)

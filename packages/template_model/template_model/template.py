@@ -149,6 +149,25 @@ class Template:
         for lid, unit in self.units().items():
             yield from unit.walk(f"{prefix}{lid}/")
 
+    def locate(self, path: str) -> tuple[Template, str]:
+        """The template holding ``path`` (``Simuladores/SimuladorErpUrl``: a unit's resource, as :meth:`walk`
+        names it) and the resource's logical id there."""
+        *units, logical_id = path.split("/")
+        holder = self
+        for unit in units:
+            try:
+                holder = holder.units()[unit]
+            except KeyError:
+                raise TemplateError(f"no unit {unit!r} in {holder.path.name} (for {path!r})") from None
+        return holder, logical_id
+
+    def output(self, name: str) -> Any:
+        """An output's ``Value`` as written (the node a unit's parent reads as ``Outputs.<name>``)."""
+        try:
+            return self.doc["Outputs"][name]["Value"]
+        except (KeyError, TypeError):
+            raise TemplateError(f"no output {name!r} in {self.path.name}") from None
+
     # ------------------------------------------------------------------ parameters and intrinsics
     def parameter(self, name: str) -> Any:
         declaration = (self.doc.get("Parameters") or {}).get(name)

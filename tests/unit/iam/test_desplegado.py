@@ -19,8 +19,15 @@ from pathlib import Path
 
 import pytest
 from emulated_account import gaps
-from least_privilege.desplegado import comprobar_despliegue, leer_registro, llamada_de_tarea, plantilla_desplegada
+from least_privilege.desplegado import (
+    FISICOS_DE_LA_UNIDAD,
+    comprobar_despliegue,
+    leer_registro,
+    llamada_de_tarea,
+    plantilla_desplegada,
+)
 from least_privilege.evaluador import Solicitud
+from least_privilege.roles import plantilla_transformada, politicas_por_principal
 
 RAIZ = Path(__file__).resolve().parents[3]
 CUENTA = "000000000000"
@@ -137,9 +144,11 @@ def test_a_direct_function_arn_is_an_invoke_and_an_unknown_task_is_kept_to_be_de
     assert (desconocida.servicio, desconocida.operacion) == ("states", "arn:aws:states:::states:startExecution")
 
 
+# The sandbox unit's simulators (unidades/simuladores.yaml, nested as Simuladores): function name, URL id.
+SANDBOX = "mercadofresco-simulador"
 SIMULADORES = {
-    "SimuladorErpFunction": ("simulador-erp", "erp0url0id"),
-    "SimuladorPasarelaFunction": ("simulador-pasarela", "pasarela0url0id"),
+    "Erp": ("simulador-erp", "erp0url0id"),
+    "Pasarela": ("simulador-pasarela", "pasarela0url0id"),
 }
 
 
@@ -157,13 +166,34 @@ def _plantilla(**parametros: str) -> object:
             "Ref": "mercadofresco-erp",
             "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-erp",
         },
-        **{
-            simulador: {
-                "Ref": nombre,
-                "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:{nombre}",
-                "FunctionUrl": f"https://{url_id}.lambda-url.{REGION}.on.aws/",
-            }
-            for simulador, (nombre, url_id) in SIMULADORES.items()
+        # the nested stack, as fisicos_de_pila gives it: its outputs, which the root's grants and URLs read
+        "Simuladores": {
+            "Ref": f"arn:aws:cloudformation:{REGION}:{CUENTA}:stack/mercadofresco-dev-Simuladores/1",
+            **{
+                clave: valor
+                for simulador, (nombre, url_id) in SIMULADORES.items()
+                for clave, valor in {
+                    f"Outputs.Simulador{simulador}Url": f"https://{url_id}.lambda-url.{REGION}.on.aws/",
+                    f"Outputs.Simulador{simulador}FunctionArn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:{nombre}",
+                    f"Outputs.Simulador{simulador}FunctionRole": f"{nombre}-role",
+                }.items()
+            },
+            # ...and its own resources' physical ids, which its roles and URLs resolve with
+            FISICOS_DE_LA_UNIDAD: {
+                "TablaSimulador": {"Ref": SANDBOX, "Arn": f"arn:aws:dynamodb:{REGION}:{CUENTA}:table/{SANDBOX}"},
+                **{
+                    clave: valor
+                    for simulador, (nombre, url_id) in SIMULADORES.items()
+                    for clave, valor in {
+                        f"Simulador{simulador}Function": {
+                            "Ref": nombre,
+                            "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:{nombre}",
+                            "FunctionUrl": f"https://{url_id}.lambda-url.{REGION}.on.aws/",
+                        },
+                        f"Simulador{simulador}FunctionRole": {"Ref": f"{nombre}-role"},
+                    }.items()
+                },
+            },
         },
     }
     return plantilla_desplegada(
@@ -229,6 +259,50 @@ def test_a_secret_asked_for_by_name_is_authorised_by_its_arn(tmp_path: Path) -> 
     )
     registro = leer_registro(tmp_path, {"f": "F"}, None, {"mf-valkey": arn}.get)
     assert [ll.parametros["SecretId"] for ll in registro.llamadas()] == [arn, "otro"]  # unknown: left as asked
+
+
+def test_a_units_function_is_judged_by_its_own_role_in_the_nested_stack(tmp_path: Path) -> None:
+    # GIVEN the sandbox gateway's recorded writes (a function of the Simuladores unit): to its own table and
+    # to the idempotency records, which its role does not list
+    put = {"funcion": "simulador-pasarela", "servicio": "dynamodb", "operacion": "PutItem"}
+    _escribir(
+        tmp_path,
+        "simulador-pasarela.1.jsonl",
+        [
+            {**put, "parametros": {"TableName": SANDBOX, "Item": {"clave": {"S": "cobro:k1"}}}},
+            {**put, "parametros": {"TableName": "mercadofresco-idempotencia", "Item": {"clave": {"S": "x"}}}},
+        ],
+    )
+    registro = leer_registro(tmp_path, {"simulador-pasarela": "Simuladores/SimuladorPasarelaFunction"}, None)
+    # WHEN they are evaluated against the deployed roles, the unit's with its nested stack's physical ids
+    informe = comprobar_despliegue(registro, _plantilla())
+    # THEN the unit's function has its role (SandboxState on its table), and only the write elsewhere is denied
+    assert not informe.sin_rol
+    assert [(d.principal, d.solicitud.recurso) for d in informe.denegadas] == [
+        (
+            "Simuladores/SimuladorPasarelaFunction",
+            "arn:aws:dynamodb:eu-south-2:000000000000:table/mercadofresco-idempotencia",
+        )
+    ]
+
+
+def test_with_chaos_enabled_the_root_attaches_the_extension_policy_to_the_units_gateway_role() -> None:
+    # GIVEN the deployed template with and without Chaos=enabled (the sandbox gateway is then an experiment target)
+    def acciones_del_simulador(**parametros: str) -> set[str]:
+        plantilla = _plantilla(**parametros)
+        politicas = politicas_por_principal(plantilla, plantilla_transformada(plantilla.path, plantilla.region))
+        return {
+            accion
+            for documento in politicas["Simuladores/SimuladorPasarelaFunction"]
+            for sentencia in documento["Statement"]
+            for accion in ([sentencia["Action"]] if isinstance(sentencia["Action"], str) else sentencia["Action"])
+        }
+
+    # WHEN the unit's principal is read  THEN the root's ChaosExtensionPolicy, attached to the unit's role by the
+    # name the unit outputs, is among its policies only with chaos
+    assert {"s3:GetObject", "s3:ListBucket"} <= acciones_del_simulador(Chaos="enabled")
+    assert "s3:GetObject" not in acciones_del_simulador()
+    assert "dynamodb:PutItem" in acciones_del_simulador()  # its own SandboxState, in both
 
 
 def test_with_chaos_enabled_the_extension_policy_is_part_of_the_targets_roles(tmp_path: Path) -> None:

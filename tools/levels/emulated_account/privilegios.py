@@ -35,6 +35,7 @@ def _comprobar(c: Cuenta, fase: str, informes: Path) -> dict[str, Any]:
         arn_de_secreto,
         comprobar_despliegue,
         fisicos_de_pila,
+        funciones_de_pila,
         leer_registro,
         plantilla_desplegada,
     )
@@ -46,12 +47,7 @@ def _comprobar(c: Cuenta, fase: str, informes: Path) -> dict[str, Any]:
     carpeta.mkdir()
     for linea in registro.glob("*.jsonl"):
         linea.rename(carpeta / linea.name)
-    recursos = c.cliente("cloudformation").describe_stack_resources(StackName=despliegue.PILA)["StackResources"]
-    funciones = {
-        r["PhysicalResourceId"]: r["LogicalResourceId"]
-        for r in recursos
-        if r["ResourceType"] == "AWS::Lambda::Function"
-    }
+    funciones = funciones_de_pila(c.cliente, despliegue.PILA)  # its units' too (the sandbox providers)
     maquinas = list(c.plantilla.of_type("AWS::Serverless::StateMachine"))
     llamadas = leer_registro(carpeta, funciones, maquinas[0] if len(maquinas) == 1 else None, arn_de_secreto(c.cliente))
     plantilla = plantilla_desplegada(

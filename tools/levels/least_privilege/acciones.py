@@ -118,17 +118,29 @@ class Destino:
     def de_resuelta(
         cls, resuelta: Resuelta, claves_particion: Mapping[str, str], urls_funcion: Mapping[str, str]
     ) -> Destino:
-        """The run's names, with what the resolved transformed template says of keys, log groups and tracing."""
+        """The run's names, with what the resolved transformed template and its units say of keys, log groups
+        and tracing (a unit's principals named ``<unit>/<logical id>``, as :func:`principales` names them)."""
+        claves: dict[str, str] = {}
+        grupos: dict[str, str] = {}
+        trazadas: set[str] = set()
+        maquinas: dict[str, str] = {}
+        colas: set[str] = set()
+        for prefijo, anidada in resuelta.recorrer():
+            claves |= claves_de_cifrado(anidada)
+            grupos |= {prefijo + lid: grupo for lid, grupo in grupos_de_log(anidada).items()}
+            trazadas |= {prefijo + lid for lid in funciones_trazadas(anidada)}
+            maquinas |= {arn: prefijo + lid for arn, lid in maquinas_trazadas(anidada).items()}
+            colas |= colas_de_la_pila(anidada)
         return cls(
             resuelta.region,
             resuelta.account,
             claves_particion,
             urls_funcion,
-            claves_de_cifrado(resuelta),
-            grupos_de_log(resuelta),
-            funciones_trazadas(resuelta),
-            maquinas_trazadas(resuelta),
-            colas_de_la_pila(resuelta),
+            claves,
+            grupos,
+            frozenset(trazadas),
+            maquinas,
+            frozenset(colas),
         )
 
     def clave_de(self, recurso: str) -> str | None:

@@ -44,7 +44,10 @@ class Cuenta:
 
     @classmethod
     def de_resuelta(cls, resuelta: Resuelta) -> Cuenta:
-        return cls(resuelta.region, resuelta.account, principales(resuelta), politicas_de_recurso(resuelta))
+        politicas: dict[str, tuple[str, dict[str, Any]]] = {}
+        for _prefijo, anidada in resuelta.recorrer():  # a unit's resources are the account's too
+            politicas |= politicas_de_recurso(anidada)
+        return cls(resuelta.region, resuelta.account, principales(resuelta), politicas)
 
     @classmethod
     def de_plantilla(cls, plantilla: Template) -> Cuenta:

@@ -34,6 +34,7 @@ __all__ = [
     "comprobar_despliegue",
     "destino",
     "fisicos_de_pila",
+    "funciones_de_pila",
     "leer_registro",
     "llamada_de_tarea",
     "plantilla_desplegada",
@@ -88,6 +89,22 @@ def leer_registro(
     return registro
 
 
+#: Where :func:`fisicos_de_pila` keeps a nested stack's own physical ids, beside its outputs.
+FISICOS_DE_LA_UNIDAD = "Recursos"
+
+
+def funciones_de_pila(cliente: Callable[[str], Any], pila: str, prefijo: str = "") -> dict[str, str]:
+    """Each deployed function's name -> its logical id, a nested stack's as ``<unit>/<logical id>`` (the
+    principals :func:`least_privilege.roles.principales` names)."""
+    funciones = {}
+    for r in cliente("cloudformation").describe_stack_resources(StackName=pila)["StackResources"]:
+        if r["ResourceType"] == "AWS::Lambda::Function":
+            funciones[r["PhysicalResourceId"]] = prefijo + r["LogicalResourceId"]
+        elif r["ResourceType"] == "AWS::CloudFormation::Stack":
+            funciones |= funciones_de_pila(cliente, r["PhysicalResourceId"], f"{prefijo}{r['LogicalResourceId']}/")
+    return funciones
+
+
 def fisicos_de_pila(cliente: Callable[[str], Any], pila: str, region: str, cuenta: str) -> dict[str, Any]:
     """Logical id -> ``{"Ref": ..., <attribute>: ...}`` for the deployed stack, as its roles reference them."""
     recursos = cliente("cloudformation").describe_stack_resources(StackName=pila)["StackResources"]
@@ -126,7 +143,7 @@ def fisicos_de_pila(cliente: Callable[[str], Any], pila: str, region: str, cuent
         elif tipo == "AWS::CloudFormation::Stack":  # a unit (decision 0130): its GetAtt Outputs.X are its outputs
             (anidada,) = cliente("cloudformation").describe_stacks(StackName=fisico)["Stacks"]
             salidas = {f"Outputs.{o['OutputKey']}": o["OutputValue"] for o in anidada.get("Outputs", [])}
-            valor = {"Ref": fisico, **salidas}
+            valor = {"Ref": fisico, **salidas, FISICOS_DE_LA_UNIDAD: fisicos_de_pila(cliente, fisico, region, cuenta)}
         else:
             valor = {"Ref": fisico}
         fisicos[r["LogicalResourceId"]] = valor
@@ -164,7 +181,18 @@ def plantilla_desplegada(
         valores[nombre] = (
             [v for v in valor.split(",") if v] if definicion.get("Type") == "CommaDelimitedList" else valor
         )
-    return Template(path=ruta, parameters=valores, region=region, account=cuenta, stack_name=pila, physical_ids=fisicos)
+    plantilla = Template(path=ruta, parameters=valores, region=region, account=cuenta, stack_name=pila)
+    return _con_fisicos(plantilla, fisicos)
+
+
+def _con_fisicos(plantilla: Template, fisicos: dict[str, Any]) -> Template:
+    """``plantilla`` with these physical ids, and each unit it creates with its nested stack's
+    (:data:`FISICOS_DE_LA_UNIDAD`), handed out as created (``Template.created_units``)."""
+    plantilla.physical_ids.update(fisicos)
+    for logical_id, unidad in plantilla.units().items():
+        if isinstance(propios := (fisicos.get(logical_id) or {}).get(FISICOS_DE_LA_UNIDAD), dict):
+            plantilla.created_units[logical_id] = _con_fisicos(unidad, propios)
+    return plantilla
 
 
 def destino(plantilla: Template, resuelta: Resuelta | None = None) -> Destino:
@@ -172,19 +200,20 @@ def destino(plantilla: Template, resuelta: Resuelta | None = None) -> Destino:
 
     A function URL is known by AWS's name (``https://<id>.lambda-url.<region>.on.aws/``) and, as the
     stack's functions are given it in the emulated account, by MiniStack's path form
-    ``/_aws/lambda-url/<id>/`` (``emulated_account.gaps``).
+    ``/_aws/lambda-url/<id>/`` (``emulated_account.gaps``). The stack's units (its nested stacks, decision
+    0130) are read too, each with its nested stack's physical ids (:func:`plantilla_desplegada`).
     """
-    claves = {}
-    for logical_id, recurso in plantilla.of_type("AWS::DynamoDB::Table").items():
-        propiedades = recurso["Properties"]
-        (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
-        claves[plantilla.resolve(propiedades.get("TableName", logical_id))] = hash_
-    urls = {}
-    for recurso in plantilla.of_type("AWS::Lambda::Url").values():
-        funcion = plantilla.physical_ids.get(recurso["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]) or {}
-        if "FunctionUrl" in funcion:
-            url_id = funcion["FunctionUrl"].split("//", 1)[-1].split(".", 1)[0]
-            urls[funcion["FunctionUrl"]] = urls[f"/_aws/lambda-url/{url_id}/"] = funcion["Arn"]
+    claves, urls = {}, {}
+    for _ruta, unidad in plantilla.walk():  # the root and each unit, with its nested stack's physical ids
+        for logical_id, recurso in unidad.of_type("AWS::DynamoDB::Table").items():
+            propiedades = recurso["Properties"]
+            (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
+            claves[unidad.resolve(propiedades.get("TableName", logical_id))] = hash_
+        for recurso in unidad.of_type("AWS::Lambda::Url").values():
+            funcion = unidad.physical_ids.get(recurso["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]) or {}
+            if "FunctionUrl" in funcion:
+                url_id = funcion["FunctionUrl"].split("//", 1)[-1].split(".", 1)[0]
+                urls[funcion["FunctionUrl"]] = urls[f"/_aws/lambda-url/{url_id}/"] = funcion["Arn"]
     resuelta = resuelta or resolver(plantilla, plantilla_transformada(plantilla.path, plantilla.region))
     return Destino.de_resuelta(resuelta, claves, urls)
 

@@ -42,17 +42,19 @@ def destino(plantilla: Template, resuelta_: Resuelta | None = None) -> Destino:
     """The run's region and account, each table's partition key (for ``dynamodb:LeadingKeys``), the
     function behind each function URL: moto's URL, and the loopback stand-ins the local run lets play it
     (``UrlsLocales`` in the URL's physical values, :meth:`mercadofresco_local.sesion.Sesion`); the keys,
-    log groups and tracing of the transformed template (:meth:`Destino.de_resuelta`)."""
+    log groups and tracing of the transformed template (:meth:`Destino.de_resuelta`). The units the run created
+    (``Template.created_units``, with their physical ids) are read as the root is."""
     claves = {}
-    for logical_id in plantilla.of_type("AWS::DynamoDB::Table"):
-        propiedades = plantilla.properties(logical_id)
-        (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
-        claves[propiedades["TableName"]] = hash_
     urls = {}
-    for logical_id in plantilla.of_type("AWS::Lambda::Url"):
-        fisico = plantilla.physical_ids.get(logical_id) or {}
-        for url in ([fisico["FunctionUrl"]] if "FunctionUrl" in fisico else []) + fisico.get("UrlsLocales", []):
-            urls[url] = fisico["FunctionArn"]
+    for _ruta, unidad in plantilla.walk():  # the root and every unit the run created (their own physical ids)
+        for logical_id, recurso in unidad.of_type("AWS::DynamoDB::Table").items():
+            propiedades = recurso["Properties"]
+            (hash_,) = [k["AttributeName"] for k in propiedades["KeySchema"] if k["KeyType"] == "HASH"]
+            claves[unidad.resolve(propiedades.get("TableName", logical_id))] = hash_
+        for logical_id in unidad.of_type("AWS::Lambda::Url"):
+            fisico = unidad.physical_ids.get(logical_id) or {}
+            for url in ([fisico["FunctionUrl"]] if "FunctionUrl" in fisico else []) + fisico.get("UrlsLocales", []):
+                urls[url] = fisico["FunctionArn"]
     return Destino.de_resuelta(resuelta_ or resuelta(plantilla), claves, urls)
 
 

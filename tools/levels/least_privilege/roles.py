@@ -17,7 +17,7 @@ their published documents (AWS Managed Policy Reference), actions only, on ``*``
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sam_emulator.template import Template, TemplateError
@@ -25,6 +25,7 @@ from template_model import read
 from template_model.transform import sam_transformed
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 __all__ = [
@@ -83,12 +84,23 @@ def plantilla_transformada(ruta: Path, region: str) -> dict[str, Any]:
         raise PoliticasError(str(exc)) from None
 
 
+@dataclass
 class Resuelta(Template):
     """The transformed template, resolved with a run's physical ids; unknown references match nothing.
 
     A log group is named as CloudFormation names it whatever the run made of it (the local run creates
     none): ``Ref`` is its ``LogGroupName``, ``GetAtt Arn`` is ``arn:aws:logs:<region>:<account>:log-group:<name>:*``.
+    Its nested units (decision 0130) are transformed and resolved each with its own physical ids
+    (:attr:`unidades`): their principals, keys and policies are the account's too.
     """
+
+    unidades: dict[str, Resuelta] = field(default_factory=dict)
+
+    def recorrer(self, prefijo: str = "") -> Iterator[tuple[str, Resuelta]]:
+        """(prefix, resolved template) for this one and every unit below it (``Simuladores/``, as SAM names it)."""
+        yield prefijo, self
+        for logical_id, unidad in self.unidades.items():
+            yield from unidad.recorrer(f"{prefijo}{logical_id}/")
 
     def _grupo_de_log(self, nombre: str) -> str | None:
         recurso = self.resources.get(nombre, {})
@@ -114,7 +126,8 @@ class Resuelta(Template):
 
 
 def resolver(plantilla: Template, transformada: dict[str, Any]) -> Resuelta:
-    """``transformada`` (the output of :func:`plantilla_transformada`) resolved with ``plantilla``'s run."""
+    """``transformada`` (the output of :func:`plantilla_transformada`) resolved with ``plantilla``'s run; each unit
+    ``plantilla`` creates, transformed and resolved with its own (``Template.units()``: as the run created it)."""
     resuelta = Resuelta(
         path=plantilla.path,
         parameters=plantilla.parameters,
@@ -122,6 +135,10 @@ def resolver(plantilla: Template, transformada: dict[str, Any]) -> Resuelta:
         account=plantilla.account,
         stack_name=plantilla.stack_name,
         physical_ids=plantilla.physical_ids,
+        unidades={
+            logical_id: resolver(unidad, plantilla_transformada(unidad.path, unidad.region))
+            for logical_id, unidad in plantilla.units().items()
+        },
     )
     resuelta.__dict__["doc"] = copy.deepcopy(transformada)
     return resuelta
@@ -145,6 +162,15 @@ def _elegir(resuelta: Template, nodo: Any) -> Any:
     return nodo
 
 
+def _rol_adjunto(resuelta: Resuelta, rol: Any) -> str:
+    """The role an attached policy names: a role of this template by its logical id; any other (a unit's, read
+    from its output: ``Fn::GetAtt Unidad.Outputs.XRole``; a name as written) by its resolved name, which no
+    principal of this template has."""
+    if isinstance(rol, dict) and isinstance(rol.get("Ref"), str) and rol["Ref"] in resuelta.resources:
+        return rol["Ref"]
+    return str(resuelta.resolve(rol))
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
     """Who makes a function's, a state machine's, a pipe's or a schedule's requests: its role and its policies."""
@@ -162,8 +188,10 @@ _ROL_DE = {
 }
 
 
-def principales(resuelta: Resuelta) -> dict[str, Principal]:
-    """Function / state machine / pipe / schedule logical id -> its role's ARN and policy documents, resolved."""
+def principales(resuelta: Resuelta, de_fuera: dict[str, list[Any]] | None = None) -> dict[str, Principal]:
+    """Function / state machine / pipe / schedule logical id -> its role's ARN and policy documents, resolved;
+    a unit's as ``<unit>/<logical id>`` (as SAM names it), with what its parent attaches to its roles by name
+    (``de_fuera``: role name -> policy documents)."""
     recursos = resuelta.doc["Resources"]
     adjuntas: dict[str, list[Any]] = {}  # role -> the policies attached to it from outside
     for recurso in recursos.values():
@@ -174,9 +202,7 @@ def principales(resuelta: Resuelta) -> dict[str, Principal]:
         for rol in (_elegir(resuelta, r) for r in roles):
             if rol == {"Ref": "AWS::NoValue"}:
                 continue
-            adjuntas.setdefault(rol.get("Ref", rol) if isinstance(rol, dict) else rol, []).append(
-                propiedades["PolicyDocument"]
-            )
+            adjuntas.setdefault(_rol_adjunto(resuelta, rol), []).append(propiedades["PolicyDocument"])
     resultado: dict[str, Principal] = {}
     for logical_id, recurso in recursos.items():
         rol = _ROL_DE.get(recurso["Type"], lambda _p: None)(recurso.get("Properties", {}))
@@ -184,7 +210,7 @@ def principales(resuelta: Resuelta) -> dict[str, Principal]:
             continue
         definicion = recursos[rol]["Properties"]
         documentos = [p["PolicyDocument"] for p in resuelta.resolve(definicion.get("Policies", []))]
-        documentos += adjuntas.get(rol, [])
+        documentos += adjuntas.get(rol, []) + (de_fuera or {}).get(str(resuelta.ref(rol)), [])
         for arn in resuelta.resolve(definicion.get("ManagedPolicyArns", [])):
             if arn not in GESTIONADAS:
                 raise PoliticasError(f"{rol} attaches {arn}: add its published document to GESTIONADAS")
@@ -193,6 +219,10 @@ def principales(resuelta: Resuelta) -> dict[str, Principal]:
         resultado[logical_id] = Principal(
             f"arn:aws:iam::{resuelta.account}:role/{nombre}", [resuelta.resolve(d) for d in documentos]
         )
+    # What this template attaches to a unit's role, resolved here (its conditions and references are this one's).
+    hacia_unidades = {rol: [resuelta.resolve(d) for d in docs] for rol, docs in adjuntas.items() if rol not in recursos}
+    for unidad, anidada in resuelta.unidades.items():
+        resultado |= {f"{unidad}/{lid}": p for lid, p in principales(anidada, hacia_unidades).items()}
     return resultado
 
 
