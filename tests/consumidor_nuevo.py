@@ -20,13 +20,13 @@ import re
 import shutil
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cfnlint.decode import decode
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 MODELO, NUEVO = "Erp", "Factura"
 PREFIJO = "factura"  # the key operation its handler builds: factura:{pedido_id}
@@ -119,11 +119,9 @@ def _con_prefijo(nodo: Any) -> Any:
     return nodo
 
 
-def con_consumidor_nuevo(plantilla: Path) -> dict[str, Any]:
-    """The template at ``plantilla`` as written (its loops kept), with the new consumer added."""
-    documento, errores = decode(str(plantilla))
-    assert not errores, errores
-    doc = json.loads(json.dumps(documento))
+def _copiado(doc: dict[str, Any]) -> dict[str, Any]:
+    """A template (the root or a unit) with the model's resources, loop entries, mappings, parameters,
+    conditions and outputs copied for the new consumer."""
     nuevo = copy.deepcopy(doc)
     propios = {lid for lid in doc["Resources"] if not lid.startswith("Fn::ForEach::") and _PALABRA.search(lid)}
     # The model's queues of another shape (the ERP's FIFO stock queue and its DLQ): not the new consumer's.
@@ -136,14 +134,20 @@ def con_consumidor_nuevo(plantilla: Path) -> dict[str, Any]:
     for clave, bucle in doc["Resources"].items():
         if clave.startswith("Fn::ForEach::") and MODELO in bucle[1]:
             nuevo["Resources"][clave][1] = [*bucle[1], NUEVO]
-    for nombre, mapa in doc["Mappings"].items():
+    # What a unit is handed for it (the sandbox unit: the URL parameter that says whether it plays the provider).
+    for lid, recurso in doc["Resources"].items():
+        pasados = (recurso.get("Properties") or {}).get("Parameters") if isinstance(recurso, dict) else None
+        for clave in [k for k in pasados or {} if _PALABRA.search(k)]:
+            nuevo["Resources"][lid]["Properties"]["Parameters"][_renombrar(clave)] = _renombrado(pasados[clave])
+    # Its provider: the URL parameter a deploy may give, the condition that plays it in the sandbox, what a unit
+    # outputs for it.
+    for seccion in ("Mappings", "Parameters", "Conditions", "Outputs"):
+        for clave in [k for k in doc.get(seccion) or {} if _PALABRA.search(k)]:
+            nuevo[seccion][_renombrar(clave)] = _renombrado(doc[seccion][clave])
+    for nombre, mapa in (doc.get("Mappings") or {}).items():
         for clave in [k for k in mapa if _PALABRA.search(k)]:
             nuevo["Mappings"][nombre][_renombrar(clave)] = _renombrado(mapa[clave])
-    # Its provider: the URL parameter a deploy may give, the condition that plays it in the sandbox.
-    for seccion in ("Parameters", "Conditions"):
-        for clave in [k for k in doc[seccion] if _PALABRA.search(k)]:
-            nuevo[seccion][_renombrar(clave)] = _renombrado(doc[seccion][clave])
-    for clave, condicion in doc["Conditions"].items():
+    for clave, condicion in (doc.get("Conditions") or {}).items():
         alternativas = condicion.get("Fn::Or") if isinstance(condicion, dict) else None
         propias = [a for a in alternativas or [] if isinstance(a, dict) and _PALABRA.search(str(a.get("Condition")))]
         if propias:
@@ -151,13 +155,46 @@ def con_consumidor_nuevo(plantilla: Path) -> dict[str, Any]:
     return nuevo
 
 
+def _leido(ruta: Path) -> dict[str, Any]:
+    documento, errores = decode(str(ruta))
+    assert not errores, errores
+    return json.loads(json.dumps(documento))
+
+
+def con_consumidor_nuevo(plantilla: Path) -> dict[str, Any]:
+    """The template at ``plantilla`` as written (its loops kept), with the new consumer added."""
+    return _copiado(_leido(plantilla))
+
+
+def unidades_con_consumidor_nuevo(plantilla: Path, documento: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each local unit of ``documento`` (by logical id) that has a resource of the model's, with the new
+    consumer's copied in (the sandbox unit: its simulator)."""
+    unidades = {}
+    for lid, recurso in documento["Resources"].items():
+        ubicacion = (recurso.get("Properties") or {}).get("Location") if isinstance(recurso, dict) else None
+        if isinstance(ubicacion, str) and not ubicacion.startswith(("s3://", "https://")):
+            unidad = _leido(plantilla.parent / ubicacion)
+            if any(_PALABRA.search(r) for r in unidad["Resources"]):
+                unidades[lid] = _copiado(unidad)
+    return unidades
+
+
 @contextmanager
 def plantilla_con_consumidor_nuevo(raiz: Path) -> Iterator[Path]:
-    """The copy written beside ``raiz / "template.yaml"``, its function's code in ``functions/<id>/``; both removed."""
+    """The copy written beside ``raiz / "template.yaml"`` (a unit it changes beside the unit), its function's code
+    in ``functions/<id>/``; all removed."""
     marca = uuid.uuid4().hex[:8]
     codigo = raiz / "functions" / f".factura-{marca}"
     documento = con_consumidor_nuevo(raiz / "template.yaml")
     documento["Resources"][f"{NUEVO}Function"]["Properties"]["CodeUri"] = f"functions/{codigo.name}/"
+    escritos = []
+    for lid, unidad in unidades_con_consumidor_nuevo(raiz / "template.yaml", documento).items():
+        propiedades = documento["Resources"][lid]["Properties"]
+        ubicacion = Path(propiedades["Location"])
+        copia = ubicacion.with_name(f".{ubicacion.stem}-factura-{marca}.json")
+        (raiz / copia).write_text(json.dumps(unidad, indent=1))
+        escritos.append(raiz / copia)
+        propiedades["Location"] = str(copia)
     ruta = raiz / f".template-factura-{marca}.json"
     codigo.mkdir()
     (codigo / "app.py").write_text(HANDLER)
@@ -166,4 +203,6 @@ def plantilla_con_consumidor_nuevo(raiz: Path) -> Iterator[Path]:
         yield ruta
     finally:
         ruta.unlink()
+        for escrito in escritos:
+            escrito.unlink()
         shutil.rmtree(codigo)

@@ -66,12 +66,17 @@ def _comprobar(registro: Registro, motor: MotorDurable, transformar: Any = None)
     from least_privilege.comprobacion import Cuenta, comprobar
     from least_privilege.local import destino
     from least_privilege.roles import plantilla_transformada, resolver
+    from mercadofresco_local.firma import urls_firmadas
     from sam_emulator.template import Template
 
-    plantilla = Template(parameters={"WorkflowEngine": "DurableFunction"}, physical_ids=motor.flujo.fisicos)
-    # The gateway stand-in plays the sandbox gateway's function URL, as in the local run.
-    url = plantilla.physical_ids["SimuladorPasarelaUrl"]
-    url.setdefault("UrlsLocales", []).append(motor.pasarela.url)
+    plantilla = Template(
+        parameters={"WorkflowEngine": "DurableFunction"},
+        physical_ids=motor.flujo.fisicos,
+        created_units=motor.flujo.unidades,
+    )
+    # The gateway stand-in plays the sandbox gateway's function URL (in the sandbox unit), as in the local run.
+    unidad, url = plantilla.locate(urls_firmadas(plantilla)["PASARELA_URL"])
+    unidad.physical_ids[url].setdefault("UrlsLocales", []).append(motor.pasarela.url)
     transformada = plantilla_transformada(plantilla.path, plantilla.region)
     resuelta = resolver(plantilla, transformar(transformada) if transformar else transformada)
     solicitudes = registro.solicitudes(destino(plantilla, resuelta))

@@ -57,7 +57,7 @@ def test_the_model_sees_the_new_consumer_with_its_queues_key_prefix_and_provider
     assert COLA in m.subscribed_queues(plantilla) and DLQ in m.dead_letter_queues(plantilla)
     (proveedor,) = [p for p in m.providers_called(plantilla) if p.dependency == "factura"]
     assert proveedor.variable == "FACTURA_URL" and proveedor.parameter == "FacturaUrl"
-    assert proveedor.stand_in == "SimuladorFacturaFunction"
+    assert proveedor.stand_in == "Simuladores/SimuladorFacturaFunction"  # in the sandbox unit
 
 
 def test_cfn_lint_and_the_rule_pack_pass_the_copy(copia: Path) -> None:

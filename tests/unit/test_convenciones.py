@@ -14,10 +14,18 @@ from sam_emulator.template import Template
 
 RAIZ = Path(__file__).resolve().parents[2]
 FUNCIONES = sorted(p.name for p in (RAIZ / "functions").iterdir() if p.is_dir() and not p.name.startswith("_"))
+
+
 def _code_uris() -> set[str]:
-    """Every function any deploy creates (pedido_durable only with WorkflowEngine=DurableFunction)."""
-    funciones = [r for r in Template().resources.values() if r["Type"] == "AWS::Serverless::Function"]
-    return {f["Properties"]["CodeUri"].rstrip("/") for f in funciones}
+    """Every function any deploy creates (pedido_durable only with WorkflowEngine=DurableFunction), in the root
+    or in a nested unit (the defaults create the Simuladores unit), its CodeUri relative to the repository: a
+    unit's is relative to the unit's own folder (``../functions/simulador/``)."""
+    return {
+        (plantilla.folder / recurso["Properties"]["CodeUri"]).resolve().relative_to(RAIZ).as_posix()
+        for _, plantilla in Template().walk()
+        for recurso in plantilla.resources.values()
+        if recurso["Type"] == "AWS::Serverless::Function"
+    }
 
 
 def test_functions_exist_and_each_is_in_the_template() -> None:
@@ -38,9 +46,7 @@ def test_function_has_a_thin_lambda_handler(nombre: str) -> None:
 def test_function_has_sample_events_and_tests_that_use_them(nombre: str) -> None:
     prefijo = nombre.replace("_", "-")
     # events/<sub>/ holds events sam local cannot invoke (the durable engine's); they count too
-    eventos = sorted(
-        e for patron in (f"{prefijo}.json", f"{prefijo}-*.json") for e in (RAIZ / "events").rglob(patron)
-    )
+    eventos = sorted(e for patron in (f"{prefijo}.json", f"{prefijo}-*.json") for e in (RAIZ / "events").rglob(patron))
     assert eventos, f"events/**/{prefijo}-*.json: no sample event for functions/{nombre}"
     pruebas = " ".join(p.read_text() for p in (RAIZ / "tests").rglob("test_*.py"))
     usados = [e.name for e in eventos if e.name in pruebas]

@@ -52,10 +52,16 @@ def test_the_chaos_units_fis_experiments_are_dropped_in_its_own_file(tmp_path: P
 
 
 def test_function_urls_given_to_the_functions_point_at_the_gateway(plantilla: dict) -> None:
-    texto = json.dumps(gaps.adapt(plantilla, GATEWAY)["Resources"])
+    # GIVEN the root and the units it nests (the sandbox unit's outputs say which values are function URLs)
+    unidades = gaps.unit_templates(plantilla, RAIZ)
+    # WHEN the root is adapted  THEN no function URL it reads (its own or a unit's output) is left in AWS's form
+    texto = json.dumps(gaps.adapt(plantilla, GATEWAY, unidades)["Resources"])
     assert ".FunctionUrl}" not in texto
+    assert "${Simuladores.Outputs.Simulador" not in texto
     # the gateway (for the charge function and the durable saga), the ERP, the primary and secondary e-mail
     assert texto.count(f"http://{GATEWAY}/_aws/lambda-url/") == 5
+    # AND a unit's URL output is cut from what MiniStack answers for that output
+    assert '{"Fn::GetAtt": ["Simuladores", "Outputs.SimuladorErpUrl"]}' in texto
 
 
 def test_a_dropped_resource_still_referenced_is_refused() -> None:
@@ -241,4 +247,6 @@ def test_a_packaged_units_url_is_written_as_aws_writes_it_and_sam_delete_reads_i
     assert parse_s3_url(recursos["Caos"]["Properties"]["Location"]) == {
         "Bucket": "aws-sam-cli-managed-default-samclisourcebucket-1", "Key": "9170888d.template"}  # fmt: skip
     assert recursos["Funcion"]["Properties"]["Environment"]["Variables"]["ERP_URL"].startswith(f"http://{GATEWAY}/")
-    assert recursos["Funcion"]["Properties"]["CodeUri"] == "s3://aws-sam-cli-managed-default-samclisourcebucket-1/0a1b2c"
+    assert (
+        recursos["Funcion"]["Properties"]["CodeUri"] == "s3://aws-sam-cli-managed-default-samclisourcebucket-1/0a1b2c"
+    )

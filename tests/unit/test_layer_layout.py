@@ -53,15 +53,24 @@ def test_postgres_driver_ships_only_in_its_own_layer(capa: Path) -> None:
     assert list((postgres / "psycopg" / "__pycache__").glob("*.cpython-313.pyc")), "compiled once, at build"
 
 
-def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
+def _funciones() -> list[tuple[str, Path, dict]]:
+    """``(stack path, folder of its template, Properties)`` of every function of the stack, in the root or in a
+    nested unit (``Simuladores/SimuladorErpFunction``, as ``sam build`` lays it out); CodeUri is relative to
+    that folder."""
     from sam_emulator.template import Template
 
-    # GIVEN every function of the template and the layer modules its code imports
-    for nombre, recurso in Template().resources.items():
-        if recurso["Type"] != "AWS::Serverless::Function":
-            continue
-        props = recurso["Properties"]
-        fuentes = " ".join(p.read_text() for p in (RAIZ / props["CodeUri"]).glob("*.py"))
+    return [
+        (prefijo + nombre, plantilla.folder, recurso["Properties"])
+        for prefijo, plantilla in Template().walk()
+        for nombre, recurso in plantilla.resources.items()
+        if recurso["Type"] == "AWS::Serverless::Function"
+    ]
+
+
+def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
+    # GIVEN every function of the stack and the layer modules its code imports
+    for nombre, carpeta, props in _funciones():
+        fuentes = " ".join(p.read_text() for p in (carpeta / props["CodeUri"]).glob("*.py"))
         usa_bd = bool(re.search(r"mercadofresco\.(db|outbox|dominio\.(pedidos|solicitudes|proyeccion))\b", fuentes))
         # THEN the driver's layer is added exactly where the database is used (ComunLayer comes from Globals)
         assert ({"Ref": "PostgresLayer"} in props.get("Layers", [])) == usa_bd, nombre
@@ -70,29 +79,38 @@ def test_postgres_layer_only_on_the_functions_that_use_the_database() -> None:
 def test_simulator_layer_only_on_the_simulador_functions(capa: Path) -> None:
     from sam_emulator.template import Template
 
-    # GIVEN every function of the template and whether its code imports the simulators
-    for nombre, recurso in Template().resources.items():
-        if recurso["Type"] != "AWS::Serverless::Function":
-            continue
-        props = recurso["Properties"]
-        fuentes = " ".join(p.read_text() for p in (RAIZ / props["CodeUri"]).glob("*.py"))
+    # GIVEN every function of the stack (the simulators live in the Simuladores unit) and whether its code
+    # imports the simulators
+    funciones = _funciones()
+    assert {n for n, _, _ in funciones} >= {
+        "Simuladores/SimuladorPasarelaFunction",
+        "Simuladores/SimuladorErpFunction",
+        "Simuladores/SimuladorCorreoFunction",
+    }
+    for nombre, carpeta, props in funciones:
+        fuentes = " ".join(p.read_text() for p in (carpeta / props["CodeUri"]).glob("*.py"))
         usa_simulador = bool(re.search(r"^(from|import) simulador\b", fuentes, re.MULTILINE))
-        # THEN the simulators' layer is attached exactly there
+        # THEN the simulators' layer (its template's own) is attached exactly there
         assert ({"Ref": "SimuladorLayer"} in props.get("Layers", [])) == usa_simulador, nombre
-    # AND the shared layer does not carry them, their own layer does
-    assert not (capa / "mercadofresco" / "sandbox").exists()
-    assert (capa.parents[1] / "SimuladorLayer" / "python" / "simulador" / "__init__.py").is_file()
+    # AND it is declared once, in the unit, whose build sits where `sam build` puts a unit's resources
+    recursos = {prefijo + lid for prefijo, plantilla in Template().walk() for lid in plantilla.resources}
+    assert {lid for lid in recursos if lid.rsplit("/", 1)[-1] == "SimuladorLayer"} == {"Simuladores/SimuladorLayer"}
+    construidas = capa.parents[1]
+    assert (construidas / "Simuladores" / "SimuladorLayer" / "python" / "simulador" / "__init__.py").is_file()
+    # AND no build of the shared layer carries them (the root's, nor the unit's own copy)
+    comunes = [construidas / lid / "python" for lid in recursos if lid.rsplit("/", 1)[-1] == "ComunLayer"]
+    assert capa in comunes and len(comunes) > 1
+    for comun in comunes:
+        assert (comun / "mercadofresco" / "__init__.py").is_file(), comun
+        assert not (comun / "mercadofresco" / "sandbox").exists(), comun
+        assert not (comun / "simulador").exists(), comun
 
 
 def test_every_built_function_ships_its_modules_compiled(capa: Path) -> None:
-    from sam_emulator.template import Template
-
-    # GIVEN every function of the template, as `sam build` (functions/Makefile) produced it
-    for nombre, recurso in Template().resources.items():
-        if recurso["Type"] != "AWS::Serverless::Function":
-            continue
+    # GIVEN every function of the stack, in the root or in a unit, as `sam build` (functions/Makefile) produced it
+    for nombre, carpeta, props in _funciones():
         construida = capa.parents[1] / nombre
-        codigo = RAIZ / recurso["Properties"]["CodeUri"]
+        codigo = carpeta / props["CodeUri"]
         fuentes = sorted(p.relative_to(codigo).as_posix() for p in codigo.rglob("*.py"))
         # THEN it ships exactly its modules (and what its requirements.txt installs, as pip's RECORD lists it),
         # each with the runtime's .pyc (/var/task is read-only in Lambda)

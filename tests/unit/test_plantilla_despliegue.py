@@ -198,31 +198,39 @@ def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_
 
 
 SIMULADORES = {"SimuladorPasarelaFunction", "SimuladorErpFunction", "SimuladorCorreoFunction"}
+UNIDAD = "Simuladores"  # the root's nested unit that plays the providers (unidades/simuladores.yaml)
 # Each caller and the one simulator it may invoke, with the parameter that makes it a sandbox.
 LLAMANTES = [
     ("CobroFunction", "SimuladorPasarelaFunction", "PasarelaUrl"),
     ("ErpFunction", "SimuladorErpFunction", "ErpUrl"),
     ("CorreoFunction", "SimuladorCorreoFunction", "CorreoPrincipalUrl"),
 ]
+# The defaults, every provider real, and each provider alone a sandbox.
+COMBINACIONES = [{}, PROVEEDORES, *({**PROVEEDORES, parametro: ""} for parametro in PROVEEDORES)]
 
 
 def test_no_function_url_is_public() -> None:
-    # GIVEN every function URL of the default stack (the sandbox providers) and every Lambda permission
+    # GIVEN every function URL of the default stack (the sandbox providers, in their unit) and every Lambda permission
     p = _desplegada()
-    urls = [r for r in p.resources.values() if r["Type"] == "AWS::Lambda::Url"]
-    assert {u["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0] for u in urls} == SIMULADORES
+    urls = [(prefijo, r) for prefijo, t in p.walk() for r in t.resources.values() if r["Type"] == "AWS::Lambda::Url"]
+    assert {prefijo + u["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0] for prefijo, u in urls} == {
+        f"{UNIDAD}/{s}" for s in SIMULADORES
+    }
     # THEN each is AWS_IAM: Lambda refuses an unsigned or unauthorised request before invoking
-    assert {u["Properties"]["AuthType"] for u in urls} == {"AWS_IAM"}
-    # AND no resource policy opens one to everybody
-    permisos = [r["Properties"] for r in p.resources.values() if r["Type"] == "AWS::Lambda::Permission"]
+    assert {u["Properties"]["AuthType"] for _, u in urls} == {"AWS_IAM"}
+    # AND no resource policy, in the root or a unit, opens one to everybody
+    permisos = [
+        r["Properties"] for _, t in p.walk() for r in t.resources.values() if r["Type"] == "AWS::Lambda::Permission"
+    ]
     assert not [x for x in permisos if x.get("FunctionUrlAuthType") == "NONE" or x.get("InvokedViaFunctionUrl")]
 
 
 def test_every_simulator_is_capped_when_concurrency_can_be_reserved() -> None:
-    p = _desplegada(ReservedConcurrency="enabled")
+    # GIVEN the sandbox unit of a stack that reserves concurrency
+    unidad = _desplegada(ReservedConcurrency="enabled").units()[UNIDAD]
     for lid in SIMULADORES:
         # THEN its function reserves concurrency: its callers' floods cannot take the order path's
-        reservada = p.resolve(p.resources[lid]["Properties"].get("ReservedConcurrentExecutions"))
+        reservada = unidad.resolve(unidad.resources[lid]["Properties"].get("ReservedConcurrentExecutions"))
         assert isinstance(reservada, int | str) and int(reservada) > 0, lid
 
 
@@ -260,24 +268,56 @@ _CONDICION_POR_ACCION = {
 }
 
 
+def _simulador_de(p: Template, recurso: Any) -> str:
+    """The sandbox function a root grant's ``Resource`` names: the unit output it reads, whose Value must be
+    exactly that function's ARN (``!GetAtt Simuladores.Outputs.X`` -> ``!GetAtt <function>.Arn``)."""
+    unidad, salida = recurso["Fn::GetAtt"]
+    assert unidad == UNIDAD and salida.startswith("Outputs."), recurso
+    valor = p.units()[UNIDAD].output(salida.removeprefix("Outputs."))
+    assert set(valor) == {"Fn::GetAtt"} and valor["Fn::GetAtt"][1] == "Arn", (salida, valor)
+    return valor["Fn::GetAtt"][0]
+
+
 def test_each_function_url_caller_is_granted_both_invoke_actions_on_one_simulator_through_its_url() -> None:
     p = _desplegada()
     concedidas = [x for x in _sentencias_invoke_url(p) if x[0] in {c for c, _, _ in LLAMANTES}]
-    # THEN each caller holds exactly the two actions, each on its own simulator
-    assert sorted((lid, s["Resource"]["Fn::GetAtt"][0], s["Action"]) for lid, _, s in concedidas) == sorted(
+    # THEN each caller holds exactly the two actions, each on its own simulator's ARN (the unit's output for it)
+    assert sorted((lid, _simulador_de(p, s["Resource"]), s["Action"]) for lid, _, s in concedidas) == sorted(
         (c, sim, accion) for c, sim, _ in LLAMANTES for accion in _CONDICION_POR_ACCION
     )
     for lid, condicion, sentencia in concedidas:
-        simulador = sentencia["Resource"]["Fn::GetAtt"][0]
+        simulador = _simulador_de(p, sentencia["Resource"])
+        salida = sentencia["Resource"]["Fn::GetAtt"][1].removeprefix("Outputs.")
         # AND one action on one function's ARN, only through a signed (AWS_IAM) URL call
-        assert sentencia["Resource"] == {"Fn::GetAtt": [simulador, "Arn"]}, lid
         assert sentencia["Condition"] == _CONDICION_POR_ACCION[sentencia["Action"]], lid
-        # AND only under the condition that creates that simulator
-        assert condicion == p.resources[simulador]["Condition"], lid
+        # AND only under a condition that holds exactly when the unit creates that simulator and its output
+        for parametros in COMBINACIONES:
+            q = _desplegada(**parametros)
+            unidad = q.units().get(UNIDAD)
+            creado = unidad is not None and unidad.condition(unidad.resources[simulador].get("Condition"))
+            assert q.condition(condicion) == creado, (lid, parametros)
+            assert not creado or unidad.condition(unidad.doc["Outputs"][salida].get("Condition")), (lid, parametros)
 
 
 def _arn_funcion(nombre: str) -> str:
     return f"arn:aws:lambda:eu-south-2:123456789012:function:{nombre}"
+
+
+def _crear_simuladores(p: Template) -> None:
+    """The sandbox unit as a run creates it: each simulator function, role and URL it creates a physical id, and
+    its outputs what the parent's ``!GetAtt Simuladores.Outputs.X`` resolves to (CloudFormation's nested stack)."""
+    if (unidad := p.units().get(UNIDAD)) is None:
+        return
+    for lid in unidad.of_type("AWS::Serverless::Function", "AWS::Lambda::Url"):
+        unidad.physical_ids[lid] = {"Ref": lid, "Arn": _arn_funcion(lid), "FunctionUrl": f"https://{lid}/"}
+    for lid in unidad.of_type("AWS::IAM::Role"):
+        unidad.physical_ids[lid] = {"Ref": lid, "Arn": f"arn:aws:iam::123456789012:role/{lid}"}
+    salidas = unidad.doc.get("Outputs") or {}
+    p.physical_ids[UNIDAD] = {
+        f"Outputs.{nombre}": unidad.resolve(salida["Value"])
+        for nombre, salida in salidas.items()
+        if unidad.condition(salida.get("Condition"))
+    }
 
 
 @pytest.mark.parametrize(("logical_id", "simulador", "parametro"), LLAMANTES)
@@ -287,8 +327,7 @@ def test_a_caller_may_invoke_its_simulator_url_exactly_when_it_calls_a_sandbox(
     destino = Destino("eu-south-2", "123456789012", urls_funcion={"https://sim/": ""})
     for parametros, simulado in (({}, True), ({parametro: "https://real.example", **PROVEEDORES}, False)):
         p = _desplegada(**parametros)
-        for lid in SIMULADORES:
-            p.physical_ids[lid] = {"Ref": lid, "Arn": _arn_funcion(lid)}
+        _crear_simuladores(p)
         politicas = politicas_por_principal(p, plantilla_transformada(p.path, p.region))[logical_id]
 
         def permitida(funcion: str, politicas: Any = politicas, **contexto: str) -> bool:

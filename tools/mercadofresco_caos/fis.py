@@ -7,7 +7,9 @@ as ``FArn``, an alarm ``A`` as ``AArn``, and ``objetivo: consumidores`` as :data
 the parent builds from the consumers the template model gives (every queue consumer that calls a
 provider), so a new consumer is in its experiment with no edit to the spec. An entry whose targets exist
 under another condition (the sandbox gateway under ``SimularPasarela``) is created under that condition,
-which the unit defines as "its function's ARN was passed".
+which the unit defines as "its function's ARN was passed". A target may live in another unit (the sandbox
+gateway in ``Simuladores``): the parent passes its ARN from that unit's output, and :func:`funciones_objetivo`
+names it where it is declared (``Simuladores/SimuladorPasarelaFunction``).
 """
 
 from __future__ import annotations
@@ -83,14 +85,23 @@ def plantillas(espec: Especificacion | None = None) -> dict[str, dict[str, Any]]
     return {id_logico(e.nombre): plantilla(e) for e in (espec or especificacion.cargar()).de_fis()}
 
 
+def ubicacion(logico: str, de: Template | None = None) -> str:
+    """Where a target the spec names by logical id is declared, as :meth:`Template.walk` names it: ``ErpFunction``
+    in the root, ``Simuladores/SimuladorPasarelaFunction`` in a nested unit (the logical id as given when no
+    created unit declares it)."""
+    de = de or plantilla_del_repositorio()
+    return next((prefijo + logico for prefijo, t in de.walk() if logico in t.resources), logico)
+
+
 def funciones_objetivo(espec: Especificacion | None = None, de: Template | None = None) -> dict[str, str | None]:
-    """Logical id of every function an experiment targets -> the extra condition it exists under."""
+    """Every function an experiment targets, where it is declared (:func:`ubicacion`) -> the extra condition it
+    exists under."""
     de = de or plantilla_del_repositorio()
     objetivos: dict[str, str | None] = {}
     for e in (espec or especificacion.cargar()).de_fis():
         assert e.fis is not None
         for f in e.fis.objetivos(de):
-            objetivos[f] = e.fis.condicion
+            objetivos[ubicacion(f, de)] = e.fis.condicion
     return objetivos
 
 

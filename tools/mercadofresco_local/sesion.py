@@ -251,7 +251,8 @@ class Sesion:
         stand_ins = self.proveedores.por_variable()
         for variable, url in urls_firmadas(plantilla).items():
             stand_ins[variable].verificador = verificador
-            locales = plantilla.physical_ids[url].setdefault("UrlsLocales", [])
+            unidad, recurso = plantilla.locate(url)  # in the sandbox unit, as the emulator created it
+            locales = unidad.physical_ids[recurso].setdefault("UrlsLocales", [])
             if stand_ins[variable].url not in locales:
                 locales.append(stand_ins[variable].url)
 

@@ -29,17 +29,31 @@ def test_consumers_of_the_template_with_their_queues_dlqs_roles_and_key_prefixes
 def test_providers_name_their_breaker_parameter_and_stand_in(template: Template) -> None:
     # GIVEN the e-mail consumer (two providers behind one sandbox simulator)
     correo = next(c for c in consumers(template) if c.function == "CorreoFunction")
-    # WHEN its providers are read  THEN each names its breaker, its URL parameter and what plays it
+    # WHEN its providers are read  THEN each names its breaker, its URL parameter and what plays it, in the
+    # sandbox unit (its resources named as SAM names them)
     assert correo.breakers == ("correo-principal", "correo-secundario")
     principal, secundario = correo.providers
     assert (principal.variable, principal.parameter, principal.condition) == (
         "CORREO_PRINCIPAL_URL", "CorreoPrincipalUrl", "SimularCorreoPrincipal"
     )  # fmt: skip
-    assert (principal.stand_in, principal.stand_in_path) == ("SimuladorCorreoFunction", "principal")
-    assert (secundario.stand_in, secundario.stand_in_path) == ("SimuladorCorreoFunction", "secundario")
+    assert (principal.stand_in, principal.stand_in_path) == ("Simuladores/SimuladorCorreoFunction", "principal")
+    assert (secundario.stand_in, secundario.stand_in_path) == ("Simuladores/SimuladorCorreoFunction", "secundario")
+    assert principal.url == secundario.url == "Simuladores/SimuladorCorreoUrl"
     # ...and the charge function, which is no queue consumer, is asked directly
     (pasarela,) = m.providers(template, "CobroFunction")
-    assert (pasarela.dependency, pasarela.stand_in) == ("pasarela", "SimuladorPasarelaFunction")
+    assert (pasarela.dependency, pasarela.stand_in) == ("pasarela", "Simuladores/SimuladorPasarelaFunction")
+    # ...and a given URL needs no stand-in: the sandbox unit is not created
+    given = Template(
+        TEMPLATE,
+        parameters={
+            "PasarelaUrl": "https://pasarela.example",
+            "ErpUrl": "https://erp.example",
+            "CorreoPrincipalUrl": "https://a.example",
+            "CorreoSecundarioUrl": "https://b.example",
+        },
+    )
+    assert "Simuladores" not in given.units()
+    assert [p.stand_in for p in m.providers(given, "CobroFunction")] == [None]
 
 
 def test_key_prefixes_follow_the_conditions_of_the_deploy(write) -> None:

@@ -41,6 +41,7 @@ DEFINICION = {
 @pytest.fixture
 def pila(plantilla, tabla_idempotencia):
     sfn, sqs = boto3.client("stepfunctions"), boto3.client("sqs")
+    simuladores = create_table_from(boto3.client("dynamodb"), *plantilla.locate("Simuladores/TablaSimulador"))
     maquina = sfn.create_state_machine(
         name="mercadofresco-procesar-pedido",
         definition=json.dumps(DEFINICION),
@@ -50,7 +51,7 @@ def pila(plantilla, tabla_idempotencia):
         "mercadofresco",
         {
             "ProcesarPedido": maquina,
-            "TablaSimulador": create_table_from(boto3.client("dynamodb"), plantilla, "TablaSimulador"),
+            "TablaSimulador": simuladores,
             "TablaIdempotencia": tabla_idempotencia,
             "ColaPedidos": sqs.create_queue(QueueName="cola-mercadofresco-pedidos")["QueueUrl"],
             "ColaPedidosFallidos": sqs.create_queue(QueueName="mercadofresco-pedidos-fallidos")["QueueUrl"],

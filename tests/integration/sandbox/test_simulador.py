@@ -26,8 +26,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def tabla(plantilla: Any) -> str:
-    """mercadofresco-simulador created in moto from the template's own definition."""
-    return create_table_from(boto3.client("dynamodb"), plantilla, "TablaSimulador")
+    """mercadofresco-simulador created in moto from the template's own definition (in its sandbox unit)."""
+    return create_table_from(boto3.client("dynamodb"), *plantilla.locate("Simuladores/TablaSimulador"))
 
 
 @pytest.fixture

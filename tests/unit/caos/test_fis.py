@@ -41,6 +41,18 @@ def test_the_chaos_unit_holds_exactly_the_generators_experiment_templates(recurs
     assert not [k for k, v in recursos.items() if v["Type"] == "AWS::FIS::ExperimentTemplate"]
 
 
+def _arn_en_el_padre(ruta: str) -> dict:
+    """How the root reads the ARN of the function at ``ruta`` (as ``Template.walk`` names it): its own function's
+    ``GetAtt F.Arn``; a unit's, the output of that unit whose value is the function's ARN."""
+    *unidades, funcion = ruta.split("/")
+    if not unidades:
+        return {"Fn::GetAtt": [funcion, "Arn"]}
+    (unidad,) = unidades  # one level of units: the root's
+    salidas = Template().units()[unidad].doc["Outputs"]
+    (salida,) = [n for n, s in salidas.items() if s["Value"] == {"Fn::GetAtt": [funcion, "Arn"]}]
+    return {"Fn::GetAtt": [unidad, f"Outputs.{salida}"]}
+
+
 def test_the_parent_passes_every_target_and_stop_alarm_its_experiments_name(recursos: dict) -> None:
     # GIVEN what template.yaml passes its chaos unit
     pasados = recursos[fis.UNIDAD]["Properties"]["Parameters"]
@@ -49,7 +61,7 @@ def test_the_parent_passes_every_target_and_stop_alarm_its_experiments_name(recu
         assert entrada.fis is not None
         for funcion in entrada.fis.funciones:
             valor = pasados[fis.parametro(funcion)]
-            assert valor == {"Fn::If": [entrada.fis.condicion, {"Fn::GetAtt": [funcion, "Arn"]}, ""]}
+            assert valor == {"Fn::If": [entrada.fis.condicion, _arn_en_el_padre(fis.ubicacion(funcion)), ""]}
     for alarma in fis.ALARMAS_DE_PARADA:
         assert pasados[fis.parametro(alarma)] == {"Fn::GetAtt": [alarma, "Arn"]}
     # AND the consumers' list is every consumer the template model gives: a new consumer is in consumidor-error
@@ -89,9 +101,13 @@ def test_generator_output_is_pinned() -> None:
 
 
 def test_every_target_carries_the_extension_only_under_chaos(recursos: dict) -> None:
-    # GIVEN every function an experiment targets
-    for funcion, condicion_extra in fis.funciones_objetivo().items():
-        propiedades = recursos[funcion]["Properties"]
+    # GIVEN every function an experiment targets, where it is declared (the root or a unit it nests)
+    con_caos, sin_caos = Template(parameters={"Chaos": "enabled"}), Template()
+    cubo = con_caos.resolve(recursos[fis.UNIDAD]["Properties"]["Parameters"]["ConfigBucketName"])
+    for ruta, condicion_extra in fis.funciones_objetivo().items():
+        suya, funcion = con_caos.locate(ruta)
+        recurso = json.loads(json.dumps(suya.resources[funcion]))
+        propiedades = recurso["Properties"]
         # WHEN its layers and variables are read  THEN the extension, its wrapper and its configuration
         # location are there only through Fn::If on ChaosEnabled (AWS::NoValue otherwise)
         capas = [c for c in propiedades["Layers"] if "Fn::If" in c]
@@ -102,11 +118,12 @@ def test_every_target_carries_the_extension_only_under_chaos(recursos: dict) -> 
             assert variables[nombre]["Fn::If"][0] == fis.CONDICION
             assert variables[nombre]["Fn::If"][2] == {"Ref": "AWS::NoValue"}
         assert variables["AWS_LAMBDA_EXEC_WRAPPER"]["Fn::If"][1] == "/opt/aws-fis/bootstrap"
-        cubo = recursos[fis.UNIDAD]["Properties"]["Parameters"]["ConfigBucketName"]["Fn::Sub"]
-        assert variables["AWS_FIS_CONFIGURATION_LOCATION"]["Fn::If"][1] == {
-            "Fn::Sub": f"arn:${{AWS::Partition}}:s3:::{cubo}/FisConfigs/"
-        }
-        assert condicion_extra is None or recursos[funcion]["Condition"] == condicion_extra
+        # AND its condition holds exactly under Chaos=enabled (a unit's, as its parent drives it), where the
+        # configuration location is the chaos unit's bucket
+        assert suya.condition(fis.CONDICION)
+        assert not sin_caos.locate(ruta)[0].condition(fis.CONDICION)
+        assert suya.resolve(variables["AWS_FIS_CONFIGURATION_LOCATION"]) == f"arn:aws:s3:::{cubo}/FisConfigs/"
+        assert condicion_extra is None or recurso["Condition"] == condicion_extra
 
 
 def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recursos: dict, unidad: Template) -> None:
@@ -121,7 +138,7 @@ def test_every_chaos_resource_is_conditional_and_chaos_defaults_to_disabled(recu
     assert sorted(unidad.resources) == sorted(
         ["ChaosConfigBucket", "ChaosConfigBucketPolicy", "ChaosFisRole", *fis.plantillas()]
     )
-    assert Template().units() == {}
+    assert fis.UNIDAD not in Template().units()
 
 
 @pytest.mark.parametrize(

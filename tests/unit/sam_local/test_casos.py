@@ -17,7 +17,7 @@ def test_casos_every_sample_event_has_one_for_a_function_of_the_template() -> No
     # GIVEN the functions' sample events and the template's functions
     # (the same list the sam local level runs: events/flujo/ and events/durable/ are not functions' events)
     eventos = sorted(p.name for p in CASES_FILE.parent.glob("*.json") if not p.name.startswith("env-vars"))
-    funciones = set(plantilla().of_type(*FUNCTIONS))
+    funciones = {unidad + f for unidad, t in plantilla().walk() for f in t.of_type(*FUNCTIONS)}  # as SAM names them
     # WHEN the cases file is read  THEN each event has its case, for a function the template has
     assert sorted(CASES) == eventos
     assert {c.function for c in CASES.values()} <= funciones

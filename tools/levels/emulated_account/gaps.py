@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Mapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +287,7 @@ def markdown() -> str:
 # The built template's shapes these gaps match.
 _DROPPED_TYPES = frozenset({"AWS::Events::Archive", "AWS::FIS::ExperimentTemplate"})
 _FUNCTION_URL = re.compile(r"\$\{([A-Za-z0-9]+)\.FunctionUrl\}")
+_SUB_NAME = re.compile(r"\$\{([^}!]+)\}")
 _UNITS = {"AWS::Serverless::Application": "Location", "AWS::CloudFormation::Stack": "TemplateURL"}
 # Where sam deploy looks for a local artifact: a literal path it can package, never an intrinsic.
 _ARTIFACTS = ("CodeUri", "ContentUri", "DefinitionUri", "Location", "TemplateURL")
@@ -336,29 +337,58 @@ def _literal_artifacts(recurso: dict[str, Any], mappings: dict[str, Any]) -> dic
     return {**recurso, "Properties": {**propiedades, **literales}} if literales else recurso
 
 
-def _url_in_gateway(gateway: str, recurso_url: str) -> dict[str, Any]:
-    """``http://<gateway>/_aws/lambda-url/<id>/``, the id cut from the URL MiniStack returns."""
-    host = {"Fn::Select": [2, {"Fn::Split": ["/", {"Fn::GetAtt": [recurso_url, "FunctionUrl"]}]}]}
+def _url_in_gateway(gateway: str, url: list[str]) -> dict[str, Any]:
+    """``http://<gateway>/_aws/lambda-url/<id>/``, the id cut from the URL MiniStack returns (``url``: the
+    ``Fn::GetAtt`` that reads it, a URL resource's ``FunctionUrl`` or a unit's output giving one)."""
+    host = {"Fn::Select": [2, {"Fn::Split": ["/", {"Fn::GetAtt": url}]}]}
     url_id = {"Fn::Select": [0, {"Fn::Split": [".", host]}]}
     return {"Fn::Join": ["", [f"http://{gateway}/_aws/lambda-url/", url_id, "/"]]}
 
 
-def _rewrite_subs(nodo: Any, gateway: str) -> Any:
-    """Every ``Fn::Sub`` naming ``${X.FunctionUrl}`` gets that variable bound to the gateway's form."""
+def _is_function_url(valor: Any) -> bool:
+    """Whether an output's value is a function URL: ``!GetAtt X.FunctionUrl`` or ``!Sub ${X.FunctionUrl}``."""
+    if isinstance(valor, dict) and "Fn::GetAtt" in valor:
+        objetivo = valor["Fn::GetAtt"]
+        return (objetivo.split(".", 1) if isinstance(objetivo, str) else objetivo)[1:] == ["FunctionUrl"]
+    return (
+        isinstance(valor, dict)
+        and isinstance(valor.get("Fn::Sub"), str)
+        and bool(re.fullmatch(_FUNCTION_URL.pattern, valor["Fn::Sub"]))
+    )
+
+
+def _function_urls_read(texto: str, unidades: Mapping[str, dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """(``${}`` name, its GetAtt) of every function URL a ``Fn::Sub`` text reads: ``${X.FunctionUrl}``, or a
+    unit's output that is one (``${Simuladores.Outputs.SimuladorErpUrl}``, the unit's template says)."""
+    leidas = []
+    for nombre in _SUB_NAME.findall(texto):
+        partes = nombre.split(".")
+        if len(partes) == 2 and partes[1] == "FunctionUrl":
+            leidas.append((nombre, partes))
+        elif len(partes) == 3 and partes[1] == "Outputs" and partes[0] in unidades:
+            salida = ((unidades[partes[0]].get("Outputs") or {}).get(partes[2]) or {}).get("Value")
+            if _is_function_url(salida):
+                leidas.append((nombre, [partes[0], f"Outputs.{partes[2]}"]))
+    return leidas
+
+
+def _rewrite_subs(nodo: Any, gateway: str, unidades: Mapping[str, dict[str, Any]]) -> Any:
+    """Every ``Fn::Sub`` reading a function URL (:func:`_function_urls_read`) gets it bound to the gateway's form."""
     if isinstance(nodo, list):
-        return [_rewrite_subs(n, gateway) for n in nodo]
+        return [_rewrite_subs(n, gateway, unidades) for n in nodo]
     if not isinstance(nodo, dict):
         return nodo
     if set(nodo) == {"Fn::Sub"}:
         cuerpo = nodo["Fn::Sub"]
         texto, variables = (cuerpo, {}) if isinstance(cuerpo, str) else (cuerpo[0], dict(cuerpo[1]))
-        urls = _FUNCTION_URL.findall(texto)
+        urls = _function_urls_read(texto, unidades)
         if urls:
-            for recurso_url in urls:
-                variables[f"{recurso_url}EnEmulador"] = _url_in_gateway(gateway, recurso_url)
-            texto = _FUNCTION_URL.sub(lambda m: "${" + m[1] + "EnEmulador}", texto)
-            return {"Fn::Sub": [texto, {k: _rewrite_subs(v, gateway) for k, v in variables.items()}]}
-    return {k: _rewrite_subs(v, gateway) for k, v in nodo.items()}
+            for nombre, url in urls:
+                variable = "".join(p for p in nombre.split(".") if p not in ("FunctionUrl", "Outputs")) + "EnEmulador"
+                variables[variable] = _url_in_gateway(gateway, url)
+                texto = texto.replace("${" + nombre + "}", "${" + variable + "}")
+            return {"Fn::Sub": [texto, {k: _rewrite_subs(v, gateway, unidades) for k, v in variables.items()}]}
+    return {k: _rewrite_subs(v, gateway, unidades) for k, v in nodo.items()}
 
 
 def _references(nodo: Any, nombres: frozenset[str]) -> set[str]:
@@ -372,8 +402,14 @@ def _references(nodo: Any, nombres: frozenset[str]) -> set[str]:
     return set()
 
 
-def adapt(plantilla: dict[str, Any], gateway: str) -> dict[str, Any]:
-    """The built template as the emulator can deploy it; ``ValueError`` if a dropped resource is still used."""
+def adapt(
+    plantilla: dict[str, Any], gateway: str, unidades: Mapping[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The built template as the emulator can deploy it; ``ValueError`` if a dropped resource is still used.
+
+    ``unidades``: logical id -> template of each unit it nests (:func:`unit_templates`), whose outputs say which
+    of the values it reads from them are function URLs.
+    """
     recursos = plantilla["Resources"]
     quitados = frozenset(n for n, r in recursos.items() if _dropped(r))
     restantes = {n: r for n, r in recursos.items() if n not in quitados}
@@ -382,7 +418,7 @@ def adapt(plantilla: dict[str, Any], gateway: str) -> dict[str, Any]:
         raise ValueError(f"resources dropped for the emulator are still referenced: {sorted(usados)}")
     mappings = plantilla.get("Mappings") or {}
     restantes = {n: _literal_artifacts(_without_punctuation(r), mappings) for n, r in restantes.items()}
-    return _rewrite_subs({**plantilla, "Resources": restantes}, gateway)
+    return _rewrite_subs({**plantilla, "Resources": restantes}, gateway, unidades or {})
 
 
 def units_of(plantilla: dict[str, Any], carpeta: Path) -> dict[str, Path]:
@@ -393,6 +429,11 @@ def units_of(plantilla: dict[str, Any], carpeta: Path) -> dict[str, Path]:
         if ubicacion is not None and "://" not in ubicacion:
             unidades[nombre] = (carpeta / ubicacion).resolve()
     return unidades
+
+
+def unit_templates(plantilla: dict[str, Any], carpeta: Path) -> dict[str, dict[str, Any]]:
+    """Logical id -> template (as plain data) of each nested unit with a local template (:func:`units_of`)."""
+    return {nombre: template_of(ruta) for nombre, ruta in units_of(plantilla, carpeta).items()}
 
 
 def _unit_location(recurso: dict[str, Any]) -> str | None:
@@ -406,7 +447,7 @@ def adapt_file(ruta: Path, gateway: str, log: Callable[[str], None] = print) -> 
     from samcli.yamlhelper import yaml_dump
 
     plantilla = template_of(ruta)
-    adaptada = adapt(plantilla, gateway)
+    adaptada = adapt(plantilla, gateway, unit_templates(plantilla, ruta.parent))
     quitados = sorted(set(plantilla["Resources"]) - set(adaptada["Resources"]))
     ruta.write_text(yaml_dump(adaptada))
     log(f"emulator gaps in {ruta.parent.name}/{ruta.name}: dropped {', '.join(quitados) or 'nothing'}; "

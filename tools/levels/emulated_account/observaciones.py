@@ -104,11 +104,13 @@ class Cuenta:
 
     def simulador(self, dependencia: str) -> str:
         """The deployed name of the sandbox function that plays ``dependencia`` when no URL is given."""
-        stand_ins = {
-            p.stand_in for _r, t in self.plantilla.walk() for f in t.of_type("AWS::Serverless::Function")
-            for p in messaging.providers(t, f) if p.dependency == dependencia
-        }  # fmt: skip
-        return self._funcion(lambda _t, f: f in stand_ins, f"plays {dependencia}")
+        for _ruta, t in self.plantilla.walk():
+            for funcion in t.of_type("AWS::Serverless::Function"):
+                for p in messaging.providers(t, funcion):
+                    if p.dependency == dependencia and p.stand_in:
+                        unidad, simulador = t.locate(p.stand_in)  # in the sandbox unit
+                        return messaging.physical_name(unidad, simulador, "FunctionName")
+        raise LookupError(f"no function in the template plays {dependencia}")
 
     def variables(self, funcion: str) -> dict[str, str]:
         """A deployed function's environment, as the account holds it."""
