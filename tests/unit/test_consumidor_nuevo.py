@@ -9,6 +9,8 @@ The local run's provisioning of it is in tests/integration/runtime_local/test_co
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -24,6 +26,7 @@ from mercadofresco_ops.smoke import consumidores_del_reparto
 from mercadofresco_ops.topologia import Topologia
 from sam_emulator.template import Template
 from sam_local.cases import stand_in
+from template_model import Template as TemplateModel
 from template_model import messaging as m
 
 from tests.consumidor_nuevo import PREFIJO, plantilla_con_consumidor_nuevo
@@ -124,3 +127,50 @@ def test_the_chaos_campaign_and_the_levels_target_it(plantilla: Template) -> Non
     assert (
         "mercadofresco-factura" in cuenta.colas_de_consumidores and "mercadofresco-factura" in cuenta.colas_del_reparto
     )
+    # ...and a confirmed order is awaited until the new consumer too has done its part (its own key for the order)
+    assert NUEVO in [c.function for c in cuenta.avisados["CONFIRMADO"]]
+    assert NUEVO not in [c.function for c in cuenta.avisados["RECHAZADO"]]
+
+
+def _textos_de_codigo(ruta: Path) -> Iterator[tuple[int, str]]:
+    """Every string a module's code holds (not its docstrings, which explain with examples), with its line."""
+    arbol = ast.parse(ruta.read_text(encoding="utf-8"))
+    documentos = {
+        id(n.body[0].value)
+        for n in ast.walk(arbol)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)
+    }  # fmt: skip
+    for n in ast.walk(arbol):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in documentos:
+            yield n.lineno, n.value
+
+
+def _nombres_de_consumidores() -> set[str]:
+    """What names one consumer: its function, role, log group and queues (logical and deployed), its key prefixes."""
+    nombres: set[str] = set()
+    for _ruta, unidad in TemplateModel(RAIZ / "template.yaml").walk():
+        for c in m.consumers(unidad):
+            colas = (*c.queues, *c.dead_letter_queues)
+            nombres.update((c.function, *colas, *filter(None, (c.role, c.log_group))))
+            nombres.update(m.physical_name(unidad, q, "QueueName") for q in colas)
+            nombres.update(p.removesuffix("*") for p in c.key_prefixes)  # "aviso-erp:", with its colon: a key
+    return nombres
+
+
+def test_no_tool_names_a_particular_consumer_in_its_code() -> None:
+    # GIVEN what names each consumer of the template, and the code of the tools and the packages
+    nombres = _nombres_de_consumidores()
+    assert {"ErpFunction", "ColaCorreoFallidos", "mercadofresco-proyeccion", "aviso-erp:"} <= nombres
+    patron = re.compile("|".join(re.escape(n) for n in sorted(nombres, key=len, reverse=True)))
+    modulos = [r for carpeta in ("tools", "packages") for r in (RAIZ / carpeta).rglob("*.py") if "tests" not in r.parts]
+    # WHEN every string their code holds is searched for those names
+    nombrados = [
+        f"{r.relative_to(RAIZ)}:{linea}: {encontrado.group(0)!r}"
+        for r in modulos
+        for linea, texto in _textos_de_codigo(r)
+        if (encontrado := patron.search(texto))
+    ]
+    # THEN none names one: the tools ask the template model, so a new consumer needs no edit there
+    assert len(modulos) > 100
+    assert nombrados == []

@@ -159,9 +159,12 @@ def repository_folders() -> frozenset[str]:
 
 
 def path_exists(path: str) -> bool:
-    """A file, a folder or a pattern (``<name>``, ``*``, ``{a,b}``) with at least one match in the repository."""
-    pattern = re.sub(r"<[^>]*>", "*", path.rstrip("/"))
+    """A file, a folder or a pattern (``<name>``, ``${Variable}``, ``*``, ``{a,b}``) with at least one match in the
+    repository. A variable or a choice may come cut at its closing brace (the word's end is stripped of it)."""
+    pattern = re.sub(r"<[^>]*>|\$\{[^}/]*\}?", "*", path.rstrip("/"))
     if "{" in pattern:
+        if "}" not in pattern.split("{", 1)[1]:
+            pattern += "}"
         head, rest = pattern.split("{", 1)
         options, tail = rest.split("}", 1)
         return any(path_exists(head + option + tail) for option in options.split(","))
@@ -374,3 +377,18 @@ def test_stale_names_from_the_old_readme_are_caught() -> None:
             f"link #the-retry-storm-measured: no heading #the-retry-storm-measured in {old.name}",
         ]
     )
+
+
+@pytest.mark.parametrize(
+    ("span", "exists"),
+    [
+        ("`layers/${Architecture}`", True),
+        ("`layers/${Architecture}/comun`", False),
+        ("`layers/{comun,postgres}`", True),
+    ],
+)
+def test_a_variable_in_a_path_is_a_wildcard_even_cut_at_its_brace(span: str, exists: bool) -> None:
+    # GIVEN a path naming a template variable (the word's closing brace is stripped as punctuation)
+    (path,) = repository_paths(code_spans(span)[0])
+    # WHEN checked  THEN the variable matches any folder, what follows it must still exist, a choice is each option
+    assert path_exists(path) is exists

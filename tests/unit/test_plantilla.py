@@ -58,3 +58,24 @@ def test_sdk_clients_use_the_lessons_retry_policy() -> None:
         aws.SDK_CONNECT_TIMEOUT_S,
         aws.SDK_READ_TIMEOUT_S,
     )
+
+
+def test_what_the_workflow_publishes_to_a_topic_is_what_the_topic_declares_it_carries() -> None:
+    # GIVEN the workflow's SNS publish tasks, each naming its topic through a DefinitionSubstitution and its event type
+    # in the message attribute tipo (what the consumers' routing reads: template_model.messaging.queues_reached_by)
+    from template_model import asl
+
+    p = Template()
+    maquina = p.resources["ProcesarPedido"]
+    definicion, _origen = asl.definition_of(maquina, p.path.parent)
+    sustituciones = maquina["Properties"]["DefinitionSubstitutions"]
+    publicaciones = [
+        (s.body["Parameters"]["TopicArn"], s.body["Parameters"]["MessageAttributes"]["tipo"]["StringValue"])
+        for s in asl.walk(definicion)
+        if s.body.get("Resource") == "arn:aws:states:::sns:publish"
+    ]
+    assert publicaciones, "the workflow publishes the confirmation to a topic"
+    for destino, tipo in publicaciones:
+        # WHEN the topic it names is looked up  THEN it declares that type (Metadata.Mensajeria.Eventos)
+        tema = sustituciones[destino.removeprefix("${").removesuffix("}")]["Ref"]
+        assert tipo in p.resources[tema]["Metadata"]["Mensajeria"]["Eventos"], (destino, tipo)

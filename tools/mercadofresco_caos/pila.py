@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 
     from mercadofresco_ops.smoke import Smoke
 
-# The sandbox's Idempotency-Key records of an outcome e-mail: key operation -> the e-mail it sends.
-PLANTILLA_DE_CLAVE = {"correo-confirmacion": "confirmacion-pedido", "correo-no-confirmado": "pedido-no-confirmado"}
 ESTADOS_FINALES_FIS = frozenset({"completed", "stopped", "failed", "cancelled"})
 
 
@@ -92,7 +90,7 @@ def registros_de_pila(pila: Pila, pedidos: list[str]) -> Registros:
     por_pedido = resultados_por_pedido(lista)
     consumidores = list(reparto(plantilla()).values())
     suyos = {d for c in consumidores for d in c.breakers}
-    cobros, reembolsos, correos, claves = [], [], [], []
+    cobros, reembolsos, peticiones, claves = [], [], [], []
     for item in _registros_sandbox(tabla_sandbox):
         clave = item["clave"]["S"]
         if clave.startswith(("cobro:", "reembolso-de:")):
@@ -101,13 +99,12 @@ def registros_de_pila(pila: Pila, pedidos: list[str]) -> Registros:
                 (cobros if clave.startswith("cobro:") else reembolsos).append(datos)
         elif clave.startswith("respuesta:") and item.get("estado", {}).get("S") == "COMPLETADO":
             _, proveedor, clave_idempotencia = clave.split(":", 2)
-            operacion, pedido = _pedido_de_clave(clave_idempotencia)
-            if pedido not in nuestros:
+            if _pedido_de(clave_idempotencia) not in nuestros:
                 continue
             if proveedor in suyos:  # one record per provider and key: the effects of the fan-out's providers
                 claves.append(clave_idempotencia)
-            if operacion in PLANTILLA_DE_CLAVE:
-                correos.append({"plantilla": PLANTILLA_DE_CLAVE[operacion], "datos": {"pedido_id": pedido}})
+            if "peticion" in item:  # what the provider acted on (an outcome e-mail names its template)
+                peticiones.append(json.loads(item["peticion"]["S"]))
     en_marcha = sum(1 for e in lista if e.estado == "RUNNING")
     en_cola = sum(messages_in_queue(fisico(cola)) for cola in flujos) + en_marcha
     dlqs = [dlq for cola in flujos if (dlq := m.dead_letter_queue_of(plantilla(), cola))]
@@ -119,7 +116,7 @@ def registros_de_pila(pila: Pila, pedidos: list[str]) -> Registros:
         por_pedido=por_pedido,
         cobros=cobros,
         reembolsos=reembolsos,
-        avisos=avisos_por_pedido(correos),
+        avisos=avisos_por_pedido(peticiones),
         repetidos=repeticiones(claves, consumidores, nuestros.__contains__),
         en_curso=en_curso(
             fisico("TablaIdempotencia"),

@@ -3,8 +3,10 @@
 Items (partition key ``clave``, TTL ``expira_en`` 24 h like the real providers' key memory):
 
 - ``respuesta:{proveedor}:{Idempotency-Key}``: the key's claim (``EN_CURSO`` with a short
-  ``caduca_bloqueo``), then its stored answer (``COMPLETADO``). A repeated key gets the stored
-  answer and ``Idempotent-Replayed: true``; a 5xx is not stored, so a retry acts.
+  ``caduca_bloqueo``), then its stored answer and the request it acted on (``COMPLETADO``; a chaos
+  run reads what each provider did from these, as a local run reads its stand-ins' requests). A
+  repeated key gets the stored answer and ``Idempotent-Replayed: true``; a 5xx is not stored, so a
+  retry acts.
 - ``cobro:{referencia_cobro}`` and ``cobro-pedido:{pedido_id}``: a charge, by reference and by order.
 - ``reembolso-de:{referencia_cobro}``: a refund, written only if absent (one refund per charge).
 
@@ -130,7 +132,7 @@ class Sandbox:
             self._soltar(item)
             raise
         if guardable(respuesta[0]):
-            self._completar(item, respuesta)
+            self._completar(item, cuerpo, respuesta)
         else:
             self._soltar(item)
         return respuesta, {}
@@ -160,14 +162,16 @@ class Sandbox:
             return (503, {"error": "peticion_en_curso"}), {"Retry-After": "1"}
         return None
 
-    def _completar(self, item: str, respuesta: Respuesta) -> None:
+    def _completar(self, item: str, peticion: dict[str, Any], respuesta: Respuesta) -> None:
         self.almacen.ddb.update_item(
             TableName=self.almacen.tabla,
             Key={"clave": {"S": item}},
-            UpdateExpression="SET estado = :completado, respuesta = :respuesta REMOVE caduca_bloqueo",
+            UpdateExpression="SET estado = :completado, respuesta = :respuesta, peticion = :peticion"
+            " REMOVE caduca_bloqueo",
             ExpressionAttributeValues={
                 ":completado": {"S": "COMPLETADO"},
                 ":respuesta": {"S": json.dumps({"estado": respuesta[0], "cuerpo": respuesta[1]})},
+                ":peticion": {"S": json.dumps(peticion)},
             },
         )
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from template_model import wiring
+from template_model.bounds import METADATA_KEY
 from template_model.wiring import SAM_FUNCTION, SQS_QUEUE, STATE_MACHINES, props, redrive, ref_id, sam_events
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 URL_SUFFIX = "_URL"
 RETAINED = ("Retain", "RetainExceptOnCreate")  # what a stack delete leaves in the account
+EVENTS_KEY = "Eventos"  # under a topic's Metadata.Mensajeria: the event types it carries
 _SUB_NAME = re.compile(r"\$\{([^}!]+)\}")
 
 
@@ -156,6 +158,31 @@ def subscribed_queues(template: Template) -> tuple[str, ...]:
         and props(r).get("Protocol") == "sqs"
         and (q := ref_id(props(r).get("Endpoint")))
     )
+
+
+def queues_reached_by(template: Template, event: str) -> tuple[str, ...]:
+    """The queues an event of this type reaches, in template order: a bus rule's targets whose pattern lists it
+    (``detail-type``), and the subscriptions of a topic that declares it carries it
+    (``Metadata.Mensajeria.Eventos``: a topic's messages name their type in an attribute, not in a pattern)."""
+    reached: set[str] = set()
+    for r in template.resources.values():
+        p = props(r)
+        if r.get("Type") == "AWS::Events::Rule" and event in ((p.get("EventPattern") or {}).get("detail-type") or ()):
+            reached.update(q for t in p.get("Targets") or () if (q := ref_id(t.get("Arn"))))
+        elif r.get("Type") == "AWS::SNS::Subscription" and event in _events_carried(template, p.get("TopicArn")):
+            reached.update(q for q in (ref_id(p.get("Endpoint")),) if q)
+    return tuple(q for q in queues(template) if q in reached)
+
+
+def _events_carried(template: Template, topic: Any) -> tuple[str, ...]:
+    metadata = template.resources.get(ref_id(topic) or "", {}).get("Metadata") or {}
+    return tuple((metadata.get(METADATA_KEY) or {}).get(EVENTS_KEY) or ())
+
+
+def consumers_of(template: Template, event: str) -> tuple[Consumer, ...]:
+    """The consumers an event of this type reaches (:func:`queues_reached_by`), in template order."""
+    reached = set(queues_reached_by(template, event))
+    return tuple(c for c in consumers(template) if reached.intersection(c.queues))
 
 
 def log_group_of(template: Template, resource: str) -> str | None:

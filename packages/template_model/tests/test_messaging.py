@@ -101,6 +101,42 @@ def test_the_order_queue_leads_to_the_workflow_and_its_functions(template: Templ
     assert m.subscribed_queues(template) == ("ColaErp", "ColaCorreo", "ColaProyeccion")
 
 
+def test_an_outcome_reaches_the_consumers_its_rules_and_topics_deliver_it_to(template: Template) -> None:
+    # GIVEN the template's outcomes: the confirmation through the topic (which declares it carries it), the others
+    # through bus rules  WHEN each outcome's consumers are asked for  THEN they are the ones its wiring reaches
+    assert [c.function for c in m.consumers_of(template, "PedidoConfirmado")] == [
+        "ErpFunction", "CorreoFunction", "ProyeccionFunction"
+    ]  # fmt: skip
+    for outcome in ("PedidoRechazado", "PedidoNoConfirmado", "PedidoCancelado"):
+        assert [c.function for c in m.consumers_of(template, outcome)] == ["CorreoFunction", "ProyeccionFunction"]
+    assert m.queues_reached_by(template, "CarritoAbandonado") == ("ColaCorreo",)
+    assert m.consumers_of(template, "PedidoCreado") == ()  # a pipe's input, no consumer's
+
+
+def test_a_topic_that_declares_no_events_reaches_no_consumer_by_event(write) -> None:
+    # GIVEN two topics delivering to two queues, only one declaring what it carries
+    template = Template(
+        path=write(
+            """
+            Resources:
+              Dicho: {Type: AWS::SNS::Topic, Metadata: {Mensajeria: {Eventos: [Hecho]}}}
+              Callado: {Type: AWS::SNS::Topic}
+              A: {Type: AWS::SQS::Queue}
+              B: {Type: AWS::SQS::Queue}
+              SubA:
+                Type: AWS::SNS::Subscription
+                Properties: {TopicArn: !Ref Dicho, Protocol: sqs, Endpoint: !GetAtt A.Arn}
+              SubB:
+                Type: AWS::SNS::Subscription
+                Properties: {TopicArn: !Ref Callado, Protocol: sqs, Endpoint: !GetAtt B.Arn}
+            """
+        )
+    )
+    # WHEN the event is asked for  THEN only the declaring topic's queue is reached (nothing guessed from a name)
+    assert m.queues_reached_by(template, "Hecho") == ("A",)
+    assert m.queues_reached_by(template, "Otro") == ()
+
+
 def test_physical_names_resolve_with_the_deploy_suffix() -> None:
     # GIVEN a stage suffix  WHEN a queue's name is resolved  THEN it carries it
     template = Template(path=TEMPLATE, parameters={"NameSuffix": "-prueba"})

@@ -81,7 +81,7 @@ def confirmar(pila: Pila, pedido: str, correos: tuple[str, ...] = ("correo-princ
     """The fan-out of a confirmed order as the sandbox records it: one ERP notice, the confirmation e-mail."""
     assert proveedor(pila, "erp").atender("/avisos", {"pedido_id": pedido}, f"aviso-erp:{pedido}")[0][0] == 200
     for correo in correos:
-        cuerpo = {"destinatario": "ana@example.com"}
+        cuerpo = {"destinatario": "ana@example.com", "plantilla": "confirmacion-pedido", "datos": {"pedido_id": pedido}}
         assert proveedor(pila, correo).atender("/correos", cuerpo, f"correo-confirmacion:{pedido}")[0][0] == 202
 
 

@@ -125,15 +125,15 @@ def registros(c: Cuenta, pedidos: list[str]) -> dict[str, Any]:
     finales = esperar(lambda: c.finales(pedidos), "every order's final state")
 
     def avisados() -> dict[str, dict[str, str]] | None:
-        # The final state is the projection's; the e-mail (and the ERP notice) other consumers' of the same event.
+        # The final state is the projection's; the other consumers of the same outcome act on it on their own.
         vistas = c.idempotencia(pedidos)
         for p, estado in finales.items():
-            esperadas = ("correo-confirmacion", "aviso-erp") if estado == "CONFIRMADO" else ("correo-no-confirmado",)
-            if any(vistas[p].get(f"{k}:{p}") != "COMPLETADO" for k in esperadas):
-                return None
+            for consumidor in c.avisados[estado]:
+                if not any(consumidor.identifier_in(k) == p and v == "COMPLETADO" for k, v in vistas[p].items()):
+                    return None
         return vistas
 
-    esperar(avisados, "every customer told, every confirmed order noticed to the ERP")
+    esperar(avisados, "every consumer of each order's outcome done with it")
 
     # ...and every consumer's queue drained: a line's reservation or release may be held back and delivered
     # again past its queue's visibility timeout (a consumer short of time), still queued, not lost.

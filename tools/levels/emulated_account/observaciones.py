@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from mercadofresco.dominio.proyeccion import ESTADO_POR_EVENTO
 from mercadofresco_ops.smoke import ClienteTienda, buscar_pedido_id
 from template_model import Template, messaging
 
@@ -26,10 +27,11 @@ if TYPE_CHECKING:
 
     from botocore.client import BaseClient
     from mercadofresco.circuit_breaker import Decision
+    from template_model.messaging import Consumer
 
     from emulated_account.cuenta import Estado
 
-ESTADOS_FINALES = frozenset({"CONFIRMADO", "RECHAZADO", "REEMBOLSADO", "NO_CONFIRMADO"})
+ESTADOS_FINALES = frozenset(e.nombre for e in ESTADO_POR_EVENTO.values())
 ESPERA_S = 600  # a hang guard for anything awaited here (the slowest path waits 2 x 130 s in the workflow)
 
 
@@ -79,6 +81,16 @@ class Cuenta:
         return self._por_unidad(
             lambda t: [messaging.physical_name(t, q, "QueueName") for c in messaging.consumers(t) for q in c.queues]
         )
+
+    @cached_property
+    def avisados(self) -> dict[str, list[Consumer]]:
+        """Final state -> the consumers its outcome event reaches that keep an idempotency record of what they
+        did (each one's own key naming the order, ``Consumer.identifier_in``), by the template's wiring."""
+        return {
+            estado.nombre: [c for _ruta, t in self.plantilla.walk() for c in messaging.consumers_of(t, evento)
+                            if c.key_prefixes]
+            for evento, estado in ESTADO_POR_EVENTO.items()
+        }  # fmt: skip
 
     @cached_property
     def colas_del_reparto(self) -> list[str]:
