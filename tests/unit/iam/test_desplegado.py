@@ -22,6 +22,7 @@ from emulated_account import gaps
 from least_privilege.desplegado import (
     FISICOS_DE_LA_UNIDAD,
     comprobar_despliegue,
+    funciones_de_pila,
     leer_registro,
     llamada_de_tarea,
     plantilla_desplegada,
@@ -370,3 +371,26 @@ def test_a_signed_call_is_both_invoke_actions_on_the_simulator_behind_that_url(t
     # AND with a real ERP (no simulator, no grant) the same calls are denied
     real = comprobar_despliegue(registro, _plantilla(ErpUrl="https://erp.example"))
     assert len(real.denegadas) == 4
+
+
+def test_the_functions_of_a_stack_and_its_units_are_named_from_the_physical_ids_already_read() -> None:
+    # GIVEN a stack's physical ids as fisicos_de_pila reads them: a function, a queue, a unit with its own
+    fisicos = {
+        "ErpFunction": {"Ref": "mercadofresco-erp", "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mf-erp"},
+        "ColaErp": {"Ref": "https://sqs/cola", "Arn": f"arn:aws:sqs:{REGION}:{CUENTA}:mercadofresco-erp"},
+        "Simuladores": {
+            "Ref": f"arn:aws:cloudformation:{REGION}:{CUENTA}:stack/s/1",
+            "Outputs.SimuladorErpFunctionArn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:simulador-erp",
+            FISICOS_DE_LA_UNIDAD: {
+                "SimuladorErpFunction": {
+                    "Ref": "simulador-erp",
+                    "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:simulador-erp",
+                },
+            },
+        },
+    }
+    # WHEN the functions are named  THEN each deployed name maps to its logical id, a unit's under its path
+    assert funciones_de_pila(fisicos) == {
+        "mercadofresco-erp": "ErpFunction",  # its name is its Ref, not the ARN's last part
+        "simulador-erp": "Simuladores/SimuladorErpFunction",
+    }

@@ -47,7 +47,7 @@ def _comprobar(c: Cuenta, fase: str, informes: Path) -> dict[str, Any]:
     carpeta.mkdir()
     for linea in registro.glob("*.jsonl"):
         linea.rename(carpeta / linea.name)
-    funciones = funciones_de_pila(c.cliente, despliegue.PILA)  # its units' too (the sandbox providers)
+    funciones = funciones_de_pila(fisicos)  # its units' too (the sandbox providers)
     maquinas = list(c.plantilla.of_type("AWS::Serverless::StateMachine"))
     llamadas = leer_registro(carpeta, funciones, maquinas[0] if len(maquinas) == 1 else None, arn_de_secreto(c.cliente))
     plantilla = plantilla_desplegada(

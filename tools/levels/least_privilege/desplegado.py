@@ -93,15 +93,15 @@ def leer_registro(
 FISICOS_DE_LA_UNIDAD = "Recursos"
 
 
-def funciones_de_pila(cliente: Callable[[str], Any], pila: str, prefijo: str = "") -> dict[str, str]:
+def funciones_de_pila(fisicos: Mapping[str, Any], prefijo: str = "") -> dict[str, str]:
     """Each deployed function's name -> its logical id, a nested stack's as ``<unit>/<logical id>`` (the
-    principals :func:`least_privilege.roles.principales` names)."""
+    principals :func:`least_privilege.roles.principales` names), from what :func:`fisicos_de_pila` read."""
     funciones = {}
-    for r in cliente("cloudformation").describe_stack_resources(StackName=pila)["StackResources"]:
-        if r["ResourceType"] == "AWS::Lambda::Function":
-            funciones[r["PhysicalResourceId"]] = prefijo + r["LogicalResourceId"]
-        elif r["ResourceType"] == "AWS::CloudFormation::Stack":
-            funciones |= funciones_de_pila(cliente, r["PhysicalResourceId"], f"{prefijo}{r['LogicalResourceId']}/")
+    for logico, valor in fisicos.items():
+        if ":lambda:" in (arn := str(valor.get("Arn", ""))) and ":function:" in arn:
+            funciones[valor["Ref"]] = prefijo + logico
+        elif isinstance(propios := valor.get(FISICOS_DE_LA_UNIDAD), dict):
+            funciones |= funciones_de_pila(propios, f"{prefijo}{logico}/")
     return funciones
 
 
