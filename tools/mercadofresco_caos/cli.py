@@ -2,6 +2,7 @@
 
     mf-caos --local --semillas 20               # seeds 1..20 through the spec, on this machine
     mf-caos --local --semillas 200 --procesos 3
+    mf-caos --local --semillas 20 --motor DurableFunction   # the order saga on Lambda durable functions
     mf-caos --pila mercadofresco                # FIS experiments against a stack deployed with Chaos=enabled
     mf-caos --pila mercadofresco --fallo consumidor-error --pedidos 40
     mf-caos --plantillas                        # the FIS experiment templates template.yaml holds
@@ -19,6 +20,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from mercadofresco_local import argumento_motor
 from mercadofresco_ops.ayuda import ParserEspanol
 from rich.console import Console
 
@@ -49,6 +51,7 @@ def construir_parser() -> argparse.ArgumentParser:
     p.add_argument("--procesos", type=int, default=1, help="local: repartir las semillas entre N procesos (1)")
     p.add_argument("--pedidos", type=int, help="pedidos por semilla (local, 30) o colocados en la pila (20)")
     p.add_argument("--ritmo", type=float, help="local: pedidos por segundo")
+    argumento_motor(p, "local: ")
     p.add_argument(
         "--fallo", action="append", help="pila: tipo de fallo a inyectar (repetible; por defecto, todos los de FIS)"
     )
@@ -66,6 +69,8 @@ def analizar(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.semillas < 1 or args.procesos < 1 or (args.pedidos is not None and args.pedidos < 1):
         p.error("--semillas, --procesos y --pedidos deben ser al menos 1")
+    if args.motor and not args.local:
+        p.error("--motor elige el motor de la ejecución local (--local); una pila usa el suyo (WorkflowEngine)")
     de_fis = [e.nombre for e in especificacion.cargar().de_fis()]
     desconocidos = sorted(set(args.fallo or ()) - set(de_fis))
     if desconocidos:
@@ -81,9 +86,11 @@ def local(args: argparse.Namespace, consola: Console) -> Informe:
 
     semillas = list(range(1, args.semillas + 1))
     if args.procesos > 1 and len(semillas) > 1:  # each child records its own requests (caos.hijo)
-        return demo.ejecutar_en_paralelo(semillas, args.procesos, args.pedidos, args.ritmo, consola=consola)
+        return demo.ejecutar_en_paralelo(
+            semillas, args.procesos, args.pedidos, args.ritmo, consola=consola, motor=args.motor
+        )
     with permisos.registrando():  # every seed's AWS requests checked against their roles
-        return demo.ejecutar("caos", args.pedidos, args.ritmo, consola=consola, semillas=semillas)
+        return demo.ejecutar("caos", args.pedidos, args.ritmo, consola=consola, semillas=semillas, motor=args.motor)
 
 
 def pila(args: argparse.Namespace, consola: Console) -> Informe:

@@ -28,7 +28,7 @@ from mercadofresco_ops.ayuda import ParserEspanol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from mercadofresco_local import PARAMETRO_MOTOR, RAIZ, ejercicios, escenarios, plantilla
+from mercadofresco_local import RAIZ, argumento_motor, ejercicios, escenarios
 from mercadofresco_local.escenarios import Escenario
 from mercadofresco_local.informe import Informe
 
@@ -124,13 +124,7 @@ def construir_parser() -> argparse.ArgumentParser:
         default=1,
         help="caos: repartir las semillas entre N procesos, cada uno con su propia sesión (por defecto 1)",
     )
-    parametro = plantilla().doc["Parameters"][PARAMETRO_MOTOR]
-    parser.add_argument(
-        "--motor",
-        choices=parametro["AllowedValues"],
-        help=f"el motor del flujo de pedidos (el parámetro {PARAMETRO_MOTOR} de la plantilla; por defecto "
-        f"{parametro['Default']}, la máquina de estados de la lección)",
-    )
+    argumento_motor(parser)
     # A child of a parallel campaign (written by the parent, not by people).
     parser.add_argument("--lista-semillas", help=argparse.SUPPRESS)
     parser.add_argument("--resultados", type=Path, help=argparse.SUPPRESS)
