@@ -70,14 +70,17 @@ lint: setup $(CHECKOV_VENV)/.installed
 	$(PY) -m template_model expand template.yaml build/template-con-caos.json --parameter Chaos=enabled
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-con-caos.json
 	@# ... and the units, each expanded (the network loops over its endpoints) with its parameters at their
-	@# defaults, the network once more as the prueba profile makes it (the NAT instance) with every endpoint.
+	@# defaults, the network once more as the prueba profile makes it (the NAT instance) with every endpoint,
+	@# and Aurora with its RDS Proxy (its role, target group and security group rules exist only then).
 	@mkdir -p build/unidades
 	@for unidad in $(wildcard unidades/*.yaml); do \
 		$(PY) -m template_model expand $$unidad build/unidades/$$(basename $$unidad .yaml).json || exit 1; done
 	$(PY) -m template_model expand unidades/red.yaml build/unidades/red-nat-instancia.json \
 		--parameter NatGateway=instance --parameter VpcEndpoints=full
+	$(PY) -m template_model expand unidades/aurora.yaml build/unidades/aurora-con-proxy.json --parameter RdsProxy=enabled
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml \
-		$(patsubst unidades/%.yaml,-f build/unidades/%.json,$(wildcard unidades/*.yaml)) -f build/unidades/red-nat-instancia.json
+		$(patsubst unidades/%.yaml,-f build/unidades/%.json,$(wildcard unidades/*.yaml)) \
+		-f build/unidades/red-nat-instancia.json -f build/unidades/aurora-con-proxy.json
 	@# ... and what only a profile creates (prueba: Aurora that pauses, the relay's Valkey signal) in a copy.
 	$(PY) -m template_model expand template.yaml build/template-prueba.json --profile prueba
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml -f build/template-prueba.json
