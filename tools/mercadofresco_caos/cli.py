@@ -96,7 +96,7 @@ def local(args: argparse.Namespace, consola: Console) -> Informe:
 def pila(args: argparse.Namespace, consola: Console) -> Informe:
     from mercadofresco.aws import client
     from mercadofresco_local.informe import Informe
-    from mercadofresco_ops.smoke import ClienteTienda, Nombres, Observador, Smoke, url_de_pila
+    from mercadofresco_ops.smoke import REINTENTOS_TIENDA, ClienteTienda, Nombres, Observador, Smoke, url_de_pila
 
     from mercadofresco_caos import pila as en_pila
     from mercadofresco_caos.informe import anotar_pila
@@ -109,7 +109,7 @@ def pila(args: argparse.Namespace, consola: Console) -> Informe:
     desplegada = en_pila.leer_pila(args.pila)
     url = args.url or url_de_pila(args.pila, args.endpoint_url, args.region)
     smoke = Smoke(
-        ClienteTienda(url, firmar=ClienteTienda.es_execute_api(url), region=args.region),
+        ClienteTienda(url, firmar=ClienteTienda.es_execute_api(url), region=args.region, reintentos=REINTENTOS_TIENDA),
         Observador(client("stepfunctions"), client("dynamodb"), client("sqs"), Nombres(args.sufijo)),
     )
     consola.print(f"[bold]mf-caos[/] «{args.pila}»: {', '.join(args.fallo)} con AWS FIS")

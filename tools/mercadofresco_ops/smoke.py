@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from template_model import Consumer, Template
 
 ESTADOS_FINALES = frozenset({"CONFIRMADO", "RECHAZADO", "REEMBOLSADO", "NO_CONFIRMADO"})
+# A store that did not answer, or answered 429/5xx, is asked again this many times with the same Idempotency-Key:
+# a cold start or a burst is the platform's, not a lost order (mf-smoke and mf-caos --pila place orders so).
+REINTENTOS_TIENDA = 4
 CATALOGO = (("FRU-MAN-001", 249), ("VER-TOM-014", 189), ("LAC-LEC-003", 115), ("PAN-BAR-002", 95))
 
 
@@ -131,11 +134,29 @@ class Seguimiento:
 class ClienteTienda:
     """``POST /pedidos`` and ``GET /pedidos/{id}``; SigV4-signed (service ``execute-api``) when ``firmar``."""
 
-    def __init__(self, url: str, *, firmar: bool, region: str | None = None, timeout_s: float = 15) -> None:
+    def __init__(
+        self, url: str, *, firmar: bool, region: str | None = None, timeout_s: float = 15, reintentos: int = 0
+    ) -> None:
+        """``reintentos``: how many times a request with no answer (a cold start past ``timeout_s``, a reset) or
+        answered 429/5xx is sent again, the same request with the same ``Idempotency-Key`` (the store's contract:
+        a retried order is the same order), after the answer's ``Retry-After`` or a short backoff. 0: never (a
+        caller that counts each answer itself)."""
         self.url = url.rstrip("/")
         self.firmar = firmar
         self.region = region
-        self._http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(total=timeout_s))
+        retries = (
+            urllib3.Retry(
+                total=reintentos,
+                allowed_methods=frozenset({"GET", "POST"}),
+                status_forcelist=(429, 500, 502, 503, 504),
+                backoff_factor=0.5,
+                respect_retry_after_header=True,
+                raise_on_status=False,  # the last answer is returned and reported, not an exception
+            )
+            if reintentos
+            else False
+        )
+        self._http = urllib3.PoolManager(retries=retries, timeout=urllib3.Timeout(total=timeout_s))
 
     @staticmethod
     def es_execute_api(url: str) -> bool:
@@ -493,7 +514,8 @@ def _ejecutar(args: argparse.Namespace) -> int:
     firmar = args.firmar == "si" or (args.firmar == "auto" and ClienteTienda.es_execute_api(args.url))
     sfn, ddb, sqs = _clientes(args.endpoint_url, args.region)
     smoke = Smoke(
-        ClienteTienda(args.url, firmar=firmar, region=args.region), Observador(sfn, ddb, sqs, Nombres(args.sufijo))
+        ClienteTienda(args.url, firmar=firmar, region=args.region, reintentos=REINTENTOS_TIENDA),
+        Observador(sfn, ddb, sqs, Nombres(args.sufijo)),
     )
     try:
         errores = smoke.colocar(args.pedidos, args.cliente)
