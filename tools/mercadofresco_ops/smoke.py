@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import urllib3
+from mercadofresco.dominio.proyeccion import ESTADO_POR_EVENTO
 from template_model import messaging as m
 
 from mercadofresco_ops.ayuda import ParserEspanol
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
     from template_model import Consumer, Template
 
-ESTADOS_FINALES = frozenset({"CONFIRMADO", "RECHAZADO", "REEMBOLSADO", "NO_CONFIRMADO"})
+ESTADOS_FINALES = frozenset(e.nombre for e in ESTADO_POR_EVENTO.values())  # the states an outcome leaves
 # A store that did not answer, or answered 429/5xx, is asked again this many times with the same Idempotency-Key:
 # a cold start or a burst is the platform's, not a lost order (mf-smoke and mf-caos --pila place orders so).
 REINTENTOS_TIENDA = 4

@@ -170,7 +170,7 @@ def queues_reached_by(template: Template, event: str) -> tuple[str, ...]:
         if r.get("Type") == "AWS::Events::Rule" and event in ((p.get("EventPattern") or {}).get("detail-type") or ()):
             reached.update(q for t in p.get("Targets") or () if (q := ref_id(t.get("Arn"))))
         elif r.get("Type") == "AWS::SNS::Subscription" and event in _events_carried(template, p.get("TopicArn")):
-            reached.update(q for q in (ref_id(p.get("Endpoint")),) if q)
+            reached.add(ref_id(p.get("Endpoint")) or "")
     return tuple(q for q in queues(template) if q in reached)
 
 

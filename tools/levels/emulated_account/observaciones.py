@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from mercadofresco.dominio.proyeccion import ESTADO_POR_EVENTO
-from mercadofresco_ops.smoke import ClienteTienda, buscar_pedido_id
+from mercadofresco_ops.smoke import ESTADOS_FINALES, ClienteTienda, buscar_pedido_id
 from template_model import Template, messaging
 
 from emulated_account.despliegue import RAIZ, cliente, url_valkey
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from emulated_account.cuenta import Estado
 
-ESTADOS_FINALES = frozenset(e.nombre for e in ESTADO_POR_EVENTO.values())
 ESPERA_S = 600  # a hang guard for anything awaited here (the slowest path waits 2 x 130 s in the workflow)
 
 
