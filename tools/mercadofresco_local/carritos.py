@@ -28,23 +28,26 @@ class Carritos:
 
 
 def tabla_de_carritos(plantilla: Template) -> str | None:
-    """The logical id of the template's table with a stream and a TTL, if any."""
-    for lid in plantilla.of_type("AWS::DynamoDB::Table"):
-        props = plantilla.resources[lid].get("Properties") or {}  # only these two: the rest needs the run's ids
-        flujo, ttl = (plantilla.resolve(props.get(p) or {}) for p in ("StreamSpecification", "TimeToLiveSpecification"))
-        if flujo and ttl.get("Enabled"):
-            return lid
+    """The path of the table with a stream and a TTL (``TablaCarritos``, ``Unidad/TablaCarritos`` in a created
+    unit, as :meth:`Template.walk` names it), if any."""
+    for prefijo, t in plantilla.walk():
+        for lid in t.of_type("AWS::DynamoDB::Table"):
+            props = t.resources[lid].get("Properties") or {}  # only these two: the rest needs the run's ids
+            flujo, ttl = (t.resolve(props.get(p) or {}) for p in ("StreamSpecification", "TimeToLiveSpecification"))
+            if flujo and ttl.get("Enabled"):
+                return f"{prefijo}{lid}"
     return None
 
 
 def sembrar(plantilla: Template, n: int) -> Carritos | None:
     """Write ``n`` expired carts and one the customer empties; None when the template has no carts table."""
-    lid = tabla_de_carritos(plantilla)
-    if lid is None:
+    ruta = tabla_de_carritos(plantilla)
+    if ruta is None:
         return None
-    props = plantilla.properties(lid)
+    unidad, lid = plantilla.locate(ruta)
+    props = unidad.properties(lid)
     atributo_ttl = props["TimeToLiveSpecification"]["AttributeName"]
-    tabla = plantilla.ref(lid)
+    tabla = unidad.ref(lid)
     dynamodb = client("dynamodb")
     caducado = int(time.time()) - 60
     ids = [f"CAR-{i:05d}" for i in range(1, n + 2)]

@@ -213,8 +213,8 @@ def recolectar(sesion: Sesion, prefijo: str) -> Resultados:
     with pasarela._lock:
         cobros = [dict(c) for c in pasarela.cobros.values() if c["pedido_id"].startswith(prefijo)]
         reembolsos = [dict(r) for r in pasarela.reembolsos.values() if r["pedido_id"].startswith(prefijo)]
-    dlqs = {rt.template.get_att(lid, "QueueName"): rt.depth(lid) for lid in rt.queues() if rt.is_dlq(lid)}
-    colas = {rt.template.get_att(lid, "QueueName"): rt.depth(lid) for lid in rt.queues() if not rt.is_dlq(lid)}
+    dlqs = {nombre: rt.depth(ruta) for ruta, nombre in rt.queues().items() if rt.is_dlq(ruta)}
+    colas = {nombre: rt.depth(ruta) for ruta, nombre in rt.queues().items() if not rt.is_dlq(ruta)}
     return Resultados(
         prefijo=prefijo,
         comprometidos=[f[0] for f in filas],

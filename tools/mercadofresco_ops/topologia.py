@@ -34,7 +34,7 @@ from template_model import Template
 from template_model import messaging as m
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 PLANTILLA = Path(__file__).resolve().parents[2] / "template.yaml"
 SUFIJO = "NameSuffix"
@@ -55,39 +55,55 @@ class Topologia:
     def __post_init__(self) -> None:
         self.plantilla = Template(path=self.ruta, parameters={**self.parametros, SUFIJO: self.sufijo})
 
-    def nombre(self, logical_id: str, propiedad: str) -> str:
+    # A resource is named by its path, as Template.walk() names it: ``ColaPedidos`` in the root,
+    # ``Carritos/ColaCarritosFallidos`` in a unit. A queue, its DLQ and its consumer live in one unit
+    # (decision 0130), so each relation below is read inside the unit that holds the resource.
+    def nombre(self, ruta: str, propiedad: str) -> str:
         """A resource's physical name (its ``QueueName``, ``FunctionName``...) with this suffix."""
-        return m.physical_name(self.plantilla, logical_id, propiedad)
+        return m.physical_name(*self.plantilla.locate(ruta), propiedad)
 
-    def tipo(self, logical_id: str) -> str:
-        return str(self.plantilla.resources[logical_id]["Type"])
+    def tipo(self, ruta: str) -> str:
+        unidad, lid = self.plantilla.locate(ruta)
+        return str(unidad.resources[lid]["Type"])
+
+    def _en_cada_unidad(self, pregunta: Callable[[Template], Iterable[str]]) -> tuple[str, ...]:
+        """The paths ``pregunta`` answers for the root and each unit the parameters create."""
+        return tuple(f"{prefijo}{lid}" for prefijo, unidad in self.plantilla.walk() for lid in pregunta(unidad))
+
+    @cached_property
+    def colas(self) -> tuple[str, ...]:
+        """Paths of every queue, in template order."""
+        return self._en_cada_unidad(m.queues)
 
     @cached_property
     def dlqs(self) -> tuple[str, ...]:
-        """Logical ids of the queues named as a dead-letter target, in template order."""
-        return m.dead_letter_queues(self.plantilla)
+        """Paths of the queues named as a dead-letter target, in template order."""
+        return self._en_cada_unidad(m.dead_letter_queues)
 
     def nombres_dlq(self) -> tuple[str, ...]:
-        return tuple(self.nombre(lid, "QueueName") for lid in self.dlqs)
+        return tuple(self.nombre(ruta, "QueueName") for ruta in self.dlqs)
 
     def origenes(self, dlq: str) -> list[str]:
-        """The queues whose ``RedrivePolicy`` sends their dead letters to ``dlq`` (a logical id)."""
-        return list(m.redrive_sources(self.plantilla, dlq))
+        """The queues whose ``RedrivePolicy`` sends their dead letters to ``dlq`` (a path)."""
+        unidad, lid = self.plantilla.locate(dlq)
+        prefijo = dlq[: -len(lid)]
+        return [f"{prefijo}{cola}" for cola in m.redrive_sources(unidad, lid)]
 
     def registros_del_consumidor(self, cola: str) -> str | None:
-        """The log group of whatever consumes ``cola`` (a logical id), or None if nothing does."""
-        return m.log_group_name(self.plantilla, cola)
+        """The log group of whatever consumes ``cola`` (a path), or None if nothing does."""
+        return m.log_group_name(*self.plantilla.locate(cola))
 
     def dependencias_de_cola(self, cola: str) -> set[str]:
         """The providers the functions behind ``cola`` call (``PASARELA_URL`` -> ``pasarela``), by breaker name."""
+        unidad, lid = self.plantilla.locate(cola)
         return {
             proveedor.dependency
-            for funcion in m.functions_behind(self.plantilla, cola)
-            for proveedor in m.providers(self.plantilla, funcion)
+            for funcion in m.functions_behind(unidad, lid)
+            for proveedor in m.providers(unidad, funcion)
         }
 
     def dependencia_de_cola(self, cola: str) -> str | None:
-        """The breaker name behind ``cola`` (a logical id), or None (no provider, or a fallback one)."""
+        """The breaker name behind ``cola`` (a path), or None (no provider, or a fallback one)."""
         dependencias = self.dependencias_de_cola(cola)
         return dependencias.pop() if len(dependencias) == 1 else None
 
@@ -141,9 +157,9 @@ class Topologia:
         """The template with a marker for a suffix (:meth:`patron`)."""
         return Template(path=self.ruta, parameters={SUFIJO: _MARCA})
 
-    def patron(self, logical_id: str, propiedad: str) -> re.Pattern[str]:
-        """A physical name of the resource, whatever the suffix (group ``sufijo``)."""
-        texto = m.physical_name(self._con_marca, logical_id, propiedad)
+    def patron(self, ruta: str, propiedad: str) -> re.Pattern[str]:
+        """A physical name of the resource (a path), whatever the suffix (group ``sufijo``)."""
+        texto = m.physical_name(*self._con_marca.locate(ruta), propiedad)
         return re.compile(re.escape(texto).replace(re.escape(_MARCA), "(?P<sufijo>.*?)"))
 
 
@@ -215,13 +231,13 @@ def de_plantilla(sufijo: str = "") -> Topologia:
 
 
 def _cola_de(nombre: str, candidatas: Iterable[str]) -> tuple[str, str] | None:
-    """(logical id, suffix) of the queue named ``nombre``; the shortest suffix wins, so ``<cola>-fallidos`` is the
+    """(path, suffix) of the queue named ``nombre``; the shortest suffix wins, so ``<cola>-fallidos`` is the
     DLQ of ``<cola>``, not ``<cola>`` deployed with a ``-fallidos`` stage."""
     base = de_plantilla()
     encontradas = [
-        (lid, encontrado.group("sufijo"))
-        for lid in candidatas
-        if (encontrado := base.patron(lid, "QueueName").fullmatch(nombre))
+        (ruta, encontrado.group("sufijo"))
+        for ruta in candidatas
+        if (encontrado := base.patron(ruta, "QueueName").fullmatch(nombre))
     ]
     return min(encontradas, key=lambda par: len(par[1]), default=None)
 
@@ -239,5 +255,5 @@ def registros_de_dlq(cola: str) -> str | None:
 def dependencia_de_origen(cola: str) -> str | None:
     """The breaker behind the source queue ``cola`` (a physical name, any suffix), or None."""
     base = de_plantilla()
-    encontrada = _cola_de(cola, m.queues(base.plantilla))
+    encontrada = _cola_de(cola, base.colas)
     return None if encontrada is None else base.dependencia_de_cola(encontrada[0])

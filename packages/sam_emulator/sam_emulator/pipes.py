@@ -254,9 +254,14 @@ class PipeStream(BackgroundPart):
 
 
 def pipes_from_template(
-    template: Template, functions: Functions, sweeper: TtlSweeper | None = None, compression: float = 1.0
+    template: Template,
+    functions: Functions,
+    sweeper: TtlSweeper | None = None,
+    compression: float = 1.0,
+    unit_path: str = "",
 ) -> list[EventSourceMapping | PipeStream]:
-    """Every ``AWS::Pipes::Pipe`` of the template, ready to start."""
+    """Every ``AWS::Pipes::Pipe`` of the template, ready to start; a unit's (``unit_path`` as ``Template.walk()``
+    gives it) acts as ``<unit>/<logical id>``, as the least-privilege check names its role."""
     result: list[EventSourceMapping | PipeStream] = []
     for lid in template.of_type("AWS::Pipes::Pipe"):
         props = template.properties(lid)
@@ -271,9 +276,9 @@ def pipes_from_template(
         source = props.get("SourceParameters", {})
         filters = [json.loads(f["Pattern"]) for f in source.get("FilterCriteria", {}).get("Filters", [])]
         if props["Source"].startswith("arn:aws:sqs:"):
-            result.append(sqs_pipe(name, props["Source"], target, source, filters, compression, logical_id=lid))
+            result.append(sqs_pipe(name, props["Source"], target, source, filters, compression, f"{unit_path}{lid}"))
         else:
-            result.append(_pipe_stream(name, props["Source"], target, source, filters, sweeper, logical_id=lid))
+            result.append(_pipe_stream(name, props["Source"], target, source, filters, sweeper, f"{unit_path}{lid}"))
     return result
 
 

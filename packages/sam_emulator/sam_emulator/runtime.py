@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from template_model.messaging import dead_letter_queues
+
 from sam_emulator import deaths
 from sam_emulator.aws import client
 from sam_emulator.background import stop_all
@@ -128,13 +130,19 @@ class LocalRuntime:
             for function in self.functions.by_id.values():
                 function.load()
             shared_environment(list(self.functions.by_id.values()))
-        self.mappings = mappings_from_template(self.template, self.functions, self.compression)
+        # The root's plumbing and every created unit's (decision 0130: a component may live in a nested unit).
+        units = list(self.template.walk())
+        self.mappings = [m for _, t in units for m in mappings_from_template(t, self.functions, self.compression)]
         if self.concurrency_cap is not None:
             for mapping in self.mappings:
                 mapping.concurrency = min(mapping.concurrency, self.concurrency_cap)
         self.sweeper = TtlSweeper.of_tables_with_streams()
-        self.pipes = pipes_from_template(self.template, self.functions, self.sweeper, self.compression)
-        self.schedules = schedules_from_template(self.template, self.functions, self.compression)
+        self.pipes = [
+            pipe
+            for prefix, t in units
+            for pipe in pipes_from_template(t, self.functions, self.sweeper, self.compression, prefix)
+        ]
+        self.schedules = [s for _, t in units for s in schedules_from_template(t, self.functions, self.compression)]
         return self
 
     def _durable_services(self) -> None:
@@ -205,24 +213,29 @@ class LocalRuntime:
         self.stop()
 
     # ------------------------------------------------------------------ observation
-    def queue_url_of(self, logical_id: str) -> str:
-        return self.template.ref(logical_id)
+    # A queue is named by its path, as Template.walk() names a unit's resource: ``ColaPedidos`` in the root,
+    # ``Carritos/ColaCarritosFallidos`` in a unit.
+    def queue_url_of(self, path: str) -> str:
+        template, logical_id = self.template.locate(path)
+        return template.ref(logical_id)
 
-    def depth(self, logical_id: str) -> int:
+    def depth(self, path: str) -> int:
         """Messages visible + in flight + delayed in one of the template's queues."""
-        return messages_in_queue(self.queue_url_of(logical_id))
+        return messages_in_queue(self.queue_url_of(path))
 
     def queues(self) -> dict[str, str]:
-        """Logical id -> queue name, for every queue of the template."""
-        return {lid: self.template.get_att(lid, "QueueName") for lid in self.template.of_type("AWS::SQS::Queue")}
+        """Path -> queue name, for every queue of the template and of its created units."""
+        return {
+            f"{prefix}{lid}": template.get_att(lid, "QueueName")
+            for prefix, template in self.template.walk()
+            for lid in template.of_type("AWS::SQS::Queue")
+        }
 
-    def is_dlq(self, logical_id: str) -> bool:
-        """A queue some other queue's RedrivePolicy points at."""
-        arn = self.template.get_att(logical_id, "Arn")
-        return any(
-            self.template.properties(lid).get("RedrivePolicy", {}).get("deadLetterTargetArn") == arn
-            for lid in self.template.of_type("AWS::SQS::Queue")
-        )
+    def is_dlq(self, path: str) -> bool:
+        """A queue its template names as a dead-letter target (a queue's RedrivePolicy, a pipe's, a rule
+        target's, a subscription's: ``template_model.messaging.dead_letter_queues``)."""
+        holder, logical_id = self.template.locate(path)
+        return logical_id in dead_letter_queues(holder)
 
     def executions_running(self) -> int:
         """Workflow executions not ended yet: the state machines' and the durable functions'."""

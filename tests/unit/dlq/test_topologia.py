@@ -84,6 +84,42 @@ def test_topologia_new_consumer_in_the_template_gives_its_dlq_and_log_group(tmp_
     assert {cola: c.function for cola, c in reparto(Template(path=ruta)).items()} == {"ColaAvisos": "AvisosFunction"}
 
 
+def test_topologia_reads_a_consumer_that_lives_in_a_nested_unit_by_its_path(tmp_path: Path) -> None:
+    # GIVEN the same consumer as a nested unit (decision 0130), the root passing its suffix and provider
+    (tmp_path / "unidades").mkdir()
+    (tmp_path / "unidades" / "avisos.yaml").write_text(PLANTILLA.replace('Default: ""', "Default: -nunca"))
+    (tmp_path / "template.yaml").write_text(
+        textwrap.dedent(
+            """
+            Parameters:
+              NameSuffix: {Type: String, Default: ""}
+            Resources:
+              Avisos:
+                Type: AWS::Serverless::Application
+                Properties:
+                  Location: unidades/avisos.yaml
+                  Parameters:
+                    NameSuffix: !Ref NameSuffix
+                    CorreoPrincipalUrl: https://correo.example
+            """
+        )
+    )
+
+    # WHEN the topology is read for a stage suffix
+    topologia = Topologia(sufijo="-pre", ruta=tmp_path / "template.yaml")
+
+    # THEN the unit's DLQ, its source, the consumer's log group and breaker are found under the unit's path,
+    # with the suffix the root passed
+    assert topologia.dlqs == ("Avisos/ColaAvisosFallidos",)
+    assert topologia.nombres_dlq() == ("mf-avisos-fallidos-pre",)
+    assert topologia.origenes("Avisos/ColaAvisosFallidos") == ["Avisos/ColaAvisos"]
+    assert topologia.registros_del_consumidor("Avisos/ColaAvisos") == "/aws/lambda/mf-avisos-pre"
+    assert topologia.dependencia_de_cola("Avisos/ColaAvisos") == "correo-principal"
+    assert topologia.tipo("Avisos/ColaAvisos") == "AWS::SQS::Queue"
+    patron = topologia.patron("Avisos/ColaAvisosFallidos", "QueueName")
+    assert patron.fullmatch("mf-avisos-fallidos-dev")["sufijo"] == "-dev"
+
+
 def test_flows_of_the_project_template_come_from_its_wiring() -> None:
     # GIVEN the project's template  WHEN its flows are read
     plantilla = Topologia().plantilla
