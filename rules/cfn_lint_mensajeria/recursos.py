@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from template_model import Template, TemplateError, messaging
 from template_model.wiring import (
     ALARM,
     DEFAULT_LAMBDA_TIMEOUT_S,
@@ -62,6 +63,7 @@ __all__ = [
     "base_dir",
     "consumers",
     "dead_letter_queues",
+    "dead_letter_queues_with_units",
     "definition_path",
     "find_in_map",
     "function_env",
@@ -92,3 +94,17 @@ def definition_path(resource_id: str, resource: dict) -> list[str | int]:
     p = props(resource)
     key = next((k for k in ("DefinitionUri", "Definition", "DefinitionString") if k in p), "Properties")
     return path_to(resource_id, "Properties", key) if key != "Properties" else path_to(resource_id)
+
+
+def dead_letter_queues_with_units(cfn: Any) -> dict[str, list[str]]:
+    """The linted file's DLQs (:func:`dead_letter_queues`: who sends to each), and those a nested unit of it names
+    through the parameter the file passes the queue in: what a stack delete retains stays in the root while its
+    senders may live in a unit (decision 0130)."""
+    found = dead_letter_queues(cfn.template)
+    try:
+        handed = messaging.dead_letter_queues(Template.from_document(cfn.template, getattr(cfn, "filename", None)))
+    except (TemplateError, OSError):
+        return found  # a unit that cannot be read is cfn-lint's own finding (E3043...), not this one's
+    for queue in handed:
+        found.setdefault(queue, ["a nested unit"])
+    return found

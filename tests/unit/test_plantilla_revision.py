@@ -182,7 +182,11 @@ def test_alarms_every_topic_feeding_queues_has_a_failed_notifications_alarm(plan
 def test_alarms_every_pipe_has_an_execution_failed_alarm(motor: str) -> None:
     # GIVEN the pipes either engine of the order saga deploys (WorkflowEngine, decision 0140)
     plantilla = Template(parameters={"WorkflowEngine": motor})
-    pipes = {plantilla.resolve(r["Properties"]["Name"]) for r in plantilla.of_type("AWS::Pipes::Pipe").values()}
+    pipes = {  # the root's and each unit's (the carts pipe is the Carritos unit's)
+        unidad.resolve(r["Properties"]["Name"])
+        for _ruta, unidad in plantilla.walk()
+        for r in unidad.of_type("AWS::Pipes::Pipe").values()
+    }
     # THEN each one's name, as this deploy resolves it, is the dimension of an ExecutionFailed alarm
     vigilados = {
         plantilla.resolve(a["Dimensions"][0]["Value"])
@@ -289,9 +293,10 @@ def test_carts_table_an_existing_stream_is_reused_instead_of_a_new_table() -> No
     arn = "arn:aws:dynamodb:eu-south-2:123456789012:table/mercadofresco-carritos/stream/2026-01-01T00:00:00.000"
     p = Template(parameters={"CarritosStreamArn": arn})
     tabla = p.resources["TablaCarritos"]
-    # THEN no table is created and the pipe reads the given stream
+    # THEN no table is created and the pipe (in the carts unit) reads the given stream
     assert not p.condition(tabla["Condition"]) and Template().condition(tabla["Condition"])
-    assert p.resolve(_props(p.resources["PipeCarritos"])["Source"]) == arn
+    unidad, pipe = p.locate("Carritos/PipeCarritos")
+    assert unidad.resolve(_props(unidad.resources[pipe])["Source"]) == arn
     assert re.fullmatch(p.doc["Parameters"]["CarritosStreamArn"]["AllowedPattern"], arn)
 
 
@@ -427,12 +432,13 @@ def test_bus_writers_each_publish_only_as_their_own_source(
 ) -> None:
     # GIVEN every writer to the bus and the source it really publishes: the outbox relay (its config),
     # the workflow (its definition) and the carts pipe (its target parameters)
-    pipe = _props(plantilla.resources["PipeCarritos"])["TargetParameters"]["EventBridgeEventBusParameters"]
+    unidad, lid = plantilla.locate("Carritos/PipeCarritos")
+    pipe = _props(unidad.resources[lid])["TargetParameters"]["EventBridgeEventBusParameters"]
     (fuente_flujo,) = _fuentes_de_definicion()
     escritores = {
         "OutboxFunction": OutboxConfig(bus_name="b").source,
         "ProcesarPedido": fuente_flujo,
-        "PipeCarritos": pipe["Source"],
+        "Carritos/PipeCarritos": pipe["Source"],
     }
     bus = _ARN.format("events", "event-bus/b")
     for principal, fuente in escritores.items():

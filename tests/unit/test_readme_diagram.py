@@ -160,14 +160,27 @@ def _named(node: Any) -> set[str]:
 
 
 @cache
+def unit_parameters() -> dict[str, dict[str, set[str]]]:
+    """A unit's logical id -> each of its parameters -> what its parent names in the value it passes: a unit's
+    ``Ref Parameter`` reaches those resources."""
+    return {
+        logical_id: {name: _named(value) for name, value in (resource["Properties"].get("Parameters") or {}).items()}
+        for _, unit in Template(path=RAIZ / "template.yaml").walk()
+        for logical_id, resource in unit.of_type("AWS::Serverless::Application").items()
+    }
+
+
+@cache
 def wiring() -> tuple[dict[str, set[str]], list[set[str]]]:
     """(what each resource names, what each connector names) across the template's units."""
     names: dict[str, set[str]] = {}
     connectors = []
-    for unit in template_units():
+    for path, unit in Template(path=RAIZ / "template.yaml").walk():
         shared = _named((unit.doc.get("Globals") or {}).get("Function") or {})
+        passed = unit_parameters().get(path.rstrip("/").rsplit("/", 1)[-1], {}) if path else {}
         for logical_id, resource in unit.resources.items():
             named = _named(resource) | (shared if resource.get("Type") == "AWS::Serverless::Function" else set())
+            named = named.union(*(passed.get(n, set()) for n in named))
             names[logical_id] = named.union(*(unit_outputs().get(n, set()) for n in named))
             if resource.get("Type") in CONNECTORS:
                 connectors.append(named)

@@ -91,8 +91,13 @@ def queues(template: Template) -> tuple[str, ...]:
 
 def dead_letter_queues(template: Template) -> tuple[str, ...]:
     """The queues something names as its dead-letter target (queue, pipe, rule target, subscription...), in template
-    order."""
-    named = wiring.dead_letter_queues(template.doc)
+    order; a nested unit's resource names one through the parameter its parent passes the queue in (what a stack
+    delete retains stays in the root, decision 0130)."""
+    named = set(wiring.dead_letter_queues(template.doc))
+    for logical_id, unit in template.units().items():
+        passed = props(template.resources[logical_id]).get("Parameters") or {}
+        for parameter in wiring.dead_letter_queues(unit.doc, parameters=True):
+            named |= _named(passed.get(parameter))
     return tuple(q for q in queues(template) if q in named)
 
 

@@ -88,20 +88,22 @@ def redrive(template: dict, queue: dict) -> tuple[str | None, int | None] | None
     return ref_id(policy.get("deadLetterTargetArn")), as_int(find_in_map(template, policy.get("maxReceiveCount")))
 
 
-def dead_letter_queues(template: dict) -> dict[str, list[str]]:
+def dead_letter_queues(template: dict, parameters: bool = False) -> dict[str, list[str]]:
     """Queues that receive dead letters, mapped to who sends them there.
 
     A queue counts as a DLQ when another queue's RedrivePolicy, an event source
     mapping's OnFailure destination, a Pipe's DeadLetterConfig, a function's
     DeadLetterQueue, an EventBridge rule target's DeadLetterConfig or an SNS
-    subscription's RedrivePolicy points at it.
+    subscription's RedrivePolicy points at it. ``parameters``: the template's parameters
+    pointed at instead (a nested unit handed its DLQ by its parent).
     """
     queues = resources(template, SQS_QUEUE)
+    candidates = (template.get("Parameters") or {}) if parameters else queues
     found: dict[str, list[str]] = {}
 
     def add(target: Any, source: str) -> None:
         qid = ref_id(target)
-        if qid in queues:
+        if qid in candidates:
             found.setdefault(qid, []).append(source)
 
     for qid, queue in queues.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cfnlint.rules import CloudFormationLintRule, RuleMatch
 
-from cfn_lint_mensajeria.recursos import ALARM, as_int, dead_letter_queues, path_to, props, ref_id, resources
+from cfn_lint_mensajeria.recursos import ALARM, as_int, dead_letter_queues_with_units, path_to, props, ref_id, resources
 
 _METRIC = "ApproximateNumberOfMessagesVisible"
 
@@ -61,6 +61,6 @@ class DlqSinAlarma(CloudFormationLintRule):
                       f"DLQ {qid} (dead letters from {', '.join(sorted(set(sources)))}) has no alarm: add an "
                       "AWS::CloudWatch::Alarm on AWS/SQS ApproximateNumberOfMessagesVisible, dimension QueueName "
                       f"!GetAtt {qid}.QueueName, GreaterThanThreshold 0, Period 300, AlarmActions to the alerts topic.")
-            for qid, sources in sorted(dead_letter_queues(template).items())
+            for qid, sources in sorted(dead_letter_queues_with_units(cfn).items())
             if qid not in watched
         ]

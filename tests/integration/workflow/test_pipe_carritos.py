@@ -26,7 +26,8 @@ IDENTIDAD_TTL = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
 
 
 def _pipe() -> dict[str, Any]:
-    return Template().resources["PipeCarritos"]["Properties"]
+    unidad, pipe = Template().locate("Carritos/PipeCarritos")  # the carts unit (decision 0130)
+    return unidad.resources[pipe]["Properties"]
 
 
 def _patrones() -> list[EventPattern]:
@@ -109,4 +110,7 @@ def test_pipe_source_sets_retry_limits_bisect_and_dlq() -> None:
     assert fuente["MaximumRetryAttempts"] <= 10
     assert 60 <= fuente["MaximumRecordAgeInSeconds"] <= 86400
     assert fuente["OnPartialBatchItemFailure"] == "AUTOMATIC_BISECT"
-    assert fuente["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": ["ColaCarritosFallidos", "Arn"]}
+    # AND its DLQ is the one the root keeps (with what a stack delete retains) and passes to the unit
+    assert fuente["DeadLetterConfig"]["Arn"] == {"Ref": "DlqArn"}
+    pasados = Template().resources["Carritos"]["Properties"]["Parameters"]
+    assert pasados["DlqArn"] == {"Fn::GetAtt": ["ColaCarritosFallidos", "Arn"]}

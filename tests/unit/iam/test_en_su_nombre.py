@@ -157,7 +157,7 @@ def test_a_stream_read_is_authorised_on_the_stream_and_decrypts_the_tables_key(
     plantilla: Template, destino: Destino
 ) -> None:
     flujo = plantilla.physical_ids["TablaCarritos"]["StreamArn"]
-    pares = peticiones("PipeCarritos", "dynamodb", "GetRecords", {"ShardIterator": f"{flujo}|1|AAAA"}, destino)
+    pares = peticiones("Carritos/PipeCarritos", "dynamodb", "GetRecords", {"ShardIterator": f"{flujo}|1|AAAA"}, destino)
     assert [(s.accion, s.recurso) for _, s in pares] == [("dynamodb:GetRecords", flujo), ("kms:Decrypt", CLAVE)]
 
 

@@ -18,6 +18,8 @@ from mercadofresco_ops import retenidos
 from mercadofresco_ops.retenidos import ImportacionError, RechazoError, adoptar, main, plantilla_de_importacion
 from mercadofresco_ops.topologia import PLANTILLA, Topologia
 from sam_emulator.template import Template
+from template_model import Template as Modelo
+from template_model import messaging as m
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -142,6 +144,18 @@ def test_retained_resources_are_the_templates_retain_ones_for_the_deploys_parame
     # An existing key or carts stream: the stack creates neither, so neither is retained.
     externos = Topologia(parametros={"KmsKeyArn": CLAVE_ARN, "CarritosStreamArn": "arn:aws:dynamodb:x"})
     assert externos.retenidos() == tuple(r for r in RETENIDOS if r not in ("DatosKey", "TablaCarritos"))
+
+
+def test_every_resource_a_delete_retains_is_in_the_root_stack_where_adoptar_imports_it() -> None:
+    # GIVEN every unit the template nests, each created (the sandbox, the chaos experiments, the network and
+    # the databases: their parameters' defaults create them; Chaos=enabled adds its unit)
+    plantilla = Modelo(path=PLANTILLA, parameters={"Chaos": "enabled"})  # the template's defaults, not the local run's
+    unidades = [(ruta, t) for ruta, t in plantilla.walk() if ruta]
+    assert {ruta.rstrip("/") for ruta, _ in unidades} >= {"Red", "Aurora", "Valkey", "Simuladores", "Caos", "Carritos"}
+    # WHEN the resources each keeps after a stack delete are read  THEN there are none: an import creates one
+    # stack, so a table or DLQ retained in a unit could not be adopted before the next deploy creates the unit
+    # (decision 0130: what a delete retains stays in the root)
+    assert {ruta: m.retained(t) for ruta, t in unidades if m.retained(t)} == {}
 
 
 def test_import_definition_is_the_templates_own_so_the_next_deploy_changes_nothing() -> None:

@@ -106,6 +106,57 @@ def test_e9101_consumed_dlq_is_exempt(tmp_path):
     assert _ids_del_paquete(_lint(plantilla)) == set()
 
 
+_RAIZ_CON_UNIDAD = """
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Alertas:
+    Type: AWS::SNS::Topic
+  Fallidos:
+    Type: AWS::SQS::Queue
+    Properties: {MessageRetentionPeriod: 1209600}
+  Vigilancia:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      Namespace: AWS/SQS
+      MetricName: ApproximateNumberOfMessagesVisible
+      Dimensions: [{Name: QueueName, Value: !GetAtt Fallidos.QueueName}]
+      Statistic: Maximum
+      Period: 300
+      EvaluationPeriods: 1
+      Threshold: 0
+      ComparisonOperator: GreaterThanThreshold
+      AlarmActions: [!Ref Alertas]
+  Unidad:
+    Type: AWS::Serverless::Application
+    Properties:
+      Location: unidad.yaml
+      Parameters: {DlqArn: !GetAtt Fallidos.Arn}
+"""
+
+_UNIDAD_QUE_RECIBE_SU_DLQ = """
+Parameters:
+  DlqArn: {Type: String}
+Resources:
+  Origen:
+    Type: AWS::SQS::Queue
+    Properties:
+      VisibilityTimeout: 30
+      RedrivePolicy: {deadLetterTargetArn: !Ref DlqArn, maxReceiveCount: 4}
+"""
+
+
+@pytest.mark.parametrize("con_alarma", [True, False])
+def test_e9102_sees_a_dlq_the_root_passes_to_the_unit_that_sends_to_it(tmp_path, con_alarma):
+    # GIVEN a DLQ in the root (with what a delete retains, decision 0130) that only a nested unit's queue names,
+    # through the parameter the root passes it in; with its alarm or without
+    raiz = _RAIZ_CON_UNIDAD if con_alarma else _RAIZ_CON_UNIDAD.replace("AlarmActions: [!Ref Alertas]", "")
+    (tmp_path / "template.yaml").write_text(raiz)
+    (tmp_path / "unidad.yaml").write_text(_UNIDAD_QUE_RECIBE_SU_DLQ)
+    # WHEN the root is linted  THEN the DLQ is one: it needs its alarm, and the alarm satisfies it
+    e9102 = [m for m in _lint(tmp_path / "template.yaml") if m.rule.id == "E9102"]
+    assert [m.message.split(" (")[0] for m in e9102] == ([] if con_alarma else ["DLQ Fallidos"])
+
+
 def test_worst_case_lesson_5x4x4_is_80():
     # GIVEN the lesson's numbers: SDK 5, maxReceiveCount 4, workflow Retry MaxAttempts 3 (1 + 3 = 4),
     # the queue redelivering what the workflow fails (a synchronous Pipe)
