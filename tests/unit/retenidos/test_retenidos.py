@@ -38,8 +38,8 @@ COLAS = {
     "ColaProyeccionFallidos": "mercadofresco-proyeccion-fallidos",
 }
 RETENIDOS = (  # template order, a loop's resources after the ones written out (cfn-lint's expansion)
-    "DatosKey", "TablaIdempotencia", "ColaPedidosFallidos", "ColaStockFallidos", "TablaCarritos",
-    "ColaCarritosFallidos", "ColaErpFallidos", "ColaCorreoFallidos", "ColaProyeccionFallidos",
+    "DatosKey", "TablaIdempotencia", "ColaStockFallidos", "TablaCarritos", "ColaPedidosFallidos",
+    "ColaErpFallidos", "ColaCorreoFallidos", "ColaCarritosFallidos", "ColaProyeccionFallidos",
 )  # fmt: skip
 
 
