@@ -208,15 +208,17 @@ def _json_or_text(body: str) -> Any:
 
 
 def mappings_from_template(
-    template: Template, functions: Functions, compression: float = 1.0
+    template: Template, functions: Functions, compression: float = 1.0, unit_path: str = ""
 ) -> list[EventSourceMapping]:
-    """Every SQS event source of the template's functions, ready to start."""
+    """Every SQS event source of the template's functions, ready to start (a unit's: ``unit_path`` as
+    ``Template.walk()`` gives it, the prefix of its functions' ids)."""
     mappings = []
     for lid, resource in template.of_type("AWS::Serverless::Function").items():
         events = template.resolve(resource.get("Properties", {}).get("Events", {}))
         for name, event in events.items():
             if event.get("Type") == "SQS":
-                mappings.append(sqs_mapping(f"{lid}.{name}", functions.by_id[lid], event["Properties"], compression))
+                function = functions.by_id[f"{unit_path}{lid}"]
+                mappings.append(sqs_mapping(f"{unit_path}{lid}.{name}", function, event["Properties"], compression))
     for lid in template.of_type("AWS::Lambda::EventSourceMapping"):
         props = template.properties(lid)
         if props.get("EventSourceArn", "").startswith("arn:aws:sqs:"):

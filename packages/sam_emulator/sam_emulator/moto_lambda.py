@@ -55,8 +55,10 @@ def import_handler(file_path: Path, name: str) -> ModuleType:
     """Import a handler file as Lambda's runtime does: a fresh module (a cold start), its folder first on ``sys.path``.
 
     ``name`` must be unique per load, so several functions' ``app`` modules (and several cold
-    starts of one) coexist. The one loader the local run and the tests share.
+    starts of one) coexist. The one loader the local run and the tests share. A nested unit's function names
+    itself by its path (``Unidad/Funcion``): the path's ``/`` is no module name's.
     """
+    name = name.replace("/", "_")
     spec = importlib.util.spec_from_file_location(name, file_path)
     if spec is None or spec.loader is None:
         raise ImportError(f"no handler module at {file_path}")

@@ -55,6 +55,9 @@ class Provisioner:
     no_effect: dict[str, str] = field(default_factory=dict)  # logical id -> type
     state_machines: dict[str, str] = field(default_factory=dict)  # logical id -> state machine ARN
     units: dict[str, Provisioner] = field(default_factory=dict)  # a nested unit's logical id -> what created it
+    # Where the template is (``Simuladores/`` for a unit, as Template.walk() names it): a unit's function is
+    # known, acts and is judged as ``<unit>/<logical id>``, the name SAM and the least-privilege check give it.
+    unit_path: str = ""
 
     def provision(self) -> Provisioner:
         """Create everything; raise :class:`TemplateError` naming what could not be resolved."""
@@ -217,7 +220,7 @@ class Provisioner:
         environment = {**{k: v for k, v in declared.items() if v != ""}, **self.local_environment}
         environment["AWS_LAMBDA_FUNCTION_NAME"] = name  # a reserved variable Lambda sets in every environment
         function = Function(
-            logical_id=lid,
+            logical_id=f"{self.unit_path}{lid}",
             name=name,
             code=code_path(config["CodeUri"], self.template.folder),
             handler=config.get("Handler", "app.lambda_handler"),
@@ -257,7 +260,9 @@ class Provisioner:
         if not is_local_unit(location):
             raise TemplateError(f"{lid}: a unit at {location!r} is not a file beside the template")
         unit = self.template.unit(lid, location, props.get("Parameters") or {})
-        created = Provisioner(unit, local_environment=self.local_environment, functions=self.functions).provision()
+        created = Provisioner(
+            unit, local_environment=self.local_environment, functions=self.functions, unit_path=f"{self.unit_path}{lid}/"
+        ).provision()
         self.state_machines |= created.state_machines
         outputs = {
             f"Outputs.{name}": unit.resolve(output["Value"])

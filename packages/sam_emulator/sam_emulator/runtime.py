@@ -132,7 +132,11 @@ class LocalRuntime:
             shared_environment(list(self.functions.by_id.values()))
         # The root's plumbing and every created unit's (decision 0130: a component may live in a nested unit).
         units = list(self.template.walk())
-        self.mappings = [m for _, t in units for m in mappings_from_template(t, self.functions, self.compression)]
+        self.mappings = [
+            mapping
+            for unit_path, t in units
+            for mapping in mappings_from_template(t, self.functions, self.compression, unit_path)
+        ]
         if self.concurrency_cap is not None:
             for mapping in self.mappings:
                 mapping.concurrency = min(mapping.concurrency, self.concurrency_cap)

@@ -115,3 +115,53 @@ def test_a_unit_whose_condition_is_false_is_not_created(moto_server: MotoServer,
     assert [u.rsplit("/", 1)[-1] for u in client("sqs").list_queues()["QueueUrls"]] == ["origen-a"]
     with pytest.raises(TemplateError, match="Colas"):
         plantilla.resolve({"Fn::GetAtt": ["Colas", "Outputs.FallidosArn"]})
+
+
+_UNIDAD_CON_CONSUMIDOR = """
+Resources:
+  Cola:
+    Type: AWS::SQS::Queue
+    Properties: {QueueName: cola-de-la-unidad, VisibilityTimeout: 30}
+  Consumidor:
+    Type: AWS::Serverless::Function
+    Properties:
+      FunctionName: consumidor-de-la-unidad
+      CodeUri: consumidor/
+      Handler: app.lambda_handler
+      Runtime: python3.13
+      Timeout: 5
+      Events:
+        Mensajes:
+          Type: SQS
+          Properties: {Queue: !GetAtt Cola.Arn, BatchSize: 5}
+"""
+
+
+def test_a_units_function_is_known_by_its_path_and_its_queue_feeds_it(moto_server: MotoServer, tmp_path: Path) -> None:
+    from sam_emulator.event_sources import mappings_from_template
+    from sam_emulator.provisioning import Provisioner
+    from sam_emulator.template import Template
+
+    # GIVEN a root whose unit holds a queue and the function its SQS event feeds
+    (tmp_path / "unidades" / "consumidor").mkdir(parents=True)
+    (tmp_path / "unidades" / "consumidor" / "app.py").write_text("def lambda_handler(event, context):\n    return {}\n")
+    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_CON_CONSUMIDOR)
+    (tmp_path / "template.yaml").write_text(
+        "Resources:\n  Unidad:\n    Type: AWS::Serverless::Application\n    Properties: {Location: unidades/consumidor.yaml}\n"
+    )
+    plantilla = Template(path=tmp_path / "template.yaml")
+
+    # WHEN provisioned and its mappings read
+    aprovisionador = Provisioner(plantilla).provision()
+    (unidad,) = plantilla.units().values()
+    (mapeo,) = mappings_from_template(unidad, aprovisionador.functions, unit_path="Unidad/")
+
+    # THEN the function is the unit's by its path (as SAM and the least-privilege check name it), under its own
+    # FunctionName, and the unit's queue feeds it
+    funcion = aprovisionador.functions.by_id["Unidad/Consumidor"]
+    assert (funcion.name, funcion.code) == ("consumidor-de-la-unidad", tmp_path / "unidades" / "consumidor")
+    assert (mapeo.name, mapeo.function, mapeo.batch_size) == ("Unidad/Consumidor.Mensajes", funcion, 5)
+    assert mapeo.queue_arn == unidad.get_att("Cola", "Arn")
+    assert "Consumidor" not in aprovisionador.functions.by_id
+    # AND its handler loads under that name (a cold start)
+    assert funcion.load().lambda_handler({}, None) == {}
