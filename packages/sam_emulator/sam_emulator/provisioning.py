@@ -261,7 +261,10 @@ class Provisioner:
             raise TemplateError(f"{lid}: a unit at {location!r} is not a file beside the template")
         unit = self.template.unit(lid, location, props.get("Parameters") or {})
         created = Provisioner(
-            unit, local_environment=self.local_environment, functions=self.functions, unit_path=f"{self.unit_path}{lid}/"
+            unit,
+            local_environment=self.local_environment,
+            functions=self.functions,
+            unit_path=f"{self.unit_path}{lid}/",
         ).provision()
         self.state_machines |= created.state_machines
         outputs = {

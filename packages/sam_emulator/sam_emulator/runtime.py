@@ -143,8 +143,8 @@ class LocalRuntime:
         self.sweeper = TtlSweeper.of_tables_with_streams()
         self.pipes = [
             pipe
-            for prefix, t in units
-            for pipe in pipes_from_template(t, self.functions, self.sweeper, self.compression, prefix)
+            for unit_path, t in units
+            for pipe in pipes_from_template(t, self.functions, self.sweeper, self.compression, unit_path)
         ]
         self.schedules = [s for _, t in units for s in schedules_from_template(t, self.functions, self.compression)]
         return self

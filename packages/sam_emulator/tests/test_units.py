@@ -147,7 +147,8 @@ def test_a_units_function_is_known_by_its_path_and_its_queue_feeds_it(moto_serve
     (tmp_path / "unidades" / "consumidor" / "app.py").write_text("def lambda_handler(event, context):\n    return {}\n")
     (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_CON_CONSUMIDOR)
     (tmp_path / "template.yaml").write_text(
-        "Resources:\n  Unidad:\n    Type: AWS::Serverless::Application\n    Properties: {Location: unidades/consumidor.yaml}\n"
+        "Resources:\n  Unidad:\n    Type: AWS::Serverless::Application\n"
+        "    Properties: {Location: unidades/consumidor.yaml}\n"
     )
     plantilla = Template(path=tmp_path / "template.yaml")
 
