@@ -111,8 +111,13 @@ def stack_names(text: str) -> set[str]:
 
 # ------------------------------------------------------------------ the template, through template_model
 @cache
+def walked() -> tuple[tuple[str, Template], ...]:
+    """(path, template) for the root and each unit it nests, read once."""
+    return tuple(Template(path=RAIZ / "template.yaml").walk())
+
+
 def template_units() -> tuple[Template, ...]:
-    return tuple(unit for _, unit in Template(path=RAIZ / "template.yaml").walk())
+    return tuple(unit for _, unit in walked())
 
 
 @cache
@@ -120,7 +125,7 @@ def unit_outputs() -> dict[str, set[str]]:
     """A unit's logical id -> what its Outputs name: a parent's ``GetAtt Unit.Outputs.X`` reaches those resources."""
     return {
         path.rstrip("/").rsplit("/", 1)[-1]: _named(unit.doc.get("Outputs") or {})
-        for path, unit in Template(path=RAIZ / "template.yaml").walk()
+        for path, unit in walked()
         if path
     }
 
@@ -165,7 +170,7 @@ def unit_parameters() -> dict[str, dict[str, set[str]]]:
     ``Ref Parameter`` reaches those resources."""
     return {
         logical_id: {name: _named(value) for name, value in (resource["Properties"].get("Parameters") or {}).items()}
-        for _, unit in Template(path=RAIZ / "template.yaml").walk()
+        for _, unit in walked()
         for logical_id, resource in unit.of_type("AWS::Serverless::Application").items()
     }
 
@@ -175,7 +180,7 @@ def wiring() -> tuple[dict[str, set[str]], list[set[str]]]:
     """(what each resource names, what each connector names) across the template's units."""
     names: dict[str, set[str]] = {}
     connectors = []
-    for path, unit in Template(path=RAIZ / "template.yaml").walk():
+    for path, unit in walked():
         shared = _named((unit.doc.get("Globals") or {}).get("Function") or {})
         passed = unit_parameters().get(path.rstrip("/").rsplit("/", 1)[-1], {}) if path else {}
         for logical_id, resource in unit.resources.items():
