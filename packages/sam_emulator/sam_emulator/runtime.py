@@ -146,7 +146,11 @@ class LocalRuntime:
             for unit_path, t in units
             for pipe in pipes_from_template(t, self.functions, self.sweeper, self.compression, unit_path)
         ]
-        self.schedules = [s for _, t in units for s in schedules_from_template(t, self.functions, self.compression)]
+        self.schedules = [
+            s
+            for unit_path, t in units
+            for s in schedules_from_template(t, self.functions, self.compression, unit_path=unit_path)
+        ]
         return self
 
     def _durable_services(self) -> None:

@@ -60,9 +60,10 @@ class Schedule(BackgroundPart):
 
 
 def schedules_from_template(
-    template: Template, functions: Functions, compression: float = 1.0, min_period_s: float = 0.2
+    template: Template, functions: Functions, compression: float = 1.0, min_period_s: float = 0.2, unit_path: str = ""
 ) -> list[Schedule]:
-    """Every rate schedule whose target is one of the template's functions."""
+    """Every rate schedule whose target is one of the template's functions; a unit's (``unit_path`` as
+    ``Template.walk()`` gives it) acts as ``<unit>/<logical id>``, as the least-privilege check names its role."""
     schedules = []
     for lid, expression, target in _schedules(template):
         period = period_s(expression)
@@ -73,7 +74,7 @@ def schedules_from_template(
         except KeyError:
             continue
         event_input = json.loads(target["Input"]) if isinstance(target.get("Input"), str) else target.get("Input", {})
-        schedules.append(Schedule(lid, function, max(min_period_s, period / compression), event_input))
+        schedules.append(Schedule(f"{unit_path}{lid}", function, max(min_period_s, period / compression), event_input))
     return schedules
 
 

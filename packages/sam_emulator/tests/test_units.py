@@ -166,3 +166,57 @@ def test_a_units_function_is_known_by_its_path_and_its_queue_feeds_it(moto_serve
     assert "Consumidor" not in aprovisionador.functions.by_id
     # AND its handler loads under that name (a cold start)
     assert funcion.load().lambda_handler({}, None) == {}
+
+
+_UNIDAD_PROGRAMADA = """
+Resources:
+  Tarea:
+    Type: AWS::Serverless::Function
+    Properties:
+      FunctionName: tarea-de-la-unidad
+      CodeUri: tarea/
+      Handler: app.lambda_handler
+      Runtime: python3.13
+  Programa:
+    Type: AWS::Scheduler::Schedule
+    Properties:
+      ScheduleExpression: rate(1 minute)
+      FlexibleTimeWindow: {Mode: "OFF"}
+      Target: {Arn: !GetAtt Tarea.Arn, RoleArn: arn:aws:iam::123456789012:role/r, Input: '{"origen": "programa"}'}
+"""
+
+
+def test_a_units_schedule_acts_by_its_path_and_invokes_the_units_function(
+    moto_server: MotoServer, tmp_path: Path
+) -> None:
+    from sam_emulator.principal import add_service_listener, remove_service_listener
+    from sam_emulator.provisioning import Provisioner
+    from sam_emulator.scheduler import schedules_from_template
+    from sam_emulator.template import Template
+
+    # GIVEN a root whose unit schedules its own function
+    (tmp_path / "unidades" / "tarea").mkdir(parents=True)
+    (tmp_path / "unidades" / "tarea" / "app.py").write_text("def lambda_handler(event, context):\n    return event\n")
+    (tmp_path / "unidades" / "tarea.yaml").write_text(_UNIDAD_PROGRAMADA)
+    (tmp_path / "template.yaml").write_text(
+        "Resources:\n  Unidad:\n    Type: AWS::Serverless::Application\n"
+        "    Properties: {Location: unidades/tarea.yaml}\n"
+    )
+    plantilla = Template(path=tmp_path / "template.yaml")
+    aprovisionador = Provisioner(plantilla).provision()
+    (unidad,) = plantilla.units().values()
+
+    # WHEN its schedules are read and the one there fires
+    (programa,) = schedules_from_template(unidad, aprovisionador.functions, unit_path="Unidad/")
+    llamadas: list = []
+    add_service_listener(llamadas.append)
+    try:
+        programa.fire()
+    finally:
+        remove_service_listener(llamadas.append)
+
+    # THEN it acts under its path (the name its role is judged under) and invoked the unit's function with its input
+    assert programa.name == "Unidad/Programa"
+    assert programa.function is aprovisionador.functions.by_id["Unidad/Tarea"]
+    assert [c.principal for c in llamadas if c.operation == "Invoke"] == ["Unidad/Programa"]
+    assert (programa.executions, programa.errors) == (1, 0)
