@@ -182,19 +182,20 @@ def test_each_role_may_write_every_idempotency_key_its_code_builds(logical_id: s
         assert decidir(politicas, solicitud) is Decision.PERMITIDA, f"{logical_id} may not claim {prefijo}:*"
 
 
-@pytest.mark.parametrize("logical_id", ["OutboxFunction", "TiendaFunction"])
-def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_reach_valkey(logical_id: str) -> None:
+@pytest.mark.parametrize("ruta", ["Outbox/OutboxFunction", "TiendaFunction"])
+def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_reach_valkey(ruta: str) -> None:
     # GIVEN the cheap profile (Aurora at 0 ACU) and the default one
     for parametros, senal in ((_perfil("prueba"), "valkey"), ({}, "")):
-        p = _desplegada(**parametros)
+        raiz = _desplegada(**parametros)
+        p, logical_id = raiz.locate(ruta)  # the relay in its unit, the store in the root
         variables = p.resources[logical_id]["Properties"]["Environment"]["Variables"]
         # THEN the store and the relay use the Valkey signal exactly when Aurora may pause
         assert p.resolve(variables["OUTBOX_PENDING_SIGNAL"]) == senal
         # AND the role may then read the Valkey token (and only then)
         sentencias = [x for _, docs in _documentos(p, logical_id) for x in docs]
-        (condicionada,) = [s["Fn::If"] for s in sentencias if "Fn::If" in s and s["Fn::If"][0] == "SenalOutboxValkey"]
+        (condicionada,) = [s["Fn::If"] for s in sentencias if "Fn::If" in s and s["Fn::If"][0] in CONDICION_SENAL]
         assert condicionada[1]["Sid"] == "PendingSignalInValkey"
-        assert p.condition("SenalOutboxValkey") == bool(senal)
+        assert p.condition(condicionada[0]) == bool(senal)
 
 
 SIMULADORES = {"SimuladorPasarelaFunction", "SimuladorErpFunction", "SimuladorCorreoFunction"}
@@ -232,6 +233,9 @@ def test_every_simulator_is_capped_when_concurrency_can_be_reserved() -> None:
         # THEN its function reserves concurrency: its callers' floods cannot take the order path's
         reservada = unidad.resolve(unidad.resources[lid]["Properties"].get("ReservedConcurrentExecutions"))
         assert isinstance(reservada, int | str) and int(reservada) > 0, lid
+
+
+CONDICION_SENAL = {"SenalOutboxValkey", "SenalEnValkey"}  # the root's condition, and the outbox unit's
 
 
 def _documentos(p: Template, lid: str) -> list[tuple[str, list[Any]]]:

@@ -436,7 +436,7 @@ def test_bus_writers_each_publish_only_as_their_own_source(
     pipe = _props(unidad.resources[lid])["TargetParameters"]["EventBridgeEventBusParameters"]
     (fuente_flujo,) = _fuentes_de_definicion()
     escritores = {
-        "OutboxFunction": OutboxConfig(bus_name="b").source,
+        "Outbox/OutboxFunction": OutboxConfig(bus_name="b").source,
         "ProcesarPedido": fuente_flujo,
         "Carritos/PipeCarritos": pipe["Source"],
     }

@@ -65,9 +65,10 @@ ESCRITURAS_DYNAMODB = frozenset(
 )
 ENVIOS_DEL_FLUJO = frozenset({"ReservaStock", "LiberacionStock"})  # the workflow's own sqs:sendMessage
 DECISION = "docs/decisions/0100-standard-vs-express.md"
-# Functions a schedule invokes (template.yaml: rate(1 minute), cron daily): their cost is per month, whatever
-# the orders; their run durations are the compressed drain window, so they are priced at duration x compression.
-PROGRAMADAS_POR_MES = {"OutboxFunction": 43_800, "OutboxLimpiezaFunction": 30}
+# Functions a schedule invokes (unidades/outbox.yaml: rate(1 minute), cron daily), by their stack path: their cost
+# is per month, whatever the orders; their run durations are the compressed drain window, so they are priced at
+# duration x compression.
+PROGRAMADAS_POR_MES = {"Outbox/OutboxFunction": 43_800, "Outbox/OutboxLimpiezaFunction": 30}
 EXPRESS_MAX_S = 300  # an Express execution's limit: the most one can bill
 
 

@@ -41,7 +41,8 @@ DIAS_MES = 30
 ALARMAS_GRATIS = 10  # CloudWatch's always-free tier
 VALKEY_MINIMO_GB = 0.1  # ElastiCache Serverless bills at least 100 MB
 VOLUMEN_NAT_GB = 8  # InstanciaNat's root volume
-DRENAJE_S_POR_MINUTO = 50  # the draining relay's run per 1-minute schedule (OutboxFunction, Timeout 60)
+RELAY = "Outbox/OutboxFunction"  # its stack path (unidades/outbox.yaml)
+DRENAJE_S_POR_MINUTO = 50  # the draining relay's run per 1-minute schedule (Timeout 60)
 RESTO = 0.05  # DynamoDB, SQS, SNS, EventBridge, Scheduler, logs: on demand, an upper bound without traffic
 
 
@@ -85,7 +86,8 @@ def coste_en_reposo(parametros: Mapping[str, str]) -> dict[str, float]:
     if p.condition("SenalOutboxValkey"):
         lineas["outbox relay Lambda"] = 0.01  # returns at once: 1,440 short invocations a day
     else:
-        memoria_gb = int(p.resolve((function_props(p.doc, "OutboxFunction") or {})["MemorySize"])) / 1024
+        unidad, relay = p.locate(RELAY)
+        memoria_gb = int(unidad.resolve(function_props(unidad.doc, relay)["MemorySize"])) / 1024
         lineas["outbox relay Lambda"] = 24 * 60 * DRENAJE_S_POR_MINUTO * memoria_gb * PRECIOS["lambda_arm64_gb_s"]
     lineas["ElastiCache Serverless Valkey"] = (
         VALKEY_MINIMO_GB * PRECIOS["valkey_gb_h"] * h if p.condition("CreateValkey") else 0.0

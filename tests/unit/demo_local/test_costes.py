@@ -47,18 +47,18 @@ def test_contar_invocaciones_gb_s_deliveries_and_calls_without_putevents() -> No
     # GIVEN an ERP batch of 2 records (one notice delivered by SNS, one reservation the workflow sent)
     invs = [
         Invocacion("ErpFunction", 0.0, 0.0101, False, 512, 2, (("P1", "PedidoConfirmado"), ("P1", "ReservaStock"))),
-        Invocacion("OutboxFunction", 0.0, 1.0, False, 1024, 0, ()),
+        Invocacion("Outbox/OutboxFunction", 0.0, 1.0, False, 1024, 0, ()),
     ]
     llamadas = Counter(
         {("ErpFunction", "dynamodb", "PutItem"): 2, ("ErpFunction", "dynamodb", "GetItem"): 1,
-         ("OutboxFunction", "events", "PutEvents"): 3}
+         ("Outbox/OutboxFunction", "events", "PutEvents"): 3}
     )  # fmt: skip
     cuentas = costes.Cuentas(pedidos=1)
     # WHEN counted
     costes.contar_invocaciones(cuentas, invs, llamadas)
     # THEN GB-s use the billed ms (11 ms x 0.5 GB + 1 s x 1 GB); SQS = 1 delivery + receive + delete
     assert cuentas.gb_s["ErpFunction"] == pytest.approx(0.011 * 0.5)
-    assert cuentas.gb_s["OutboxFunction"] == pytest.approx(1.0)
+    assert cuentas.gb_s["Outbox/OutboxFunction"] == pytest.approx(1.0)
     assert cuentas.sqs == 3
     assert (cuentas.dynamodb_escrituras, cuentas.dynamodb_lecturas) == (2, 1)
     assert cuentas.eventbridge == 0  # per event (outbox rows), never per PutEvents call
@@ -102,8 +102,8 @@ def test_cargar_precios_missing_date_is_a_clear_error(tmp_path) -> None:
 def test_scheduled_relay_priced_per_month_not_per_order() -> None:
     # GIVEN a run (compressed x30) with 10 orders: 10 cobro invocations and 4 relay invocations of 1 GB-s each
     cuentas = costes.Cuentas(pedidos=10, compresion=30.0)
-    cuentas.invocaciones.update({"CobroFunction": 10, "OutboxFunction": 4})
-    cuentas.gb_s.update({"CobroFunction": 0.5, "OutboxFunction": 4.0})
+    cuentas.invocaciones.update({"CobroFunction": 10, "Outbox/OutboxFunction": 4})
+    cuentas.gb_s.update({"CobroFunction": 0.5, "Outbox/OutboxFunction": 4.0})
     precios = costes.cargar_precios()
     p = precios["precios_usd"]
     # WHEN priced
