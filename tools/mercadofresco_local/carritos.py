@@ -30,13 +30,17 @@ class Carritos:
 def tabla_de_carritos(plantilla: Template) -> str | None:
     """The path of the table with a stream and a TTL (``TablaCarritos``, ``Unidad/TablaCarritos`` in a created
     unit, as :meth:`Template.walk` names it), if any."""
-    for prefijo, t in plantilla.walk():
-        for lid in t.of_type("AWS::DynamoDB::Table"):
-            props = t.resources[lid].get("Properties") or {}  # only these two: the rest needs the run's ids
-            flujo, ttl = (t.resolve(props.get(p) or {}) for p in ("StreamSpecification", "TimeToLiveSpecification"))
-            if flujo and ttl.get("Enabled"):
-                return f"{prefijo}{lid}"
-    return None
+    return next(iter(plantilla.paths(_tablas_con_flujo_y_ttl)), None)
+
+
+def _tablas_con_flujo_y_ttl(t: Template) -> list[str]:
+    tablas = []
+    for lid in t.of_type("AWS::DynamoDB::Table"):
+        props = t.resources[lid].get("Properties") or {}  # only these two: the rest needs the run's ids
+        flujo, ttl = (t.resolve(props.get(p) or {}) for p in ("StreamSpecification", "TimeToLiveSpecification"))
+        if flujo and ttl.get("Enabled"):
+            tablas.append(lid)
+    return tablas
 
 
 def sembrar(plantilla: Template, n: int) -> Carritos | None:

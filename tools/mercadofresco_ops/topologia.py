@@ -34,7 +34,7 @@ from template_model import Template
 from template_model import messaging as m
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
 
 PLANTILLA = Path(__file__).resolve().parents[2] / "template.yaml"
 SUFIJO = "NameSuffix"
@@ -66,19 +66,15 @@ class Topologia:
         unidad, lid = self.plantilla.locate(ruta)
         return str(unidad.resources[lid]["Type"])
 
-    def _en_cada_unidad(self, pregunta: Callable[[Template], Iterable[str]]) -> tuple[str, ...]:
-        """The paths ``pregunta`` answers for the root and each unit the parameters create."""
-        return tuple(f"{prefijo}{lid}" for prefijo, unidad in self.plantilla.walk() for lid in pregunta(unidad))
-
     @cached_property
     def colas(self) -> tuple[str, ...]:
         """Paths of every queue, in template order."""
-        return self._en_cada_unidad(m.queues)
+        return self.plantilla.paths(m.queues)
 
     @cached_property
     def dlqs(self) -> tuple[str, ...]:
         """Paths of the queues named as a dead-letter target, in template order."""
-        return self._en_cada_unidad(m.dead_letter_queues)
+        return self.plantilla.paths(m.dead_letter_queues)
 
     def nombres_dlq(self) -> tuple[str, ...]:
         return tuple(self.nombre(ruta, "QueueName") for ruta in self.dlqs)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from template_model.document import TemplateError, expand, read
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 _SUB_VAR = re.compile(r"\$\{([^}!]+)\}")
 #: Resources that hold another template file (a unit, decision 0130) and the property naming it.
@@ -148,6 +148,11 @@ class Template:
         yield prefix, self
         for lid, unit in self.units().items():
             yield from unit.walk(f"{prefix}{lid}/")
+
+    def paths(self, answer: Callable[[Template], Iterable[str]]) -> tuple[str, ...]:
+        """The stack path (as :meth:`walk` names it) of each logical id ``answer`` gives, asked of this template and
+        of every unit below it: a question about one template answered for the whole stack."""
+        return tuple(f"{prefix}{lid}" for prefix, template in self.walk() for lid in answer(template))
 
     def locate(self, path: str) -> tuple[Template, str]:
         """The template holding ``path`` (``Simuladores/SimuladorErpUrl``: a unit's resource, as :meth:`walk`

@@ -57,6 +57,19 @@ def test_a_unit_is_read_with_the_parameters_its_parent_passes(write) -> None:
     assert [path for path, _ in parent.walk()] == ["", "Sandbox/"]
 
 
+def test_a_question_about_one_template_is_answered_for_the_whole_stack_by_path(write) -> None:
+    # GIVEN a parent with a function of its own and a created unit holding another
+    write(CHILD, "unidades/sandbox.yaml")
+    own_function = "Resources:\n  Tienda: {Type: AWS::Serverless::Function}\n"
+    parent = Template(path=write(PARENT.replace("Resources:\n", own_function)))
+    # WHEN a question about one template is asked of the stack
+    paths = parent.paths(lambda t: t.of_type("AWS::Serverless::Function"))
+    # THEN each answer carries its unit's path, as SAM names it, and locates back to where it is written
+    assert paths == ("Tienda", "Sandbox/SimuladorErpFunction")
+    holder, logical_id = parent.locate(paths[1])
+    assert (holder, logical_id) == (parent.units()["Sandbox"], "SimuladorErpFunction")
+
+
 def test_a_unit_gets_what_cannot_be_resolved_here_as_written(write) -> None:
     # GIVEN a parent passing its unit ARNs of resources nobody created yet (a static read, no physical ids)
     write(CHILD, "unidades/sandbox.yaml")
