@@ -137,20 +137,29 @@ Resources:
 """
 
 
+def _raiz_con_unidad(carpeta: Path, nombre: str, unidad: str, respuesta: str) -> Template:
+    """A root nesting ``unidad`` as ``Unidad`` (``unidades/<nombre>.yaml``), whose one function's code
+    (``<nombre>/app.py``) answers ``respuesta``."""
+    from sam_emulator.template import Template
+
+    (carpeta / "unidades" / nombre).mkdir(parents=True)
+    (carpeta / "unidades" / nombre / "app.py").write_text(
+        f"def lambda_handler(event, context):\n    return {respuesta}\n"
+    )
+    (carpeta / "unidades" / f"{nombre}.yaml").write_text(unidad)
+    (carpeta / "template.yaml").write_text(
+        "Resources:\n  Unidad:\n    Type: AWS::Serverless::Application\n"
+        f"    Properties: {{Location: unidades/{nombre}.yaml}}\n"
+    )
+    return Template(path=carpeta / "template.yaml")
+
+
 def test_a_units_function_is_known_by_its_path_and_its_queue_feeds_it(moto_server: MotoServer, tmp_path: Path) -> None:
     from sam_emulator.event_sources import mappings_from_template
     from sam_emulator.provisioning import Provisioner
-    from sam_emulator.template import Template
 
     # GIVEN a root whose unit holds a queue and the function its SQS event feeds
-    (tmp_path / "unidades" / "consumidor").mkdir(parents=True)
-    (tmp_path / "unidades" / "consumidor" / "app.py").write_text("def lambda_handler(event, context):\n    return {}\n")
-    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_CON_CONSUMIDOR)
-    (tmp_path / "template.yaml").write_text(
-        "Resources:\n  Unidad:\n    Type: AWS::Serverless::Application\n"
-        "    Properties: {Location: unidades/consumidor.yaml}\n"
-    )
-    plantilla = Template(path=tmp_path / "template.yaml")
+    plantilla = _raiz_con_unidad(tmp_path, "consumidor", _UNIDAD_CON_CONSUMIDOR, "{}")
 
     # WHEN provisioned and its mappings read
     aprovisionador = Provisioner(plantilla).provision()
@@ -192,17 +201,9 @@ def test_a_units_schedule_acts_by_its_path_and_invokes_the_units_function(
     from sam_emulator.principal import add_service_listener, remove_service_listener
     from sam_emulator.provisioning import Provisioner
     from sam_emulator.scheduler import schedules_from_template
-    from sam_emulator.template import Template
 
     # GIVEN a root whose unit schedules its own function
-    (tmp_path / "unidades" / "tarea").mkdir(parents=True)
-    (tmp_path / "unidades" / "tarea" / "app.py").write_text("def lambda_handler(event, context):\n    return event\n")
-    (tmp_path / "unidades" / "tarea.yaml").write_text(_UNIDAD_PROGRAMADA)
-    (tmp_path / "template.yaml").write_text(
-        "Resources:\n  Unidad:\n    Type: AWS::Serverless::Application\n"
-        "    Properties: {Location: unidades/tarea.yaml}\n"
-    )
-    plantilla = Template(path=tmp_path / "template.yaml")
+    plantilla = _raiz_con_unidad(tmp_path, "tarea", _UNIDAD_PROGRAMADA, "event")
     aprovisionador = Provisioner(plantilla).provision()
     (unidad,) = plantilla.units().values()
 
