@@ -123,3 +123,17 @@ def test_express_at_its_five_minute_maximum_bounds_the_cost() -> None:
     assert costes.express_por_pedido(cuentas, precios, costes.EXPRESS_MAX_S) > costes.express_por_pedido(
         cuentas, precios
     )
+
+
+def test_the_scheduled_functions_priced_per_month_are_the_ones_the_templates_schedules_invoke() -> None:
+    from template_model import Template
+
+    # GIVEN every function a schedule of the stack invokes, by the stack path the local run records it under
+    programadas = Template().paths(
+        lambda t: [
+            t.resources[lid]["Properties"]["Target"]["Arn"]["Fn::GetAtt"][0]
+            for lid in t.of_type("AWS::Scheduler::Schedule")
+        ]
+    )
+    # THEN the cost report prices exactly those per month, not per order (a moved function would be billed per order)
+    assert sorted(programadas) == sorted(costes.PROGRAMADAS_POR_MES)
