@@ -55,7 +55,7 @@ MODEL_WORDS = frozenset(
     expand extensions foreach group has int label language lease leases letter literals loops machine messaging
     metadata prefix prefixes profile profiles property provider providers readers redrive resource retained sam
     samconfig scope sfn stand subscribed substituted suffix timeouts transform transformed transforms
-    value variable walk wiring workflow workflows main argv fan out called identifier keys reached
+    value variable walk paths wiring workflow workflows main argv fan out called identifier keys reached
     chosen durable durables execution relations written
     """.split()  # noqa: SIM905
 )
