@@ -182,12 +182,12 @@ def test_each_role_may_write_every_idempotency_key_its_code_builds(logical_id: s
         assert decidir(politicas, solicitud) is Decision.PERMITIDA, f"{logical_id} may not claim {prefijo}:*"
 
 
-@pytest.mark.parametrize("ruta", ["Outbox/OutboxFunction", "TiendaFunction"])
+@pytest.mark.parametrize("ruta", ["Outbox/OutboxFunction", "Tienda/TiendaFunction"])
 def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_reach_valkey(ruta: str) -> None:
     # GIVEN the cheap profile (Aurora at 0 ACU) and the default one
     for parametros, senal in ((_perfil("prueba"), "valkey"), ({}, "")):
         raiz = _desplegada(**parametros)
-        p, logical_id = raiz.locate(ruta)  # the relay in its unit, the store in the root
+        p, logical_id = raiz.locate(ruta)  # the relay and the store, each in its unit
         variables = p.resources[logical_id]["Properties"]["Environment"]["Variables"]
         # THEN the store and the relay use the Valkey signal exactly when Aurora may pause
         assert p.resolve(variables["OUTBOX_PENDING_SIGNAL"]) == senal
@@ -235,7 +235,7 @@ def test_every_simulator_is_capped_when_concurrency_can_be_reserved() -> None:
         assert isinstance(reservada, int | str) and int(reservada) > 0, lid
 
 
-CONDICION_SENAL = {"SenalOutboxValkey", "SenalEnValkey"}  # the root's condition, and the outbox unit's
+CONDICION_SENAL = {"SenalOutboxValkey", "SenalEnValkey"}  # the root's condition, and the units'
 
 
 def _documentos(p: Template, lid: str) -> list[tuple[str, list[Any]]]:

@@ -54,20 +54,24 @@ class Route:
 
 
 def routes_from_template(template: Template, functions: Functions) -> dict[str, list[Route]]:
-    """API logical id -> its routes, from the functions' ``HttpApi`` events (the template's own table)."""
+    """API path -> its routes, from the functions' ``HttpApi`` events (the template's own table), in the root and
+    in every unit it creates; an API and a function are named by their stack path (``Tienda/ApiTienda``), as
+    ``Template.walk()`` names them."""
     routes: dict[str, list[Route]] = {}
-    for lid, resource in template.of_type("AWS::Serverless::Function").items():
-        for event in resource.get("Properties", {}).get("Events", {}).values():
-            if event.get("Type") != "HttpApi":
-                continue
-            if lid not in functions.by_id:
+    for unit_path, unit in template.walk():
+        for lid, resource in unit.of_type("AWS::Serverless::Function").items():
+            function = functions.by_id.get(f"{unit_path}{lid}")
+            if function is None:
                 continue  # not provisioned in this run
-            props = event.get("Properties", {})
-            # ApiId is a Ref to the template's HttpApi; without one, SAM's implicit ServerlessHttpApi.
-            api_id = props.get("ApiId")
-            api = api_id.get("Ref", "ServerlessHttpApi") if isinstance(api_id, dict) else "ServerlessHttpApi"
-            path = Route(str(props.get("Method", "ANY")).upper(), props.get("Path", "/"), functions.by_id[lid])
-            routes.setdefault(api, []).append(path)
+            for event in resource.get("Properties", {}).get("Events", {}).values():
+                if event.get("Type") != "HttpApi":
+                    continue
+                props = event.get("Properties", {})
+                # ApiId is a Ref to the template's HttpApi; without one, SAM's implicit ServerlessHttpApi.
+                api_id = props.get("ApiId")
+                api = api_id.get("Ref", "ServerlessHttpApi") if isinstance(api_id, dict) else "ServerlessHttpApi"
+                route = Route(str(props.get("Method", "ANY")).upper(), props.get("Path", "/"), function)
+                routes.setdefault(f"{unit_path}{api}", []).append(route)
     return routes
 
 

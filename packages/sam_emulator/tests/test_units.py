@@ -221,3 +221,44 @@ def test_a_units_schedule_acts_by_its_path_and_invokes_the_units_function(
     assert programa.function is aprovisionador.functions.by_id["Unidad/Tarea"]
     assert [c.principal for c in llamadas if c.operation == "Invoke"] == ["Unidad/Programa"]
     assert (programa.executions, programa.errors) == (1, 0)
+
+
+_UNIDAD_CON_API = """
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Api:
+    Type: AWS::Serverless::HttpApi
+  Pedidos:
+    Type: AWS::Serverless::Function
+    Properties:
+      FunctionName: pedidos-de-la-unidad
+      CodeUri: pedidos/
+      Handler: app.lambda_handler
+      Runtime: python3.13
+      Events:
+        Crear: {Type: HttpApi, Properties: {ApiId: !Ref Api, Method: POST, Path: /pedidos}}
+        Leer: {Type: HttpApi, Properties: {ApiId: !Ref Api, Method: GET, Path: "/pedidos/{id}"}}
+"""
+
+
+def test_a_units_http_api_serves_its_functions_routes_under_its_path(moto_server: MotoServer, tmp_path: Path) -> None:
+    import urllib.request
+
+    from sam_emulator.http_api import LocalHttpApi, routes_from_template
+    from sam_emulator.provisioning import Provisioner
+
+    # GIVEN a root whose unit holds an HTTP API and the function behind its two routes
+    respuesta = '{"statusCode": 200, "body": event["routeKey"] + " " + event["pathParameters"]["id"]}'
+    plantilla = _raiz_con_unidad(tmp_path, "pedidos", _UNIDAD_CON_API, respuesta)
+    aprovisionador = Provisioner(plantilla).provision()
+
+    # WHEN the stack's routes are read
+    rutas = routes_from_template(plantilla, aprovisionador.functions)
+
+    # THEN the unit's API is known by its path, with the unit's function behind both routes
+    assert list(rutas) == ["Unidad/Api"]
+    assert {r.key for r in rutas["Unidad/Api"]} == {"POST /pedidos", "GET /pedidos/{id}"}
+    assert all(r.function is aprovisionador.functions.by_id["Unidad/Pedidos"] for r in rutas["Unidad/Api"])
+    # AND served on loopback, a request reaches that function
+    with LocalHttpApi(rutas["Unidad/Api"]) as api, urllib.request.urlopen(f"{api.url}/pedidos/PED-1") as r:
+        assert r.read().decode() == "GET /pedidos/{id} PED-1"

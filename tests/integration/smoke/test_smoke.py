@@ -63,14 +63,17 @@ def tienda_url(pg_dsn: str) -> Iterator[str]:
         apply_migrations(conn)
     db.shared_pool.cache_clear()
     tienda = Function(
-        "TiendaFunction", "mercadofresco-tienda", code_path("functions/tienda/"), environment={"DATABASE_URL": pg_dsn}
+        "Tienda/TiendaFunction",  # its stack path: the store API is a unit (unidades/tienda.yaml)
+        "mercadofresco-tienda",
+        code_path("functions/tienda/"),
+        environment={"DATABASE_URL": pg_dsn},
     )
     funciones = Functions()
     funciones.add(tienda)
     rutas = routes_from_template(Template(), funciones)
-    assert {r.key for r in rutas["ApiTienda"]} == {"POST /pedidos", "GET /pedidos/{pedido_id}"}
+    assert {r.key for r in rutas["Tienda/ApiTienda"]} == {"POST /pedidos", "GET /pedidos/{pedido_id}"}
     try:
-        with LocalHttpApi(rutas["ApiTienda"]) as api:
+        with LocalHttpApi(rutas["Tienda/ApiTienda"]) as api:
             yield api.url
     finally:
         shared_environment([])  # the process's own environment back (the function's DATABASE_URL out)

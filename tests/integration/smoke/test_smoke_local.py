@@ -21,7 +21,7 @@ def test_mf_smoke_local_run_every_order_confirmed_exits_0() -> None:
     with Sesion("smoke") as sesion:
         assert sesion.runtime is not None and sesion.servidor_url is not None
         rutas = routes_from_template(sesion.runtime.template, sesion.runtime.functions)
-        with LocalHttpApi(rutas["ApiTienda"]) as api:
+        with LocalHttpApi(rutas["Tienda/ApiTienda"]) as api:
             # WHEN mf-smoke (as its main() wires it, on moto's endpoint) places three orders and follows them
             extra = {"endpoint_url": sesion.servidor_url}
             observador = smoke.Observador(

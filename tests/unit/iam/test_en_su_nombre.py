@@ -9,6 +9,7 @@ cobro role's ``kms:Decrypt``, the ERP queue policy's SNS statement, the key poli
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,15 @@ def _fisicos(p: Template) -> dict[str, Any]:
     return fisicos
 
 
+def _creada(p: Template) -> Template:
+    """``p`` as a deployed stack holds it: every resource with a physical id, in it and in each unit it creates."""
+    p = replace(p, region=REGION, account=CUENTA, physical_ids=_fisicos(p))
+    return replace(p, created_units={lid: _creada(u) for lid, u in p.units().items()})  # given what p resolves
+
+
 @pytest.fixture(scope="module")
 def plantilla() -> Template:
-    base = Template(path=RAIZ / "template.yaml")
-    return Template(path=base.path, region=REGION, account=CUENTA, physical_ids=_fisicos(base))
+    return _creada(Template(path=RAIZ / "template.yaml"))
 
 
 @pytest.fixture(scope="module")
@@ -326,7 +332,8 @@ def test_api_gateway_invokes_the_store_through_the_functions_permission_for_that
     plantilla: Template, transformada: dict[str, Any], destino: Destino
 ) -> None:
     # GIVEN API Gateway calling the store function for POST /pedidos, and for a route the API does not have
-    tienda = plantilla.physical_ids["TiendaFunction"]["Arn"]
+    unidad, funcion = plantilla.locate("Tienda/TiendaFunction")
+    tienda = unidad.physical_ids[funcion]["Arn"]
     api = f"arn:aws:execute-api:{REGION}:{CUENTA}:a1b2c3d4e5/$default"
 
     def invocar(ruta: str) -> list[tuple[str, Solicitud]]:
