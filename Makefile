@@ -59,6 +59,7 @@ services:
 
 lint: setup $(CHECKOV_VENV)/.installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	@# The root and each unit it nests (decision 0130): sam validate --lint reads the root only.
 	$(VENV)/bin/cfn-lint template.yaml unidades/*.yaml
 	$(VENV)/bin/cfn-lint template.yaml unidades/*.yaml -a cfn_lint_serverless.rules

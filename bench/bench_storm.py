@@ -35,12 +35,16 @@ def bench_brooker(seed: int, carpeta: Path) -> None:
     n = max(brooker.CLIENTES)
     print("== Brooker: optimistic concurrency, calls and completion time per backoff strategy")
     print(tabla_brooker(resultados))
-    print(f"work at {n} clients: full/none = {_ratio(por['full', n].llamadas, por['none', n].llamadas)}, "
-          f"full/exponential = {_ratio(por['full', n].llamadas, por['exponential', n].llamadas)}, "
-          f"equal/full = {_ratio(por['equal', n].llamadas, por['full', n].llamadas)}, "
-          f"decorrelated/full = {_ratio(por['decorrelated', n].llamadas, por['full', n].llamadas)}")
-    print(f"time at {n} clients: equal/full = {_ratio(por['equal', n].tiempo_s, por['full', n].tiempo_s)}, "
-          f"exponential/full = {_ratio(por['exponential', n].tiempo_s, por['full', n].tiempo_s)}")
+    print(
+        f"work at {n} clients: full/none = {_ratio(por['full', n].llamadas, por['none', n].llamadas)}, "
+        f"full/exponential = {_ratio(por['full', n].llamadas, por['exponential', n].llamadas)}, "
+        f"equal/full = {_ratio(por['equal', n].llamadas, por['full', n].llamadas)}, "
+        f"decorrelated/full = {_ratio(por['decorrelated', n].llamadas, por['full', n].llamadas)}"
+    )
+    print(
+        f"time at {n} clients: equal/full = {_ratio(por['equal', n].tiempo_s, por['full', n].tiempo_s)}, "
+        f"exponential/full = {_ratio(por['exponential', n].tiempo_s, por['full', n].tiempo_s)}"
+    )
     print(f"plot: {graficos.brooker(resultados, carpeta)}")
 
 
@@ -48,14 +52,15 @@ def bench_tormenta(seed: int, carpeta: Path) -> None:
     escenario = tormenta.Escenario()
     resultados = tormenta.comparativa(seed, escenario)
     base = resultados[0]
-    print(f"\n== Storm: {escenario.pedidos} orders; worst case the layers allow: "
-          f"{escenario.peor_caso_llamadas} calls")
+    print(f"\n== Storm: {escenario.pedidos} orders; worst case the layers allow: {escenario.peor_caso_llamadas} calls")
     print(tabla_tormenta(resultados))
     print("ratio to no defense (calls / calls in outage / peak after recovery):")
     for r in resultados[1:]:
-        print(f"  {r.defensas.nombre():<32} {_ratio(r.llamadas, base.llamadas):>5} "
-              f"{_ratio(r.llamadas_en_caida, base.llamadas_en_caida):>5} "
-              f"{_ratio(r.pico_recuperacion_rps, base.pico_recuperacion_rps):>5}")
+        print(
+            f"  {r.defensas.nombre():<32} {_ratio(r.llamadas, base.llamadas):>5} "
+            f"{_ratio(r.llamadas_en_caida, base.llamadas_en_caida):>5} "
+            f"{_ratio(r.pico_recuperacion_rps, base.pico_recuperacion_rps):>5}"
+        )
     print(f"plot: {graficos.tormenta(resultados, escenario, carpeta)}")
 
 

@@ -97,8 +97,8 @@ def _con_patrones(nodo: Any, nombre: str, patron_de: dict[str, str]) -> Any:
     if set(nodo) == {"Ref"} and (patron := propio(nodo["Ref"])):
         return {"Ref": {"Fn::Sub": patron}}
     if set(nodo) == {"Fn::GetAtt"}:
-        destino, atributo = nodo["Fn::GetAtt"] if isinstance(nodo["Fn::GetAtt"], list) else (
-            nodo["Fn::GetAtt"].split(".", 1)
+        destino, atributo = (
+            nodo["Fn::GetAtt"] if isinstance(nodo["Fn::GetAtt"], list) else (nodo["Fn::GetAtt"].split(".", 1))
         )
         if patron := propio(destino):
             return {"Fn::GetAtt": [{"Fn::Sub": patron}, atributo]}

@@ -31,16 +31,31 @@ if TYPE_CHECKING:
 TERMINAL_TYPES = ("Succeed", "Fail")
 # A Lambda task whose retrier lists only these errors is retried before the function's
 # code ran: such retries never reach the function's dependency.
-LAMBDA_SERVICE_ERRORS = frozenset({
-    "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
-    "Lambda.TooManyRequestsException", "Lambda.ClientExecutionTimeoutException",
-})
+LAMBDA_SERVICE_ERRORS = frozenset(
+    {
+        "Lambda.ServiceException",
+        "Lambda.AWSLambdaException",
+        "Lambda.SdkClientException",
+        "Lambda.TooManyRequestsException",
+        "Lambda.ClientExecutionTimeoutException",
+    }
+)
 
 
 # Reading a definition is the template model's (one reader, issue 40); the checks below are the pack's.
 Estado = State
-__all__ = ["AslLoadError", "Estado", "definition_of", "load_file", "readable_definitions", "retriers",
-           "schema_problems", "state_machines", "structure_problems", "walk"]
+__all__ = [
+    "AslLoadError",
+    "Estado",
+    "definition_of",
+    "load_file",
+    "readable_definitions",
+    "retriers",
+    "schema_problems",
+    "state_machines",
+    "structure_problems",
+    "walk",
+]
 
 
 def readable_definitions(cfn: Any) -> Iterator[tuple[str, dict, list[str | int]]]:
@@ -124,7 +139,8 @@ def schema_problems(definition: dict) -> list[str]:
     in a JSONata definition, and what the whole definition's check says inside it is replaced by that.
     """
     propios = {
-        _schema_path(e): e.body for e in walk(definition)
+        _schema_path(e): e.body
+        for e in walk(definition)
         if e.body.get("QueryLanguage") == "JSONata" and definition.get("QueryLanguage") != "JSONata"
     }
     problems = [
@@ -150,10 +166,12 @@ def _schema_check(definition: dict) -> list[str]:
 
     wrapper = {
         "AWSTemplateFormatVersion": "2010-09-09",
-        "Resources": {"Machine": {
-            "Type": "AWS::StepFunctions::StateMachine",
-            "Properties": {"RoleArn": "arn:aws:iam::123456789012:role/asl-check", "Definition": definition},
-        }},
+        "Resources": {
+            "Machine": {
+                "Type": "AWS::StepFunctions::StateMachine",
+                "Properties": {"RoleArn": "arn:aws:iam::123456789012:role/asl-check", "Definition": definition},
+            }
+        },
     }
     matches = lint(json.dumps(wrapper), rules=_default_rules())
     return [f"{'/'.join(map(str, m.path[4:]))}: {m.message}" for m in matches if m.rule.id == "E3601"]

@@ -87,9 +87,11 @@ class Ruta:
     def describir(self) -> str:
         assumed = " assumed" if self.http_supuesto else ""
         visits = f" × {self.visitas} visits" if self.visitas != 1 else ""
-        return (f"{self.dependencia}: {' → '.join(self.pasos)}: "
-                f"{self.intentos_http} HTTP{assumed} × {self.recepciones} receives × "
-                f"{self.intentos_flujo} workflow{visits} = {self.total}")
+        return (
+            f"{self.dependencia}: {' → '.join(self.pasos)}: "
+            f"{self.intentos_http} HTTP{assumed} × {self.recepciones} receives × "
+            f"{self.intentos_flujo} workflow{visits} = {self.total}"
+        )
 
 
 def _http_attempts(template: dict, function_id: str) -> tuple[int, bool]:
@@ -116,8 +118,9 @@ def _no_call_errors(template: dict, function_id: str) -> frozenset[str]:
 def _ruta(template: dict, function_id: str, pasos: list[str], receives: int, workflow: int, visits: int = 1) -> Ruta:
     http, assumed = _http_attempts(template, function_id)
     pasos = [*pasos, f"{function_id} ({HTTP_ATTEMPTS_ENV} {http}{' assumed' if assumed else ''})"]
-    return Ruta(_dependency(template, function_id), function_id, tuple(pasos), http, receives, workflow, assumed,
-                visits)
+    return Ruta(
+        _dependency(template, function_id), function_id, tuple(pasos), http, receives, workflow, assumed, visits
+    )
 
 
 def _visits(template: dict, machine_id: str) -> dict[str, int]:
@@ -175,8 +178,9 @@ def _machine_entries(template: dict, machine_id: str) -> list[tuple[list[str], i
         if source in resources(template, SQS_QUEUE):
             step, count = _queue_step(template, source)
             sync = params.get("InvocationType") == "REQUEST_RESPONSE"
-            entries.append(([step, f"{pid} ({'REQUEST_RESPONSE' if sync else 'FIRE_AND_FORGET'})"],
-                            count if sync else 1))
+            entries.append(
+                ([step, f"{pid} ({'REQUEST_RESPONSE' if sync else 'FIRE_AND_FORGET'})"], count if sync else 1)
+            )
     return entries or [([], 1)]
 
 

@@ -124,9 +124,7 @@ def template_units() -> tuple[Template, ...]:
 def unit_outputs() -> dict[str, set[str]]:
     """A unit's logical id -> what its Outputs name: a parent's ``GetAtt Unit.Outputs.X`` reaches those resources."""
     return {
-        path.rstrip("/").rsplit("/", 1)[-1]: _named(unit.doc.get("Outputs") or {})
-        for path, unit in walked()
-        if path
+        path.rstrip("/").rsplit("/", 1)[-1]: _named(unit.doc.get("Outputs") or {}) for path, unit in walked() if path
     }
 
 

@@ -43,6 +43,7 @@ LOCAL_CREDENTIALS = {
     "AWS_SECURITY_TOKEN": "testing",
 }
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -108,9 +108,7 @@ def test_background_thread_every_runs_the_step_repeatedly_until_stopped() -> Non
 
 
 @pytest.mark.parametrize(("immediate", "expected"), [(True, 1), (False, 0)])
-def test_background_thread_every_first_step_runs_at_start_only_when_immediately(
-    immediate: bool, expected: int
-) -> None:
+def test_background_thread_every_first_step_runs_at_start_only_when_immediately(immediate: bool, expected: int) -> None:
     # GIVEN a step every hour, started with or without an immediate first run
     runs: list[int] = []
     first = threading.Event()
@@ -186,8 +184,7 @@ def test_background_thread_threads_sharing_a_stopping_event_all_end_on_one_stop(
     # GIVEN three loops that share one stopping event
     shared = threading.Event()
     threads = [
-        BackgroundThread(f"mf-sondeo-{i}", lambda stopping: stopping.wait(), stopping=shared).start()
-        for i in range(3)
+        BackgroundThread(f"mf-sondeo-{i}", lambda stopping: stopping.wait(), stopping=shared).start() for i in range(3)
     ]
 
     # WHEN the first is stopped

@@ -33,11 +33,7 @@ STREAM_EVENT_TYPES = ("DynamoDB", "Kinesis")
 def resources(template: dict, *types: str) -> dict[str, dict]:
     """Resources of the given types (all when none), by logical id."""
     found = template.get("Resources") or {}
-    return {
-        rid: res
-        for rid, res in found.items()
-        if isinstance(res, dict) and (not types or res.get("Type") in types)
-    }
+    return {rid: res for rid, res in found.items() if isinstance(res, dict) and (not types or res.get("Type") in types)}
 
 
 def props(resource: dict | None) -> dict:
@@ -50,7 +46,7 @@ def ref_id(value: Any) -> str | None:
     """The logical id a Ref / GetAtt / simple Sub points at, else None."""
     if not isinstance(value, dict) or len(value) != 1:
         return None
-    (key, arg), = value.items()
+    ((key, arg),) = value.items()
     if key == "Ref" and isinstance(arg, str):
         return arg
     if key == "Fn::GetAtt":
@@ -173,8 +169,11 @@ def source_mappings(template: dict, sqs: bool = True) -> list[SourceMapping]:
         p = props(res)
         source = ref_id(p.get("EventSourceArn"))
         if (source in queues) == sqs and _is_known_source(template, p.get("EventSourceArn"), sqs):
-            out.append(SourceMapping(source or "?", "lambda", rid, ("Resources", rid, "Properties"), p,
-                                ref_id(p.get("FunctionName"))))
+            out.append(
+                SourceMapping(
+                    source or "?", "lambda", rid, ("Resources", rid, "Properties"), p, ref_id(p.get("FunctionName"))
+                )
+            )
     for rid, res in resources(template, PIPE).items():
         p = props(res)
         source = ref_id(p.get("Source"))

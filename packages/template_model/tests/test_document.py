@@ -94,8 +94,23 @@ def test_a_missing_file_is_a_template_error(tmp_path) -> None:
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8))
-_names = st.sampled_from(["Ref", "Fn::Sub", "Fn::GetAtt", "Fn::If", "Fn::Join", "Fn::Select", "Fn::FindInMap",
-                          "Fn::Equals", "Fn::Not", "Fn::And", "Fn::Or", "Condition", "Other"])
+_names = st.sampled_from(
+    [
+        "Ref",
+        "Fn::Sub",
+        "Fn::GetAtt",
+        "Fn::If",
+        "Fn::Join",
+        "Fn::Select",
+        "Fn::FindInMap",
+        "Fn::Equals",
+        "Fn::Not",
+        "Fn::And",
+        "Fn::Or",
+        "Condition",
+        "Other",
+    ]
+)
 _nodes = st.recursive(
     _scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_names, inner, min_size=1, max_size=1)),

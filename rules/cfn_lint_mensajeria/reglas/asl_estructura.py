@@ -14,8 +14,10 @@ class AslEstructura(CloudFormationLintRule):
 
     id = "E9112"
     shortdesc = "State machine definition structure"
-    description = ("Every Next/Default/Catch target exists, every state is reachable from StartAt, and a SAM "
-                   "state machine's Definition/DefinitionUri passes cfn-lint's ASL schema (E3601).")
+    description = (
+        "Every Next/Default/Catch target exists, every state is reachable from StartAt, and a SAM "
+        "state machine's Definition/DefinitionUri passes cfn-lint's ASL schema (E3601)."
+    )
     source_url = "https://states-language.net/spec.html"
     tags = ("stepfunctions", "asl", "mensajeria")
 

@@ -12,9 +12,13 @@ class ColaSinDlq(CloudFormationLintRule):
 
     id = "E9101"
     shortdesc = "Consumed SQS queue without a DLQ"
-    description = ("An SQS queue read by a Lambda event source mapping or a Pipe must have a RedrivePolicy "
-                   "(deadLetterTargetArn + maxReceiveCount); DLQs themselves are exempt.")
-    source_url = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html"
+    description = (
+        "An SQS queue read by a Lambda event source mapping or a Pipe must have a RedrivePolicy "
+        "(deadLetterTargetArn + maxReceiveCount); DLQs themselves are exempt."
+    )
+    source_url = (
+        "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html"
+    )
     tags = ("sqs", "dlq", "mensajeria")
 
     def match(self, cfn):
@@ -28,9 +32,11 @@ class ColaSinDlq(CloudFormationLintRule):
                 continue
             flagged.append(qid)
         return [
-            RuleMatch(path_to(qid, "Properties") if "Properties" in queues[qid] else path_to(qid),
-                      f"Queue {qid} is consumed but has no RedrivePolicy: add one with deadLetterTargetArn "
-                      "(a DLQ with an ApproximateNumberOfMessagesVisible > 0 alarm) and maxReceiveCount "
-                      "(e.g. 4), or a poison message is retried until the retention period ends.")
+            RuleMatch(
+                path_to(qid, "Properties") if "Properties" in queues[qid] else path_to(qid),
+                f"Queue {qid} is consumed but has no RedrivePolicy: add one with deadLetterTargetArn "
+                "(a DLQ with an ApproximateNumberOfMessagesVisible > 0 alarm) and maxReceiveCount "
+                "(e.g. 4), or a poison message is retried until the retention period ends.",
+            )
             for qid in flagged
         ]

@@ -25,7 +25,8 @@ def _fires_on_first_message(alarm: dict) -> bool:
     op, threshold = p.get("ComparisonOperator"), p.get("Threshold")
     threshold = as_int(threshold) if not isinstance(threshold, float) else threshold
     return (op == "GreaterThanThreshold" and threshold == 0) or (
-        op == "GreaterThanOrEqualToThreshold" and threshold == 1)
+        op == "GreaterThanOrEqualToThreshold" and threshold == 1
+    )
 
 
 def watched_dlqs(template: dict) -> set[str]:
@@ -48,8 +49,10 @@ class DlqSinAlarma(CloudFormationLintRule):
 
     id = "E9102"
     shortdesc = "DLQ without a visible-messages alarm"
-    description = ("Every dead-letter queue needs an AWS::CloudWatch::Alarm on AWS/SQS "
-                   "ApproximateNumberOfMessagesVisible > 0 (dimension QueueName) with an AlarmActions target.")
+    description = (
+        "Every dead-letter queue needs an AWS::CloudWatch::Alarm on AWS/SQS "
+        "ApproximateNumberOfMessagesVisible > 0 (dimension QueueName) with an AlarmActions target."
+    )
     source_url = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html"
     tags = ("sqs", "dlq", "alarm", "mensajeria")
 
@@ -57,10 +60,12 @@ class DlqSinAlarma(CloudFormationLintRule):
         template = cfn.template
         watched = watched_dlqs(template)
         return [
-            RuleMatch(path_to(qid),
-                      f"DLQ {qid} (dead letters from {', '.join(sorted(set(sources)))}) has no alarm: add an "
-                      "AWS::CloudWatch::Alarm on AWS/SQS ApproximateNumberOfMessagesVisible, dimension QueueName "
-                      f"!GetAtt {qid}.QueueName, GreaterThanThreshold 0, Period 300, AlarmActions to the alerts topic.")
+            RuleMatch(
+                path_to(qid),
+                f"DLQ {qid} (dead letters from {', '.join(sorted(set(sources)))}) has no alarm: add an "
+                "AWS::CloudWatch::Alarm on AWS/SQS ApproximateNumberOfMessagesVisible, dimension QueueName "
+                f"!GetAtt {qid}.QueueName, GreaterThanThreshold 0, Period 300, AlarmActions to the alerts topic.",
+            )
             for qid, sources in sorted(dead_letter_queues_with_units(cfn).items())
             if qid not in watched
         ]

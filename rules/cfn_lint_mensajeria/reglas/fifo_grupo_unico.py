@@ -22,8 +22,10 @@ from cfn_lint_mensajeria.recursos import (
     resources,
 )
 
-_ADVICE = ("a single group serialises the whole queue (one message in flight): group by the key whose order "
-           "matters (e.g. sku, pedido_id)")
+_ADVICE = (
+    "a single group serialises the whole queue (one message in flight): group by the key whose order "
+    "matters (e.g. sku, pedido_id)"
+)
 
 
 def _literal(value: object) -> bool:
@@ -40,9 +42,13 @@ def _workflow_senders(cfn) -> list[RuleMatch]:
                 continue
             params = estado.body.get("Parameters") or estado.body.get("Arguments") or {}
             if isinstance(params, dict) and _literal(params.get("MessageGroupId")):
-                out.append(RuleMatch(definition_path(mid, machines[mid]),
-                                     f"{mid} state {estado.label} sends with the constant MessageGroupId "
-                                     f"'{params['MessageGroupId']}': {_ADVICE} (MessageGroupId.$)."))
+                out.append(
+                    RuleMatch(
+                        definition_path(mid, machines[mid]),
+                        f"{mid} state {estado.label} sends with the constant MessageGroupId "
+                        f"'{params['MessageGroupId']}': {_ADVICE} (MessageGroupId.$).",
+                    )
+                )
     return out
 
 
@@ -51,9 +57,13 @@ class FifoGrupoUnico(CloudFormationLintRule):
 
     id = "W9109"
     shortdesc = "FIFO queue fed with one constant MessageGroupId"
-    description = ("A literal MessageGroupId on a Step Functions sqs:sendMessage, a Pipe SQS target or an EventBridge "
-                   "rule target makes a FIFO queue serial; group ids set in code are not detected.")
-    source_url = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagegroupid-property.html"
+    description = (
+        "A literal MessageGroupId on a Step Functions sqs:sendMessage, a Pipe SQS target or an EventBridge "
+        "rule target makes a FIFO queue serial; group ids set in code are not detected."
+    )
+    source_url = (
+        "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagegroupid-property.html"
+    )
     tags = ("sqs", "fifo", "mensajeria")
 
     def match(self, cfn):
@@ -61,15 +71,21 @@ class FifoGrupoUnico(CloudFormationLintRule):
         for pid, pipe in resources(cfn.template, PIPE).items():
             group = ((props(pipe).get("TargetParameters") or {}).get("SqsQueueParameters") or {}).get("MessageGroupId")
             if _literal(group):
-                matches.append(RuleMatch(
-                    path_to(pid, "Properties", "TargetParameters", "SqsQueueParameters", "MessageGroupId"),
-                    f"Pipe {pid} sends every message with MessageGroupId '{group}': {_ADVICE} (e.g. $.body.sku)."))
+                matches.append(
+                    RuleMatch(
+                        path_to(pid, "Properties", "TargetParameters", "SqsQueueParameters", "MessageGroupId"),
+                        f"Pipe {pid} sends every message with MessageGroupId '{group}': {_ADVICE} (e.g. $.body.sku).",
+                    )
+                )
         for rid, rule in resources(cfn.template, "AWS::Events::Rule").items():
             for i, target in enumerate(props(rule).get("Targets") or []):
                 group = ((target or {}).get("SqsParameters") or {}).get("MessageGroupId")
                 if _literal(group):
-                    matches.append(RuleMatch(
-                        path_to(rid, "Properties", "Targets", i, "SqsParameters", "MessageGroupId"),
-                        f"Rule {rid} target {i} uses the constant MessageGroupId '{group}' (EventBridge cannot "
-                        f"vary it): {_ADVICE}, e.g. through a Pipe with a $.detail path."))
+                    matches.append(
+                        RuleMatch(
+                            path_to(rid, "Properties", "Targets", i, "SqsParameters", "MessageGroupId"),
+                            f"Rule {rid} target {i} uses the constant MessageGroupId '{group}' (EventBridge cannot "
+                            f"vary it): {_ADVICE}, e.g. through a Pipe with a $.detail path.",
+                        )
+                    )
         return matches

@@ -18,9 +18,11 @@ class SinTopeConcurrencia(CloudFormationLintRule):
 
     def match(self, cfn):
         return [
-            RuleMatch(list(c.path),
-                      f"SQS mapping of {c.resource} on {c.source} has no ScalingConfig.MaximumConcurrency: set it "
-                      "(e.g. 20) so a growing queue does not become more pressure on a degraded dependency.")
+            RuleMatch(
+                list(c.path),
+                f"SQS mapping of {c.resource} on {c.source} has no ScalingConfig.MaximumConcurrency: set it "
+                "(e.g. 20) so a growing queue does not become more pressure on a degraded dependency.",
+            )
             for c in consumers(cfn.template, sqs=True)
             if c.kind == "lambda" and not (c.mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
         ]

@@ -13,17 +13,23 @@ class PeorCaso(CloudFormationLintRule):
 
     id = "E9111"
     shortdesc = "Worst-case attempts per dependency above 15"
-    description = ("HTTP/SDK attempts (HTTP_MAX_ATTEMPTS, default 2) x maxReceiveCount x workflow attempts must "
-                   "stay <= 15 on every route to a dependency.")
+    description = (
+        "HTTP/SDK attempts (HTTP_MAX_ATTEMPTS, default 2) x maxReceiveCount x workflow attempts must "
+        "stay <= 15 on every route to a dependency."
+    )
     source_url = "https://aws.amazon.com/builders-library/timeouts-retries-and-backoff-with-jitter/"
     tags = ("retry", "mensajeria")
 
     def match(self, cfn):
         return [
-            RuleMatch(path_to(ruta.funcion), (
-                f"Worst case {ruta.total} attempts > {LIMIT} on {ruta.describir()}: let one layer govern and keep "
-                f"the others minimal (lower the workflow's MaxAttempts, the queue's maxReceiveCount or "
-                f"{HTTP_ATTEMPTS_ENV})."))
+            RuleMatch(
+                path_to(ruta.funcion),
+                (
+                    f"Worst case {ruta.total} attempts > {LIMIT} on {ruta.describir()}: let one layer govern and keep "
+                    f"the others minimal (lower the workflow's MaxAttempts, the queue's maxReceiveCount or "
+                    f"{HTTP_ATTEMPTS_ENV})."
+                ),
+            )
             for ruta in peor_caso(cfn.template, base_dir(cfn))
             if ruta.total > LIMIT
         ]

@@ -40,6 +40,11 @@ class RetrySinJitter(CloudFormationLintRule):
             for estado, i, retrier in asl.retriers(definition):
                 problems = retrier_problems(retrier)
                 if problems:
-                    matches.append(RuleMatch(where, f"{mid} state {estado.label} Retry[{i}] "
-                                                    f"{retrier.get('ErrorEquals')}: {'; '.join(problems)}."))
+                    matches.append(
+                        RuleMatch(
+                            where,
+                            f"{mid} state {estado.label} Retry[{i}] "
+                            f"{retrier.get('ErrorEquals')}: {'; '.join(problems)}.",
+                        )
+                    )
         return matches

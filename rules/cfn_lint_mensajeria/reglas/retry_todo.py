@@ -27,8 +27,10 @@ class RetryTodo(CloudFormationLintRule):
 
     id = "E9107"
     shortdesc = "Retry on States.ALL retries business errors"
-    description = ("A Retry on States.ALL/States.TaskFailed retries permanent (business) errors too: list the "
-                   "transient errors, or put a MaxAttempts: 0 retrier for the business errors before it.")
+    description = (
+        "A Retry on States.ALL/States.TaskFailed retries permanent (business) errors too: list the "
+        "transient errors, or put a MaxAttempts: 0 retrier for the business errors before it."
+    )
     source_url = "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html"
     tags = ("stepfunctions", "retry", "mensajeria")
 
@@ -39,9 +41,11 @@ class RetryTodo(CloudFormationLintRule):
                 retry = [r for r in estado.body.get("Retry") or [] if isinstance(r, dict)]
                 for i in range(len(retry)):
                     if retries_everything(retry, i):
-                        matches.append(RuleMatch(where, (
+                        message = (
                             f"{mid} state {estado.label} Retry[{i}] retries {retry[i].get('ErrorEquals')}, which "
                             "includes business errors (e.g. a declined card): list only transient errors "
                             "(e.g. PasarelaNoDisponible, States.Timeout) and Catch the business ones, or add a "
-                            "MaxAttempts: 0 retrier for them before this one.")))
+                            "MaxAttempts: 0 retrier for them before this one."
+                        )
+                        matches.append(RuleMatch(where, message))
         return matches

@@ -24,8 +24,10 @@ class StreamSinLimites(CloudFormationLintRule):
 
     id = "E9108"
     shortdesc = "Stream source without retry limits or DLQ"
-    description = ("A DynamoDB/Kinesis stream read by a Pipe or Lambda needs MaximumRetryAttempts, "
-                   "MaximumRecordAgeInSeconds (both default to infinite) and a dead-letter destination.")
+    description = (
+        "A DynamoDB/Kinesis stream read by a Pipe or Lambda needs MaximumRetryAttempts, "
+        "MaximumRecordAgeInSeconds (both default to infinite) and a dead-letter destination."
+    )
     source_url = "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-dynamodb.html"
     tags = ("pipes", "streams", "mensajeria")
 
@@ -33,13 +35,18 @@ class StreamSinLimites(CloudFormationLintRule):
         matches = []
         for consumer in consumers(cfn.template, sqs=False):
             settings, has_dlq = _settings(consumer)
-            missing = [k for k in ("MaximumRetryAttempts", "MaximumRecordAgeInSeconds")
-                       if as_int(settings.get(k)) in (None, -1)]
+            missing = [
+                k
+                for k in ("MaximumRetryAttempts", "MaximumRecordAgeInSeconds")
+                if as_int(settings.get(k)) in (None, -1)
+            ]
             if not has_dlq:
                 missing.append("a DLQ (DeadLetterConfig / DestinationConfig.OnFailure)")
             if missing:
-                matches.append(RuleMatch(list(consumer.path), (
+                message = (
                     f"Stream consumer {consumer.resource} on {consumer.source} lacks {', '.join(missing)}: "
                     "set them (e.g. MaximumRetryAttempts 3, MaximumRecordAgeInSeconds 3600, an SQS DLQ), or one "
-                    "failing record is retried forever and blocks its shard.")))
+                    "failing record is retried forever and blocks its shard."
+                )
+                matches.append(RuleMatch(list(consumer.path), message))
         return matches

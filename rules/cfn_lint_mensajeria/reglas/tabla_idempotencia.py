@@ -15,8 +15,11 @@ _MARKERS = ("idempot",)
 def idempotency_tables(template: dict) -> set[str]:
     """Tables named like idempotency tables, or passed to a function in an *IDEMPOT* variable."""
     tables = resources(template, *_TABLES)
-    found = {tid for tid, res in tables.items()
-             if any(m in (tid + json.dumps(props(res).get("TableName", ""))).lower() for m in _MARKERS)}
+    found = {
+        tid
+        for tid, res in tables.items()
+        if any(m in (tid + json.dumps(props(res).get("TableName", ""))).lower() for m in _MARKERS)
+    }
     for res in resources(template, *FUNCTIONS).values():
         variables = (props(res).get("Environment") or {}).get("Variables") or {}
         for name, value in variables.items() if isinstance(variables, dict) else ():
@@ -41,7 +44,13 @@ class TablaSinTtl(CloudFormationLintRule):
             ttl = props(tables[tid]).get("TimeToLiveSpecification") or {}
             if ttl.get("Enabled") is True and ttl.get("AttributeName"):
                 continue
-            matches.append(RuleMatch(path_to(tid), (
-                f"Idempotency table {tid} has no TTL: add TimeToLiveSpecification {{AttributeName: expira_en, "
-                "Enabled: true} (an AWS::DynamoDB::Table; SimpleTable cannot) and write expira_en = now + 24 h.")))
+            matches.append(
+                RuleMatch(
+                    path_to(tid),
+                    (
+                        f"Idempotency table {tid} has no TTL: add TimeToLiveSpecification {{AttributeName: expira_en, "
+                        "Enabled: true} (an AWS::DynamoDB::Table; SimpleTable cannot) and write expira_en = now + 24 h."
+                    ),
+                )
+            )
         return matches

@@ -40,9 +40,12 @@ class VisibilidadCorta(CloudFormationLintRule):
             if visibility_s is None or visibility_s >= FACTOR * timeout_s:
                 continue
             where = ("Properties", "VisibilityTimeout") if "VisibilityTimeout" in qprops else ()
-            matches.append(RuleMatch(
-                path_to(consumer.source, *where),
-                f"Queue {consumer.source} has VisibilityTimeout {visibility_s} s but its consumer "
-                f"{consumer.function} may run {timeout_s} s: set VisibilityTimeout >= {FACTOR * timeout_s} s "
-                f"({FACTOR} x Timeout) or lower the function's Timeout, or a slow call is delivered twice."))
+            matches.append(
+                RuleMatch(
+                    path_to(consumer.source, *where),
+                    f"Queue {consumer.source} has VisibilityTimeout {visibility_s} s but its consumer "
+                    f"{consumer.function} may run {timeout_s} s: set VisibilityTimeout >= {FACTOR * timeout_s} s "
+                    f"({FACTOR} x Timeout) or lower the function's Timeout, or a slow call is delivered twice.",
+                )
+            )
         return matches

@@ -18,4 +18,3 @@ def sqs(aws: None) -> Any:
 def colas(sqs: Any) -> dict[str, tuple[str, str]]:
     """Every pair, created empty: {"pedidos": (source URL, DLQ URL), ...}."""
     return {clave: crear_par(sqs, origen, dlq) for clave, (origen, dlq) in PARES.items()}
-

@@ -35,8 +35,9 @@ def llenar(sqs: Any, url: str, cuerpos: Iterable[Any], **extra: Any) -> None:
 def drenar(sqs: Any, url: str) -> list[dict[str, Any]]:
     """Receive and delete everything visible in ``url``, in receive order (so a FIFO's group order shows)."""
     todos = []
-    while lote := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"],
-                                      MessageSystemAttributeNames=["All"]).get("Messages", []):
+    while lote := sqs.receive_message(
+        QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], MessageSystemAttributeNames=["All"]
+    ).get("Messages", []):
         for m in lote:
             sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
         todos.extend(lote)

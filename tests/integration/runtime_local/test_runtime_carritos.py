@@ -68,8 +68,7 @@ _BUS_Y_REGLA = """
 # must run the pipe and find the table and the queues either way.
 PLANTILLAS = {
     "en la raiz": {
-        "template.yaml": "Resources:" + _BUS_Y_REGLA
-        + _CARRITOS.replace("!Ref BusArn", "!GetAtt Bus.Arn"),
+        "template.yaml": "Resources:" + _BUS_Y_REGLA + _CARRITOS.replace("!Ref BusArn", "!GetAtt Bus.Arn"),
     },
     "en una unidad": {
         "template.yaml": "Resources:"

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
+
 @pytest.fixture
 def tabla(plantilla: Any) -> str:
     """mercadofresco-simulador created in moto from the template's own definition (in its sandbox unit)."""

@@ -128,6 +128,7 @@ def test_asl_resultado_desconocido_is_asked_again_after_the_lease_never_abandone
     assert tiempos_plantilla().workflows["ProcesarPedido"].waits_s["EsperarFinBloqueo"] > bloqueo_s
     assert estados["QuedaReconsulta"]["Choices"][0]["Next"] == "EsperarFinBloqueo"
     assert estados["EsperarFinBloqueo"]["Next"] == "Reconsultar"
+
     # AND each entry starts the loop for its own operation, with its own count
     def entra(operacion: str) -> str:
         return f"{{% $merge([$states.input, {{'reconsulta': {{'operacion': '{operacion}', 'n': 0}}}}]) %}}"

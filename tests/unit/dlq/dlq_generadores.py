@@ -70,8 +70,14 @@ def goteo_de_datos() -> list[MensajeDlq]:
 
 def confirmado(n: int, cliente: str = "cli-1", importe: Any = 4820) -> dict[str, Any]:
     """A PedidoConfirmado as the ERP/e-mail queues carry it (raw SNS delivery)."""
-    return {"tipo": "PedidoConfirmado", "version": 1, "pedido_id": f"PED-{n:05d}", "cliente_id": cliente,
-            "importe_centimos": importe, "moneda": "EUR"}
+    return {
+        "tipo": "PedidoConfirmado",
+        "version": 1,
+        "pedido_id": f"PED-{n:05d}",
+        "cliente_id": cliente,
+        "importe_centimos": importe,
+        "moneda": "EUR",
+    }
 
 
 def dlq_mixta() -> list[MensajeDlq]:
@@ -83,15 +89,28 @@ def dlq_mixta() -> list[MensajeDlq]:
     - 6 unreadable bodies (``json-invalido``), 14:00-14:20.
     """
     lunes = datetime(2026, 11, 23, tzinfo=UTC)
-    caida = [crudo(confirmado(i), t) for i, t in enumerate(repartidos(lunes + timedelta(hours=10),
-                                                                         timedelta(minutes=35), 120))]
-    v2 = [crudo(confirmado(1000 + i) | {"version": 2}, t)
-          for i, t in enumerate(repartidos(lunes + timedelta(hours=14), timedelta(minutes=50), 40, semilla=3))]
-    datos = [crudo(confirmado(2000 + i, cliente=("cli-7", "cli-9")[i % 2], importe=-100 * (i + 1)), t, 1,
-                   "dato-invalido", "PedidoConfirmado: 'importe_centimos' must be a positive whole number of cents")
-             for i, t in enumerate(repartidos(lunes + timedelta(hours=8), timedelta(hours=11), 12, semilla=5))]
-    ilegibles = [crudo('{"tipo": "PedidoConfirmado", "pedido_id": "PED-', t, 1, "json-invalido", "Expecting value")
-                 for t in repartidos(lunes + timedelta(hours=14), timedelta(minutes=20), 6, semilla=9)]
+    caida = [
+        crudo(confirmado(i), t)
+        for i, t in enumerate(repartidos(lunes + timedelta(hours=10), timedelta(minutes=35), 120))
+    ]
+    v2 = [
+        crudo(confirmado(1000 + i) | {"version": 2}, t)
+        for i, t in enumerate(repartidos(lunes + timedelta(hours=14), timedelta(minutes=50), 40, semilla=3))
+    ]
+    datos = [
+        crudo(
+            confirmado(2000 + i, cliente=("cli-7", "cli-9")[i % 2], importe=-100 * (i + 1)),
+            t,
+            1,
+            "dato-invalido",
+            "PedidoConfirmado: 'importe_centimos' must be a positive whole number of cents",
+        )
+        for i, t in enumerate(repartidos(lunes + timedelta(hours=8), timedelta(hours=11), 12, semilla=5))
+    ]
+    ilegibles = [
+        crudo('{"tipo": "PedidoConfirmado", "pedido_id": "PED-', t, 1, "json-invalido", "Expecting value")
+        for t in repartidos(lunes + timedelta(hours=14), timedelta(minutes=20), 6, semilla=9)
+    ]
     return [leer(m) for m in caida + v2 + datos + ilegibles]
 
 
@@ -104,12 +123,21 @@ def goteo_de_validos() -> list[MensajeDlq]:
 def datos_de_algunos_clientes() -> list[MensajeDlq]:
     """Healthy redriven orders, plus invalid amounts/currencies that only customers cli-3 and cli-8 produce."""
     inicio = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
-    sanos = [crudo(confirmado(i, cliente=f"cli-{i % 20 + 10}"), t)
-             for i, t in enumerate(repartidos(inicio, timedelta(minutes=25), 50))]
+    sanos = [
+        crudo(confirmado(i, cliente=f"cli-{i % 20 + 10}"), t)
+        for i, t in enumerate(repartidos(inicio, timedelta(minutes=25), 50))
+    ]
     malos = []
     for i, t in enumerate(repartidos(inicio - timedelta(days=2), timedelta(days=2, hours=6), 16, semilla=11)):
         cliente = ("cli-3", "cli-8")[i % 2]
         valor = {"importe_centimos": "48.20"} if i % 3 else {"moneda": "EURO"}
-        malos.append(crudo(confirmado(500 + i, cliente=cliente) | valor, t, 1, "dato-invalido",
-                           f"PedidoConfirmado: bad {next(iter(valor))}"))
+        malos.append(
+            crudo(
+                confirmado(500 + i, cliente=cliente) | valor,
+                t,
+                1,
+                "dato-invalido",
+                f"PedidoConfirmado: bad {next(iter(valor))}",
+            )
+        )
     return [leer(m) for m in sanos + malos]

@@ -27,9 +27,7 @@ def test_policy_429_without_retry_after_waits_longer_but_still_jittered() -> Non
     # GIVEN the same rng state for a 503 and a 429
     politica = RetryPolicy(backoff=FullJitterBackoff(base_s=0.2, cap_s=2.0), min_429_wait_s=1.0)
     esperas_503 = [politica.delay_s(0, Classification.TRANSIENT, None, random.Random(s)) for s in range(200)]
-    esperas_429 = [
-        politica.delay_s(0, Classification.TRANSIENT_LONG_WAIT, None, random.Random(s)) for s in range(200)
-    ]
+    esperas_429 = [politica.delay_s(0, Classification.TRANSIENT_LONG_WAIT, None, random.Random(s)) for s in range(200)]
     # THEN the 429 waits exactly 1 s more than the 503, and keeps the spread
     assert all(b - a == pytest.approx(1.0) for a, b in zip(esperas_503, esperas_429, strict=True))
     assert all(0 <= e <= 0.2 for e in esperas_503)

@@ -71,7 +71,6 @@ MONEDAS_ISO_4217 = frozenset(_CODIGOS_ISO_4217.split())
 _EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
 
 
-
 def importe_centimos(valor: Any, campo: str = "importe_centimos") -> int:
     """A positive whole number of cents, at most :data:`IMPORTE_MAX_CENTIMOS` (never a string, float or bool)."""
     if isinstance(valor, bool) or not isinstance(valor, int):
