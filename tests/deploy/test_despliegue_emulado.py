@@ -237,7 +237,7 @@ def test_every_request_made_in_the_account_is_allowed_by_its_role(nivel: dict[st
     # The recorders saw the order path: the store, the state machine's tasks and every consumer that ran.
     vistos = set(comprobaciones["despliegue-1"]["principales"])
     esperados = {
-        "TiendaFunction",
+        "Tienda/TiendaFunction",
         "ProcesarPedido",
         "CobroFunction",
         "ErpFunction",
