@@ -13,6 +13,7 @@ role's ``OwnDurableExecutions`` grant (``lambda:CheckpointDurableExecution``) is
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -69,10 +70,14 @@ def _comprobar(registro: Registro, motor: MotorDurable, transformar: Any = None)
     from mercadofresco_local.firma import urls_firmadas
     from sam_emulator.template import Template
 
-    plantilla = Template(
-        parameters={"WorkflowEngine": "DurableFunction"},
-        physical_ids=motor.flujo.fisicos,
-        created_units=motor.flujo.unidades,
+    # The world was provisioned with the state machine: the saga's role is registered as a run with this engine
+    # registers it, and each unit is handed what this engine's root passes it (the sandbox grants the saga's role).
+    rol = "PedidoDurableFunctionRole"
+    fisicos = {**motor.flujo.fisicos, rol: {"Ref": rol, "Arn": f"arn:aws:iam::123456789012:role/{rol}"}}
+    plantilla = Template(parameters={"WorkflowEngine": "DurableFunction"}, physical_ids=fisicos)
+    pasados = {lid: unidad.parameters for lid, unidad in plantilla.units().items()}
+    plantilla.created_units.update(
+        {lid: replace(unidad, parameters=pasados[lid]) for lid, unidad in motor.flujo.unidades.items()}
     )
     # The gateway stand-in plays the sandbox gateway's function URL (in the sandbox unit), as in the local run.
     unidad, url = plantilla.locate(urls_firmadas(plantilla)["PASARELA_URL"])

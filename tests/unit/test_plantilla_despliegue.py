@@ -272,35 +272,38 @@ _CONDICION_POR_ACCION = {
 }
 
 
-def _simulador_de(p: Template, recurso: Any) -> str:
-    """The sandbox function a root grant's ``Resource`` names: the unit output it reads, whose Value must be
-    exactly that function's ARN (``!GetAtt Simuladores.Outputs.X`` -> ``!GetAtt <function>.Arn``)."""
-    unidad, salida = recurso["Fn::GetAtt"]
-    assert unidad == UNIDAD and salida.startswith("Outputs."), recurso
-    valor = p.units()[UNIDAD].output(salida.removeprefix("Outputs."))
-    assert set(valor) == {"Fn::GetAtt"} and valor["Fn::GetAtt"][1] == "Arn", (salida, valor)
-    return valor["Fn::GetAtt"][0]
+def _rol_de(p: Template, funcion: str) -> str:
+    return p.resources[funcion]["Properties"]["Role"]["Fn::GetAtt"][0]
 
 
 def test_each_function_url_caller_is_granted_both_invoke_actions_on_one_simulator_through_its_url() -> None:
     p = _desplegada()
-    concedidas = [x for x in _sentencias_invoke_url(p) if x[0] in {c for c, _, _ in LLAMANTES}]
-    # THEN each caller holds exactly the two actions, each on its own simulator's ARN (the unit's output for it)
-    assert sorted((lid, _simulador_de(p, s["Resource"]), s["Action"]) for lid, _, s in concedidas) == sorted(
-        (c, sim, accion) for c, sim, _ in LLAMANTES for accion in _CONDICION_POR_ACCION
+    # THEN no function of the root grants itself a Lambda invoke: the production roles carry no sandbox grant
+    assert not _sentencias_invoke_url(p)
+    unidad = p.units()[UNIDAD]
+    politicas = [r for r in unidad.resources.values() if r["Type"] == "AWS::IAM::Policy"]
+    # AND the sandbox unit attaches to each caller's role (the parent's, passed to it) exactly the two actions on its
+    # own simulator's ARN
+    concedidas = sorted(
+        (unidad.parameters[rol["Ref"]]["Ref"], *sentencia["Resource"]["Fn::GetAtt"], sentencia["Action"])
+        for politica in politicas
+        for rol in politica["Properties"]["Roles"]
+        for sentencia in politica["Properties"]["PolicyDocument"]["Statement"]
     )
-    for lid, condicion, sentencia in concedidas:
-        simulador = _simulador_de(p, sentencia["Resource"])
-        salida = sentencia["Resource"]["Fn::GetAtt"][1].removeprefix("Outputs.")
+    assert concedidas == sorted(
+        (_rol_de(p, c), sim, "Arn", accion) for c, sim, _ in LLAMANTES for accion in _CONDICION_POR_ACCION
+    )
+    for politica in politicas:
+        (simulador,) = {x["Resource"]["Fn::GetAtt"][0] for x in politica["Properties"]["PolicyDocument"]["Statement"]}
         # AND one action on one function's ARN, only through a signed (AWS_IAM) URL call
-        assert sentencia["Condition"] == _CONDICION_POR_ACCION[sentencia["Action"]], lid
-        # AND only under a condition that holds exactly when the unit creates that simulator and its output
+        for sentencia in politica["Properties"]["PolicyDocument"]["Statement"]:
+            assert sentencia["Condition"] == _CONDICION_POR_ACCION[sentencia["Action"]], simulador
+        # AND only when the unit creates that simulator
         for parametros in COMBINACIONES:
-            q = _desplegada(**parametros)
-            unidad = q.units().get(UNIDAD)
-            creado = unidad is not None and unidad.condition(unidad.resources[simulador].get("Condition"))
-            assert q.condition(condicion) == creado, (lid, parametros)
-            assert not creado or unidad.condition(unidad.doc["Outputs"][salida].get("Condition")), (lid, parametros)
+            q = _desplegada(**parametros).units().get(UNIDAD)
+            if q is not None:
+                creado = q.condition(q.resources[simulador].get("Condition"))
+                assert q.condition(politica.get("Condition")) == creado, (simulador, parametros)
 
 
 def _arn_funcion(nombre: str) -> str:
@@ -308,10 +311,14 @@ def _arn_funcion(nombre: str) -> str:
 
 
 def _crear_simuladores(p: Template) -> None:
-    """The sandbox unit as a run creates it: each simulator function, role and URL it creates a physical id, and
-    its outputs what the parent's ``!GetAtt Simuladores.Outputs.X`` resolves to (CloudFormation's nested stack)."""
+    """The stack as a run creates it: each role of the root a physical id, and the sandbox unit (given them) each
+    simulator function, role and URL it creates one, its outputs what the parent's ``!GetAtt Simuladores.Outputs.X``
+    resolves to (CloudFormation's nested stack)."""
+    for lid in p.of_type("AWS::IAM::Role"):  # named as CloudFormation names them: the unit grants them by name
+        p.physical_ids[lid] = {"Ref": f"pila-{lid}", "Arn": f"arn:aws:iam::123456789012:role/pila-{lid}"}
     if (unidad := p.units().get(UNIDAD)) is None:
         return
+    p.created_units[UNIDAD] = unidad
     for lid in unidad.of_type("AWS::Serverless::Function", "AWS::Lambda::Url"):
         unidad.physical_ids[lid] = {"Ref": lid, "Arn": _arn_funcion(lid), "FunctionUrl": f"https://{lid}/"}
     for lid in unidad.of_type("AWS::IAM::Role"):

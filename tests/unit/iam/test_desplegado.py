@@ -167,7 +167,12 @@ def _plantilla(**parametros: str) -> object:
             "Ref": "mercadofresco-erp",
             "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-erp",
         },
-        # the nested stack, as fisicos_de_pila gives it: its outputs, which the root's grants and URLs read
+        # its role, by the name CloudFormation gave it: the sandbox unit attaches its simulator's grant to it
+        "ErpFunctionRole": {
+            "Ref": "mercadofresco-dev-ErpFunctionRole-1A2B",
+            "Arn": f"arn:aws:iam::{CUENTA}:role/mercadofresco-dev-ErpFunctionRole-1A2B",
+        },
+        # the nested stack, as fisicos_de_pila gives it: its outputs, which the root's URLs read
         "Simuladores": {
             "Ref": f"arn:aws:cloudformation:{REGION}:{CUENTA}:stack/mercadofresco-dev-Simuladores/1",
             **{
@@ -175,7 +180,6 @@ def _plantilla(**parametros: str) -> object:
                 for simulador, (nombre, url_id) in SIMULADORES.items()
                 for clave, valor in {
                     f"Outputs.Simulador{simulador}Url": f"https://{url_id}.lambda-url.{REGION}.on.aws/",
-                    f"Outputs.Simulador{simulador}FunctionArn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:{nombre}",
                     f"Outputs.Simulador{simulador}FunctionRole": f"{nombre}-role",
                 }.items()
             },

@@ -188,13 +188,11 @@ _ROL_DE = {
 }
 
 
-def principales(resuelta: Resuelta, de_fuera: dict[str, list[Any]] | None = None) -> dict[str, Principal]:
-    """Function / state machine / pipe / schedule logical id -> its role's ARN and policy documents, resolved;
-    a unit's as ``<unit>/<logical id>`` (as SAM names it), with what its parent attaches to its roles by name
-    (``de_fuera``: role name -> policy documents)."""
-    recursos = resuelta.doc["Resources"]
-    adjuntas: dict[str, list[Any]] = {}  # role -> the policies attached to it from outside
-    for recurso in recursos.values():
+def _adjuntas(resuelta: Resuelta) -> dict[str, list[Any]]:
+    """Role -> the policies this template attaches to it as separate resources (``AWS::IAM::Policy``...), as
+    written: a role of this template by its logical id, any other by its resolved name (:func:`_rol_adjunto`)."""
+    adjuntas: dict[str, list[Any]] = {}
+    for recurso in resuelta.doc["Resources"].values():
         propiedades = recurso.get("Properties", {})
         if recurso["Type"] not in _ADJUNTAS or not resuelta.condition(recurso.get("Condition")):
             continue
@@ -203,6 +201,28 @@ def principales(resuelta: Resuelta, de_fuera: dict[str, list[Any]] | None = None
             if rol == {"Ref": "AWS::NoValue"}:
                 continue
             adjuntas.setdefault(_rol_adjunto(resuelta, rol), []).append(propiedades["PolicyDocument"])
+    return adjuntas
+
+
+def _adjuntas_de_fuera(resuelta: Resuelta) -> dict[str, list[Any]]:
+    """Role name -> the policies a template of the stack attaches to a role another one holds, resolved where they
+    are written: the root's to a unit's role (read from its output), a unit's to the parent's role (passed to it)."""
+    de_fuera: dict[str, list[Any]] = {}
+    for _prefijo, plantilla in resuelta.recorrer():
+        for rol, documentos in _adjuntas(plantilla).items():
+            if rol not in plantilla.doc["Resources"]:
+                de_fuera.setdefault(rol, []).extend(plantilla.resolve(d) for d in documentos)
+    return de_fuera
+
+
+def principales(resuelta: Resuelta, de_fuera: dict[str, list[Any]] | None = None) -> dict[str, Principal]:
+    """Function / state machine / pipe / schedule logical id -> its role's ARN and policy documents, resolved;
+    a unit's as ``<unit>/<logical id>`` (as SAM names it), with what another template of the stack attaches to its
+    role by name (``de_fuera``, role name -> policy documents: :func:`_adjuntas_de_fuera` of the whole stack)."""
+    if de_fuera is None:
+        de_fuera = _adjuntas_de_fuera(resuelta)
+    recursos = resuelta.doc["Resources"]
+    adjuntas = _adjuntas(resuelta)
     resultado: dict[str, Principal] = {}
     for logical_id, recurso in recursos.items():
         rol = _ROL_DE.get(recurso["Type"], lambda _p: None)(recurso.get("Properties", {}))
@@ -210,7 +230,7 @@ def principales(resuelta: Resuelta, de_fuera: dict[str, list[Any]] | None = None
             continue
         definicion = recursos[rol]["Properties"]
         documentos = [p["PolicyDocument"] for p in resuelta.resolve(definicion.get("Policies", []))]
-        documentos += adjuntas.get(rol, []) + (de_fuera or {}).get(str(resuelta.ref(rol)), [])
+        documentos += adjuntas.get(rol, []) + de_fuera.get(str(resuelta.ref(rol)), [])
         for arn in resuelta.resolve(definicion.get("ManagedPolicyArns", [])):
             if arn not in GESTIONADAS:
                 raise PoliticasError(f"{rol} attaches {arn}: add its published document to GESTIONADAS")
@@ -219,10 +239,8 @@ def principales(resuelta: Resuelta, de_fuera: dict[str, list[Any]] | None = None
         resultado[logical_id] = Principal(
             f"arn:aws:iam::{resuelta.account}:role/{nombre}", [resuelta.resolve(d) for d in documentos]
         )
-    # What this template attaches to a unit's role, resolved here (its conditions and references are this one's).
-    hacia_unidades = {rol: [resuelta.resolve(d) for d in docs] for rol, docs in adjuntas.items() if rol not in recursos}
     for unidad, anidada in resuelta.unidades.items():
-        resultado |= {f"{unidad}/{lid}": p for lid, p in principales(anidada, hacia_unidades).items()}
+        resultado |= {f"{unidad}/{lid}": p for lid, p in principales(anidada, de_fuera).items()}
     return resultado
 
 

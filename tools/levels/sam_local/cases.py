@@ -42,7 +42,7 @@ class CasesError(ValueError):
 @dataclass(frozen=True)
 class Case:
     event: str  # file name under events/
-    function: str  # logical id in template.yaml
+    function: str  # its stack path, as `sam local invoke` takes it (a unit's: Tienda/TiendaFunction)
     error: str | None = None  # the errorType it must raise; None: it answers
     effects: dict[str, int] | None = None  # stand-in effects per Idempotency-Key (None: not checked)
     dead_letters: tuple[str, ...] = ()  # mf-motivo of each message it dead-letters, sorted
