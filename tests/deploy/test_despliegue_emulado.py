@@ -242,7 +242,7 @@ def test_every_request_made_in_the_account_is_allowed_by_its_role(nivel: dict[st
         "CobroFunction",
         "ErpFunction",
         "CorreoFunction",
-        "ProyeccionFunction",
+        "Tienda/ProyeccionFunction",
         "MigracionesFunction",
     }
     assert esperados <= vistos, vistos

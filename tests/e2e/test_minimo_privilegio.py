@@ -26,7 +26,7 @@ _CAMINOS_SIN_PEDIDO = {
     "ErpFunction": "erp-liberacion-stock.json",
     "CorreoFunction": "correo-pedido-no-confirmado.json",
     "CobroFunction": "cobro-reembolso.json",
-    "ProyeccionFunction": "proyeccion-pedido-cancelado.json",
+    "Tienda/ProyeccionFunction": "proyeccion-pedido-cancelado.json",
 }
 
 

@@ -149,11 +149,12 @@ def _textos_de_codigo(ruta: Path) -> Iterator[tuple[int, str]]:
 def _nombres_de_consumidores() -> set[str]:
     """What names one consumer: its function, role, log group and queues (logical and deployed), its key prefixes."""
     nombres: set[str] = set()
-    for _ruta, unidad in TemplateModel(RAIZ / "template.yaml").walk():
+    raiz = TemplateModel(RAIZ / "template.yaml")
+    for ruta, unidad in raiz.walk():
         for c in m.consumers(unidad):
-            colas = (*c.queues, *c.dead_letter_queues)
-            nombres.update((c.function, *colas, *filter(None, (c.role, c.log_group))))
-            nombres.update(m.physical_name(unidad, q, "QueueName") for q in colas)
+            colas = [raiz.locate(ruta + q) for q in c.queues] + [raiz.locate(d) for d in c.dead_letter_queues]
+            nombres.update((c.function, *filter(None, (c.role, c.log_group))))
+            nombres.update(n for plantilla, q in colas for n in (q, m.physical_name(plantilla, q, "QueueName")))
             nombres.update(p.removesuffix("*") for p in c.key_prefixes)  # "aviso-erp:", with its colon: a key
     return nombres
 

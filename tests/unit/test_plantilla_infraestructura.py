@@ -35,7 +35,7 @@ def _creados(p: Template) -> set[str]:
 
 def _entorno(p: Template, lid: str) -> dict[str, Any]:
     """A function's environment as deployed: Globals merged with its own, intrinsics left as written."""
-    globales = p.doc["Globals"]["Function"]["Environment"]["Variables"]
+    globales = p.doc["Globals"]["Function"]["Environment"].get("Variables", {})
     propio = (p.resources[lid]["Properties"].get("Environment") or {}).get("Variables", {})
     return {**globales, **propio}
 
@@ -88,15 +88,21 @@ def test_infrastructure_created_aurora_is_what_the_functions_reach(proxy: str) -
         if proxy == "enabled"
         else {"Fn::GetAtt": ["AuroraCluster", "Endpoint.Address"]}
     )
-    # THEN every function that reads AURORA_ENDPOINT gets the Aurora unit's endpoint: the cluster's (or the proxy's)
+    # THEN every function of the stack that reads AURORA_ENDPOINT gets the Aurora unit's endpoint: the cluster's (or
+    # the proxy's); a unit's function through the parameter the root passes it in
     lectores = [
-        lid
-        for lid, r in p.resources.items()
-        if r["Type"] == "AWS::Serverless::Function" and "AURORA_ENDPOINT" in _entorno(p, lid)
+        (t, ruta + lid)
+        for ruta, t in p.walk()
+        for lid, r in t.resources.items()
+        if r["Type"] == "AWS::Serverless::Function" and "AURORA_ENDPOINT" in _entorno(t, lid)
     ]
-    assert lectores
-    for lid in lectores:
-        assert p.chosen(_entorno(p, lid)["AURORA_ENDPOINT"]) == {"Fn::GetAtt": ["Aurora", "Outputs.Endpoint"]}, lid
+    assert {"Tienda/TiendaFunction", "Tienda/ProyeccionFunction", "Outbox/OutboxFunction"} <= {r for _, r in lectores}
+    for t, ruta in lectores:
+        valor = _entorno(t, ruta.rsplit("/", 1)[-1])["AURORA_ENDPOINT"]
+        if t.parent is not None:
+            assert set(valor) == {"Ref"}, ruta
+            valor = t.passed_by_parent(valor["Ref"])
+        assert p.chosen(valor) == {"Fn::GetAtt": ["Aurora", "Outputs.Endpoint"]}, ruta
     assert aurora.chosen(aurora.doc["Outputs"]["Endpoint"]["Value"]) == esperado
     assert ("AuroraProxy" in _creados(p)) is (proxy == "enabled")
 

@@ -56,8 +56,8 @@ class Topologia:
         self.plantilla = Template(path=self.ruta, parameters={**self.parametros, SUFIJO: self.sufijo})
 
     # A resource is named by its path, as Template.walk() names it: ``ColaPedidos`` in the root,
-    # ``Carritos/ColaCarritosFallidos`` in a unit. A queue, its DLQ and its consumer live in one unit
-    # (decision 0130), so each relation below is read inside the unit that holds the resource.
+    # ``Tienda/ColaProyeccion`` in a unit. A queue and its consumer live in one unit, its DLQ in the root,
+    # which keeps what a stack delete retains (decision 0130).
     def nombre(self, ruta: str, propiedad: str) -> str:
         """A resource's physical name (its ``QueueName``, ``FunctionName``...) with this suffix."""
         return m.physical_name(*self.plantilla.locate(ruta), propiedad)
@@ -81,9 +81,12 @@ class Topologia:
 
     def origenes(self, dlq: str) -> list[str]:
         """The queues whose ``RedrivePolicy`` sends their dead letters to ``dlq`` (a path)."""
-        unidad, lid = self.plantilla.locate(dlq)
-        prefijo = dlq[: -len(lid)]
-        return [f"{prefijo}{cola}" for cola in m.redrive_sources(unidad, lid)]
+        return [
+            f"{prefijo}{cola}"
+            for prefijo, plantilla in self.plantilla.walk()
+            for cola in m.queues(plantilla)
+            if m.dead_letter_queue_path(plantilla, cola) == dlq
+        ]
 
     def registros_del_consumidor(self, cola: str) -> str | None:
         """The log group of whatever consumes ``cola`` (a path), or None if nothing does."""

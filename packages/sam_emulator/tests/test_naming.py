@@ -23,7 +23,7 @@ import template_model
 ENGLISH_WORDS = frozenset(
     """
     arm durable execution last loggers now payload sdk status wake
-    location outputs unit units types locate holder pair referenced
+    location outputs unit units types locate holder pair referenced parent passed
     account acquire acting add address advance alive all answer api apply arn as asl at atomic att attempts
     attribute available aws background batch batches binaries body boundaries boundary by call caller calls cap
     capture check client clock close code cold compress compressed compression concurrency condition config

@@ -53,7 +53,8 @@ class Consumer:
 
     function: str
     queues: tuple[str, ...]
-    dead_letter_queues: tuple[str, ...]  # each source queue's DLQ (RedrivePolicy), in the queues' order
+    # each source queue's DLQ (RedrivePolicy), in the queues' order, as a stack path (a unit's is the root's)
+    dead_letter_queues: tuple[str, ...]
     role: str | None  # its explicit role (Role: !GetAtt X.Arn); None when SAM generates one
     log_group: str | None  # its declared log group (LoggingConfig.LogGroup)
     key_prefixes: tuple[str, ...]  # dynamodb:LeadingKeys its role allows, as written ("aviso-erp:*")
@@ -105,6 +106,17 @@ def dead_letter_queue_of(template: Template, queue: str) -> str | None:
     """The DLQ of ``queue`` (its RedrivePolicy), or None."""
     policy = redrive(template.doc, template.resources.get(queue, {}))
     return policy[0] if policy else None
+
+
+def dead_letter_queue_path(template: Template, queue: str) -> str | None:
+    """The stack path (as :meth:`Template.walk` names it) of ``queue``'s DLQ: a unit's queue names the DLQ its
+    parent keeps by the parameter the parent passes it in (``ColaProyeccionFallidos``, decision 0130)."""
+    if (dlq := dead_letter_queue_of(template, queue)) is None:
+        return None
+    while dlq in (template.doc.get("Parameters") or {}) and template.parent is not None:
+        dlq = ref_id(template.passed_by_parent(dlq))
+        template = template.parent
+    return None if dlq is None else template.prefix + dlq
 
 
 def redrive_sources(template: Template, dlq: str) -> tuple[str, ...]:
@@ -180,7 +192,12 @@ def queues_reached_by(template: Template, event: str) -> tuple[str, ...]:
 
 
 def _events_carried(template: Template, topic: Any) -> tuple[str, ...]:
-    metadata = template.resources.get(ref_id(topic) or "", {}).get("Metadata") or {}
+    """What a topic declares it carries; a unit's subscription names its topic by the parameter its parent
+    passes it in, so the declaration is read where the parent wrote the topic."""
+    name = ref_id(topic) or ""
+    if name in (template.doc.get("Parameters") or {}) and template.parent is not None:
+        return _events_carried(template.parent, template.passed_by_parent(name))
+    metadata = template.resources.get(name, {}).get("Metadata") or {}
     return tuple((metadata.get(METADATA_KEY) or {}).get(EVENTS_KEY) or ())
 
 
@@ -334,7 +351,7 @@ def consumers(template: Template) -> tuple[Consumer, ...]:
             Consumer(
                 function=function,
                 queues=sources,
-                dead_letter_queues=tuple(d for q in sources if (d := dead_letter_queue_of(template, q))),
+                dead_letter_queues=tuple(d for q in sources if (d := dead_letter_queue_path(template, q))),
                 role=role,
                 log_group=log_group_of(template, function),
                 key_prefixes=key_prefixes(template, role),

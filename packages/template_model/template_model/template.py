@@ -50,6 +50,9 @@ class Template:
     parameter_defaults: dict[str, Any] = field(default_factory=dict)
     # logical id -> the unit as whoever created it holds it (the emulator: with its physical ids)
     created_units: dict[str, Template] = field(default_factory=dict)
+    # a unit's parent and the unit's logical id there: where a parameter's value was written (:meth:`passed_by_parent`)
+    parent: Template | None = field(default=None, repr=False, compare=False)
+    id_in_parent: str = ""
 
     @classmethod
     def from_document(cls, document: dict[str, Any], path: str | Path | None = None, **options: Any) -> Template:
@@ -133,7 +136,22 @@ class Template:
             account=self.account,
             stack_name=f"{self.stack_name}-{logical_id}",
             parameter_defaults=self.parameter_defaults,
+            parent=self,
+            id_in_parent=logical_id,
         )
+
+    @property
+    def prefix(self) -> str:
+        """This template's stack path prefix, as :meth:`walk` names it: "" for the root, ``Tienda/`` for a unit."""
+        return "" if self.parent is None else f"{self.parent.prefix}{self.id_in_parent}/"
+
+    def passed_by_parent(self, parameter: str) -> Any:
+        """What the parent wrote for one of this unit's parameters (``!Ref TopicPedidoConfirmado``), read in the
+        parent (:attr:`parent`); None for a root template or a parameter the parent does not pass."""
+        if self.parent is None:
+            return None
+        unit = self.parent.resources.get(self.id_in_parent) or {}
+        return ((unit.get("Properties") or {}).get("Parameters") or {}).get(parameter)
 
     def _passed(self, value: Any) -> Any:
         """What the parent hands a unit's parameter: resolved when it can be here, else as written with its

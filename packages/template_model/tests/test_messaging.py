@@ -14,16 +14,23 @@ def template() -> Template:
 
 
 def test_consumers_of_the_template_with_their_queues_dlqs_roles_and_key_prefixes(template: Template) -> None:
-    # GIVEN the repository's template  WHEN its consumers are asked for
+    # GIVEN the repository's template  WHEN its consumers are asked for, in the root and in its units
     found = {c.function: c for c in consumers(template)}
-    # THEN the three fan-out consumers are there, each wired as the template writes it
-    assert list(found) == ["ErpFunction", "CorreoFunction", "ProyeccionFunction"]
+    store = {c.function: c for c in consumers(template.units()["Tienda"])}
+    # THEN the three fan-out consumers are there, each wired as the template writes it: the projection in the
+    # store's unit, its DLQ the parameter the root hands it (what a stack delete retains stays in the root)
+    assert list(found) == ["ErpFunction", "CorreoFunction"]
+    assert template.paths(lambda t: [c.function for c in consumers(t)]) == (
+        "ErpFunction", "CorreoFunction", "Tienda/ProyeccionFunction"
+    )  # fmt: skip
     erp = found["ErpFunction"]
     assert erp.queues == ("ColaErp", "ColaStock")
     assert erp.dead_letter_queues == ("ColaErpFallidos", "ColaStockFallidos")
     assert (erp.role, erp.log_group) == ("ErpFunctionRole", "ErpLogs")
     assert erp.key_prefixes == ("aviso-erp:*", "reserva:*", "liberacion:*")
-    assert found["ProyeccionFunction"].providers == ()
+    proyeccion = store["ProyeccionFunction"]
+    assert (proyeccion.queues, proyeccion.dead_letter_queues) == (("ColaProyeccion",), ("ColaProyeccionFallidos",))
+    assert proyeccion.providers == ()
 
 
 def test_providers_name_their_breaker_parameter_and_stand_in(template: Template) -> None:
@@ -87,9 +94,9 @@ def test_every_dlq_is_found_from_the_wiring(template: Template) -> None:
     # THEN they are the six fallidos queues, each the DLQ of the queues that redrive to it
     assert dlqs == {"ColaPedidosFallidos", "ColaErpFallidos", "ColaCorreoFallidos", "ColaStockFallidos",
                     "ColaCarritosFallidos", "ColaProyeccionFallidos"}  # fmt: skip
-    # AND the carts DLQ is named by the carts unit's pipe, through the parameter the root passes it in: the root's
-    # file alone does not name it
-    assert set(dead_letter_queues(template.doc)) == dlqs - {"ColaCarritosFallidos"}
+    # AND the carts and projection DLQs are named by their units (the carts pipe, the projection's queue, rule and
+    # subscription), through the parameter the root passes each in: the root's file alone does not name them
+    assert set(dead_letter_queues(template.doc)) == dlqs - {"ColaCarritosFallidos", "ColaProyeccionFallidos"}
     assert m.redrive_sources(template, "ColaErpFallidos") == ("ColaErp",)
     assert m.redrive_sources(template, "ColaCarritosFallidos") == ()  # the carts pipe's DLQ: no queue redrives
 
@@ -100,17 +107,19 @@ def test_the_order_queue_leads_to_the_workflow_and_its_functions(template: Templ
     # WHEN the functions behind it are asked for  THEN they are the workflow's tasks, not the pipe
     assert {"CobroFunction", "ReclamoFunction"} <= set(m.functions_behind(template, "ColaPedidos"))
     assert m.log_group_of(template, "ProcesarPedido") == "ProcesarPedidoLogs"
-    assert m.subscribed_queues(template) == ("ColaErp", "ColaCorreo", "ColaProyeccion")
+    assert template.paths(m.subscribed_queues) == ("ColaErp", "ColaCorreo", "Tienda/ColaProyeccion")
 
 
 def test_an_outcome_reaches_the_consumers_its_rules_and_topics_deliver_it_to(template: Template) -> None:
     # GIVEN the template's outcomes: the confirmation through the topic (which declares it carries it), the others
-    # through bus rules  WHEN each outcome's consumers are asked for  THEN they are the ones its wiring reaches
-    assert [c.function for c in m.consumers_of(template, "PedidoConfirmado")] == [
-        "ErpFunction", "CorreoFunction", "ProyeccionFunction"
-    ]  # fmt: skip
+    # through bus rules  WHEN each outcome's consumers are asked for, in the whole stack  THEN they are the ones
+    # its wiring reaches (a unit's subscription names the topic by a parameter: read where the root wrote it)
+    def reached(outcome: str) -> tuple[str, ...]:
+        return template.paths(lambda t: [c.function for c in m.consumers_of(t, outcome)])
+
+    assert reached("PedidoConfirmado") == ("ErpFunction", "CorreoFunction", "Tienda/ProyeccionFunction")
     for outcome in ("PedidoRechazado", "PedidoNoConfirmado", "PedidoCancelado"):
-        assert [c.function for c in m.consumers_of(template, outcome)] == ["CorreoFunction", "ProyeccionFunction"]
+        assert reached(outcome) == ("CorreoFunction", "Tienda/ProyeccionFunction")
     assert m.queues_reached_by(template, "CarritoAbandonado") == ("ColaCorreo",)
     assert m.consumers_of(template, "PedidoCreado") == ()  # a pipe's input, no consumer's
 

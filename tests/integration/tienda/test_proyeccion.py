@@ -8,6 +8,7 @@ reason and does not take the batch down.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -27,15 +28,10 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-RECURSOS = (
-    "DatosKey",
-    "ColaProyeccionFallidos",
-    "ColaProyeccion",
-    "TopicPedidoConfirmado",
-    "SuscripcionProyeccion",
-    "BusMercadoFresco",
-    "ReglaResultadoPedido",
-)
+# The projection as the stack wires it: the topic, the bus and the DLQ are the root's, the queue, its
+# subscription and the outcome rule the store unit's (unidades/tienda.yaml).
+RECURSOS = ("DatosKey", "ColaProyeccionFallidos", "TopicPedidoConfirmado", "BusMercadoFresco")
+RECURSOS_DE_LA_TIENDA = ("ColaProyeccion", "SuscripcionProyeccion", "ReglaResultadoPedido")
 PEDIDOS = ("PED-2026-084417", "PED-2026-084418", "PED-2026-084419")
 
 
@@ -49,18 +45,34 @@ def base(pg_dsn: str, fresh_environment: None) -> str:
     return pg_dsn
 
 
-@pytest.fixture
-def recursos(aws: None) -> Template:
-    """The projection's queues, subscription and rule, created in moto from template.yaml."""
-    plantilla = Template()
+@dataclass(frozen=True)
+class Recursos:
+    """The projection's resources as created in moto, the root's and the store unit's, by logical id."""
+
+    physical_ids: dict[str, Any]
+
+
+def _solo(plantilla: Template, recursos: tuple[str, ...]) -> Template:
     todos = plantilla.doc["Resources"]
-    plantilla.__dict__["doc"] = {**plantilla.doc, "Resources": {lid: todos[lid] for lid in RECURSOS}}
-    Provisioner(plantilla).provision()
+    plantilla.__dict__["doc"] = {**plantilla.doc, "Resources": {lid: todos[lid] for lid in recursos}}
     return plantilla
 
 
 @pytest.fixture
-def proyeccion(base: str, recursos: Template, app_module: Callable[..., Any]) -> Any:
+def recursos(aws: None) -> Recursos:
+    """The projection's queues, subscription and rule, created in moto from template.yaml and its store unit
+    (handed the root's topic, bus and DLQ as the root passes them)."""
+    raiz = Template()
+    unidad = raiz.resources["Tienda"]
+    Provisioner(_solo(raiz, RECURSOS)).provision()
+    raiz.resources["Tienda"] = unidad  # read now, with what the root created: the unit is handed their ids
+    tienda = _solo(raiz.units()["Tienda"], RECURSOS_DE_LA_TIENDA)
+    Provisioner(tienda).provision()
+    return Recursos({**raiz.physical_ids, **tienda.physical_ids})
+
+
+@pytest.fixture
+def proyeccion(base: str, recursos: Recursos, app_module: Callable[..., Any]) -> Any:
     return app_module("proyeccion", DATABASE_URL=base)
 
 
@@ -69,7 +81,7 @@ def _estados(dsn: str) -> dict[str, str]:
         return dict(conn.execute("SELECT pedido_id, estado FROM pedidos"))
 
 
-def _en_cola(evento: dict[str, Any], recursos: Template) -> dict[str, Any]:
+def _en_cola(evento: dict[str, Any], recursos: Recursos) -> dict[str, Any]:
     """The sample event, as if read from the template's queue in moto (its ARN tells the consumer the DLQ)."""
     arn = recursos.physical_ids["ColaProyeccion"]["Arn"]
     return {"Records": [{**r, "eventSourceARN": arn} for r in evento["Records"]]}
@@ -116,7 +128,7 @@ def test_proyectar_unknown_order_raises_permanent_error(base: str) -> None:
 
 
 def test_handler_out_of_order_batch_ends_in_latest_states_and_unknown_order_in_dlq(
-    proyeccion: Any, base: str, recursos: Template, lambda_context: Any
+    proyeccion: Any, base: str, recursos: Recursos, lambda_context: Any
 ) -> None:
     # GIVEN a batch where a refund precedes the confirmation it compensates, plus an unknown order
     evento = _en_cola(load_event("proyeccion-lote-desordenado.json"), recursos)
@@ -137,7 +149,7 @@ def test_handler_out_of_order_batch_ends_in_latest_states_and_unknown_order_in_d
 
 
 def test_handler_same_event_twice_applies_once(
-    proyeccion: Any, base: str, recursos: Template, lambda_context: Any
+    proyeccion: Any, base: str, recursos: Recursos, lambda_context: Any
 ) -> None:
     # GIVEN the confirmation, delivered twice (at least once)
     evento = _en_cola(load_event("proyeccion-pedido-confirmado.json"), recursos)
@@ -149,7 +161,7 @@ def test_handler_same_event_twice_applies_once(
 
 
 def test_handler_database_down_reports_record_failed_for_redelivery(
-    recursos: Template, app_module: Callable[..., Any], lambda_context: Any, fresh_environment: None
+    recursos: Recursos, app_module: Callable[..., Any], lambda_context: Any, fresh_environment: None
 ) -> None:
     # GIVEN a projection whose database refuses connections
     app = app_module("proyeccion", DATABASE_URL="postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=1")
@@ -162,7 +174,7 @@ def test_handler_database_down_reports_record_failed_for_redelivery(
 
 
 def test_outcomes_from_topic_and_bus_reach_the_queue_and_update_states(
-    proyeccion: Any, base: str, recursos: Template, lambda_context: Any
+    proyeccion: Any, base: str, recursos: Recursos, lambda_context: Any
 ) -> None:
     # GIVEN the template's subscription and rule feeding mercadofresco-proyeccion
     sqs, sns, events = boto3.client("sqs"), boto3.client("sns"), boto3.client("events")
@@ -190,7 +202,7 @@ def test_outcomes_from_topic_and_bus_reach_the_queue_and_update_states(
     assert mensajes(sqs, Cola.de(recursos, "ColaProyeccionFallidos")) == []
 
 
-def _registro(detalle: dict[str, Any], tipo: str, n: int, recursos: Template) -> dict[str, Any]:
+def _registro(detalle: dict[str, Any], tipo: str, n: int, recursos: Recursos) -> dict[str, Any]:
     """One bus event on the projection's queue (its body as EventBridge writes it: ASCII JSON)."""
     (plantilla,) = load_event("proyeccion-pedido-cancelado.json")["Records"]
     cuerpo = {
@@ -215,7 +227,7 @@ def _registro(detalle: dict[str, Any], tipo: str, n: int, recursos: Template) ->
     ],
 )
 def test_handler_payload_problem_is_dead_lettered_with_its_reason_not_retried(
-    proyeccion: Any, base: str, recursos: Template, lambda_context: Any, campo_valor: tuple[str, Any]
+    proyeccion: Any, base: str, recursos: Recursos, lambda_context: Any, campo_valor: tuple[str, Any]
 ) -> None:
     # GIVEN a PedidoCancelado with one field of the wrong type or with characters no database can store,
     # next to a good confirmation of another order in the same batch

@@ -68,7 +68,8 @@ def _fisicos(p: Template) -> dict[str, Any]:
     for lid, recurso in p.resources.items():  # a rule's ARN names its bus
         if recurso["Type"] == "AWS::Events::Rule":
             nombre = p.resolve(recurso["Properties"]["Name"])
-            bus = fisicos[recurso["Properties"]["EventBusName"]["Ref"]]["Name"]
+            bus = recurso["Properties"]["EventBusName"]  # the root's bus, or a unit's parameter naming it
+            bus = fisicos[bus["Ref"]]["Name"] if bus["Ref"] in fisicos else p.resolve(bus)
             fisicos[lid] = {"Ref": nombre, "Arn": _arn("events", f"rule/{bus}/{nombre}")}
     return fisicos
 

@@ -28,12 +28,15 @@ def rutas():
         pytest.skip("template.yaml has no state machine yet (statemachines/*.asl.json not wired): nothing to compute")
     sin_leer = [f"{mid}: {origen}" for mid, definicion, origen in maquinas if definicion is None]
     assert not sin_leer, sin_leer
-    return peor_caso(plantilla, RAIZ)
+    # and each unit's, as cfn-lint lints it, file by file (the projection's queue is the store unit's)
+    unidades = sorted((RAIZ / "unidades").glob("*.yaml"))
+    return [*peor_caso(plantilla, RAIZ), *(r for unidad in unidades for r in peor_caso(read(unidad), RAIZ))]
 
 
 def test_worst_case_project_no_path_exceeds_15(rutas):
     # GIVEN the project's template WHEN computing every route THEN none exceeds the lesson's 15
     assert rutas, "the template has state machines or queue consumers but no route to a function"
+    assert "ProyeccionFunction" in {r.funcion for r in rutas}  # a unit's consumer is counted too
     excesos = [r.describir() for r in rutas if r.total > LIMIT]
     assert excesos == []
 

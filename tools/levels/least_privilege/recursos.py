@@ -53,6 +53,8 @@ def _arn_de_cola(resuelta: Resuelta, referencia: Any) -> str:
     if (lid := _lid(referencia)) is not None and lid in resuelta.doc["Resources"]:
         return resuelta.get_att(lid, "Arn")
     url = resuelta.resolve(referencia)
+    if not url.startswith("https://"):
+        return url  # a queue the run did not create (Resuelta.ref): its policy matches no request
     _, cuenta, nombre = urlparse(url).path.split("/")
     return f"arn:aws:sqs:{resuelta.region}:{cuenta}:{nombre}"
 

@@ -112,9 +112,11 @@ class Resuelta(Template):
         if (grupo := self._grupo_de_log(nombre)) is not None:
             return grupo
         try:
-            return super().ref(nombre)
+            valor = super().ref(nombre)
         except TemplateError:
             return f"arn:not-created-in-this-run:{nombre}"
+        # a unit's parameter its parent could not resolve (a resource the run did not create) is still written
+        return f"arn:not-created-in-this-run:{nombre}" if isinstance(valor, dict) else valor
 
     def get_att(self, nombre: str, atributo: str) -> Any:
         if atributo == "Arn" and (grupo := self._grupo_de_log(nombre)) is not None:
