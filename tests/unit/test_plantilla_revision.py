@@ -145,7 +145,7 @@ def _alarmas_de(p: Template, namespace: str, metrica: str) -> list[dict[str, Any
         _props(a)
         for a in _recursos(p, "AWS::CloudWatch::Alarm").values()
         if _props(a).get("Namespace") == namespace
-        and _props(a).get("MetricName") == metrica
+        and p.resolve(_props(a).get("MetricName")) == metrica  # a looped alarm's from Mappings
         and _props(a).get("AlarmActions")
     ]
 
