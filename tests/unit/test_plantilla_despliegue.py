@@ -15,6 +15,8 @@ from mercadofresco.dominio import claves
 from mercadofresco_local import RAIZ
 from sam_emulator.template import Template
 
+from tests.unit.iam.pila import creada
+
 _VALKEY_MAX = 40  # ElastiCache's limit on ServerlessCacheName
 
 
@@ -306,44 +308,20 @@ def test_each_function_url_caller_is_granted_both_invoke_actions_on_one_simulato
                 assert q.condition(politica.get("Condition")) == creado, (simulador, parametros)
 
 
-def _arn_funcion(nombre: str) -> str:
-    return f"arn:aws:lambda:eu-south-2:123456789012:function:{nombre}"
-
-
-def _crear_simuladores(p: Template) -> None:
-    """The stack as a run creates it: each role of the root a physical id, and the sandbox unit (given them) each
-    simulator function, role and URL it creates one, its outputs what the parent's ``!GetAtt Simuladores.Outputs.X``
-    resolves to (CloudFormation's nested stack)."""
-    for lid in p.of_type("AWS::IAM::Role"):  # named as CloudFormation names them: the unit grants them by name
-        p.physical_ids[lid] = {"Ref": f"pila-{lid}", "Arn": f"arn:aws:iam::123456789012:role/pila-{lid}"}
-    if (unidad := p.units().get(UNIDAD)) is None:
-        return
-    p.created_units[UNIDAD] = unidad
-    for lid in unidad.of_type("AWS::Serverless::Function", "AWS::Lambda::Url"):
-        unidad.physical_ids[lid] = {"Ref": lid, "Arn": _arn_funcion(lid), "FunctionUrl": f"https://{lid}/"}
-    for lid in unidad.of_type("AWS::IAM::Role"):
-        unidad.physical_ids[lid] = {"Ref": lid, "Arn": f"arn:aws:iam::123456789012:role/{lid}"}
-    salidas = unidad.doc.get("Outputs") or {}
-    p.physical_ids[UNIDAD] = {
-        f"Outputs.{nombre}": unidad.resolve(salida["Value"])
-        for nombre, salida in salidas.items()
-        if unidad.condition(salida.get("Condition"))
-    }
-
-
 @pytest.mark.parametrize(("logical_id", "simulador", "parametro"), LLAMANTES)
 def test_a_caller_may_invoke_its_simulator_url_exactly_when_it_calls_a_sandbox(
     logical_id: str, simulador: str, parametro: str
 ) -> None:
     destino = Destino("eu-south-2", "123456789012", urls_funcion={"https://sim/": ""})
+    # the simulators' ARNs, as a stack that plays every provider creates them
+    simuladores = creada(_desplegada()).created_units[UNIDAD].physical_ids
     for parametros, simulado in (({}, True), ({parametro: "https://real.example", **PROVEEDORES}, False)):
-        p = _desplegada(**parametros)
-        _crear_simuladores(p)
+        p = creada(_desplegada(**parametros))
         politicas = politicas_por_principal(p, plantilla_transformada(p.path, p.region))[logical_id]
 
         def permitida(funcion: str, politicas: Any = politicas, **contexto: str) -> bool:
             """Every IAM request of one signed call to ``funcion``'s URL is allowed."""
-            destino.urls_funcion["https://sim/"] = _arn_funcion(funcion)
+            destino.urls_funcion["https://sim/"] = simuladores[funcion]["Arn"]
             solicitudes = solicitudes_de("lambda", OPERACION_URL, {"FunctionUrl": "https://sim/x"}, destino)
             solicitudes = [
                 Solicitud(s.accion, s.recurso, tuple((k, (contexto.get(k, v[0]),)) for k, v in s.contexto))

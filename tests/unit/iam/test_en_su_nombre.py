@@ -9,7 +9,6 @@ cobro role's ``kms:Decrypt``, the ERP queue policy's SNS statement, the key poli
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,68 +20,15 @@ from least_privilege.roles import plantilla_transformada, resolver
 from sam_emulator.principal import PLATFORM_INVOCATION
 from sam_emulator.template import Template
 
+from tests.unit.iam.pila import CLAVE, CUENTA, REGION, arn, creada
 from tests.unit.iam.plantillas import sin_accion, sin_sentencia
 
 RAIZ = Path(__file__).resolve().parents[3]
-REGION, CUENTA = "eu-south-2", "123456789012"
-CLAVE = f"arn:aws:kms:{REGION}:{CUENTA}:key/1234abcd"
-_NOMBRE = {
-    "AWS::SQS::Queue": "QueueName",
-    "AWS::SNS::Topic": "TopicName",
-    "AWS::DynamoDB::Table": "TableName",
-    "AWS::Serverless::Function": "FunctionName",
-    "AWS::Events::Rule": "Name",
-    "AWS::Events::EventBus": "Name",
-    "AWS::Serverless::StateMachine": "Name",
-}
-
-
-def _arn(servicio: str, recurso: str) -> str:
-    return f"arn:aws:{servicio}:{REGION}:{CUENTA}:{recurso}"
-
-
-def _fisicos(p: Template) -> dict[str, Any]:
-    """A physical id for every resource, shaped as a deployed stack's (fisicos_de_pila)."""
-    fisicos: dict[str, Any] = {"DatosKey": {"Ref": "1234abcd", "Arn": CLAVE, "KeyId": "1234abcd"}}
-    for lid, recurso in p.resources.items():
-        tipo = recurso["Type"]
-        nombre = p.resolve(recurso.get("Properties", {}).get(_NOMBRE.get(tipo, ""), lid))
-        if tipo == "AWS::SQS::Queue":
-            url = f"https://sqs.{REGION}.amazonaws.com/{CUENTA}/{nombre}"
-            fisicos[lid] = {"Ref": url, "Arn": _arn("sqs", nombre), "QueueName": nombre}
-        elif tipo == "AWS::SNS::Topic":
-            fisicos[lid] = {"Ref": _arn("sns", nombre), "TopicName": nombre}
-        elif tipo == "AWS::DynamoDB::Table":
-            tabla = _arn("dynamodb", f"table/{nombre}")
-            fisicos[lid] = {"Ref": nombre, "Arn": tabla, "StreamArn": f"{tabla}/stream/2026-12-04T00:00:00.000"}
-        elif tipo == "AWS::Serverless::Function":
-            fisicos[lid] = {"Ref": nombre, "Arn": _arn("lambda", f"function:{nombre}")}
-        elif tipo == "AWS::Events::EventBus":
-            fisicos[lid] = {"Ref": nombre, "Name": nombre, "Arn": _arn("events", f"event-bus/{nombre}")}
-        elif tipo == "AWS::SecretsManager::Secret":
-            fisicos[lid] = {"Ref": _arn("secretsmanager", f"secret:{lid}-AbCdEf")}
-        elif tipo == "AWS::Serverless::HttpApi":
-            fisicos[lid] = {"Ref": "a1b2c3d4e5"}
-        elif tipo == "AWS::Serverless::StateMachine":
-            fisicos[lid] = {"Ref": _arn("states", f"stateMachine:{nombre}"), "Name": nombre}
-    for lid, recurso in p.resources.items():  # a rule's ARN names its bus
-        if recurso["Type"] == "AWS::Events::Rule":
-            nombre = p.resolve(recurso["Properties"]["Name"])
-            bus = recurso["Properties"]["EventBusName"]  # the root's bus, or a unit's parameter naming it
-            bus = fisicos[bus["Ref"]]["Name"] if bus["Ref"] in fisicos else p.resolve(bus)
-            fisicos[lid] = {"Ref": nombre, "Arn": _arn("events", f"rule/{bus}/{nombre}")}
-    return fisicos
-
-
-def _creada(p: Template) -> Template:
-    """``p`` as a deployed stack holds it: every resource with a physical id, in it and in each unit it creates."""
-    p = replace(p, region=REGION, account=CUENTA, physical_ids=_fisicos(p))
-    return replace(p, created_units={lid: _creada(u) for lid, u in p.units().items()})  # given what p resolves
 
 
 @pytest.fixture(scope="module")
 def plantilla() -> Template:
-    return _creada(Template(path=RAIZ / "template.yaml"))
+    return creada(Template(path=RAIZ / "template.yaml"))
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +142,7 @@ def test_an_invocation_has_lambda_write_its_logs_and_traces_and_logs_ask_for_the
         ("CobroFunction", "xray:PutTraceSegments"),
         ("CobroFunction", "xray:PutTelemetryRecords"),
     ]
-    grupo = _arn("logs", "log-group:/aws/lambda/mercadofresco-cobro")
+    grupo = arn("logs", "log-group:/aws/lambda/mercadofresco-cobro")
     assert pares[1][1].recurso.startswith(f"{grupo}:log-stream:")
     assert pares[2][1].claves["kms:encryptioncontext:aws:logs:arn"] == (grupo,)
 
@@ -355,7 +301,7 @@ def test_a_delivery_to_a_queue_the_stack_does_not_have_is_a_harness_tap_not_a_re
 ) -> None:
     # GIVEN mf-demo's tap on the confirmation topic (a queue of its own, subscribed by the harness)
     tema = plantilla.physical_ids["TopicPedidoConfirmado"]["Ref"]
-    grifo = _arn("sqs", "mf-demo-grifo-avisos")
+    grifo = arn("sqs", "mf-demo-grifo-avisos")
     # THEN SNS's delivery to it is nobody's request in the account, while the stack's own is
     assert peticiones("sns.amazonaws.com", "sqs", "SendMessage", {"QueueArn": grifo}, destino, tema) == []
     assert peticiones(
