@@ -202,6 +202,7 @@ def test_a_pausable_aurora_turns_the_relays_pending_signal_on_and_lets_the_role_
 
 SIMULADORES = {"SimuladorPasarelaFunction", "SimuladorErpFunction", "SimuladorCorreoFunction"}
 UNIDAD = "Simuladores"  # the root's nested unit that plays the providers (unidades/simuladores.yaml)
+ACCESO = "AccesoSimuladores"  # the one that grants their callers (unidades/acceso_simuladores.yaml)
 # Each caller and the one simulator it may invoke, with the parameter that makes it a sandbox.
 LLAMANTES = [
     ("CobroFunction", "SimuladorPasarelaFunction", "PasarelaUrl"),
@@ -278,34 +279,49 @@ def _rol_de(p: Template, funcion: str) -> str:
     return p.resources[funcion]["Properties"]["Role"]["Fn::GetAtt"][0]
 
 
+def _simulador_pasado(acceso: Template, parametro: str) -> str:
+    """The sandbox unit's function the parent passes the grants unit as ``parametro`` (through an output)."""
+    salida = acceso.parameters[parametro]["Fn::GetAtt"]
+    assert salida[0] == UNIDAD, salida
+    return acceso.parent.units()[UNIDAD].output(salida[1].removeprefix("Outputs."))["Fn::GetAtt"][0]
+
+
 def test_each_function_url_caller_is_granted_both_invoke_actions_on_one_simulator_through_its_url() -> None:
     p = _desplegada()
     # THEN no function of the root grants itself a Lambda invoke: the production roles carry no sandbox grant
     assert not _sentencias_invoke_url(p)
-    unidad = p.units()[UNIDAD]
-    politicas = [r for r in unidad.resources.values() if r["Type"] == "AWS::IAM::Policy"]
-    # AND the sandbox unit attaches to each caller's role (the parent's, passed to it) exactly the two actions on its
-    # own simulator's ARN
+    acceso = p.units()[ACCESO]
+    politicas = [r for r in acceso.resources.values() if r["Type"] == "AWS::IAM::Policy"]
+    # AND the sandbox grants unit attaches to each caller's role (the parent's, passed to it) exactly the two actions
+    # on its own simulator's ARN (the sandbox unit's, passed to it)
     concedidas = sorted(
-        (unidad.parameters[rol["Ref"]]["Ref"], *sentencia["Resource"]["Fn::GetAtt"], sentencia["Action"])
+        (
+            acceso.parameters[rol["Ref"]]["Ref"],
+            _simulador_pasado(acceso, sentencia["Resource"]["Ref"]),
+            sentencia["Action"],
+        )
         for politica in politicas
         for rol in politica["Properties"]["Roles"]
         for sentencia in politica["Properties"]["PolicyDocument"]["Statement"]
     )
     assert concedidas == sorted(
-        (_rol_de(p, c), sim, "Arn", accion) for c, sim, _ in LLAMANTES for accion in _CONDICION_POR_ACCION
+        (_rol_de(p, c), sim, accion) for c, sim, _ in LLAMANTES for accion in _CONDICION_POR_ACCION
     )
     for politica in politicas:
-        (simulador,) = {x["Resource"]["Fn::GetAtt"][0] for x in politica["Properties"]["PolicyDocument"]["Statement"]}
+        (pasado,) = {x["Resource"]["Ref"] for x in politica["Properties"]["PolicyDocument"]["Statement"]}
+        simulador = _simulador_pasado(acceso, pasado)
         # AND one action on one function's ARN, only through a signed (AWS_IAM) URL call
         for sentencia in politica["Properties"]["PolicyDocument"]["Statement"]:
             assert sentencia["Condition"] == _CONDICION_POR_ACCION[sentencia["Action"]], simulador
-        # AND only when the unit creates that simulator
+        # AND only when the sandbox unit creates that simulator
         for parametros in COMBINACIONES:
-            q = _desplegada(**parametros).units().get(UNIDAD)
-            if q is not None:
-                creado = q.condition(q.resources[simulador].get("Condition"))
-                assert q.condition(politica.get("Condition")) == creado, (simulador, parametros)
+            q = _desplegada(**parametros)
+            if (unidad := q.units().get(UNIDAD)) is not None:
+                creado = unidad.condition(unidad.resources[simulador].get("Condition"))
+                concedido = q.units()[ACCESO]
+                assert concedido.condition(politica.get("Condition")) == creado, (simulador, parametros)
+            else:
+                assert ACCESO not in q.units(), parametros
 
 
 @pytest.mark.parametrize(("logical_id", "simulador", "parametro"), LLAMANTES)

@@ -70,11 +70,34 @@ def creada(p: Template) -> Template:
     """``p`` as a deployed stack holds it: every resource with a physical id, in it and in each unit it creates
     (given what ``p`` resolves), each unit's outputs what the parent's ``!GetAtt Unidad.Outputs.X`` resolves to."""
     p = replace(p, region=REGION, account=CUENTA, physical_ids=_fisicos(p))
-    unidades = {lid: creada(u) for lid, u in p.units().items()}
-    for lid, unidad in unidades.items():
+    unidades: dict[str, Template] = {}
+    pendientes = list(p.units())
+    while pendientes:  # a unit handed another's outputs (the sandbox grants, the simulators' ARNs) after that one
+        lid = next(u for u in pendientes if not _lee_salidas_de(p, u) & set(pendientes))
+        pendientes.remove(lid)
+        unidades[lid] = unidad = creada(p.units()[lid])
         p.physical_ids[lid] = {}
         for nombre, salida in (unidad.doc.get("Outputs") or {}).items():
             if unidad.condition(salida.get("Condition")):
                 with suppress(TemplateError):  # an output of a resource given no id here (the network's)
                     p.physical_ids[lid][f"Outputs.{nombre}"] = unidad.resolve(salida["Value"])
     return replace(p, created_units=unidades)
+
+
+def _lee_salidas_de(p: Template, unidad: str) -> set[str]:
+    """The units whose outputs the parent hands ``unidad`` (``!GetAtt Otra.Outputs.X`` among its parameters)."""
+    leidas: set[str] = set()
+
+    def recorrer(nodo: Any) -> None:
+        if isinstance(nodo, dict):
+            att = nodo.get("Fn::GetAtt")
+            if isinstance(att, list) and len(att) == 2 and str(att[1]).startswith("Outputs."):
+                leidas.add(att[0])
+            for valor in nodo.values():
+                recorrer(valor)
+        elif isinstance(nodo, list):
+            for valor in nodo:
+                recorrer(valor)
+
+    recorrer(p.resources[unidad].get("Properties", {}).get("Parameters"))
+    return leidas

@@ -167,11 +167,13 @@ def _plantilla(**parametros: str) -> object:
             "Ref": "mercadofresco-erp",
             "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-erp",
         },
-        # its role, by the name CloudFormation gave it: the sandbox unit attaches its simulator's grant to it
+        # its role, by the name CloudFormation gave it: the sandbox grants unit attaches its simulator's grant to it
         "ErpFunctionRole": {
             "Ref": "mercadofresco-dev-ErpFunctionRole-1A2B",
             "Arn": f"arn:aws:iam::{CUENTA}:role/mercadofresco-dev-ErpFunctionRole-1A2B",
         },
+        # the sandbox grants unit, which attaches each simulator's grant to its caller's role
+        "AccesoSimuladores": {"Ref": f"arn:aws:cloudformation:{REGION}:{CUENTA}:stack/mercadofresco-dev-Acceso/1"},
         # the nested stack, as fisicos_de_pila gives it: its outputs, which the root's URLs read
         "Simuladores": {
             "Ref": f"arn:aws:cloudformation:{REGION}:{CUENTA}:stack/mercadofresco-dev-Simuladores/1",
@@ -181,6 +183,7 @@ def _plantilla(**parametros: str) -> object:
                 for clave, valor in {
                     f"Outputs.Simulador{simulador}Url": f"https://{url_id}.lambda-url.{REGION}.on.aws/",
                     f"Outputs.Simulador{simulador}FunctionRole": f"{nombre}-role",
+                    f"Outputs.Simulador{simulador}FunctionArn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:{nombre}",
                 }.items()
             },
             # ...and its own resources' physical ids, which its roles and URLs resolve with
