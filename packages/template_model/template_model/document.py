@@ -15,6 +15,8 @@ are kept through that transform, so that a looped template reads as the same tem
 
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +34,23 @@ class TemplateError(Exception):
 
 
 def read(path: str | Path) -> dict[str, Any]:
-    """Decode a template file and expand its loops; a clear error when it is unreadable."""
+    """Decode a template file and expand its loops; a clear error when it is unreadable.
+
+    Each caller gets its own copy of what one read of the file (as it is now on disk) gave: a unit is read again
+    every time its parent's :meth:`~template_model.Template.units` is asked, and expanding a file's loops takes
+    about a second where copying its document takes a twentieth of that.
+    """
     path = Path(path)
     if not path.is_file():
         raise TemplateError(f"{path}: no such template file")
-    document, errors = decode(str(path))
+    found = path.stat()
+    return copy.deepcopy(_read(str(path.resolve()), (found.st_mtime_ns, found.st_size, found.st_ino)))
+
+
+@lru_cache(maxsize=64)
+def _read(path: str, _version: tuple[int, int, int]) -> dict[str, Any]:
+    """One file's document, read once per version of the file on disk (when written, its size, its inode)."""
+    document, errors = decode(path)
     if errors or not isinstance(document, dict):
         raise TemplateError(f"{path}: {'; '.join(str(e) for e in errors) or 'not a template (no mapping at the top)'}")
     return expand(document, path)

@@ -88,6 +88,18 @@ def test_an_unreadable_template_is_a_template_error_that_names_it(write, text: s
     assert says in str(error.value)
 
 
+def test_a_file_read_again_is_its_own_copy_and_a_changed_file_is_read_anew(write) -> None:
+    # GIVEN a looped template read once, and what that read gave changed by its reader
+    path = write(LOOPED)
+    primera = read(path)
+    primera["Resources"]["QueueErp"]["Properties"]["VisibilityTimeout"] = 1
+    # WHEN it is read again  THEN the second reader sees the file, not the first reader's change
+    assert read(path) == read(path) != primera
+    # AND a file rewritten in place (one more consumer) is read as it is now
+    path.write_text(LOOPED.replace("[Erp, Correo]", "[Erp, Correo, Factura]"))
+    assert "FacturaFunction" in read(path)["Resources"]
+
+
 def test_a_missing_file_is_a_template_error(tmp_path) -> None:
     with pytest.raises(TemplateError, match="no such template file"):
         read(tmp_path / "nowhere.yaml")
