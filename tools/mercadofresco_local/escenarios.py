@@ -18,6 +18,8 @@ from mercadofresco_local.invariantes import Invariante
 from mercadofresco_local.proveedores import Fallo
 
 if TYPE_CHECKING:
+    import threading
+
     from mercadofresco_local.informe import Informe
     from mercadofresco_local.sesion import Sesion
 
@@ -52,9 +54,13 @@ def fase(
     avance: Avance,
     timeout_s: float | None = None,
     ya_terminadas: int = 0,
+    arranque: threading.Event | None = None,
 ) -> tuple[flujo.Productor, float]:
-    """Create ``n`` orders and wait for everything to drain; return the producer and the drain time."""
-    productor = flujo.Productor(sesion, n, ritmo, crear).arrancar()
+    """Create ``n`` orders and wait for everything to drain; return the producer and the drain time.
+
+    ``arranque``: see :class:`flujo.Productor`.
+    """
+    productor = flujo.Productor(sesion, n, ritmo, crear, arranque).arrancar()
 
     def al_avanzar() -> None:
         hechas = max(0, flujo.terminadas(sesion) - ya_terminadas)
@@ -133,15 +139,22 @@ def normal(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avanc
 
 
 def viernes(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avance) -> None:
-    """Gateway 240 ms -> 4 s -> 503 for 30 s -> recovered, while orders keep coming."""
+    """Gateway 240 ms -> 4 s -> 503 for 30 s -> recovered, while orders keep coming.
+
+    The gateway's times count from the first charge it receives, and the other orders follow it
+    (``arranque``): on a loaded machine the pipeline's warm-up can outlast the whole outage, and
+    the breaker would then never see it.
+    """
     from mercadofresco.circuit_breaker import BreakerConfig
 
     assert sesion.tienda is not None
     t_lenta, t_caida = T_LENTA_S, T_CAIDA_S
     t_vuelta = t_caida + CAIDA_S
-    # Orders must keep arriving after the breaker's open period (the layer's own figure): it only
-    # closes when a call probes it half-open, after the gateway is back.
-    duracion_s = max(n / ritmo, t_caida + BreakerConfig().open_base_s + 10)
+    # Orders must keep arriving until after the latest half-open: the breaker opens at some point
+    # of the outage (sooner or later with the machine's pace) and stays open for the layer's own
+    # period; it only closes when a call probes it then, with the gateway back.
+    duracion_s = max(n / ritmo, t_vuelta + BreakerConfig().open_base_s + 10)
+    primer_cobro = sesion.proveedores.fallos.anclar("pasarela")
     sesion.proveedores.fallos.programar(
         Fallo.latencia(LATENCIA_NORMAL_S, proveedor="pasarela", hasta_s=t_lenta),
         Fallo.latencia(LATENCIA_DEGRADADA_S, proveedor="pasarela", desde_s=t_lenta, hasta_s=t_caida),
@@ -149,11 +162,11 @@ def viernes(sesion: Sesion, n: int, ritmo: float, informe: Informe, avance: Avan
         Fallo.latencia(LATENCIA_NORMAL_S, proveedor="pasarela", desde_s=t_vuelta),
     )
     informe.notas.append(
-        f"pasarela: 240 ms hasta t={t_lenta:.0f} s, 4 s hasta t={t_caida:.0f} s, 503 hasta t={t_vuelta:.0f} s, "
-        f"luego 240 ms; {n} pedidos en {duracion_s:.0f} s"
+        f"pasarela, desde su primer cobro: 240 ms hasta t={t_lenta:.0f} s, 4 s hasta t={t_caida:.0f} s, "
+        f"503 hasta t={t_vuelta:.0f} s, luego 240 ms; {n} pedidos en {duracion_s:.0f} s"
     )
     crear = lambda datos, _: sesion.tienda.crear_con_outbox(datos)  # noqa: E731
-    _, drenaje = fase(sesion, n, n / duracion_s, crear, "viernes de octubre", avance)
+    _, drenaje = fase(sesion, n, n / duracion_s, crear, "viernes de octubre", avance, arranque=primer_cobro)
     res = cerrar(sesion, sesion.tienda.prefijo, informe, drenaje)
     _comprobar_viernes(sesion, res, informe)
 

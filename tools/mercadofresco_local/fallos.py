@@ -1,10 +1,11 @@
 """The fault script shared by the loopback provider stand-ins (see ``proveedores``).
 
 A :class:`Fallo` applies to a provider and a route prefix (``None`` = any), inside a time
-window of the control's clock (seconds since ``reiniciar_reloj()``; inject ``reloj`` to
-compress time in tests), to a proportion of the requests and optionally only ``veces``
-times. The first matching rule wins. :class:`ControlFallos` is thread-safe: the request
-threads of several providers read it while a test or the demo rewrites it.
+window of the control's clock (seconds since ``reiniciar_reloj()``, or since the provider's
+first request once it is anchored with ``anclar``; inject ``reloj`` to compress time in
+tests), to a proportion of the requests and optionally only ``veces`` times. The first
+matching rule wins. :class:`ControlFallos` is thread-safe: the request threads of several
+providers read it while a test or the demo rewrites it.
 """
 
 from __future__ import annotations
@@ -83,27 +84,57 @@ class ControlFallos:
     _reglas: list[Fallo] = field(default_factory=list, init=False)
     _tarjetas: set[str] = field(default_factory=set, init=False)
     _importes: set[int] = field(default_factory=set, init=False)
+    _anclas: dict[str, threading.Event] = field(default_factory=dict, init=False)
+    _t0_de: dict[str, float] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
         self._t0 = self.reloj()
 
-    def ahora_s(self) -> float:
-        return self.reloj() - self._t0
+    def ahora_s(self, proveedor: str | None = None) -> float:
+        """Seconds on ``proveedor``'s clock (the control's, unless it is anchored)."""
+        with self._lock:
+            return self._ahora_de(proveedor, primera=False)
 
     def reiniciar_reloj(self) -> None:
         """Make t=0 now: windows in ``desde_s``/``hasta_s`` count from here."""
         with self._lock:
             self._t0 = self.reloj()
 
+    def anclar(self, proveedor: str) -> threading.Event:
+        """Count ``proveedor``'s windows from its next request; the event is set when it arrives.
+
+        A scenario told in the provider's time ("slow after 6 s, down for 30 s") then starts when
+        the first order reaches it, not when the session started: how long a loaded machine takes
+        to warm the pipeline up is not part of the story.
+        """
+        with self._lock:
+            self._t0_de.pop(proveedor, None)
+            self._anclas[proveedor] = threading.Event()
+            return self._anclas[proveedor]
+
+    def _ahora_de(self, proveedor: str | None, *, primera: bool) -> float:
+        ahora = self.reloj()
+        ancla = self._anclas.get(proveedor) if proveedor is not None else None
+        if ancla is None:
+            return ahora - self._t0
+        if proveedor not in self._t0_de:
+            if not primera:
+                return 0.0
+            self._t0_de[proveedor] = ahora
+            ancla.set()
+        return ahora - self._t0_de[proveedor]
+
     def programar(self, *fallos: Fallo) -> None:
         with self._lock:
             self._reglas.extend(fallos)
 
     def limpiar(self) -> None:
-        """Forget every fault and declined card (the providers work normally again)."""
+        """Forget every fault, anchor and declined card (the providers work normally again)."""
         with self._lock:
             self._reglas.clear()
+            self._anclas.clear()
+            self._t0_de.clear()
             self._tarjetas.clear()
             self._importes.clear()
 
@@ -122,8 +153,8 @@ class ControlFallos:
 
     def elegir(self, proveedor: str, ruta: str) -> Fallo | None:
         """The fault for this request, if any; consumes one of its ``veces``."""
-        ahora = self.ahora_s()
         with self._lock:
+            ahora = self._ahora_de(proveedor, primera=True)
             for i, fallo in enumerate(self._reglas):
                 if not fallo.aplica(proveedor, ruta, ahora) or self.rng.random() >= fallo.proporcion:
                     continue

@@ -31,12 +31,18 @@ if TYPE_CHECKING:
 
 @dataclass
 class Productor:
-    """Creates ``n`` orders at ``ritmo_por_s`` in a thread, through ``crear(datos, numero)``."""
+    """Creates ``n`` orders at ``ritmo_por_s`` in a thread, through ``crear(datos, numero)``.
+
+    With ``arranque``, the first order is created alone and the rest wait for that event (a
+    provider's anchor: the first order reached it); their pace counts from then, so a story told
+    in the provider's time and the orders that tell it start together on any machine.
+    """
 
     sesion: Sesion
     n: int
     ritmo_por_s: float
     crear: Callable[[dict[str, Any], int], None]
+    arranque: threading.Event | None = None
     creados: int = 0
     caidas: int = 0
     _hilo: BackgroundThread = field(init=False, repr=False)
@@ -68,6 +74,12 @@ class Productor:
             except CaidaSimulada:
                 self.caidas += 1
             self.creados += 1
+            if numero == 1 and self.arranque is not None:
+                # No deadline of its own: the drain that waits for this producer bounds it.
+                while not self.arranque.wait(0.5):
+                    if parar.is_set():
+                        return
+                inicio = time.monotonic() - 1 / self.ritmo_por_s
 
 
 def pendientes_outbox(sesion: Sesion) -> int:

@@ -31,8 +31,9 @@ per ``Idempotency-Key``) and ``efectos`` (the bodies it acted on). The gateway a
 
 Faults come from a :class:`~mercadofresco_local.fallos.ControlFallos`, thread-safe and
 shareable between providers (the demo drives them all from one). A ``Fallo`` applies to
-a provider and a route prefix, inside a time window (seconds since
-``reiniciar_reloj()``), to a proportion of the requests, optionally only ``veces`` times:
+a provider and a route prefix, inside a time window (seconds since ``reiniciar_reloj()``,
+or since the provider's first request after ``anclar(proveedor)``), to a proportion of the
+requests, optionally only ``veces`` times:
 
 - ``Fallo.latencia(s)``: answer normally after ``s`` seconds. If the client gave up
   meanwhile, the effect still happened: the lesson's "charged, but the answer was lost".

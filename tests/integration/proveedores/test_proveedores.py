@@ -169,6 +169,28 @@ def test_fault_status_in_window_applies_only_inside_the_window(proveedores, http
     assert proveedores.pasarela.cobros_de("b") == proveedores.pasarela.cobros_de("c") == 0
 
 
+def test_fault_window_of_an_anchored_provider_counts_from_its_first_request(proveedores, http, reloj):
+    # GIVEN the gateway anchored at t=100 s of the control's clock, 503 from its t=10 s to t=40 s
+    reloj.t = 100
+    primera = proveedores.fallos.anclar("pasarela")
+    proveedores.fallos.programar(Fallo.estado(503, proveedor="pasarela", desde_s=10, hasta_s=40))
+    url = proveedores.pasarela.url + "/cobros"
+    # WHEN the ERP is called first (its clock is not anchored), then the gateway's first charge
+    # arrives at t=130 s and more at 5, 10 and 40 s after it
+    reloj.t = 130
+    _post(http, proveedores["erp"].url + "/avisos", {"pedido_id": "P1"}, "erp-aviso:P1")
+    assert not primera.is_set()
+    estados = []
+    for t, clave in ((130, "a"), (135, "b"), (140, "c"), (170, "d")):
+        reloj.t = t
+        estados.append(_post(http, url, {**COBRO, "pedido_id": clave}, f"cobro:{clave}").status)
+    # THEN the window counted from the gateway's first request (t=130), which set the event
+    assert primera.is_set()
+    assert estados == [201, 201, 503, 201]
+    assert proveedores.fallos.ahora_s("pasarela") == 40
+    assert proveedores.fallos.ahora_s("erp") == 170
+
+
 def test_fault_503_is_not_remembered_and_the_retry_charges(proveedores, http):
     # GIVEN one 503
     proveedores.fallos.programar(Fallo.estado(503, veces=1))
