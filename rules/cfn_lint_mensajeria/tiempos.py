@@ -2,7 +2,8 @@
 
 Each bound a relation ties is declared once, in the template's ``Mappings.Plazos``: a bounded
 function reads its ``Timeout`` and its idempotency lease ``IDEMPOTENCY_LEASE_S`` (environment) from
-there with ``Fn::FindInMap``, keyed by its logical id (``TimeoutS``, ``LeaseS``). A state machine's
+there with ``Fn::FindInMap``, keyed by its logical id (``TimeoutS``, ``LeaseS``); a function in a unit
+reads them as parameters its parent passes from there, and the unit is judged as each parent nests it. A state machine's
 ``Plazos`` entry is keyed by its logical id: ``TimeoutSeconds`` and one key per related ``Wait``. A
 JSONata-mode ``Wait`` reads its entry: ``"Seconds": "{% ${X} %}"`` with the ``DefinitionSubstitutions``
 value ``X: !FindInMap [Plazos, <machine>, <Wait>]`` (the substitution lands as text, the expression
@@ -44,8 +45,8 @@ from copy import deepcopy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from template_model import read
-from template_model.bounds import BOUNDS_MAPPING, LEASE_VARIABLE, time_bounds
+from template_model import nestings, read
+from template_model.bounds import BOUNDS_MAPPING, LEASE_VARIABLE, as_nested, time_bounds
 from template_model.bounds import from_bounds_mapping as _de_plazos
 from template_model.document import FIND_IN_MAP, FOREACH_PREFIX, LANGUAGE_EXTENSIONS
 from template_model.wiring import as_int
@@ -58,8 +59,13 @@ if TYPE_CHECKING:
 TIMEOUT_KEY, LEASE_KEY, TIMEOUT_SECONDS_KEY = "TimeoutS", "LeaseS", "TimeoutSeconds"
 
 
-def limites(cfn: Any) -> TimeBounds:
-    """The bounds of the template a cfn-lint rule checks, as the template writes them.
+def limites(cfn: Any) -> list[tuple[str, TimeBounds]]:
+    """The bounds of the template a cfn-lint rule checks, as the template writes them: (``""``, bounds) for a
+    template that stands alone, (its stack path, bounds) for each place a stack nests it (a unit).
+
+    cfn-lint lints a unit alone, but a unit's bounded function reads its ``Timeout`` and lease as parameters
+    its parent hands it from ``Mappings.Plazos``: each nesting is read with what its parent passes
+    (:func:`template_model.bounds.as_nested`), so the relations are checked on the numbers the deploy uses.
 
     In a template with ``AWS::LanguageExtensions`` (loops, decision 0130) cfn-lint's transform resolves every
     ``Fn::FindInMap`` it can before the rules run, so a bound read from ``Mappings.Plazos`` would reach the rule
@@ -69,12 +75,17 @@ def limites(cfn: Any) -> TimeBounds:
     carpeta = Path(archivo).parent if archivo else Path()
     antes = getattr(cfn, "transform_pre", {})
     if LANGUAGE_EXTENSIONS not in (antes.get("Transform") or []):
-        return time_bounds(cfn.template, carpeta)
-    if archivo and Path(archivo).is_file():
-        return time_bounds(read(archivo), carpeta)
-    # No file (``sam validate --lint`` lints the template's text): the bounds' FindInMaps cfn-lint recorded
-    # before its transform are put back where it resolved them.
-    return time_bounds(_con_plazos_escritos(cfn.template, antes), carpeta)
+        documento = cfn.template
+    elif archivo and Path(archivo).is_file():
+        documento = read(archivo)
+    else:
+        # No file (``sam validate --lint`` lints the template's text): the bounds' FindInMaps cfn-lint recorded
+        # before its transform are put back where it resolved them.
+        documento = _con_plazos_escritos(cfn.template, antes)
+    anidada = nestings(archivo) if archivo and Path(archivo).is_file() else []
+    if not anidada:
+        return [("", time_bounds(documento, carpeta))]
+    return [(u.prefix.rstrip("/"), time_bounds(as_nested(documento, u), carpeta)) for u in anidada]
 
 
 def _con_plazos_escritos(plantilla: dict[str, Any], antes: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from template_model.document import TemplateError, expand, read
 from template_model.messaging import Consumer, Provider, consumers
 from template_model.profiles import profile_parameters, with_defaults
-from template_model.template import NO_VALUE, Template
+from template_model.template import NO_VALUE, Template, nestings
 
 __all__ = [
     "NO_VALUE",
@@ -24,6 +24,7 @@ __all__ = [
     "TemplateError",
     "consumers",
     "expand",
+    "nestings",
     "profile_parameters",
     "read",
     "with_defaults",

@@ -301,6 +301,34 @@ class Template:
         return _SUB_VAR.sub(value, text)
 
 
+def nestings(path: str | Path, root_name: str = "template.yaml") -> list[Template]:
+    """Each place a stack nests the template file at ``path``: the unit as its parent holds it (so
+    :meth:`Template.passed_by_parent` reads what that parent writes), whatever the parent's conditions.
+
+    The stack's root is the nearest ``root_name`` above the file that nests it, at any depth; empty when
+    none does (a template that stands alone). A tool that checks one file at a time (cfn-lint) asks this to
+    judge a unit by what its parents hand it.
+    """
+    target = Path(path).resolve()
+    for folder in target.parents:
+        candidate = folder / root_name
+        if candidate.is_file() and candidate.resolve() != target:
+            found = [unit for unit in _every_unit(Template(path=candidate)) if unit.path.resolve() == target]
+            if found:
+                return found
+    return []
+
+
+def _every_unit(template: Template) -> Iterator[Template]:
+    """Every local unit below ``template``, under a condition that holds or not, with its parent set."""
+    for lid, resource in template.resources.items():
+        location = (resource.get("Properties") or {}).get(UNIT_TYPES.get(resource.get("Type"), ""))
+        if is_local_unit(location) and (template.folder / location).is_file():
+            unit = template.unit(lid, location, {})
+            yield unit
+            yield from _every_unit(unit)
+
+
 def _variables(properties: dict[str, Any]) -> dict[str, Any]:
     variables = (properties.get("Environment") or {}).get("Variables")
     return variables if isinstance(variables, dict) else {}

@@ -153,3 +153,17 @@ def test_expand_writes_a_looped_template_flat_with_a_profile_as_defaults(write, 
     assert Template(path=tmp_path / "s.json").properties("QueueErpDlq")["QueueName"] == "erp-dlq-s"
     # ...and an unknown profile is one line on stderr, exit 1
     assert main(["expand", str(source), str(tmp_path / "x.json"), "--profile", "nada"]) == 1
+
+
+def test_nestings_finds_each_place_a_stack_nests_a_unit_file_whatever_its_condition() -> None:
+    from template_model import nestings
+
+    # GIVEN the project's units WHEN asked where each file is nested
+    # THEN the store unit once, by the root; the chaos unit too although Chaos=disabled leaves it out
+    (tienda,) = nestings(REPO / "unidades" / "tienda.yaml")
+    assert (tienda.id_in_parent, tienda.parent.path.name) == ("Tienda", "template.yaml")
+    assert [u.id_in_parent for u in nestings(REPO / "unidades" / "caos.yaml")] == ["Caos"]
+    assert "Caos" not in Template(path=REPO / "template.yaml").units()
+    # AND a parameter reads what that parent writes; the root itself is nested nowhere
+    assert tienda.passed_by_parent("MaxReceiveCount") == {"Fn::FindInMap": ["Entrega", "Cola", "maxReceiveCount"]}
+    assert nestings(REPO / "template.yaml") == []

@@ -20,4 +20,8 @@ class TiemposIncoherentes(CloudFormationLintRule):
     tags = ("lambda", "stepfunctions", "mensajeria")
 
     def match(self, cfn):
-        return [RuleMatch(ruta, mensaje) for ruta, mensaje in problemas(limites(cfn))]
+        encontrados: dict[tuple[tuple, str], None] = {}  # each (path, message) once, in order
+        for anidada, limites_de in limites(cfn):
+            for ruta, mensaje in problemas(limites_de):
+                encontrados[tuple(ruta), f"{mensaje} (nested as {anidada})" if anidada else mensaje] = None
+        return [RuleMatch(list(ruta), mensaje) for ruta, mensaje in encontrados]

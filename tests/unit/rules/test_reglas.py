@@ -157,6 +157,85 @@ def test_e9102_sees_a_dlq_the_root_passes_to_the_unit_that_sends_to_it(tmp_path,
     assert [m.message.split(" (")[0] for m in e9102] == ([] if con_alarma else ["DLQ Fallidos"])
 
 
+_RAIZ_CON_PLAZOS = """
+Transform: AWS::Serverless-2016-10-31
+Parameters:
+  LeaseErp: {Type: String, Default: "90"}
+Mappings:
+  Plazos:
+    ErpFunction: {TimeoutS: 30, LeaseS: "90"}
+    CorreoFunction: {TimeoutS: 30, LeaseS: "90"}
+Resources:
+  Erp:
+    Type: AWS::Serverless::Application
+    Properties:
+      Location: unidades/consumidor.yaml
+      Parameters:
+        TimeoutS: !FindInMap [Plazos, ErpFunction, TimeoutS]
+        LeaseS: !FindInMap [Plazos, ErpFunction, LeaseS]
+  Correo:
+    Type: AWS::Serverless::Application
+    Properties:
+      Location: unidades/consumidor.yaml
+      Parameters:
+        TimeoutS: !FindInMap [Plazos, CorreoFunction, TimeoutS]
+        LeaseS: !FindInMap [Plazos, CorreoFunction, LeaseS]
+"""
+
+_UNIDAD_CON_PLAZOS = """
+Transform: AWS::Serverless-2016-10-31
+Parameters:
+  TimeoutS: {Type: Number}
+  LeaseS: {Type: String}
+Resources:
+  ConsumidorFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Runtime: python3.13
+      Handler: app.handler
+      InlineCode: "def handler(event, context): pass"
+      Timeout: !Ref TimeoutS
+      Environment:
+        Variables:
+          IDEMPOTENCY_LEASE_S: !Ref LeaseS
+"""
+
+
+def _e9114_de_la_unidad(tmp_path: Path, raiz: str, unidad: str = _UNIDAD_CON_PLAZOS) -> list[str]:
+    (tmp_path / "unidades").mkdir(exist_ok=True)
+    (tmp_path / "template.yaml").write_text(raiz)
+    (tmp_path / "unidades" / "consumidor.yaml").write_text(unidad)
+    return [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == "E9114"]
+
+
+def test_e9114_judges_a_unit_linted_alone_by_the_bounds_each_parent_passes_it(tmp_path):
+    # GIVEN a unit nested twice, its function's Timeout and lease parameters passed from the root's Plazos
+    # WHEN the unit is linted alone THEN the relations hold on the root's numbers
+    assert _e9114_de_la_unidad(tmp_path, _RAIZ_CON_PLAZOS) == []
+    # AND one nesting's lease declared at its Timeout fails for that nesting only, naming it
+    corta = _RAIZ_CON_PLAZOS.replace(
+        'CorreoFunction: {TimeoutS: 30, LeaseS: "90"}',
+        'CorreoFunction: {TimeoutS: 30, LeaseS: "30"}',
+    )
+    (mensaje,) = _e9114_de_la_unidad(tmp_path, corta)
+    assert "Timeout 30 s is not below its IDEMPOTENCY_LEASE_S 30 s" in mensaje and "nested as Correo" in mensaje
+    # AND a parent passing a literal, or its own parameter, is a bound written outside Plazos
+    literal = _RAIZ_CON_PLAZOS.replace("LeaseS: !FindInMap [Plazos, ErpFunction, LeaseS]", 'LeaseS: "90"')
+    (mensaje,) = _e9114_de_la_unidad(tmp_path, literal)
+    assert "written outside Mappings.Plazos" in mensaje and "nested as Erp" in mensaje
+    parametro = _RAIZ_CON_PLAZOS.replace("LeaseS: !FindInMap [Plazos, ErpFunction, LeaseS]", "LeaseS: !Ref LeaseErp")
+    (mensaje,) = _e9114_de_la_unidad(tmp_path, parametro)
+    assert "IDEMPOTENCY_LEASE_S" in mensaje and "nested as Erp" in mensaje
+
+
+def test_e9114_on_a_unit_no_template_nests_reads_only_what_it_writes(tmp_path):
+    # GIVEN the same unit with no root above it WHEN linted THEN its bounds are parameters, not Plazos
+    (tmp_path / "unidades").mkdir()
+    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_CON_PLAZOS)
+    e9114 = [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == "E9114"]
+    assert len(e9114) == 1 and "written outside Mappings.Plazos" in e9114[0]
+
+
 def test_worst_case_lesson_5x4x4_is_80():
     # GIVEN the lesson's numbers: SDK 5, maxReceiveCount 4, workflow Retry MaxAttempts 3 (1 + 3 = 4),
     # the queue redelivering what the workflow fails (a synchronous Pipe)
