@@ -63,6 +63,9 @@ if TYPE_CHECKING:
 LIMIT = 15  # the lesson's ceiling for attempts per dependency
 DEFAULT_HTTP_ATTEMPTS = 2  # max_attempts=2: the SDK/HTTP layer absorbs only blips
 HTTP_ATTEMPTS_ENV = "HTTP_MAX_ATTEMPTS"
+# SQS's highest maxReceiveCount: a count the rule cannot read (a unit's parameter no parent passes as a number)
+# is taken as the most a queue allows, not as one receive.
+SQS_MAX_RECEIVE_COUNT = 1000
 DEFAULT_RETRY_MAX_ATTEMPTS = 3  # ASL default when a retrier omits MaxAttempts
 _PLACEHOLDER = re.compile(r"\$\{([^}.]+)(?:\.[^}]*)?\}")
 
@@ -132,8 +135,11 @@ def _visits(template: dict, machine_id: str) -> dict[str, int]:
 
 def _queue_step(template: dict, queue_id: str) -> tuple[str, int]:
     policy = redrive(template, resources(template, SQS_QUEUE).get(queue_id) or {})
-    count = policy[1] if policy and policy[1] else 1
-    return f"{queue_id} (maxReceiveCount {count if policy else 'none'})", count
+    if policy is None:
+        return f"{queue_id} (maxReceiveCount none)", 1
+    if policy[1] is None:
+        return f"{queue_id} (maxReceiveCount unknown, up to {SQS_MAX_RECEIVE_COUNT})", SQS_MAX_RECEIVE_COUNT
+    return f"{queue_id} (maxReceiveCount {policy[1]})", policy[1]
 
 
 def _workflow_attempts(retry: list[Any], no_call: frozenset[str]) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from template_model import Template, TemplateError, messaging
+from template_model import Template, TemplateError, as_nested, messaging, nestings
 from template_model.wiring import (
     ALARM,
     DEFAULT_LAMBDA_TIMEOUT_S,
@@ -87,6 +87,21 @@ def base_dir(cfn: Any) -> Path:
     """Folder that relative paths in a template (DefinitionUri) are relative to."""
     filename = getattr(cfn, "filename", None)
     return Path(filename).parent if filename else Path()
+
+
+def as_nestings(cfn: Any, document: dict | None = None) -> list[tuple[str, dict]]:
+    """The linted template (``document``, else cfn-lint's) as each parent nests it: (stack path, the document
+    with what that parent passes, :func:`template_model.as_nested`) for a unit, ``[("", document)]`` for a
+    template that stands alone. cfn-lint lints a unit alone; its numbers are its parent's."""
+    document = cfn.template if document is None else document
+    filename = getattr(cfn, "filename", None)
+    units = nestings(filename) if filename and Path(filename).is_file() else []
+    return [(u.prefix.rstrip("/"), as_nested(document, u)) for u in units] or [("", document)]
+
+
+def nested_as(message: str, nesting: str) -> str:
+    """A rule's message for one nesting of a unit (:func:`as_nestings`)."""
+    return f"{message} (nested as {nesting})" if nesting else message
 
 
 def definition_path(resource_id: str, resource: dict) -> list[str | int]:

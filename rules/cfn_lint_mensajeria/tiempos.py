@@ -45,11 +45,13 @@ from copy import deepcopy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from template_model import nestings, read
-from template_model.bounds import BOUNDS_MAPPING, LEASE_VARIABLE, as_nested, time_bounds
+from template_model import read
+from template_model.bounds import BOUNDS_MAPPING, LEASE_VARIABLE, time_bounds
 from template_model.bounds import from_bounds_mapping as _de_plazos
 from template_model.document import FIND_IN_MAP, FOREACH_PREFIX, LANGUAGE_EXTENSIONS
 from template_model.wiring import as_int
+
+from cfn_lint_mensajeria.recursos import as_nestings
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -65,7 +67,7 @@ def limites(cfn: Any) -> list[tuple[str, TimeBounds]]:
 
     cfn-lint lints a unit alone, but a unit's bounded function reads its ``Timeout`` and lease as parameters
     its parent hands it from ``Mappings.Plazos``: each nesting is read with what its parent passes
-    (:func:`template_model.bounds.as_nested`), so the relations are checked on the numbers the deploy uses.
+    (:func:`cfn_lint_mensajeria.recursos.as_nestings`), so the relations are checked on the numbers the deploy uses.
 
     In a template with ``AWS::LanguageExtensions`` (loops, decision 0130) cfn-lint's transform resolves every
     ``Fn::FindInMap`` it can before the rules run, so a bound read from ``Mappings.Plazos`` would reach the rule
@@ -82,10 +84,7 @@ def limites(cfn: Any) -> list[tuple[str, TimeBounds]]:
         # No file (``sam validate --lint`` lints the template's text): the bounds' FindInMaps cfn-lint recorded
         # before its transform are put back where it resolved them.
         documento = _con_plazos_escritos(cfn.template, antes)
-    anidada = nestings(archivo) if archivo and Path(archivo).is_file() else []
-    if not anidada:
-        return [("", time_bounds(documento, carpeta))]
-    return [(u.prefix.rstrip("/"), time_bounds(as_nested(documento, u), carpeta)) for u in anidada]
+    return [(anidada, time_bounds(doc, carpeta)) for anidada, doc in as_nestings(cfn, documento)]
 
 
 def _con_plazos_escritos(plantilla: dict[str, Any], antes: dict[str, Any]) -> dict[str, Any]:

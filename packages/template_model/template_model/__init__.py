@@ -14,7 +14,7 @@ from __future__ import annotations
 from template_model.document import TemplateError, expand, read
 from template_model.messaging import Consumer, Provider, consumers
 from template_model.profiles import profile_parameters, with_defaults
-from template_model.template import NO_VALUE, Template, nestings
+from template_model.template import NO_VALUE, Template, as_nested, nestings
 
 __all__ = [
     "NO_VALUE",
@@ -22,6 +22,7 @@ __all__ = [
     "Provider",
     "Template",
     "TemplateError",
+    "as_nested",
     "consumers",
     "expand",
     "nestings",

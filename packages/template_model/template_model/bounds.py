@@ -13,10 +13,9 @@ declared once in a ``Mappings`` entry, ``Plazos`` in this project (:data:`BOUNDS
 from __future__ import annotations
 
 import re
-from copy import deepcopy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from template_model.asl import definition_of, walk
 from template_model.wiring import (
@@ -30,9 +29,6 @@ from template_model.wiring import (
     props,
     resources,
 )
-
-if TYPE_CHECKING:
-    from template_model.template import Template
 
 LEASE_VARIABLE = "IDEMPOTENCY_LEASE_S"
 BOUNDS_MAPPING = "Plazos"  # the Mappings entry that declares every bound (its stored name)
@@ -123,43 +119,6 @@ def time_bounds(template: dict, base_dir: str | Path) -> TimeBounds:
         )
     durables = {fid: d for fid, res in resources(template, *FUNCTIONS).items() if (d := _durable(template, fid, res))}
     return TimeBounds(timeouts, leases, workflows, declared, literals, durables)
-
-
-def as_nested(document: dict, unit: Template) -> dict:
-    """A unit's ``document`` with its bounds as its parents write them: each parameter a parent hands it from
-    the bounds mapping (``TimeoutS: !FindInMap [Plazos, ErpFunction, TimeoutS]``, followed up through a parent's
-    own parameter) or as a literal, put in place of the unit's ``!Ref`` to it, and that parent's bounds mapping
-    beside the unit's. :func:`time_bounds` of the copy relates the numbers the deploy uses, and still tells a
-    bound the root declares from one written beside it (a literal the parent passes is a literal here).
-    """
-    passed: dict[str, Any] = {}
-    declared: dict[str, Any] = {}
-    for name in document.get("Parameters") or {}:
-        value, holder = unit.passed_by_parent(name), unit.parent
-        while holder is not None and _ref_to_parameter(holder, value) and holder.parent is not None:
-            value, holder = holder.passed_by_parent(value["Ref"]), holder.parent
-        if holder is not None and (from_bounds_mapping(value) or isinstance(value, (str, int))):
-            passed[name] = value
-            declared |= holder.mapping(BOUNDS_MAPPING) if from_bounds_mapping(value) else {}
-    nested = _replace_refs(deepcopy(document), passed)
-    if declared:
-        mappings = nested.setdefault("Mappings", {})
-        mappings[BOUNDS_MAPPING] = {**(mappings.get(BOUNDS_MAPPING) or {}), **deepcopy(declared)}
-    return nested
-
-
-def _ref_to_parameter(template: Template, value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in (template.doc.get("Parameters") or {})
-
-
-def _replace_refs(node: Any, values: dict[str, Any]) -> Any:
-    if isinstance(node, dict):
-        if set(node) == {"Ref"} and node["Ref"] in values:
-            return deepcopy(values[node["Ref"]])
-        return {k: _replace_refs(v, values) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_replace_refs(v, values) for v in node]
-    return node
 
 
 def _relations(resource: dict) -> dict[str, Any]:

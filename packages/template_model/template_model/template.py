@@ -9,6 +9,7 @@ raises :class:`TemplateError` instead of guessing.
 from __future__ import annotations
 
 import re
+from copy import deepcopy
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -317,6 +318,58 @@ def nestings(path: str | Path, root_name: str = "template.yaml") -> list[Templat
             if found:
                 return found
     return []
+
+
+def as_nested(document: dict[str, Any], unit: Template) -> dict[str, Any]:
+    """A unit's ``document`` with what its parent passes written in: each parameter the parent hands it as a
+    ``Fn::FindInMap`` of plain keys (followed up through a parent's own parameter) or a literal, put in place
+    of the unit's ``!Ref`` to it, and the mapping entries those read beside the unit's own.
+
+    A rule that lints a unit alone then checks the numbers the deploy uses (a queue's maxReceiveCount, a
+    function's Timeout and lease) and still tells a value the root declares in its ``Mappings`` from one
+    written beside it: a literal the parent passes is a literal here.
+    """
+    passed: dict[str, Any] = {}
+    mappings: dict[str, dict[str, Any]] = {}
+    for name in document.get("Parameters") or {}:
+        value, holder = unit.passed_by_parent(name), unit.parent
+        while holder is not None and holder.parent is not None and _ref_to_parameter(holder, value):
+            value, holder = holder.passed_by_parent(value["Ref"]), holder.parent
+        if holder is None or value is None:
+            continue
+        if (keys := _plain_find_in_map(value)) is not None:
+            entry = holder.mapping(keys[0]).get(keys[1])
+            if entry is None:
+                continue
+            mappings.setdefault(keys[0], {})[keys[1]] = deepcopy(entry)
+        elif not isinstance(value, str | int | float | bool):
+            continue
+        passed[name] = value
+    nested = _replace_refs(deepcopy(document), passed)
+    for name, entries in mappings.items():
+        own = nested.setdefault("Mappings", {}).get(name) or {}
+        nested["Mappings"][name] = {**own, **entries}
+    return nested
+
+
+def _ref_to_parameter(template: Template, value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in (template.doc.get("Parameters") or {})
+
+
+def _plain_find_in_map(value: Any) -> list[str] | None:
+    keys = value.get("Fn::FindInMap") if isinstance(value, dict) and set(value) == {"Fn::FindInMap"} else None
+    plain = isinstance(keys, list) and len(keys) == 3 and all(isinstance(k, str) for k in keys)
+    return keys if plain else None
+
+
+def _replace_refs(node: Any, values: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if set(node) == {"Ref"} and node["Ref"] in values:
+            return deepcopy(values[node["Ref"]])
+        return {k: _replace_refs(v, values) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_replace_refs(v, values) for v in node]
+    return node
 
 
 def _every_unit(template: Template) -> Iterator[Template]:

@@ -71,8 +71,8 @@ def as_int(value: Any) -> int | None:
 
 
 def redrive(template: dict, queue: dict) -> tuple[str | None, int | None] | None:
-    """(DLQ logical id, maxReceiveCount, read from ``Mappings`` or a parameter's default when written so) of a
-    queue, or None without a RedrivePolicy."""
+    """(DLQ logical id, maxReceiveCount, read from ``Mappings`` when written so) of a queue, or None without a
+    RedrivePolicy. A unit's count is its parent's: read the unit as nested (:func:`template_model.as_nested`)."""
     policy = props(queue).get("RedrivePolicy")
     if isinstance(policy, str):
         try:
@@ -81,7 +81,7 @@ def redrive(template: dict, queue: dict) -> tuple[str | None, int | None] | None
             return None
     if not isinstance(policy, dict):
         return None
-    return ref_id(policy.get("deadLetterTargetArn")), as_int(written_value(template, policy.get("maxReceiveCount")))
+    return ref_id(policy.get("deadLetterTargetArn")), as_int(find_in_map(template, policy.get("maxReceiveCount")))
 
 
 def dead_letter_queues(template: dict, parameters: bool = False) -> dict[str, list[str]]:
@@ -214,17 +214,6 @@ def function_props(template: dict, function_id: str | None) -> dict | None:
 def _variables(properties: dict) -> dict:
     variables = (properties.get("Environment") or {}).get("Variables")
     return variables if isinstance(variables, dict) else {}
-
-
-def written_value(template: dict, value: Any) -> Any:
-    """What a property holds as written: a ``Fn::FindInMap`` of plain keys read, a ``Ref`` to a parameter its
-    ``Default`` (a nested unit linted alone, given the number by its parent: tests/unit/test_unidades.py holds
-    the parent to that default); anything else unchanged."""
-    name = value.get("Ref") if isinstance(value, dict) and set(value) == {"Ref"} else None
-    declared = (template.get("Parameters") or {}).get(name) if isinstance(name, str) else None
-    if isinstance(declared, dict) and "Default" in declared:
-        return declared["Default"]
-    return find_in_map(template, value)
 
 
 def find_in_map(template: dict, value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cfnlint.rules import CloudFormationLintRule, RuleMatch
 
 from cfn_lint_mensajeria.intentos import HTTP_ATTEMPTS_ENV, LIMIT, peor_caso
-from cfn_lint_mensajeria.recursos import base_dir, path_to
+from cfn_lint_mensajeria.recursos import as_nestings, base_dir, nested_as, path_to
 
 
 class PeorCaso(CloudFormationLintRule):
@@ -24,12 +24,14 @@ class PeorCaso(CloudFormationLintRule):
         return [
             RuleMatch(
                 path_to(ruta.funcion),
-                (
+                nested_as(
                     f"Worst case {ruta.total} attempts > {LIMIT} on {ruta.describir()}: let one layer govern and keep "
                     f"the others minimal (lower the workflow's MaxAttempts, the queue's maxReceiveCount or "
-                    f"{HTTP_ATTEMPTS_ENV})."
+                    f"{HTTP_ATTEMPTS_ENV}).",
+                    anidada,
                 ),
             )
-            for ruta in peor_caso(cfn.template, base_dir(cfn))
+            for anidada, documento in as_nestings(cfn)
+            for ruta in peor_caso(documento, base_dir(cfn))
             if ruta.total > LIMIT
         ]

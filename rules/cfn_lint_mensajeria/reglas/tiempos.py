@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cfnlint.rules import CloudFormationLintRule, RuleMatch
 
+from cfn_lint_mensajeria.recursos import nested_as
 from cfn_lint_mensajeria.tiempos import limites, problemas
 
 
@@ -20,8 +21,8 @@ class TiemposIncoherentes(CloudFormationLintRule):
     tags = ("lambda", "stepfunctions", "mensajeria")
 
     def match(self, cfn):
-        encontrados: dict[tuple[tuple, str], None] = {}  # each (path, message) once, in order
-        for anidada, limites_de in limites(cfn):
-            for ruta, mensaje in problemas(limites_de):
-                encontrados[tuple(ruta), f"{mensaje} (nested as {anidada})" if anidada else mensaje] = None
-        return [RuleMatch(list(ruta), mensaje) for ruta, mensaje in encontrados]
+        return [
+            RuleMatch(ruta, nested_as(mensaje, anidada))
+            for anidada, limites_de in limites(cfn)
+            for ruta, mensaje in problemas(limites_de)
+        ]

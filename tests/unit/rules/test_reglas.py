@@ -236,6 +236,78 @@ def test_e9114_on_a_unit_no_template_nests_reads_only_what_it_writes(tmp_path):
     assert len(e9114) == 1 and "written outside Mappings.Plazos" in e9114[0]
 
 
+_RAIZ_CON_ENTREGA = """
+Transform: AWS::Serverless-2016-10-31
+Mappings:
+  Entrega:
+    Cola: {maxReceiveCount: 3}
+Resources:
+  Fallidos:
+    Type: AWS::SQS::Queue
+  Consumidor:
+    Type: AWS::Serverless::Application
+    Properties:
+      Location: unidades/consumidor.yaml
+      Parameters:
+        DlqArn: !GetAtt Fallidos.Arn
+        MaxReceiveCount: !FindInMap [Entrega, Cola, maxReceiveCount]
+"""
+
+_UNIDAD_QUE_CONSUME = """
+Transform: AWS::Serverless-2016-10-31
+Parameters:
+  DlqArn: {Type: String}
+  MaxReceiveCount: {Type: Number}
+Resources:
+  Cola:
+    Type: AWS::SQS::Queue
+    Properties:
+      VisibilityTimeout: 180
+      RedrivePolicy: {deadLetterTargetArn: !Ref DlqArn, maxReceiveCount: !Ref MaxReceiveCount}
+  ConsumidorFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Runtime: python3.13
+      Handler: app.handler
+      InlineCode: "def handler(event, context): pass"
+      Timeout: 30
+      Environment:
+        Variables: {HTTP_MAX_ATTEMPTS: "5"}
+      Events:
+        Cola:
+          Type: SQS
+          Properties:
+            Queue: !GetAtt Cola.Arn
+            FunctionResponseTypes: [ReportBatchItemFailures]
+            ScalingConfig: {MaximumConcurrency: 5}
+"""
+
+
+@pytest.mark.parametrize(("recepciones", "peor"), [(3, None), (4, 20)])
+def test_e9111_multiplies_the_redrive_count_the_parent_passes_a_unit_linted_alone(tmp_path, recepciones, peor):
+    # GIVEN a unit whose queue's maxReceiveCount is a parameter the root passes from its Mappings (5 HTTP attempts)
+    (tmp_path / "unidades").mkdir()
+    raiz = _RAIZ_CON_ENTREGA.replace("maxReceiveCount: 3}", f"maxReceiveCount: {recepciones}}}")
+    (tmp_path / "template.yaml").write_text(raiz)
+    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_QUE_CONSUME)
+    # WHEN the unit is linted alone
+    e9111 = [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == "E9111"]
+    # THEN 5 x 3 = 15 passes, 5 x 4 = 20 fails, naming the nesting
+    if peor is None:
+        assert e9111 == []
+    else:
+        (mensaje,) = e9111
+        assert f"Worst case {peor} attempts" in mensaje and "nested as Consumidor" in mensaje
+
+
+def test_e9111_takes_a_redrive_count_nobody_passes_as_the_most_sqs_allows(tmp_path):
+    # GIVEN the same unit with no root above it WHEN linted THEN its count is unknown, so not 1: E9111 fires
+    (tmp_path / "unidades").mkdir()
+    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_QUE_CONSUME)
+    (mensaje,) = [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == "E9111"]
+    assert "maxReceiveCount unknown, up to 1000" in mensaje
+
+
 def test_worst_case_lesson_5x4x4_is_80():
     # GIVEN the lesson's numbers: SDK 5, maxReceiveCount 4, workflow Retry MaxAttempts 3 (1 + 3 = 4),
     # the queue redelivering what the workflow fails (a synchronous Pipe)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cfn_lint_mensajeria import asl
 from cfn_lint_mensajeria.intentos import LIMIT, peor_caso
-from template_model import read
+from template_model import as_nested, nestings, read
 
 RAIZ = Path(__file__).resolve().parents[3]
 PLANTILLA = RAIZ / "template.yaml"
@@ -28,9 +28,10 @@ def rutas():
         pytest.skip("template.yaml has no state machine yet (statemachines/*.asl.json not wired): nothing to compute")
     sin_leer = [f"{mid}: {origen}" for mid, definicion, origen in maquinas if definicion is None]
     assert not sin_leer, sin_leer
-    # and each unit's, as cfn-lint lints it, file by file (the projection's queue is the store unit's)
-    unidades = sorted((RAIZ / "unidades").glob("*.yaml"))
-    return [*peor_caso(plantilla, RAIZ), *(r for unidad in unidades for r in peor_caso(read(unidad), RAIZ))]
+    # and each unit's, as cfn-lint lints it, file by file, with what the root passes it (the projection's queue
+    # is the store unit's, its maxReceiveCount the root's Mappings.Entrega)
+    anidadas = [u for unidad in sorted((RAIZ / "unidades").glob("*.yaml")) for u in nestings(unidad)]
+    return [*peor_caso(plantilla, RAIZ), *(r for u in anidadas for r in peor_caso(as_nested(u.doc, u), RAIZ))]
 
 
 def test_worst_case_project_no_path_exceeds_15(rutas):
