@@ -55,8 +55,11 @@ def consumidores_cortos(plantilla: Template) -> tuple[str, ...]:
 
 
 def funciones_del_flujo(plantilla: Template) -> dict[str, float]:
-    """The workflow's functions the template deploys (its engine's) -> their share of the Lambda faults."""
-    desplegadas = {nombre_corto(plantilla, f) for f in plantilla.of_type("AWS::Serverless::Function")}
+    """The workflow's functions the stack deploys (its engine's, the durable saga in its unit) -> their share of
+    the Lambda faults."""
+    desplegadas = {
+        nombre_corto(unidad, f) for _, unidad in plantilla.walk() for f in unidad.of_type("AWS::Serverless::Function")
+    }
     return {f: parte for f, parte in FUNCIONES_DEL_FLUJO.items() if f in desplegadas}
 
 

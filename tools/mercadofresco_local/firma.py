@@ -39,12 +39,13 @@ def urls_firmadas(plantilla: Template) -> dict[str, str]:
     provider itself); the stand-in behind that variable then plays that function URL.
     """
     firmadas = {}
-    for funcion in plantilla.of_type(*FUNCTIONS):
-        variables = function_env(plantilla.doc, funcion)
-        for proveedor in m.providers(plantilla, funcion):
-            autenticacion = variables.get(proveedor.variable + AUTH_SUFFIX)
-            if proveedor.url is not None and autenticacion is not None and plantilla.resolve(autenticacion) == AUTH_IAM:
-                firmadas[proveedor.variable] = proveedor.url
+    for _, unidad in plantilla.walk():  # a unit's function too (the durable saga's), its URL a stack path
+        for funcion in unidad.of_type(*FUNCTIONS):
+            variables = function_env(unidad.doc, funcion)
+            for proveedor in m.providers(unidad, funcion):
+                auth = variables.get(proveedor.variable + AUTH_SUFFIX)
+                if proveedor.url is not None and auth is not None and unidad.resolve(auth) == AUTH_IAM:
+                    firmadas[proveedor.variable] = proveedor.url
     return firmadas
 
 

@@ -298,20 +298,31 @@ def _referenced(node: Any) -> list[tuple[str, str]]:
 
 
 def providers(template: Template, function: str) -> tuple[Provider, ...]:
-    """The providers a function calls: its own ``<DEPENDENCY>_URL`` variables that name a parameter or a stand-in."""
+    """The providers a function calls: its own ``<DEPENDENCY>_URL`` variables that name a parameter or a stand-in.
+
+    A unit's function that reads its URL as a parameter (``PASARELA_URL: !Ref PasarelaUrl``) calls what its parent
+    passes: the provider is read there (its deploy parameter and sandbox condition are the parent's), and its
+    stand-in and URL are stack paths from the root, as :meth:`Template.walk` names them.
+    """
     variables = (props(template.resources.get(function, {})).get("Environment") or {}).get("Variables") or {}
     found = []
-    for variable, value in variables.items():
-        if not variable.endswith(URL_SUFFIX) or not isinstance(value, dict):
+    for variable, written in variables.items():
+        if not variable.endswith(URL_SUFFIX):
+            continue
+        holder, value = _as_passed(template, written)
+        if not isinstance(value, dict):
             continue
         chosen = value["Fn::If"] if set(value) == {"Fn::If"} else (None, None, value)
         condition, stand_in_branch, given_branch = chosen
-        parameters = [n for n in _named(given_branch) if n in (template.doc.get("Parameters") or {})]
-        urls = _function_urls(template, stand_in_branch)
+        parameters = [n for n in _named(given_branch) if n in (holder.doc.get("Parameters") or {})]
+        urls = [holder.prefix + url for url in _function_urls(holder, stand_in_branch)]
+        if not parameters and not urls:
+            continue  # a resource's URL (COLA_STOCK_URL: !Ref ColaStock), not a provider's
         stand_in = None
         if urls:
-            holder, url = template.locate(urls[0])
-            function = ref_id(props(holder.resources[url]).get("TargetFunctionArn"))
+            root = _root(holder)
+            owner, url = root.locate(urls[0])
+            function = ref_id(props(owner.resources[url]).get("TargetFunctionArn"))
             stand_in = urls[0].removesuffix(url) + function if function else None
         path = ""
         if isinstance(stand_in_branch, dict) and isinstance(text := stand_in_branch.get("Fn::Sub"), str):
@@ -361,13 +372,34 @@ def consumers(template: Template) -> tuple[Consumer, ...]:
     return tuple(found)
 
 
+def _as_passed(template: Template, value: Any) -> tuple[Template, Any]:
+    """Where ``value`` is written: a unit's ``!Ref`` to a parameter is what its parent passes, read there when the
+    parent writes an intrinsic (a literal URL leaves the unit's parameter as what names the provider)."""
+    while (
+        template.parent is not None
+        and isinstance(value, dict)
+        and set(value) == {"Ref"}
+        and value["Ref"] in (template.doc.get("Parameters") or {})
+        and isinstance(passed := template.passed_by_parent(value["Ref"]), dict)
+    ):
+        value, template = passed, template.parent
+    return template, value
+
+
+def _root(template: Template) -> Template:
+    while template.parent is not None:
+        template = template.parent
+    return template
+
+
 def providers_called(template: Template) -> tuple[Provider, ...]:
-    """Every provider the template's functions call, once per dependency, in template order (the first
-    function that calls it gives its variable, parameter and stand-in)."""
+    """Every provider the stack's functions call (the template's and its units'), once per dependency, in template
+    order (the first function that calls it gives its variable, parameter and stand-in)."""
     found: dict[str, Provider] = {}
-    for function in template.of_type(*wiring.FUNCTIONS):
-        for provider in providers(template, function):
-            found.setdefault(provider.dependency, provider)
+    for _, holder in template.walk():
+        for function in holder.of_type(*wiring.FUNCTIONS):
+            for provider in providers(holder, function):
+                found.setdefault(provider.dependency, provider)
     return tuple(found.values())
 
 

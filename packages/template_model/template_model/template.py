@@ -373,8 +373,13 @@ def _replace_refs(node: Any, values: dict[str, Any]) -> Any:
 
 
 def _every_unit(template: Template) -> Iterator[Template]:
-    """Every local unit below ``template``, under a condition that holds or not, with its parent set."""
-    for lid, resource in template.resources.items():
+    """Every local unit below ``template``, under a condition that holds or not, with its parent set; a unit that
+    cannot be read nests nothing here (its own check reports why)."""
+    try:
+        resources = template.resources
+    except TemplateError:
+        return
+    for lid, resource in resources.items():
         location = (resource.get("Properties") or {}).get(UNIT_TYPES.get(resource.get("Type"), ""))
         if is_local_unit(location) and (template.folder / location).is_file():
             unit = template.unit(lid, location, {})
