@@ -43,7 +43,7 @@ RAIZ = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(RAIZ / "bench")]
 
 import bench_cold_start as frio  # noqa: E402  (the probe of a function's import, shared)
-from template_model import read  # noqa: E402
+from template_model import Template, as_nested, read  # noqa: E402
 
 RETENCION_DIAS = 14  # DurableConfig.RetentionPeriodInDays proposed for the component (the on-call's window)
 # Durable functions' prices (AWS's pricing page as issue 37 quotes it, 2026-12): verify before relying on them.
@@ -170,13 +170,19 @@ def arranque_en_frio() -> dict[str, dict[str, float]]:
             )
         frio._sitio_runtime(raiz / "runtime")
         python = [sys.executable]
-        # Each function's environment as the template sets it (the durable one's leases and wait from Plazos).
+        # Each function's environment as the template sets it (the durable one's in its unit, with the leases and
+        # wait the root passes it from Plazos).
         plantilla = read(RAIZ / "template.yaml")
-        globales = plantilla.get("Globals", {}).get("Function", {})
-        entornos = {
-            carpeta: frio._entorno(plantilla, {**globales, **plantilla["Resources"][objetivo]["Properties"]}, objetivo)
-            for carpeta, objetivo in funciones.items()
+        pila = Template(path=RAIZ / "template.yaml", parameters={"WorkflowEngine": "DurableFunction"})
+        documentos = {
+            lid: t.doc if t.parent is None else as_nested(t.doc, t) for _, t in pila.walk() for lid in t.resources
         }
+        entornos = {}
+        for carpeta, objetivo in funciones.items():
+            documento = documentos[objetivo]
+            globales = documento.get("Globals", {}).get("Function", {})
+            propiedades = {**globales, **documento["Resources"][objetivo]["Properties"]}
+            entornos[carpeta] = frio._entorno(documento, propiedades, objetivo)
         entorno_base = frio._entorno(plantilla, {"Handler": "none"}, "bench")
         base, medidas = [], defaultdict(list)
         rutas_base = [str(raiz / "runtime")]

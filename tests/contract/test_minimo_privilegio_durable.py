@@ -2,12 +2,12 @@
 
 The contract suite's durable engine (``functions/pedido_durable`` on the SDK's local runner, against the
 provisioned moto world) runs with the request recorder installed and every invocation made as
-``PedidoDurableFunction``. Each request it makes (the claim, charge and refund records with their
-``dynamodb:LeadingKeys``, the signed calls to the sandbox gateway, the reservations and the dead letter, the
-confirmation, the outcome events, the secrets) and what AWS requests because of it (the data key, asked by
-SQS, SNS and DynamoDB for the caller) is decided against ``PedidoDurableFunctionRole`` as the transformed
-template gives it with ``WorkflowEngine=DurableFunction``. The runner keeps its checkpoints in memory: the
-role's ``OwnDurableExecutions`` grant (``lambda:CheckpointDurableExecution``) is not exercised here.
+``PedidoDurableFunction`` of its unit (``PedidoDurable``). Each request it makes (the claim, charge and refund
+records with their ``dynamodb:LeadingKeys``, the signed calls to the sandbox gateway, the reservations and the
+dead letter, the confirmation, the outcome events, the secrets) and what AWS requests because of it (the data
+key, asked by SQS, SNS and DynamoDB for the caller) is decided against ``PedidoDurableFunctionRole`` as the
+transformed unit gives it, nested with ``WorkflowEngine=DurableFunction``. The runner keeps its checkpoints in
+memory: the role's ``OwnDurableExecutions`` grant (``lambda:CheckpointDurableExecution``) is not exercised here.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.integration, SIN_METRICAS]
 
-FUNCION = "PedidoDurableFunction"
+UNIDAD = "PedidoDurable"
+FUNCION = f"{UNIDAD}/PedidoDurableFunction"  # the principal, as the stack path names it
 ROL = "PedidoDurableFunctionRole"
 
 
@@ -70,20 +71,25 @@ def _comprobar(registro: Registro, motor: MotorDurable, transformar: Any = None)
     from mercadofresco_local.firma import urls_firmadas
     from sam_emulator.template import Template
 
-    # The world was provisioned with the state machine: the saga's role is registered as a run with this engine
-    # registers it, and each unit is handed what this engine's root passes it (the sandbox grants the saga's role).
-    rol = "PedidoDurableFunctionRole"
-    fisicos = {**motor.flujo.fisicos, rol: {"Ref": rol, "Arn": f"arn:aws:iam::123456789012:role/{rol}"}}
-    plantilla = Template(parameters={"WorkflowEngine": "DurableFunction"}, physical_ids=fisicos)
+    # The world was provisioned with the state machine: each unit it created is handed what this engine's root
+    # passes it (the sandbox grants the saga's role), and the saga's unit is created as a run with this engine
+    # creates it, its role named as the unit outputs it.
+    plantilla = Template(parameters={"WorkflowEngine": "DurableFunction"}, physical_ids=dict(motor.flujo.fisicos))
+    plantilla.physical_ids[UNIDAD] = {"Outputs.FunctionRole": ROL}
     pasados = {lid: unidad.parameters for lid, unidad in plantilla.units().items()}
     plantilla.created_units.update(
         {lid: replace(unidad, parameters=pasados[lid]) for lid, unidad in motor.flujo.unidades.items()}
     )
+    saga = plantilla.units()[UNIDAD]
+    saga.physical_ids[ROL] = {"Ref": ROL, "Arn": f"arn:aws:iam::123456789012:role/{ROL}"}
+    plantilla.created_units[UNIDAD] = saga
     # The gateway stand-in plays the sandbox gateway's function URL (in the sandbox unit), as in the local run.
     unidad, url = plantilla.locate(urls_firmadas(plantilla)["PASARELA_URL"])
     unidad.physical_ids[url].setdefault("UrlsLocales", []).append(motor.pasarela.url)
-    transformada = plantilla_transformada(plantilla.path, plantilla.region)
-    resuelta = resolver(plantilla, transformar(transformada) if transformar else transformada)
+    resuelta = resolver(plantilla, plantilla_transformada(plantilla.path, plantilla.region))
+    if transformar:  # the grant taken out of the saga's unit, as SAM transformed it
+        anidada = resuelta.unidades[UNIDAD]
+        anidada.__dict__["doc"] = transformar(anidada.doc)
     solicitudes = registro.solicitudes(destino(plantilla, resuelta))
     return comprobar(solicitudes, Cuenta.de_resuelta(resuelta)), {(p, s.accion) for p, s in solicitudes}
 

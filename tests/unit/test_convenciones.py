@@ -22,7 +22,8 @@ def _code_uris() -> set[str]:
     unit's is relative to the unit's own folder (``../functions/simulador/``)."""
     return {
         (plantilla.folder / recurso["Properties"]["CodeUri"]).resolve().relative_to(RAIZ).as_posix()
-        for _, plantilla in Template().walk()
+        for parametros in ({}, {"WorkflowEngine": "DurableFunction"})
+        for _, plantilla in Template(parameters=parametros).walk()
         for recurso in plantilla.resources.values()
         if recurso["Type"] == "AWS::Serverless::Function"
     }

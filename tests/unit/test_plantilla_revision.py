@@ -548,12 +548,15 @@ def test_queues_every_queue_accepts_what_sqs_takes_since_2026(plantilla: Templat
     assert SQS_MESSAGE_MAX_BYTES - SNS_MESSAGE_MAX_BYTES > 4 * 1024 + MAX_DETAIL_CHARS * 4
 
 
-@pytest.mark.parametrize("funcion", ["CobroFunction", "PedidoDurableFunction"])
-def test_gateway_attempts_end_inside_the_charge_timeout(plantilla: Template, funcion: str) -> None:
-    # GIVEN a function that calls the gateway: its per-attempt timeouts (Plazos), its attempts (Globals) and the
-    # longest Retry-After the layer honours inside an invocation
+@pytest.mark.parametrize(
+    ("motor", "ruta"), [("StepFunctions", "CobroFunction"), ("DurableFunction", "PedidoDurable/PedidoDurableFunction")]
+)
+def test_gateway_attempts_end_inside_the_charge_timeout(motor: str, ruta: str) -> None:
+    # GIVEN a function that calls the gateway (the durable saga in its unit): its per-attempt timeouts (Plazos), its
+    # attempts (Globals) and the longest Retry-After the layer honours inside an invocation
     from mercadofresco.retry.policy import RETRY_AFTER_MAX_S
 
+    plantilla, funcion = Template(parameters={"WorkflowEngine": motor}).locate(ruta)
     recurso = plantilla.resources[funcion]["Properties"]
     variables = {
         **plantilla.doc["Globals"]["Function"]["Environment"]["Variables"],
@@ -567,7 +570,8 @@ def test_gateway_attempts_end_inside_the_charge_timeout(plantilla: Template, fun
     # THEN every attempt and the wait between them end before the Lambda timeout: a slow gateway is a
     # PasarelaNoDisponible the saga handles, never a timed-out invocation with the charge's outcome unknown
     assert intentos * (conectar + leer) + RETRY_AFTER_MAX_S < timeout
-    # AND both gateway callers read the same declaration (one number, one place)
-    assert recurso["Environment"]["Variables"]["PASARELA_READ_TIMEOUT_S"] == {
-        "Fn::FindInMap": ["Plazos", "CobroFunction", "ReadTimeoutS"]
-    }
+    # AND both gateway callers read the same declaration (one number, one place; a unit's is its parent's)
+    leido = recurso["Environment"]["Variables"]["PASARELA_READ_TIMEOUT_S"]
+    if plantilla.parent is not None:
+        leido = plantilla.passed_by_parent(leido["Ref"])
+    assert leido == {"Fn::FindInMap": ["Plazos", "CobroFunction", "ReadTimeoutS"]}

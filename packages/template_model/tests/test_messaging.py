@@ -63,6 +63,25 @@ def test_providers_name_their_breaker_parameter_and_stand_in(template: Template)
     assert [p.stand_in for p in m.providers(given, "CobroFunction")] == [None]
 
 
+def test_a_units_function_calls_the_provider_its_parent_passes_it() -> None:
+    # GIVEN the durable saga in its unit (WorkflowEngine=DurableFunction), its PASARELA_URL a parameter the root
+    # passes: the sandbox gateway's URL, or the deploy's PasarelaUrl
+    durable = Template(TEMPLATE, parameters={"WorkflowEngine": "DurableFunction"})
+    # WHEN its providers are read
+    (pasarela,) = m.providers(durable.units()["PedidoDurable"], "PedidoDurableFunction")
+    # THEN the provider is the root's: its deploy parameter and sandbox condition, its stand-in and URL as stack
+    # paths from the root
+    assert (pasarela.variable, pasarela.dependency) == ("PASARELA_URL", "pasarela")
+    assert (pasarela.parameter, pasarela.condition) == ("PasarelaUrl", "SimularPasarela")
+    assert (pasarela.stand_in, pasarela.url) == (
+        "Simuladores/SimuladorPasarelaFunction",
+        "Simuladores/SimuladorPasarelaUrl",
+    )
+    # AND the stack's providers include it, with no function of the root calling the gateway
+    assert "pasarela" in {p.dependency for p in m.providers_called(durable)}
+    assert not any(m.providers(durable, f) for f in durable.of_type("AWS::Serverless::Function") if "Cobro" in f)
+
+
 def test_key_prefixes_follow_the_conditions_of_the_deploy(write) -> None:
     # GIVEN a role whose grant depends on a condition
     path = write(

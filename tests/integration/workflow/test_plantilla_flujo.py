@@ -39,8 +39,14 @@ def test_template_gateway_p99_alarm_watches_the_http_client_metric(plantilla):
 @pytest.mark.parametrize(
     ("motor", "espacio", "metrica", "recurso"),
     [
-        ("StepFunctions", "AWS/States", "ExecutionsTimedOut", "ProcesarPedido"),
-        ("DurableFunction", "AWS/Lambda", "DurableExecutionTimedOut", "PedidoDurableFunction"),
+        ("StepFunctions", "AWS/States", "ExecutionsTimedOut", {"Ref": "ProcesarPedido"}),
+        # the saga's unit outputs its function's name
+        (
+            "DurableFunction",
+            "AWS/Lambda",
+            "DurableExecutionTimedOut",
+            {"Fn::GetAtt": ["PedidoDurable", "Outputs.FunctionName"]},
+        ),
     ],
 )
 def test_template_exhausted_executions_have_an_alarm(motor, espacio, metrica, recurso):
@@ -48,7 +54,7 @@ def test_template_exhausted_executions_have_an_alarm(motor, espacio, metrica, re
     plantilla = Template(parameters={"WorkflowEngine": motor})
     # THEN an execution that hits it pages someone (its order is mid-way), on that engine's metric
     (alarma,) = _alarmas(plantilla, metrica)
-    assert alarma["Namespace"] == espacio and alarma["Dimensions"][0]["Value"] == {"Ref": recurso}
+    assert alarma["Namespace"] == espacio and alarma["Dimensions"][0]["Value"] == recurso
     assert alarma["Threshold"] == 0 and alarma["AlarmActions"]
 
 

@@ -1,9 +1,9 @@
 """WorkflowEngine selects the order saga's engine at deploy time (issue 37, decision 0140).
 
 StepFunctions (the default) deploys the lesson's state machine with its charge and claim functions;
-DurableFunction deploys the durable function instead, started by its own pipe from the same queue. Checked
-on the template as the deploy's parameters resolve it, and on the durable function's role as SAM deploys it,
-evaluated by the least-privilege check's IAM evaluator.
+DurableFunction deploys the durable function instead (its unit, ``PedidoDurable``), started by its own pipe from
+the same queue. Checked on the template as the deploy's parameters resolve it, and on the durable function's role
+as SAM deploys it, evaluated by the least-privilege check's IAM evaluator.
 """
 
 from __future__ import annotations
@@ -17,15 +17,27 @@ from least_privilege.roles import plantilla_transformada, politicas_por_principa
 from mercadofresco_local import RAIZ
 from sam_emulator.template import Template
 
-MAQUINA = {"ProcesarPedido", "CobroFunction", "ReclamoFunction", "PipePedidos"}
-DURABLE = {"PedidoDurableFunction", "PedidoDurableFunctionRole", "PedidoDurableLogs", "PipePedidosDurable"}
+from tests.unit.iam.pila import creada
+
+MAQUINA = {"ProcesarPedido", "CobroFunction", "ReclamoFunction", "PipePedidos", "PipePedidosRole"}
+DURABLE = {
+    f"PedidoDurable/{lid}"
+    for lid in ("PedidoDurableFunction", "PedidoDurableFunctionRole", "PedidoDurableLogs", "PipePedidosDurable")
+}
 ARN = "arn:aws:{}:eu-south-2:123456789012:{}".format
 
 
 def _creados(motor: str | None) -> set[str]:
     parametros = {"WorkflowEngine": motor} if motor else {}
     plantilla = Template(path=RAIZ / "template.yaml", parameters=parametros)
-    return {lid for lid, r in plantilla.resources.items() if plantilla.condition(r.get("Condition"))}
+    return set(plantilla.paths(lambda t: [lid for lid, r in t.resources.items() if t.condition(r.get("Condition"))]))
+
+
+def _durable() -> Template:
+    """The durable engine's unit, as the root nests it with WorkflowEngine=DurableFunction."""
+    return Template(path=RAIZ / "template.yaml", parameters={"WorkflowEngine": "DurableFunction"}).units()[
+        "PedidoDurable"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -45,31 +57,30 @@ def test_the_durable_function_gets_every_variable_its_configuration_requires(dur
     # GIVEN what the saga reads at its cold start (Lambda sets AWS_LAMBDA_FUNCTION_NAME itself)
     configuracion = sys.modules[durable.Configuracion.__module__]
     requeridas = set(configuracion.VARIABLES.values()) - {"AWS_LAMBDA_FUNCTION_NAME"}
-    plantilla = Template(path=RAIZ / "template.yaml", parameters={"WorkflowEngine": "DurableFunction"})
-    variables = plantilla.resources["PedidoDurableFunction"]["Properties"]["Environment"]["Variables"]
-    # THEN the template sets each, and the bounds come from the state machine's Plazos entries
+    unidad = _durable()
+    variables = unidad.resources["PedidoDurableFunction"]["Properties"]["Environment"]["Variables"]
+    # THEN the template sets each, and the bounds are the state machine's Plazos entries, passed by the root
     assert requeridas <= set(variables)
-    assert variables["RECLAMO_LEASE_S"] == {"Fn::FindInMap": ["Plazos", "ReclamoFunction", "LeaseS"]}
-    assert variables["RECONSULTA_WAIT_S"] == {"Fn::FindInMap": ["Plazos", "ProcesarPedido", "EsperarFinBloqueo"]}
+    assert unidad.passed_by_parent(variables["RECLAMO_LEASE_S"]["Ref"]) == {
+        "Fn::FindInMap": ["Plazos", "ReclamoFunction", "LeaseS"]
+    }
+    assert unidad.passed_by_parent(variables["RECONSULTA_WAIT_S"]["Ref"]) == {
+        "Fn::FindInMap": ["Plazos", "ProcesarPedido", "EsperarFinBloqueo"]
+    }
 
 
 def _politicas(*principales: str) -> dict[str, list]:
-    plantilla = Template(path=RAIZ / "template.yaml", parameters={"WorkflowEngine": "DurableFunction"})
-    plantilla.physical_ids.update({
-        "TablaIdempotencia": {"Ref": "mercadofresco-idempotencia", "Arn": ARN("dynamodb", "table/mf")},
-        "TopicPedidoConfirmado": {"Ref": ARN("sns", "mercadofresco-pedido-confirmado"), "TopicName": "t"},
-        "ColaStock": {"Ref": "u", "Arn": ARN("sqs", "cola-mercadofresco-stock.fifo")},
-        "ColaPedidosFallidos": {"Ref": "u", "Arn": ARN("sqs", "mercadofresco-pedidos-fallidos")},
-        "PedidoDurableFunction": {"Ref": "mercadofresco-pedido-durable", "Arn": ARN("lambda", "function:d")},
-        "PedidoDurableFunctionAliaslive": {"Ref": ARN("lambda", "function:mercadofresco-pedido-durable:live")},
-    })  # fmt: skip
+    plantilla = creada(Template(path=RAIZ / "template.yaml", parameters={"WorkflowEngine": "DurableFunction"}))
+    plantilla.created_units["PedidoDurable"].physical_ids["PedidoDurableFunctionAliaslive"] = {
+        "Ref": ARN("lambda", "function:mercadofresco-pedido-durable:live")
+    }
     todas = politicas_por_principal(plantilla, plantilla_transformada(plantilla.path, plantilla.region))
     return {p: todas[p] for p in principales}
 
 
 def test_the_durable_saga_may_do_what_the_saga_does_on_its_own_executions_and_nothing_else() -> None:
     # GIVEN the durable function's role as SAM deploys it
-    (politicas,) = _politicas("PedidoDurableFunction").values()
+    (politicas,) = _politicas("PedidoDurable/PedidoDurableFunction").values()
 
     def decide(accion: str, recurso: str, *contexto: tuple[str, tuple[str, ...]]) -> Decision:
         return decidir(politicas, Solicitud(accion, recurso, tuple(contexto)))
@@ -80,7 +91,7 @@ def test_the_durable_saga_may_do_what_the_saga_does_on_its_own_executions_and_no
     assert decide("lambda:CheckpointDurableExecution", propia) is Decision.PERMITIDA
     assert decide("lambda:CheckpointDurableExecution", ajena) is not Decision.PERMITIDA
     # AND claims, charges and refunds under their own keys, not a consumer's
-    tabla = ARN("dynamodb", "table/mf")
+    tabla = ARN("dynamodb", "table/mercadofresco-idempotencia")
     for clave in ("pedido:PED-1", "cobro:PED-1", "reembolso:PED-1"):
         assert decide("dynamodb:PutItem", tabla, ("dynamodb:LeadingKeys", (clave,))) is Decision.PERMITIDA, clave
     assert decide("dynamodb:PutItem", tabla, ("dynamodb:LeadingKeys", ("aviso-erp:PED-1",))) is not Decision.PERMITIDA
@@ -92,8 +103,8 @@ def test_the_durable_saga_may_do_what_the_saga_does_on_its_own_executions_and_no
 
 
 def test_the_pipe_starts_the_durable_saga_through_its_alias_and_nothing_else() -> None:
-    # GIVEN the order pipe's role with the durable engine
-    (politicas,) = _politicas("PipePedidosDurable").values()
+    # GIVEN the durable engine's own pipe role
+    (politicas,) = _politicas("PedidoDurable/PipePedidosDurable").values()
     alias = ARN("lambda", "function:mercadofresco-pedido-durable:live")
     # THEN it may invoke the saga's alias, and may start no state machine
     assert decidir(politicas, Solicitud("lambda:InvokeFunction", alias, ())) is Decision.PERMITIDA

@@ -157,7 +157,20 @@ def test_e9102_sees_a_dlq_the_root_passes_to_the_unit_that_sends_to_it(tmp_path,
     assert [m.message.split(" (")[0] for m in e9102] == ([] if con_alarma else ["DLQ Fallidos"])
 
 
-_RAIZ_CON_PLAZOS = """
+# A root nesting one consumer unit twice, handing each nesting its DLQ, its redrive count (Mappings.Entrega) and
+# its function's bounds (Mappings.Plazos); the unit's consumer makes 5 HTTP attempts.
+_ANIDADA = """
+  {nombre}:
+    Type: AWS::Serverless::Application
+    Properties:
+      Location: unidades/consumidor.yaml
+      Parameters:
+        DlqArn: !GetAtt Fallidos.Arn
+        MaxReceiveCount: !FindInMap [Entrega, Cola, maxReceiveCount]
+        TimeoutS: !FindInMap [Plazos, {nombre}Function, TimeoutS]
+        LeaseS: !FindInMap [Plazos, {nombre}Function, LeaseS]
+"""
+_RAIZ_CON_UNIDADES = """
 Transform: AWS::Serverless-2016-10-31
 Parameters:
   LeaseErp: {Type: String, Default: "90"}
@@ -165,99 +178,19 @@ Mappings:
   Plazos:
     ErpFunction: {TimeoutS: 30, LeaseS: "90"}
     CorreoFunction: {TimeoutS: 30, LeaseS: "90"}
-Resources:
-  Erp:
-    Type: AWS::Serverless::Application
-    Properties:
-      Location: unidades/consumidor.yaml
-      Parameters:
-        TimeoutS: !FindInMap [Plazos, ErpFunction, TimeoutS]
-        LeaseS: !FindInMap [Plazos, ErpFunction, LeaseS]
-  Correo:
-    Type: AWS::Serverless::Application
-    Properties:
-      Location: unidades/consumidor.yaml
-      Parameters:
-        TimeoutS: !FindInMap [Plazos, CorreoFunction, TimeoutS]
-        LeaseS: !FindInMap [Plazos, CorreoFunction, LeaseS]
-"""
-
-_UNIDAD_CON_PLAZOS = """
-Transform: AWS::Serverless-2016-10-31
-Parameters:
-  TimeoutS: {Type: Number}
-  LeaseS: {Type: String}
-Resources:
-  ConsumidorFunction:
-    Type: AWS::Serverless::Function
-    Properties:
-      Runtime: python3.13
-      Handler: app.handler
-      InlineCode: "def handler(event, context): pass"
-      Timeout: !Ref TimeoutS
-      Environment:
-        Variables:
-          IDEMPOTENCY_LEASE_S: !Ref LeaseS
-"""
-
-
-def _e9114_de_la_unidad(tmp_path: Path, raiz: str, unidad: str = _UNIDAD_CON_PLAZOS) -> list[str]:
-    (tmp_path / "unidades").mkdir(exist_ok=True)
-    (tmp_path / "template.yaml").write_text(raiz)
-    (tmp_path / "unidades" / "consumidor.yaml").write_text(unidad)
-    return [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == "E9114"]
-
-
-def test_e9114_judges_a_unit_linted_alone_by_the_bounds_each_parent_passes_it(tmp_path):
-    # GIVEN a unit nested twice, its function's Timeout and lease parameters passed from the root's Plazos
-    # WHEN the unit is linted alone THEN the relations hold on the root's numbers
-    assert _e9114_de_la_unidad(tmp_path, _RAIZ_CON_PLAZOS) == []
-    # AND one nesting's lease declared at its Timeout fails for that nesting only, naming it
-    corta = _RAIZ_CON_PLAZOS.replace(
-        'CorreoFunction: {TimeoutS: 30, LeaseS: "90"}',
-        'CorreoFunction: {TimeoutS: 30, LeaseS: "30"}',
-    )
-    (mensaje,) = _e9114_de_la_unidad(tmp_path, corta)
-    assert "Timeout 30 s is not below its IDEMPOTENCY_LEASE_S 30 s" in mensaje and "nested as Correo" in mensaje
-    # AND a parent passing a literal, or its own parameter, is a bound written outside Plazos
-    literal = _RAIZ_CON_PLAZOS.replace("LeaseS: !FindInMap [Plazos, ErpFunction, LeaseS]", 'LeaseS: "90"')
-    (mensaje,) = _e9114_de_la_unidad(tmp_path, literal)
-    assert "written outside Mappings.Plazos" in mensaje and "nested as Erp" in mensaje
-    parametro = _RAIZ_CON_PLAZOS.replace("LeaseS: !FindInMap [Plazos, ErpFunction, LeaseS]", "LeaseS: !Ref LeaseErp")
-    (mensaje,) = _e9114_de_la_unidad(tmp_path, parametro)
-    assert "IDEMPOTENCY_LEASE_S" in mensaje and "nested as Erp" in mensaje
-
-
-def test_e9114_on_a_unit_no_template_nests_reads_only_what_it_writes(tmp_path):
-    # GIVEN the same unit with no root above it WHEN linted THEN its bounds are parameters, not Plazos
-    (tmp_path / "unidades").mkdir()
-    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_CON_PLAZOS)
-    e9114 = [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == "E9114"]
-    assert len(e9114) == 1 and "written outside Mappings.Plazos" in e9114[0]
-
-
-_RAIZ_CON_ENTREGA = """
-Transform: AWS::Serverless-2016-10-31
-Mappings:
   Entrega:
     Cola: {maxReceiveCount: 3}
 Resources:
   Fallidos:
-    Type: AWS::SQS::Queue
-  Consumidor:
-    Type: AWS::Serverless::Application
-    Properties:
-      Location: unidades/consumidor.yaml
-      Parameters:
-        DlqArn: !GetAtt Fallidos.Arn
-        MaxReceiveCount: !FindInMap [Entrega, Cola, maxReceiveCount]
-"""
+    Type: AWS::SQS::Queue""" + "".join(_ANIDADA.format(nombre=nombre) for nombre in ("Erp", "Correo"))
 
-_UNIDAD_QUE_CONSUME = """
+_UNIDAD_CONSUMIDORA = """
 Transform: AWS::Serverless-2016-10-31
 Parameters:
   DlqArn: {Type: String}
   MaxReceiveCount: {Type: Number}
+  TimeoutS: {Type: Number}
+  LeaseS: {Type: String}
 Resources:
   Cola:
     Type: AWS::SQS::Queue
@@ -270,9 +203,9 @@ Resources:
       Runtime: python3.13
       Handler: app.handler
       InlineCode: "def handler(event, context): pass"
-      Timeout: 30
+      Timeout: !Ref TimeoutS
       Environment:
-        Variables: {HTTP_MAX_ATTEMPTS: "5"}
+        Variables: {HTTP_MAX_ATTEMPTS: "5", IDEMPOTENCY_LEASE_S: !Ref LeaseS}
       Events:
         Cola:
           Type: SQS
@@ -283,28 +216,58 @@ Resources:
 """
 
 
+def _de_la_unidad(tmp_path: Path, regla: str, raiz: str | None = _RAIZ_CON_UNIDADES) -> list[str]:
+    """``regla``'s messages on the consumer unit linted alone, under ``raiz`` (None: no root nests it)."""
+    (tmp_path / "unidades").mkdir(exist_ok=True)
+    if raiz is not None:
+        (tmp_path / "template.yaml").write_text(raiz)
+    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_CONSUMIDORA)
+    return [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == regla]
+
+
+def test_e9114_judges_a_unit_linted_alone_by_the_bounds_each_parent_passes_it(tmp_path):
+    # GIVEN a unit nested twice, its function's Timeout and lease parameters passed from the root's Plazos
+    # WHEN the unit is linted alone THEN the relations hold on the root's numbers
+    assert _de_la_unidad(tmp_path, "E9114") == []
+    # AND one nesting's lease declared at its Timeout fails for that nesting only, naming it
+    corta = _RAIZ_CON_UNIDADES.replace(
+        'CorreoFunction: {TimeoutS: 30, LeaseS: "90"}',
+        'CorreoFunction: {TimeoutS: 30, LeaseS: "30"}',
+    )
+    (mensaje,) = _de_la_unidad(tmp_path, "E9114", corta)
+    assert "Timeout 30 s is not below its IDEMPOTENCY_LEASE_S 30 s" in mensaje and "nested as Correo" in mensaje
+    # AND a parent passing a literal, or its own parameter, is a bound written outside Plazos
+    literal = _RAIZ_CON_UNIDADES.replace("LeaseS: !FindInMap [Plazos, ErpFunction, LeaseS]", 'LeaseS: "90"')
+    (mensaje,) = _de_la_unidad(tmp_path, "E9114", literal)
+    assert "written outside Mappings.Plazos" in mensaje and "nested as Erp" in mensaje
+    parametro = _RAIZ_CON_UNIDADES.replace("LeaseS: !FindInMap [Plazos, ErpFunction, LeaseS]", "LeaseS: !Ref LeaseErp")
+    (mensaje,) = _de_la_unidad(tmp_path, "E9114", parametro)
+    assert "IDEMPOTENCY_LEASE_S" in mensaje and "nested as Erp" in mensaje
+
+
+def test_e9114_on_a_unit_no_template_nests_reads_only_what_it_writes(tmp_path):
+    # GIVEN the same unit with no root above it WHEN linted THEN its bounds are parameters, not Plazos
+    (mensaje,) = _de_la_unidad(tmp_path, "E9114", None)
+    assert "written outside Mappings.Plazos" in mensaje
+
+
 @pytest.mark.parametrize(("recepciones", "peor"), [(3, None), (4, 20)])
 def test_e9111_multiplies_the_redrive_count_the_parent_passes_a_unit_linted_alone(tmp_path, recepciones, peor):
-    # GIVEN a unit whose queue's maxReceiveCount is a parameter the root passes from its Mappings (5 HTTP attempts)
-    (tmp_path / "unidades").mkdir()
-    raiz = _RAIZ_CON_ENTREGA.replace("maxReceiveCount: 3}", f"maxReceiveCount: {recepciones}}}")
-    (tmp_path / "template.yaml").write_text(raiz)
-    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_QUE_CONSUME)
+    # GIVEN the unit's queue's maxReceiveCount a parameter the root passes from its Mappings (5 HTTP attempts)
+    raiz = _RAIZ_CON_UNIDADES.replace("maxReceiveCount: 3}", f"maxReceiveCount: {recepciones}}}")
     # WHEN the unit is linted alone
-    e9111 = [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == "E9111"]
-    # THEN 5 x 3 = 15 passes, 5 x 4 = 20 fails, naming the nesting
+    e9111 = _de_la_unidad(tmp_path, "E9111", raiz)
+    # THEN 5 x 3 = 15 passes, 5 x 4 = 20 fails, for each nesting, naming it
     if peor is None:
         assert e9111 == []
     else:
-        (mensaje,) = e9111
-        assert f"Worst case {peor} attempts" in mensaje and "nested as Consumidor" in mensaje
+        assert all(f"Worst case {peor} attempts" in m for m in e9111)
+        assert sorted(m.rsplit("nested as ", 1)[-1] for m in e9111) == ["Correo)", "Erp)"]
 
 
 def test_e9111_takes_a_redrive_count_nobody_passes_as_the_most_sqs_allows(tmp_path):
     # GIVEN the same unit with no root above it WHEN linted THEN its count is unknown, so not 1: E9111 fires
-    (tmp_path / "unidades").mkdir()
-    (tmp_path / "unidades" / "consumidor.yaml").write_text(_UNIDAD_QUE_CONSUME)
-    (mensaje,) = [m.message for m in _lint(tmp_path / "unidades" / "consumidor.yaml") if m.rule.id == "E9111"]
+    (mensaje,) = _de_la_unidad(tmp_path, "E9111", None)
     assert "maxReceiveCount unknown, up to 1000" in mensaje
 
 
@@ -433,6 +396,24 @@ def test_cfnlintrc_runs_the_pack_from_a_cfn_lint_that_does_not_have_it_installed
     assert "Traceback" not in cli.stderr
 
 
+def _problemas_de_la_pila(raiz: dict, saga: dict | None = None) -> list[tuple[list, str]]:
+    """E9114's problems in the root document ``raiz`` and in the durable saga's unit (``saga``, else as written)
+    as that root nests it with WorkflowEngine=DurableFunction: what cfn-lint reports, file by file."""
+    from cfn_lint_mensajeria.tiempos import problemas
+    from template_model import Template, as_nested
+    from template_model.bounds import time_bounds
+
+    pila = Template.from_document(raiz, RAIZ / "template.yaml", parameters={"WorkflowEngine": "DurableFunction"})
+    unidad = pila.units()["PedidoDurable"]
+    anidada = as_nested(saga if saga is not None else unidad.doc, unidad)
+    return problemas(time_bounds(raiz, RAIZ)) + problemas(time_bounds(anidada, unidad.folder))
+
+
+def _saga() -> dict:
+    """The durable saga's unit as written (WorkflowEngine=DurableFunction, decision 0140)."""
+    return read(RAIZ / "unidades" / "pedido_durable.yaml")
+
+
 def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(tmp_path):
     # GIVEN the project's template: Mappings.Plazos declares the bounds, the functions and the ASL use them
     from dataclasses import replace
@@ -450,14 +431,13 @@ def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(
     assert flujo.waits_after_lease and flujo.claim_function in actuales.leases_s
     # AND every function with a lease reads its Timeout and lease from the declaration (no literal beside it)
     assert actuales.literals == {}
-    # (the durable saga reads the charge function's entry: the charge runs inside it, decision 0140)
-    entrada = {f: "CobroFunction" if f == "PedidoDurableFunction" else f for f in actuales.leases_s}
-    assert actuales.leases_s == {f: int(actuales.declared[entrada[f]]["LeaseS"]) for f in actuales.leases_s}
+    assert actuales.leases_s == {f: int(actuales.declared[f]["LeaseS"]) for f in actuales.leases_s}
+    assert _problemas_de_la_pila(plantilla()) == []
     # AND raising CobroFunction's declared Timeout past its lease (the lease left as it is) fails, naming both,
-    # for each function that reads that entry
+    # for each function that reads that entry (the durable saga's, in its unit: the charge runs inside it)
     p = plantilla()
     p["Mappings"][BOUNDS_MAPPING]["CobroFunction"]["TimeoutS"] = actuales.leases_s["CobroFunction"] + 20
-    encontrados = problemas(time_bounds(p, RAIZ))
+    encontrados = _problemas_de_la_pila(p)
     assert sorted(ruta[1] for ruta, _ in encontrados) == ["CobroFunction", "PedidoDurableFunction"]
     assert all("IDEMPOTENCY_LEASE_S" in mensaje for _, mensaje in encontrados)
     # AND a literal Timeout beside the declaration fails even while its relations hold
@@ -476,7 +456,7 @@ def test_e9114_project_bounds_hold_and_a_raised_timeout_without_its_lease_fails(
     # engines (the durable saga's RECONSULTA_WAIT_S reads the same entry)
     p = plantilla()
     p["Mappings"][BOUNDS_MAPPING]["ProcesarPedido"]["EsperarFinBloqueo"] = str(actuales.leases_s["CobroFunction"] - 1)
-    encontrados = problemas(time_bounds(p, RAIZ))
+    encontrados = _problemas_de_la_pila(p)
     assert sorted(ruta[1] for ruta, _ in encontrados) == ["PedidoDurableFunction", "ProcesarPedido"]
     assert all("does not outlast" in mensaje for _, mensaje in encontrados)
     # AND so does a substitution that no longer reads it (a literal beside the declaration)
@@ -544,15 +524,18 @@ def test_e9114_in_sam_validate_reads_the_bounds_as_written(monkeypatch: pytest.M
 
 
 def test_e9114_relates_the_durable_sagas_claim_and_re_ask_to_its_execution_and_lease() -> None:
-    # GIVEN the durable saga of the template (WorkflowEngine=DurableFunction, decision 0140): its Metadata names
-    # the claim's lease and the re-ask wait, both variables of the function, read from Plazos
-    from cfn_lint_mensajeria.tiempos import problemas
+    # GIVEN the durable saga's unit (WorkflowEngine=DurableFunction, decision 0140) as the root nests it: its
+    # Metadata names the claim's lease and the re-ask wait, both variables of the function, which the root passes
+    # from Plazos
+    from template_model import Template, as_nested
     from template_model.bounds import BOUNDS_MAPPING, time_bounds
 
     def plantilla() -> dict:
         return read(RAIZ / "template.yaml")
 
-    actuales = time_bounds(plantilla(), RAIZ)
+    pila = Template(path=RAIZ / "template.yaml", parameters={"WorkflowEngine": "DurableFunction"})
+    unidad = pila.units()["PedidoDurable"]
+    actuales = time_bounds(as_nested(unidad.doc, unidad), unidad.folder)
     saga = actuales.durables["PedidoDurableFunction"]
     assert (saga.claim_variable, saga.waits_after_lease) == (
         "RECLAMO_LEASE_S",
@@ -565,7 +548,7 @@ def test_e9114_relates_the_durable_sagas_claim_and_re_ask_to_its_execution_and_l
     # WHEN the execution's bound is raised to the claim's lease THEN the claim would lapse mid-execution
     p = plantilla()
     p["Mappings"][BOUNDS_MAPPING]["ProcesarPedido"]["TimeoutSeconds"] = saga.claim_lease_s
-    mensajes = [m for ruta, m in problemas(time_bounds(p, RAIZ)) if ruta[1] == "PedidoDurableFunction"]
+    mensajes = [m for ruta, m in _problemas_de_la_pila(p) if ruta[1] == "PedidoDurableFunction"]
     assert mensajes == [
         f"PedidoDurableFunction: the claim's lease (RECLAMO_LEASE_S {saga.claim_lease_s}) must exceed "
         f"DurableConfig.ExecutionTimeout ({saga.claim_lease_s}): a live execution would lose its order's claim"
@@ -573,30 +556,34 @@ def test_e9114_relates_the_durable_sagas_claim_and_re_ask_to_its_execution_and_l
     # AND a re-ask wait the charge's lease outlasts fails, as the state machine's Wait does
     p = plantilla()
     p["Mappings"][BOUNDS_MAPPING]["CobroFunction"]["LeaseS"] = str(saga.waits_s["RECONSULTA_WAIT_S"])
-    mensajes = [m for ruta, m in problemas(time_bounds(p, RAIZ)) if ruta[1] == "PedidoDurableFunction"]
+    mensajes = [m for ruta, m in _problemas_de_la_pila(p) if ruta[1] == "PedidoDurableFunction"]
     assert any(m.startswith("PedidoDurableFunction: RECONSULTA_WAIT_S (130 s) does not outlast") for m in mensajes)
-    # AND a literal beside the declaration fails even while the relations hold
-    p = plantilla()
-    p["Resources"]["PedidoDurableFunction"]["Properties"]["Environment"]["Variables"]["RECLAMO_LEASE_S"] = "7500"
-    ((ruta, mensaje),) = problemas(time_bounds(p, RAIZ))
+    # AND a literal in the unit beside the declaration fails even while the relations hold
+    escrita = _saga()
+    escrita["Resources"]["PedidoDurableFunction"]["Properties"]["Environment"]["Variables"]["RECLAMO_LEASE_S"] = "7500"
+    ((ruta, mensaje),) = _problemas_de_la_pila(plantilla(), escrita)
     assert ruta[1] == "PedidoDurableFunction" and mensaje.startswith(
         f"PedidoDurableFunction: RECLAMO_LEASE_S written outside Mappings.{BOUNDS_MAPPING}"
     )
     # AND a relation naming a variable the function does not have is reported, not skipped
-    p = plantilla()
-    p["Resources"]["PedidoDurableFunction"]["Metadata"]["Mensajeria"]["Tiempos"]["EsperasTrasBloqueo"] = {
+    escrita = _saga()
+    escrita["Resources"]["PedidoDurableFunction"]["Metadata"]["Mensajeria"]["Tiempos"]["EsperasTrasBloqueo"] = {
         "ESPERA_QUE_NO_EXISTE_S": "PedidoDurableFunction"
     }
-    mensajes = [m for _, m in problemas(time_bounds(p, RAIZ))]
+    mensajes = [m for _, m in _problemas_de_la_pila(plantilla(), escrita)]
     assert any("ESPERA_QUE_NO_EXISTE_S" in m and "no seconds" in m for m in mensajes)
 
 
-def test_e9114_in_sam_validate_checks_the_durable_saga() -> None:
-    # GIVEN the template's text with the durable claim's lease written as a literal below the execution's bound
+def test_e9114_on_the_durable_sagas_unit_follows_the_literal_a_root_passes(tmp_path: Path) -> None:
+    # GIVEN a copy of the root passing the durable claim's lease as a literal below the execution's bound, and the
+    # unit beside it as the root nests it
     texto = (RAIZ / "template.yaml").read_text()
-    roto = texto.replace("RECLAMO_LEASE_S: !FindInMap [Plazos, ReclamoFunction, LeaseS]", 'RECLAMO_LEASE_S: "7000"')
+    roto = texto.replace("ReclamoLeaseS: !FindInMap [Plazos, ReclamoFunction, LeaseS]", 'ReclamoLeaseS: "7000"')
     assert roto != texto
-    # WHEN linted as sam validate --lint does THEN both the literal and the broken relation are reported
-    mensajes = _lint_text(roto)
+    (tmp_path / "unidades").mkdir()
+    (tmp_path / "template.yaml").write_text(roto)
+    shutil.copy(RAIZ / "unidades" / "pedido_durable.yaml", tmp_path / "unidades")
+    # WHEN the unit is linted alone, as make lint does THEN both the literal and the broken relation are reported
+    mensajes = [m.message for m in _lint(tmp_path / "unidades" / "pedido_durable.yaml") if m.rule.id == "E9114"]
     assert any("RECLAMO_LEASE_S written outside Mappings.Plazos" in m for m in mensajes)
     assert any("the claim's lease (RECLAMO_LEASE_S 7000) must exceed" in m for m in mensajes)
