@@ -43,7 +43,9 @@ def test_pipe_sqs_to_state_machine_starts_one_execution_per_message_and_deletes_
     for i in range(5):
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"pedido_id": f"PED-{i}"}))
     target = Target("pipe-mf-prueba", state_machine_arn, {}, '{"pedido_id": "<$.body.pedido_id>"}', Functions())
-    pipe = sqs_pipe("pipe-mf-prueba", queue_arn, target, {"SqsQueueParameters": {"BatchSize": 1}}, [], 30)
+    # compression 1: the queue's 30 s visibility as written, so a message is redelivered only if the pipe stalls
+    # that long, not when a loaded machine takes more than a compressed second to start its execution
+    pipe = sqs_pipe("pipe-mf-prueba", queue_arn, target, {"SqsQueueParameters": {"BatchSize": 1}}, [], 1)
 
     # WHEN the pipe runs
     pipe.start()
