@@ -56,7 +56,7 @@ MODEL_WORDS = frozenset(
     metadata prefix prefixes profile profiles property provider providers readers redrive resource retained sam
     samconfig scope sfn stand subscribed substituted suffix timeouts transform transformed transforms
     value variable walk paths wiring workflow workflows main argv fan out called identifier keys reached
-    chosen durable durables execution relations written nested nestings root replace refs entry entries plain
+    chosen durable durables execution relations written nested nestings root replace refs entry entries plain above
     """.split()  # noqa: SIM905
 )
 

@@ -309,7 +309,9 @@ def providers(template: Template, function: str) -> tuple[Provider, ...]:
     for variable, written in variables.items():
         if not variable.endswith(URL_SUFFIX):
             continue
-        holder, value = _as_passed(template, written)
+        holder, value = template.written_above(written)
+        if not isinstance(value, dict):  # a literal URL passed: the unit's own parameter names the provider
+            holder, value = template, written
         if not isinstance(value, dict):
             continue
         chosen = value["Fn::If"] if set(value) == {"Fn::If"} else (None, None, value)
@@ -320,8 +322,7 @@ def providers(template: Template, function: str) -> tuple[Provider, ...]:
             continue  # a resource's URL (COLA_STOCK_URL: !Ref ColaStock), not a provider's
         stand_in = None
         if urls:
-            root = _root(holder)
-            owner, url = root.locate(urls[0])
+            owner, url = holder.root.locate(urls[0])
             function = ref_id(props(owner.resources[url]).get("TargetFunctionArn"))
             stand_in = urls[0].removesuffix(url) + function if function else None
         path = ""
@@ -370,26 +371,6 @@ def consumers(template: Template) -> tuple[Consumer, ...]:
             )
         )
     return tuple(found)
-
-
-def _as_passed(template: Template, value: Any) -> tuple[Template, Any]:
-    """Where ``value`` is written: a unit's ``!Ref`` to a parameter is what its parent passes, read there when the
-    parent writes an intrinsic (a literal URL leaves the unit's parameter as what names the provider)."""
-    while (
-        template.parent is not None
-        and isinstance(value, dict)
-        and set(value) == {"Ref"}
-        and value["Ref"] in (template.doc.get("Parameters") or {})
-        and isinstance(passed := template.passed_by_parent(value["Ref"]), dict)
-    ):
-        value, template = passed, template.parent
-    return template, value
-
-
-def _root(template: Template) -> Template:
-    while template.parent is not None:
-        template = template.parent
-    return template
 
 
 def providers_called(template: Template) -> tuple[Provider, ...]:

@@ -154,6 +154,26 @@ class Template:
         unit = self.parent.resources.get(self.id_in_parent) or {}
         return ((unit.get("Properties") or {}).get("Parameters") or {}).get(parameter)
 
+    def written_above(self, value: Any) -> tuple[Template, Any]:
+        """Where ``value`` is written: a ``!Ref`` to one of this unit's parameters is what its parent passes for it,
+        followed up through the parent's own parameters; (the template holding it, the value as written there).
+        Anything else, or a parameter no parent passes, is this template's own."""
+        holder = self
+        while (
+            holder.parent is not None
+            and isinstance(value, dict)
+            and set(value) == {"Ref"}
+            and value["Ref"] in (holder.doc.get("Parameters") or {})
+            and (passed := holder.passed_by_parent(value["Ref"])) is not None
+        ):
+            value, holder = passed, holder.parent
+        return holder, value
+
+    @property
+    def root(self) -> Template:
+        """The stack's root template (this one, for a root)."""
+        return self if self.parent is None else self.parent.root
+
     def _passed(self, value: Any) -> Any:
         """What the parent hands a unit's parameter: resolved when it can be here, else as written with its
         conditions taken (an ARN of a resource not created yet stays ``Fn::GetAtt``, not a guess)."""
@@ -332,11 +352,9 @@ def as_nested(document: dict[str, Any], unit: Template) -> dict[str, Any]:
     passed: dict[str, Any] = {}
     mappings: dict[str, dict[str, Any]] = {}
     for name in document.get("Parameters") or {}:
-        value, holder = unit.passed_by_parent(name), unit.parent
-        while holder is not None and holder.parent is not None and _ref_to_parameter(holder, value):
-            value, holder = holder.passed_by_parent(value["Ref"]), holder.parent
-        if holder is None or value is None:
-            continue
+        holder, value = unit.written_above({"Ref": name})
+        if holder is unit:
+            continue  # no parent passes it
         if (keys := _plain_find_in_map(value)) is not None:
             entry = holder.mapping(keys[0]).get(keys[1])
             if entry is None:
@@ -350,10 +368,6 @@ def as_nested(document: dict[str, Any], unit: Template) -> dict[str, Any]:
         own = nested.setdefault("Mappings", {}).get(name) or {}
         nested["Mappings"][name] = {**own, **entries}
     return nested
-
-
-def _ref_to_parameter(template: Template, value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in (template.doc.get("Parameters") or {})
 
 
 def _plain_find_in_map(value: Any) -> list[str] | None:
