@@ -174,9 +174,10 @@ def arranque_en_frio() -> dict[str, dict[str, float]]:
         # wait the root passes it from Plazos).
         plantilla = read(RAIZ / "template.yaml")
         pila = Template(path=RAIZ / "template.yaml", parameters={"WorkflowEngine": "DurableFunction"})
-        documentos = {
-            lid: t.doc if t.parent is None else as_nested(t.doc, t) for _, t in pila.walk() for lid in t.resources
-        }
+        documentos = {}
+        for _, t in pila.walk():
+            documento = t.doc if t.parent is None else as_nested(t.doc, t)  # once per unit, not per resource
+            documentos |= dict.fromkeys(t.resources, documento)
         entornos = {}
         for carpeta, objetivo in funciones.items():
             documento = documentos[objetivo]
