@@ -186,11 +186,12 @@ def plantilla_con_consumidor_nuevo(raiz: Path) -> Iterator[Path]:
     marca = uuid.uuid4().hex[:8]
     codigo = raiz / "functions" / f".factura-{marca}"
     documento = con_consumidor_nuevo(raiz / "template.yaml")
-    documento["Resources"][f"{NUEVO}Function"]["Properties"]["CodeUri"] = f"functions/{codigo.name}/"
     escritos = []
     for lid, unidad in unidades_con_consumidor_nuevo(raiz / "template.yaml", documento).items():
         propiedades = documento["Resources"][lid]["Properties"]
         ubicacion = Path(propiedades["Location"])
+        if (funcion := unidad["Resources"].get(f"{NUEVO}Function")) is not None:  # the consumers' unit
+            funcion["Properties"]["CodeUri"] = f"{'../' * len(ubicacion.parent.parts)}functions/{codigo.name}/"
         copia = ubicacion.with_name(f".{ubicacion.stem}-factura-{marca}.json")
         (raiz / copia).write_text(json.dumps(unidad, indent=1))
         escritos.append(raiz / copia)

@@ -49,6 +49,15 @@ def consumidores_en_bucle(plantilla: Template) -> dict[str, Any]:
                 ] = lid
                 break
     patron_de = {lid: patron for patron, miembros in grupos.items() for lid in miembros.values()}
+    # A unit's parameters named for a consumer (ErpName, ErpDlqArn: what its parent hands each) are referenced as the
+    # loops reference their own resources: Ref: !Sub "${Instancia}Name".
+    for parametro in documento.get("Parameters") or {}:
+        for nombre in nombres:
+            if encontrado := re.search(rf"{nombre}(?=[A-Z0-9]|$)", parametro):
+                patron_de[parametro] = (
+                    f"{parametro[: encontrado.start()]}${{{IDENTIFICADOR}}}{parametro[encontrado.end() :]}"
+                )
+                break
     mapa: dict[str, dict[str, Any]] = {}
     nuevos: dict[str, Any] = {}
     for lid, recurso in recursos.items():

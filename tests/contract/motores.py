@@ -326,7 +326,7 @@ def entorno_durable(flujo: Flujo) -> dict[str, str]:
         **flujo.funciones.by_id["CobroFunction"].environment,
         "RECLAMO_LEASE_S": flujo.funciones.by_id["ReclamoFunction"].environment["IDEMPOTENCY_LEASE_S"],
         "RECONSULTA_WAIT_S": str(tiempos_plantilla().workflows["ProcesarPedido"].waits_s["EsperarFinBloqueo"]),
-        "COLA_STOCK_URL": fisicos["ColaStock"]["QueueUrl"],
+        "COLA_STOCK_URL": flujo.fisico("ColaStock")["QueueUrl"],
         "COLA_PEDIDOS_URL": fisicos["ColaPedidos"]["QueueUrl"],
         "COLA_PEDIDOS_FALLIDOS_URL": fisicos["ColaPedidosFallidos"]["QueueUrl"],
         "TEMA_PEDIDO_CONFIRMADO_ARN": fisicos["TopicPedidoConfirmado"]["Ref"],

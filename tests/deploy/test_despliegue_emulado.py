@@ -240,8 +240,8 @@ def test_every_request_made_in_the_account_is_allowed_by_its_role(nivel: dict[st
         "Tienda/TiendaFunction",
         "ProcesarPedido",
         "CobroFunction",
-        "ErpFunction",
-        "CorreoFunction",
+        "Consumidores/ErpFunction",
+        "Consumidores/CorreoFunction",
         "Tienda/ProyeccionFunction",
         "MigracionesFunction",
     }

@@ -43,7 +43,13 @@ def test_every_request_of_a_parallel_chaos_campaign_is_allowed_by_its_role(tmp_p
     assert [r.semilla for r in resultados] == SEMILLAS
     assert all(r.solicitudes_iam for r in resultados), [(r.semilla, r.solicitudes_iam) for r in resultados]
     vistos = {p for r in resultados for p in r.principales_iam}
-    assert {"ProcesarPedido", "ReclamoFunction", "CobroFunction", "ErpFunction", "CorreoFunction"} <= vistos
+    assert {
+        "ProcesarPedido",
+        "ReclamoFunction",
+        "CobroFunction",
+        "Consumidores/ErpFunction",
+        "Consumidores/CorreoFunction",
+    } <= vistos
     # AND the faults took paths a healthy run does not (a refund), whose requests were checked too
     assert sum(r.reembolsos for r in resultados) > 0
     assert sum(r.muertes + r.estrangulados for r in resultados) > 0

@@ -23,8 +23,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 # The paths a healthy run does not take, each through its function's own sample event.
 _CAMINOS_SIN_PEDIDO = {
-    "ErpFunction": "erp-liberacion-stock.json",
-    "CorreoFunction": "correo-pedido-no-confirmado.json",
+    "Consumidores/ErpFunction": "erp-liberacion-stock.json",
+    "Consumidores/CorreoFunction": "correo-pedido-no-confirmado.json",
     "CobroFunction": "cobro-reembolso.json",
     "Tienda/ProyeccionFunction": "proyeccion-pedido-cancelado.json",
 }
@@ -66,15 +66,13 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
                 )
             ),
         )
-        sin_sns = comprobar(
-            solicitudes,
-            Cuenta.de_resuelta(
-                resolver(
-                    plantilla,
-                    sin_sentencia(transformada, "PoliticaColaErp", "PolicyDocument", "SoloElTemaPedidoConfirmado"),
-                )
-            ),
+        # (the ERP queue's policy is the consumers' unit's)
+        sin_politica = resolver(plantilla, transformada)
+        consumidores = sin_politica.unidades["Consumidores"]
+        consumidores.__dict__["doc"] = sin_sentencia(
+            consumidores.doc, "PoliticaColaErp", "PolicyDocument", "SoloElTemaPedidoConfirmado"
         )
+        sin_sns = comprobar(solicitudes, Cuenta.de_resuelta(sin_politica))
     print(informe.texto())  # the unused grants, shown with -s or when the test fails
 
     # THEN every function that ran and the state machine made recorded requests (the hook saw them)
@@ -84,12 +82,15 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
         "PipePedidos",
         "ReclamoFunction",
         "CobroFunction",
-        "ErpFunction",
-        "CorreoFunction",
+        "Consumidores/ErpFunction",
+        "Consumidores/CorreoFunction",
     } <= principales
     # AND the consumers' own polling (Lambda's event source mappings use the function's role) was seen
     acciones = {(p, s.accion) for p, s in solicitudes}
-    assert {("ErpFunction", "sqs:ReceiveMessage"), ("CorreoFunction", "sqs:DeleteMessage")} <= acciones
+    assert {
+        ("Consumidores/ErpFunction", "sqs:ReceiveMessage"),
+        ("Consumidores/CorreoFunction", "sqs:DeleteMessage"),
+    } <= acciones
     # AND the idempotency keys of the paths that used to be denied were really written
     assert {"liberacion", "correo-no-confirmado", "pedido", "cobro"} <= claves, (sorted(claves), errores)
     # AND each caller's signed calls to its sandbox provider (the stand-ins verified every signature)
@@ -104,8 +105,8 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
         (p, accion, simulador)
         for p, simulador in (
             ("CobroFunction", "simulador-pasarela"),
-            ("ErpFunction", "simulador-erp"),
-            ("CorreoFunction", "simulador-correo"),
+            ("Consumidores/ErpFunction", "simulador-erp"),
+            ("Consumidores/CorreoFunction", "simulador-correo"),
         )
         for accion in ("lambda:InvokeFunctionUrl", "lambda:InvokeFunction")
     }
@@ -118,7 +119,7 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
         ("sns.amazonaws.com", "sqs:SendMessage"),
         ("events.amazonaws.com", "sqs:SendMessage"),
         ("sns.amazonaws.com", "kms:GenerateDataKey"),
-        ("ErpFunction", "kms:Decrypt"),
+        ("Consumidores/ErpFunction", "kms:Decrypt"),
         ("CobroFunction", "kms:Decrypt"),
         ("ProcesarPedido", "kms:GenerateDataKey"),
         ("logs.eu-south-2.amazonaws.com", "kms:GenerateDataKey"),
@@ -129,14 +130,14 @@ def test_every_request_of_a_local_run_is_allowed_by_its_role() -> None:
     assert (
         not {
             ("CobroFunction", "EncryptedRecordsAndSecrets"),
-            ("ErpFunction", "EncryptedQueues"),
-            ("CorreoFunction", "EncryptedQueues"),
+            ("Consumidores/ErpFunction", "EncryptedQueues"),
+            ("Consumidores/CorreoFunction", "EncryptedQueues"),
             ("ProcesarPedido", "EncryptedQueuesAndTopic"),
             ("PipePedidos", "DecryptTheOrderQueue"),
             ("DatosKey", "SnsTopicDeliversToEncryptedQueues"),
             ("DatosKey", "EventBridgeRulesDeliverToEncryptedQueues"),
             ("DatosKey", "CloudWatchLogsEncryptsLogGroups"),
-            ("PoliticaColaErp", "SoloElTemaPedidoConfirmado"),
+            ("Consumidores/PoliticaColaErp", "SoloElTemaPedidoConfirmado"),
             ("PoliticaColaPedidos", "SoloLaReglaPedidoCreado"),
         }
         & sin_uso

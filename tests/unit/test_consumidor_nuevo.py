@@ -10,6 +10,7 @@ The local run's provisioning of it is in tests/integration/runtime_local/test_co
 from __future__ import annotations
 
 import ast
+import json
 import re
 from typing import TYPE_CHECKING
 
@@ -27,15 +28,19 @@ from mercadofresco_ops.topologia import Topologia
 from sam_emulator.template import Template
 from sam_local.cases import stand_in
 from template_model import Template as TemplateModel
+from template_model import as_nested
 from template_model import messaging as m
 
 from tests.consumidor_nuevo import PREFIJO, plantilla_con_consumidor_nuevo
+from tests.unit.iam.pila import creada
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-NUEVO, COLA, DLQ = "FacturaFunction", "ColaFactura", "ColaFacturaFallidos"
+# The new consumer in the consumers' unit (its DLQ in the root, with every DLQ), named by stack path.
+UNIDAD = "Consumidores"
+NUEVO, COLA, DLQ = f"{UNIDAD}/FacturaFunction", f"{UNIDAD}/ColaFactura", "ColaFacturaFallidos"
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +56,13 @@ def plantilla(copia: Path) -> Template:
 
 def test_the_model_sees_the_new_consumer_with_its_queues_key_prefix_and_provider(plantilla: Template) -> None:
     # GIVEN the copy  WHEN the model lists consumers and providers
-    (consumidor,) = [c for c in m.consumers(plantilla) if c.function == NUEVO]
+    (consumidor,) = [c for c in m.stack_consumers(plantilla) if c.function == NUEVO]
     # THEN it is a consumer of its own queue, redriving to its own DLQ, claiming only its own keys
     assert consumidor.queues == (COLA,) and consumidor.dead_letter_queues == (DLQ,)
-    assert consumidor.role == "FacturaFunctionRole" and consumidor.log_group == "FacturaLogs"
+    assert consumidor.role == f"{UNIDAD}/FacturaFunctionRole" and consumidor.log_group == f"{UNIDAD}/FacturaLogs"
     assert consumidor.key_prefixes == (f"{PREFIJO}:*",)
     # AND the topic delivers to it; its provider is a dependency with a breaker of its own and a sandbox stand-in
-    assert COLA in m.subscribed_queues(plantilla) and DLQ in m.dead_letter_queues(plantilla)
+    assert COLA in plantilla.paths(m.subscribed_queues) and DLQ in plantilla.paths(m.dead_letter_queues)
     (proveedor,) = [p for p in m.providers_called(plantilla) if p.dependency == "factura"]
     assert proveedor.variable == "FACTURA_URL" and proveedor.parameter == "FacturaUrl"
     assert proveedor.stand_in == "Simuladores/SimuladorFacturaFunction"  # in the sandbox unit
@@ -66,28 +71,33 @@ def test_the_model_sees_the_new_consumer_with_its_queues_key_prefix_and_provider
 def test_cfn_lint_and_the_rule_pack_pass_the_copy(copia: Path) -> None:
     # GIVEN the copy, whose new DLQ has its alarm only because the DLQ alarms' loop has one more instance
     # WHEN cfn-lint checks it with the pack  THEN nothing is reported (E9102 would name a DLQ without alarm)
-    problemas = lint_file(copia, config={"append_rules": [RULES_DIR], "regions": ["eu-south-2"]})
-    assert [str(p) for p in problemas] == []
+    # (the consumers' unit as the copy nests it: what the copy passes written in, as the rules read a unit its
+    # template.yaml nests)
+    unidad = TemplateModel(copia).units()[UNIDAD]
+    anidada = unidad.path.with_name(f"{unidad.path.stem}-anidada.json")
+    anidada.write_text(json.dumps(as_nested(unidad.doc, unidad)))
+    try:
+        for ruta in (copia, anidada):
+            problemas = lint_file(ruta, config={"append_rules": [RULES_DIR], "regions": ["eu-south-2"]})
+            assert [str(p) for p in problemas] == []
+    finally:
+        anidada.unlink()
     assert "AlarmaColaFacturaFallidos" in Template(path=copia).resources
 
 
 def test_the_least_privilege_policies_give_the_new_role_its_own_queue_and_keys_only(plantilla: Template) -> None:
-    # GIVEN the new function's role as SAM deploys it, resolved to ARNs
-    arn = "arn:aws:{}:eu-south-2:123456789012:{}".format
-    plantilla.physical_ids.update({
-        "TablaIdempotencia": {"Ref": "mercadofresco-idempotencia", "Arn": arn("dynamodb", "table/mf")},
-        COLA: {"Ref": "u", "Arn": arn("sqs", "mercadofresco-factura")},
-        "ColaErp": {"Ref": "u", "Arn": arn("sqs", "mercadofresco-erp")},
-    })  # fmt: skip
-    politicas = politicas_por_principal(plantilla, plantilla_transformada(plantilla.path, plantilla.region))[NUEVO]
+    # GIVEN the new function's role as SAM deploys it, resolved to ARNs in a stack deployed from the copy
+    pila = creada(plantilla)
+    politicas = politicas_por_principal(pila, plantilla_transformada(pila.path, pila.region))[NUEVO]
+    propia, ajena = pila.get_att(COLA, "Arn"), pila.get_att(f"{UNIDAD}/ColaErp", "Arn")
 
     def decide(accion: str, recurso: str, *contexto: tuple[str, tuple[str, ...]]) -> Decision:
         return decidir(politicas, Solicitud(accion, recurso, tuple(contexto)))
 
     # THEN it may poll its queue and claim its own keys, not another consumer's queue or keys
-    assert decide("sqs:ReceiveMessage", arn("sqs", "mercadofresco-factura")) is Decision.PERMITIDA
-    assert decide("sqs:ReceiveMessage", arn("sqs", "mercadofresco-erp")) is not Decision.PERMITIDA
-    tabla = arn("dynamodb", "table/mf")
+    assert decide("sqs:ReceiveMessage", propia) is Decision.PERMITIDA
+    assert decide("sqs:ReceiveMessage", ajena) is not Decision.PERMITIDA
+    tabla = pila.get_att("TablaIdempotencia", "Arn")
     assert decide("dynamodb:PutItem", tabla, ("dynamodb:LeadingKeys", ("factura:PED-1",))) is Decision.PERMITIDA
     assert decide("dynamodb:PutItem", tabla, ("dynamodb:LeadingKeys", ("aviso-erp:PED-1",))) is not Decision.PERMITIDA
 
@@ -128,8 +138,9 @@ def test_the_chaos_campaign_and_the_levels_target_it(plantilla: Template) -> Non
         "mercadofresco-factura" in cuenta.colas_de_consumidores and "mercadofresco-factura" in cuenta.colas_del_reparto
     )
     # ...and a confirmed order is awaited until the new consumer too has done its part (its own key for the order)
-    assert NUEVO in [c.function for c in cuenta.avisados["CONFIRMADO"]]
-    assert NUEVO not in [c.function for c in cuenta.avisados["RECHAZADO"]]
+    # (each consumer as its unit names it)
+    assert NUEVO.rsplit("/", 1)[-1] in [c.function for c in cuenta.avisados["CONFIRMADO"]]
+    assert NUEVO.rsplit("/", 1)[-1] not in [c.function for c in cuenta.avisados["RECHAZADO"]]
 
 
 def _textos_de_codigo(ruta: Path) -> Iterator[tuple[int, str]]:

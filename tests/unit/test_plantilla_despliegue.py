@@ -164,8 +164,8 @@ def _prefijos_de(modulo: str) -> set[str]:
     [
         ("CobroFunction", "cobro/operaciones.py"),  # solicitud.py builds reserva keys only to validate the lines
         ("ReclamoFunction", "reclamo/app.py"),
-        ("ErpFunction", "erp/app.py"),
-        ("CorreoFunction", "correo/app.py"),
+        ("Consumidores/ErpFunction", "erp/app.py"),
+        ("Consumidores/CorreoFunction", "correo/app.py"),
     ],
 )
 def test_each_role_may_write_every_idempotency_key_its_code_builds(logical_id: str, modulo: str) -> None:
@@ -206,8 +206,8 @@ ACCESO = "AccesoSimuladores"  # the one that grants their callers (unidades/acce
 # Each caller and the one simulator it may invoke, with the parameter that makes it a sandbox.
 LLAMANTES = [
     ("CobroFunction", "SimuladorPasarelaFunction", "PasarelaUrl"),
-    ("ErpFunction", "SimuladorErpFunction", "ErpUrl"),
-    ("CorreoFunction", "SimuladorCorreoFunction", "CorreoPrincipalUrl"),
+    ("Consumidores/ErpFunction", "SimuladorErpFunction", "ErpUrl"),
+    ("Consumidores/CorreoFunction", "SimuladorCorreoFunction", "CorreoPrincipalUrl"),
 ]
 # The defaults, every provider real, and each provider alone a sandbox.
 COMBINACIONES = [{}, PROVEEDORES, *({**PROVEEDORES, parametro: ""} for parametro in PROVEEDORES)]
@@ -276,7 +276,19 @@ _CONDICION_POR_ACCION = {
 
 
 def _rol_de(p: Template, funcion: str) -> str:
-    return p.resources[funcion]["Properties"]["Role"]["Fn::GetAtt"][0]
+    """A function's role by stack path (``funcion`` one too)."""
+    donde, lid = p.locate(funcion)
+    return donde.prefix + donde.resources[lid]["Properties"]["Role"]["Fn::GetAtt"][0]
+
+
+def _rol_pasado(acceso: Template, parametro: str) -> str:
+    """The caller's role the parent passes the grants unit as ``parametro``, by stack path: the root's own, or a
+    unit's (through that unit's output)."""
+    pasado = acceso.parameters[parametro]
+    if "Ref" in pasado:
+        return pasado["Ref"]
+    unidad, salida = pasado["Fn::GetAtt"]
+    return f"{unidad}/{acceso.parent.units()[unidad].output(salida.removeprefix('Outputs.'))['Ref']}"
 
 
 def _simulador_pasado(acceso: Template, parametro: str) -> str:
@@ -296,7 +308,7 @@ def test_each_function_url_caller_is_granted_both_invoke_actions_on_one_simulato
     # on its own simulator's ARN (the sandbox unit's, passed to it)
     concedidas = sorted(
         (
-            acceso.parameters[rol["Ref"]]["Ref"],
+            _rol_pasado(acceso, rol["Ref"]),
             _simulador_pasado(acceso, sentencia["Resource"]["Ref"]),
             sentencia["Action"],
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,7 +24,7 @@ from mercadofresco_local.proveedores import Proveedores
 from mercadofresco_ops.smoke import consumidores_del_reparto
 from mercadofresco_ops.topologia import Topologia
 from sam_local.cases import stand_in
-from template_model import Template
+from template_model import Template, as_nested
 from template_model import messaging as m
 from template_model.bounds import time_bounds
 from template_model.document import has_loops
@@ -33,7 +34,6 @@ from tests.plantilla_en_bucle import consumidores_en_bucle
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 
 @pytest.fixture(scope="module")
@@ -41,15 +41,26 @@ def plana() -> Template:
     return Template(path=RAIZ / "template.yaml")
 
 
+UNIDAD = "Consumidores"  # the unit that holds the topic's consumers (unidades/consumidores.yaml)
+
+
 @pytest.fixture(scope="module")
-def en_bucle(plana: Template) -> Iterator[Path]:
-    """The looped copy, beside template.yaml (its CodeUri and DefinitionUri paths resolve as the original's)."""
-    ruta = RAIZ / f".template-en-bucle-{uuid.uuid4().hex[:8]}.json"
-    ruta.write_text(json.dumps(consumidores_en_bucle(plana), indent=1))
+def en_bucle(plana: Template) -> Iterator[tuple[Path, Path]]:
+    """(a copy of template.yaml nesting the looped copy of the consumers' unit, that unit's copy), each beside its
+    original (their CodeUri and DefinitionUri paths resolve as the originals')."""
+    marca = uuid.uuid4().hex[:8]
+    ubicacion = Path(plana.resources[UNIDAD]["Properties"]["Location"])
+    unidad = RAIZ / ubicacion.with_name(f".{ubicacion.stem}-en-bucle-{marca}.json")
+    unidad.write_text(json.dumps(consumidores_en_bucle(Template(path=RAIZ / ubicacion)), indent=1))
+    raiz = json.loads(json.dumps(plana.doc))
+    raiz["Resources"][UNIDAD]["Properties"]["Location"] = str(unidad.relative_to(RAIZ))
+    ruta = RAIZ / f".template-en-bucle-{marca}.json"
+    ruta.write_text(json.dumps(raiz, indent=1))
     try:
-        yield ruta
+        yield ruta, unidad
     finally:
         ruta.unlink()
+        unidad.unlink()
 
 
 def _consumidor(c: Any) -> tuple[Any, ...]:
@@ -62,18 +73,18 @@ def preguntas(ruta: Path) -> dict[str, Any]:
     """Every answer the tools read from the template at ``ruta``, each through the tool's own code."""
     t = Template(path=ruta)
     topologia = Topologia(sufijo="-pre", ruta=ruta)
-    colas = m.queues(t)
-    funciones = list(t.of_type(*FUNCTIONS))
-    limites = time_bounds(t.doc, t.folder)
+    colas = t.paths(m.queues)
+    funciones = t.paths(lambda u: list(u.of_type(*FUNCTIONS)))
+    limites = {prefijo: time_bounds(as_nested(u.doc, u) if prefijo else u.doc, u.folder) for prefijo, u in t.walk()}
     return {
-        # the model itself
-        "consumidores": sorted(map(_consumidor, m.consumers(t))),
+        # the model itself, asked of the whole stack
+        "consumidores": sorted(map(_consumidor, m.stack_consumers(t))),
         "proveedores": m.providers_called(t),
-        "dlqs": sorted(m.dead_letter_queues(t)),
+        "dlqs": sorted(t.paths(m.dead_letter_queues)),
         "flujos": m.workflow_queues(t),
-        "reparto": m.subscribed_queues(t),
-        "retenidos": sorted(m.retained(t)),
-        "plazos": (limites.timeouts_s, limites.leases_s, limites.workflows, limites.literals),
+        "reparto": sorted(t.paths(m.subscribed_queues)),
+        "retenidos": sorted(t.paths(m.retained)),
+        "plazos": {p: (b.timeouts_s, b.leases_s, b.workflows, b.literals) for p, b in limites.items()},
         # the on-call's commands (mf-dlq, mf-smoke, mf-retenidos)
         "nombres de DLQ": sorted(topologia.nombres_dlq()),
         "origenes": {d: sorted(topologia.origenes(d)) for d in topologia.dlqs},
@@ -97,21 +108,22 @@ def preguntas(ruta: Path) -> dict[str, Any]:
 
 
 def test_the_copy_writes_the_consumers_in_loops_and_expands_to_the_same_resources(
-    plana: Template, en_bucle: Path
+    plana: Template, en_bucle: tuple[Path, Path]
 ) -> None:
-    # GIVEN the copy as written  THEN its consumers are loops, some shared by several consumers
-    escrito = json.loads(en_bucle.read_text())
+    # GIVEN the consumers' unit copied  THEN its consumers are loops, some shared by several consumers
+    ruta, unidad = en_bucle
+    escrito = json.loads(unidad.read_text())
     bucles = {k: v[1] for k, v in escrito["Resources"].items() if k.startswith("Fn::ForEach::")}
     assert "ErpFunction" not in escrito["Resources"] and has_loops(escrito["Resources"])
     assert any(len(instancias) > 1 for instancias in bucles.values())
     assert {"Erp", "Correo"} <= {i for instancias in bucles.values() for i in instancias}
-    # WHEN the model reads it  THEN it holds the template's resources, under the same ids
-    assert set(Template(path=en_bucle).resources) == set(plana.resources)
+    # WHEN the model reads the copy of the stack  THEN its unit holds the unit's resources, under the same ids
+    assert set(Template(path=ruta).units()[UNIDAD].resources) == set(plana.units()[UNIDAD].resources)
 
 
-def test_every_tool_question_gets_the_same_answer_from_the_looped_copy(en_bucle: Path) -> None:
-    # GIVEN the tools' questions, asked of the template and of its looped copy
-    planas, en_bucles = preguntas(RAIZ / "template.yaml"), preguntas(en_bucle)
+def test_every_tool_question_gets_the_same_answer_from_the_looped_copy(en_bucle: tuple[Path, Path]) -> None:
+    # GIVEN the tools' questions, asked of the template and of the copy whose consumers' unit is looped
+    planas, en_bucles = preguntas(RAIZ / "template.yaml"), preguntas(en_bucle[0])
     # THEN each gets the same answer (and a real one: the template has consumers, providers, DLQs...)
     assert planas["consumidores"] and planas["proveedores"] and planas["balances del reparto"]
     assert {k: v for k, v in en_bucles.items() if v != planas[k]} == {}

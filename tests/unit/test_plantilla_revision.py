@@ -168,11 +168,14 @@ def test_alarms_every_bus_rule_has_a_delivery_failure_alarm(plantilla: Template,
 
 
 def test_alarms_every_topic_feeding_queues_has_a_failed_notifications_alarm(plantilla: Template) -> None:
-    temas = {
-        ref_id(_props(s)["TopicArn"])
-        for s in _recursos(plantilla, "AWS::SNS::Subscription").values()
-        if _props(s).get("Protocol") == "sqs"
-    }
+    # GIVEN every topic a queue subscribes to, in the root or in a unit (which names it by what the root passes)
+    temas = set()
+    for _, unidad in plantilla.walk():
+        for s in _recursos(unidad, "AWS::SNS::Subscription").values():
+            if _props(s).get("Protocol") == "sqs":
+                donde, escrito = unidad.written_above(_props(s)["TopicArn"])
+                temas.add(f"{donde.prefix}{ref_id(escrito)}")
+    # THEN each has an alarm on its failed notifications
     alarmas = _alarmas_de(plantilla, "AWS/SNS", "NumberOfNotificationsFailed")
     vigilados = {ref_id(a["Dimensions"][0]["Value"]) for a in alarmas}
     assert temas and temas <= vigilados
@@ -220,18 +223,20 @@ def _sentencias(rol: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_sqs_pollers_have_own_role_reading_only_their_queues(plantilla: Template) -> None:
-    # GIVEN every function with an SQS event (SAM's generated role would get receive/delete on every queue)
+    # GIVEN every function of the stack with an SQS event (SAM's generated role would get receive/delete on every
+    # queue), with the template (root or unit) that holds it
     pollers = {
-        lid: r
-        for lid, r in _recursos(plantilla, "AWS::Serverless::Function").items()
+        f"{prefijo}{lid}": (unidad, r)
+        for prefijo, unidad in plantilla.walk()
+        for lid, r in _recursos(unidad, "AWS::Serverless::Function").items()
         if any(t == "SQS" for _, _, t in sam_events(r))
     }
-    assert pollers
-    for lid, funcion in pollers.items():
+    assert "Consumidores/ErpFunction" in pollers
+    for lid, (unidad, funcion) in pollers.items():
         # THEN it has an explicit role, and that role receives/deletes only on the queues of its events
         rol_id = ref_id(_props(funcion).get("Role"))
-        assert rol_id in plantilla.resources, f"{lid} uses SAM's generated role (AWSLambdaSQSQueueExecutionRole)"
-        rol = plantilla.resources[rol_id]
+        assert rol_id in unidad.resources, f"{lid} uses SAM's generated role (AWSLambdaSQSQueueExecutionRole)"
+        rol = unidad.resources[rol_id]
         colas = {ref_id(ev["Queue"]) for _, ev, t in sam_events(funcion) if t == "SQS"}
         leidas: set[str | None] = set()
         for st in _sentencias(rol):

@@ -122,9 +122,12 @@ def template_units() -> tuple[Template, ...]:
 
 @cache
 def unit_outputs() -> dict[str, set[str]]:
-    """A unit's logical id -> what its Outputs name: a parent's ``GetAtt Unit.Outputs.X`` reaches those resources."""
+    """``Unit.Outputs.X`` -> what that output names: a parent's ``GetAtt Unit.Outputs.X`` reaches those resources."""
     return {
-        path.rstrip("/").rsplit("/", 1)[-1]: _named(unit.doc.get("Outputs") or {}) for path, unit in walked() if path
+        f"{path.rstrip('/').rsplit('/', 1)[-1]}.Outputs.{name}": _named(output)
+        for path, unit in walked()
+        if path
+        for name, output in (unit.doc.get("Outputs") or {}).items()
     }
 
 
@@ -141,8 +144,15 @@ def physical_names() -> dict[str, tuple[str, str]]:
     return found
 
 
+def _target(attribute: str) -> str:
+    """What ``X.Attr`` names: the resource ``X``, or a unit's output whole (``Unit.Outputs.Name``)."""
+    resource, _, rest = attribute.partition(".")
+    return attribute if rest.startswith("Outputs.") else resource
+
+
 def _named(node: Any) -> set[str]:
-    """Every logical id or parameter a definition names: Ref, GetAtt, and ``${X}``/``${X.Attr}`` in a Sub."""
+    """Every logical id or parameter a definition names: Ref, GetAtt, and ``${X}``/``${X.Attr}`` in a Sub; a unit's
+    output as ``Unit.Outputs.X`` (:func:`unit_outputs`)."""
     if isinstance(node, list):
         return set().union(*map(_named, node)) if node else set()
     if not isinstance(node, dict):
@@ -152,10 +162,10 @@ def _named(node: Any) -> set[str]:
         if key == "Ref" and isinstance(value, str):
             found.add(value)
         elif key == "Fn::GetAtt":
-            found.add(value.split(".", 1)[0] if isinstance(value, str) else value[0])
+            found.add(_target(value if isinstance(value, str) else ".".join(value)))
         elif key == "Fn::Sub":
             text = value if isinstance(value, str) else value[0]
-            found |= {n.split(".", 1)[0] for n in re.findall(r"\$\{([^}!]+)\}", text)}
+            found |= {_target(n) for n in re.findall(r"\$\{([^}!]+)\}", text)}
             found |= _named(value[1:] if isinstance(value, list) else [])
         else:
             found |= _named(value)

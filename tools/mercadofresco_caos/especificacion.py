@@ -31,8 +31,8 @@ class EspecificacionInvalidaError(ValueError):
 
 
 def consumidores(plantilla: Template) -> tuple[Consumer, ...]:
-    """The template's queue consumers that call a provider, in template order (:data:`CONSUMIDORES`)."""
-    return tuple(c for c in m.consumers(plantilla) if c.providers)
+    """The stack's queue consumers that call a provider, in template order, by stack path (:data:`CONSUMIDORES`)."""
+    return tuple(c for c in m.stack_consumers(plantilla) if c.providers)
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ def plantillas(espec: Especificacion | None = None) -> dict[str, dict[str, Any]]
 
 
 def ubicacion(logico: str, de: Template | None = None) -> str:
-    """Where a target the spec names by logical id is declared, as :meth:`Template.walk` names it: ``ErpFunction``
+    """Where a target the spec names by logical id is declared, as :meth:`Template.walk` names it: ``CobroFunction``
     in the root, ``Simuladores/SimuladorPasarelaFunction`` in a nested unit (the logical id as given when no
     created unit declares it)."""
     de = de or plantilla_del_repositorio()

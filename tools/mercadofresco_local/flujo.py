@@ -304,7 +304,7 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
         return rt.template.get_att(cola, "QueueName")
 
     def dlqs_de(colas: list[str]) -> set[str]:
-        return {nombre(d) for c in colas if (d := m.dead_letter_queue_of(plantilla, c))}
+        return {nombre(d) for c in colas if (d := m.dead_letter_queue_path(*plantilla.locate(c)))}
 
     entrada = list(m.workflow_queues(plantilla))
     en_curso = rt.executions_running() + sum(res.colas.get(nombre(c), 0) for c in entrada)
@@ -331,16 +331,18 @@ def balances(sesion: Sesion, res: Resultados) -> list[inv.Balance]:
 
 
 def reparto(plantilla: Template) -> dict[str, Consumer]:
-    """Each queue the confirmation topic delivers to -> its consumer, when that consumer calls a provider.
+    """Each queue the confirmation topic delivers to (by stack path) -> its consumer, when that consumer calls a
+    provider.
 
     A consumer that calls none (the projection) leaves no effect outside the system to count.
     """
     consumidores = {c.function: c for c in m.fan_out(plantilla) if c.providers}
     return {
-        cola: consumidores[lector]
-        for cola in m.subscribed_queues(plantilla)
-        for lector in m.queue_readers(plantilla, cola)
-        if lector in consumidores
+        f"{prefijo}{cola}": consumidores[f"{prefijo}{lector}"]
+        for prefijo, unidad in plantilla.walk()
+        for cola in m.subscribed_queues(unidad)
+        for lector in m.queue_readers(unidad, cola)
+        if f"{prefijo}{lector}" in consumidores
     }
 
 

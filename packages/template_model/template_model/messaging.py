@@ -12,13 +12,15 @@ input: the functions behind it are the state machine's (its ``DefinitionSubstitu
 
 Answers are logical ids, in template order; :func:`physical_name` resolves a name with the template's
 parameters (``NameSuffix``...). A template with nested units is asked unit by unit
-(:meth:`template_model.Template.walk`): a consumer lives whole in one unit (decision 0130).
+(:meth:`template_model.Template.walk`): a consumer lives whole in one unit (decision 0130). The questions asked
+of the whole stack (:func:`stack_consumers`, :func:`fan_out`) answer in stack paths (``Consumidores/ErpFunction``),
+which :func:`physical_name` and :meth:`template_model.Template.get_att` take as they take a logical id.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from template_model import wiring
@@ -302,8 +304,9 @@ def providers(template: Template, function: str) -> tuple[Provider, ...]:
 
     A unit's function that reads its URL as a parameter (``PASARELA_URL: !Ref PasarelaUrl``) calls what its parent
     passes: the provider is read there (its deploy parameter and sandbox condition are the parent's), and its
-    stand-in and URL are stack paths from the root, as :meth:`Template.walk` names them.
+    stand-in and URL are stack paths from the root, as :meth:`Template.walk` names them; ``function`` may be one too.
     """
+    template, function = template.locate(function)
     variables = (props(template.resources.get(function, {})).get("Environment") or {}).get("Variables") or {}
     found = []
     for variable, written in variables.items():
@@ -384,14 +387,35 @@ def providers_called(template: Template) -> tuple[Provider, ...]:
     return tuple(found.values())
 
 
+def _at(consumer: Consumer, prefix: str) -> Consumer:
+    """``consumer`` of the unit at ``prefix`` named by stack path (its DLQs and providers already are)."""
+    if not prefix:
+        return consumer
+    return replace(
+        consumer,
+        function=prefix + consumer.function,
+        queues=tuple(prefix + q for q in consumer.queues),
+        role=None if consumer.role is None else prefix + consumer.role,
+        log_group=None if consumer.log_group is None else prefix + consumer.log_group,
+    )
+
+
+def stack_consumers(template: Template) -> tuple[Consumer, ...]:
+    """Every consumer of the stack, the root's and its created units' (:meth:`Template.walk` order), each named by
+    stack path: ``Consumidores/ErpFunction`` with its queues, role and log group in that unit."""
+    return tuple(_at(c, prefix) for prefix, unit in template.walk() for c in consumers(unit))
+
+
 def fan_out(template: Template) -> tuple[Consumer, ...]:
-    """The consumers of the queues an SNS topic delivers to (:func:`subscribed_queues`), in that order."""
-    by_function = {c.function: c for c in consumers(template)}
+    """The consumers of the queues an SNS topic delivers to (:func:`subscribed_queues`), in the root and its
+    created units, in that order, named by stack path (:func:`stack_consumers`)."""
     found: dict[str, Consumer] = {}
-    for queue in subscribed_queues(template):
-        for reader in queue_readers(template, queue):
-            if reader in by_function:
-                found.setdefault(reader, by_function[reader])
+    for prefix, unit in template.walk():
+        by_function = {c.function: c for c in consumers(unit)}
+        for queue in subscribed_queues(unit):
+            for reader in queue_readers(unit, queue):
+                if reader in by_function:
+                    found.setdefault(prefix + reader, _at(by_function[reader], prefix))
     return tuple(found.values())
 
 
@@ -405,5 +429,7 @@ def retained(template: Template) -> tuple[str, ...]:
 
 
 def physical_name(template: Template, logical_id: str, property_name: str) -> str:
-    """A resource's physical name (its ``QueueName``, ``FunctionName``...) resolved with the template's parameters."""
-    return str(template.resolve(props(template.resources[logical_id])[property_name]))
+    """A resource's physical name (its ``QueueName``, ``FunctionName``...) resolved with its template's parameters;
+    ``logical_id`` may be a stack path (``Consumidores/ColaErp``)."""
+    holder, logical_id = template.locate(logical_id)
+    return str(holder.resolve(props(holder.resources[logical_id])[property_name]))

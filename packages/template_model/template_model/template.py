@@ -269,6 +269,9 @@ class Template:
             raise TemplateError(f"FindInMap [{map_name}, {key}, {second}]: not in Mappings") from None
 
     def get_att(self, name: str, attribute_name: str) -> Any:
+        if "/" in name:  # a stack path: the unit's resource, as that unit created it
+            holder, name = self.locate(name)
+            return holder.get_att(name, attribute_name)
         value = self.physical_ids.get(name)
         if isinstance(value, dict) and attribute_name in value:
             return value[attribute_name]

@@ -15,18 +15,25 @@ def template() -> Template:
 
 def test_consumers_of_the_template_with_their_queues_dlqs_roles_and_key_prefixes(template: Template) -> None:
     # GIVEN the repository's template  WHEN its consumers are asked for, in the root and in its units
-    found = {c.function: c for c in consumers(template)}
+    found = {c.function: c for c in consumers(template.units()["Consumidores"])}
     store = {c.function: c for c in consumers(template.units()["Tienda"])}
-    # THEN the three fan-out consumers are there, each wired as the template writes it: the projection in the
-    # store's unit, its DLQ the parameter the root hands it (what a stack delete retains stays in the root)
+    # THEN the three fan-out consumers are there, each wired as the template writes it: the ERP and the e-mail in
+    # the consumers' unit, the projection in the store's, their DLQs the parameters the root hands them (what a
+    # stack delete retains stays in the root)
+    assert consumers(template) == ()
     assert list(found) == ["ErpFunction", "CorreoFunction"]
     assert template.paths(lambda t: [c.function for c in consumers(t)]) == (
-        "ErpFunction", "CorreoFunction", "Tienda/ProyeccionFunction"
+        "Tienda/ProyeccionFunction", "Consumidores/ErpFunction", "Consumidores/CorreoFunction"
     )  # fmt: skip
     erp = found["ErpFunction"]
     assert erp.queues == ("ColaErp", "ColaStock")
     assert erp.dead_letter_queues == ("ColaErpFallidos", "ColaStockFallidos")
     assert (erp.role, erp.log_group) == ("ErpFunctionRole", "ErpLogs")
+    # ...and asked of the whole stack, each is named by its stack path
+    (en_pila,) = (c for c in m.stack_consumers(template) if c.function == "Consumidores/ErpFunction")
+    assert en_pila.queues == ("Consumidores/ColaErp", "Consumidores/ColaStock")
+    assert (en_pila.role, en_pila.log_group) == ("Consumidores/ErpFunctionRole", "Consumidores/ErpLogs")
+    assert en_pila.dead_letter_queues == erp.dead_letter_queues
     assert erp.key_prefixes == ("aviso-erp:*", "reserva:*", "liberacion:*")
     proyeccion = store["ProyeccionFunction"]
     assert (proyeccion.queues, proyeccion.dead_letter_queues) == (("ColaProyeccion",), ("ColaProyeccionFallidos",))
@@ -35,7 +42,7 @@ def test_consumers_of_the_template_with_their_queues_dlqs_roles_and_key_prefixes
 
 def test_providers_name_their_breaker_parameter_and_stand_in(template: Template) -> None:
     # GIVEN the e-mail consumer (two providers behind one sandbox simulator)
-    correo = next(c for c in consumers(template) if c.function == "CorreoFunction")
+    correo = next(c for c in m.stack_consumers(template) if c.function == "Consumidores/CorreoFunction")
     # WHEN its providers are read  THEN each names its breaker, its URL parameter and what plays it, in the
     # sandbox unit (its resources named as SAM names them)
     assert correo.breakers == ("correo-principal", "correo-secundario")
@@ -113,10 +120,10 @@ def test_every_dlq_is_found_from_the_wiring(template: Template) -> None:
     # THEN they are the six fallidos queues, each the DLQ of the queues that redrive to it
     assert dlqs == {"ColaPedidosFallidos", "ColaErpFallidos", "ColaCorreoFallidos", "ColaStockFallidos",
                     "ColaCarritosFallidos", "ColaProyeccionFallidos"}  # fmt: skip
-    # AND the carts and projection DLQs are named by their units (the carts pipe, the projection's queue, rule and
-    # subscription), through the parameter the root passes each in: the root's file alone does not name them
-    assert set(dead_letter_queues(template.doc)) == dlqs - {"ColaCarritosFallidos", "ColaProyeccionFallidos"}
-    assert m.redrive_sources(template, "ColaErpFallidos") == ("ColaErp",)
+    # AND only the order DLQ is named in the root's file: the others by their units (the carts pipe, the consumers'
+    # queues, rules and subscriptions), through the parameter the root passes each in
+    assert set(dead_letter_queues(template.doc)) == {"ColaPedidosFallidos"}
+    assert m.redrive_sources(template.units()["Consumidores"], "ErpDlqArn") == ("ColaErp",)
     assert m.redrive_sources(template, "ColaCarritosFallidos") == ()  # the carts pipe's DLQ: no queue redrives
 
 
@@ -126,7 +133,9 @@ def test_the_order_queue_leads_to_the_workflow_and_its_functions(template: Templ
     # WHEN the functions behind it are asked for  THEN they are the workflow's tasks, not the pipe
     assert {"CobroFunction", "ReclamoFunction"} <= set(m.functions_behind(template, "ColaPedidos"))
     assert m.log_group_of(template, "ProcesarPedido") == "ProcesarPedidoLogs"
-    assert template.paths(m.subscribed_queues) == ("ColaErp", "ColaCorreo", "Tienda/ColaProyeccion")
+    assert template.paths(m.subscribed_queues) == (
+        "Tienda/ColaProyeccion", "Consumidores/ColaErp", "Consumidores/ColaCorreo"
+    )  # fmt: skip
 
 
 def test_an_outcome_reaches_the_consumers_its_rules_and_topics_deliver_it_to(template: Template) -> None:
@@ -136,10 +145,12 @@ def test_an_outcome_reaches_the_consumers_its_rules_and_topics_deliver_it_to(tem
     def reached(outcome: str) -> tuple[str, ...]:
         return template.paths(lambda t: [c.function for c in m.consumers_of(t, outcome)])
 
-    assert reached("PedidoConfirmado") == ("ErpFunction", "CorreoFunction", "Tienda/ProyeccionFunction")
+    assert reached("PedidoConfirmado") == (
+        "Tienda/ProyeccionFunction", "Consumidores/ErpFunction", "Consumidores/CorreoFunction"
+    )  # fmt: skip
     for outcome in ("PedidoRechazado", "PedidoNoConfirmado", "PedidoCancelado"):
-        assert reached(outcome) == ("CorreoFunction", "Tienda/ProyeccionFunction")
-    assert m.queues_reached_by(template, "CarritoAbandonado") == ("ColaCorreo",)
+        assert reached(outcome) == ("Tienda/ProyeccionFunction", "Consumidores/CorreoFunction")
+    assert template.paths(lambda t: m.queues_reached_by(t, "CarritoAbandonado")) == ("Consumidores/ColaCorreo",)
     assert m.consumers_of(template, "PedidoCreado") == ()  # a pipe's input, no consumer's
 
 
@@ -173,7 +184,8 @@ def test_physical_names_resolve_with_the_deploy_suffix() -> None:
     assert m.physical_name(template, "ColaErpFallidos", "QueueName") == "mercadofresco-erp-fallidos-prueba"
     assert "ColaErpFallidos" in m.retained(template)
     # ...and so do the log groups that explain a queue's failures: its consumer's, or the workflow's
-    assert m.log_group_name(template, "ColaErp") == "/aws/lambda/mercadofresco-erp-prueba"
+    assert m.physical_name(template, "Consumidores/ColaErp", "QueueName") == "mercadofresco-erp-prueba"
+    assert m.log_group_name(*template.locate("Consumidores/ColaErp")) == "/aws/lambda/mercadofresco-erp-prueba"
     assert m.log_group_name(template, "ColaPedidos") == m.physical_name(template, "ProcesarPedidoLogs", "LogGroupName")
     assert m.log_group_name(template, "ColaErpFallidos") is None
 
@@ -194,8 +206,8 @@ def test_time_bounds_come_from_their_declaration(template: Template) -> None:
     bounds = time_bounds(template.doc, template.folder)
     declared = template.mapping("Plazos")
     # THEN a bounded function's timeout and lease are its declaration, and the workflow's are read from its ASL
-    assert bounds.timeouts_s["ErpFunction"] == declared["ErpFunction"]["TimeoutS"]
-    assert bounds.leases_s["ErpFunction"] == int(declared["ErpFunction"]["LeaseS"])
+    assert bounds.timeouts_s["CobroFunction"] == declared["CobroFunction"]["TimeoutS"]
+    assert bounds.leases_s["CobroFunction"] == int(declared["CobroFunction"]["LeaseS"])
     workflow = bounds.workflows["ProcesarPedido"]
     assert workflow.timeout_s == declared["ProcesarPedido"]["TimeoutSeconds"]
     assert workflow.claim_function == "ReclamoFunction"

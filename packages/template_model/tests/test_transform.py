@@ -11,9 +11,12 @@ def test_the_sam_transform_gives_what_sam_deploy_would_send() -> None:
     transformed = sam_transformed(Template(path=TEMPLATE))
     resources = transformed["Resources"]
     # THEN functions are native, their SQS events are mappings, code locations are packaged ones
-    assert resources["ErpFunction"]["Type"] == "AWS::Lambda::Function"
-    assert resources["ErpFunctionAvisoErp"]["Type"] == "AWS::Lambda::EventSourceMapping"
-    assert resources["ErpFunction"]["Properties"]["Code"]["S3Bucket"] == "sam-package"
+    assert resources["CobroFunction"]["Type"] == "AWS::Lambda::Function"
+    assert resources["CobroFunction"]["Properties"]["Code"]["S3Bucket"] == "sam-package"
+    assert resources["Consumidores"]["Type"] == "AWS::CloudFormation::Stack"
+    # ...and a unit's: its SQS events are mappings
+    unidad = sam_transformed(Template(path=TEMPLATE).units()["Consumidores"])["Resources"]
+    assert unidad["ErpFunctionAvisoErp"]["Type"] == "AWS::Lambda::EventSourceMapping"
     assert "Transform" not in transformed
 
 

@@ -34,20 +34,24 @@ if TYPE_CHECKING:
 
     from tests.conftest import RelojPrueba
 
-# What these tests create from template.yaml (and what those reference).
+# What these tests create from template.yaml (and what those reference): the root's, and the consumers' unit's
+# with what the root passes it written in (one flat section, each resource under its logical id).
 RECURSOS = (
     "DatosKey",
     "TablaIdempotencia",
     "ColaErpFallidos",
-    "ColaErp",
     "ColaCorreoFallidos",
-    "ColaCorreo",
     "ColaStockFallidos",
-    "ColaStock",
     "TopicPedidoConfirmado",
+    "BusMercadoFresco",
+)
+UNIDAD = "Consumidores"
+RECURSOS_DE_LA_UNIDAD = (
+    "ColaErp",
+    "ColaCorreo",
+    "ColaStock",
     "SuscripcionErp",
     "SuscripcionCorreo",
-    "BusMercadoFresco",
     "ReglaCarritoAbandonado",
 )
 # A breaker that trips after 3 consecutive failures (the default 20 needs more messages than a test sends).
@@ -73,12 +77,26 @@ def lambda_context(reloj: RelojPrueba) -> LambdaContext:
     )
 
 
+def _como_en_la_raiz(unidad: Template, nodo: Any) -> Any:
+    """``nodo`` of a unit with each ``!Ref`` to one of its parameters replaced by what the root writes for it."""
+    if isinstance(nodo, list):
+        return [_como_en_la_raiz(unidad, v) for v in nodo]
+    if not isinstance(nodo, dict):
+        return nodo
+    if set(nodo) == {"Ref"} and (pasado := unidad.passed_by_parent(nodo["Ref"])) is not None:
+        return pasado
+    return {k: _como_en_la_raiz(unidad, v) for k, v in nodo.items()}
+
+
 @pytest.fixture(scope="session")
 def seccion_plantilla() -> dict[str, Any]:
-    """template.yaml decoded once per session (0.75 s), cut down to :data:`RECURSOS`."""
-    doc = Template().doc
-    todos = doc["Resources"]
-    return {**doc, "Resources": {lid: todos[lid] for lid in RECURSOS}}
+    """template.yaml decoded once per session (0.75 s), cut down to :data:`RECURSOS` and the consumers' unit's
+    :data:`RECURSOS_DE_LA_UNIDAD`."""
+    raiz = Template()
+    unidad = raiz.units()[UNIDAD]
+    propios = {lid: raiz.doc["Resources"][lid] for lid in RECURSOS}
+    de_la_unidad = {lid: _como_en_la_raiz(unidad, unidad.doc["Resources"][lid]) for lid in RECURSOS_DE_LA_UNIDAD}
+    return {**raiz.doc, "Resources": {**propios, **de_la_unidad}}
 
 
 @pytest.fixture
@@ -102,9 +120,13 @@ class Cola:
     arn: str
 
     @classmethod
-    def de(cls, plantilla: Template, lid: str) -> Cola:
-        fisico = plantilla.physical_ids[lid]
-        return cls(fisico["Ref"], fisico["Arn"])
+    def de(cls, plantilla: Any, ruta: str) -> Cola:
+        """The queue at ``ruta`` as the run created it: a logical id of what holds ``physical_ids``, or a unit's
+        resource by stack path (``Consumidores/ColaFactura``) of a template."""
+        if ruta in plantilla.physical_ids:
+            fisico = plantilla.physical_ids[ruta]
+            return cls(fisico["Ref"], fisico["Arn"])
+        return cls(plantilla.get_att(ruta, "Ref"), plantilla.get_att(ruta, "Arn"))
 
 
 @dataclass

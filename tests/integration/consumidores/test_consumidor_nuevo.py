@@ -42,13 +42,13 @@ def test_a_new_consumer_is_provisioned_subscribed_and_acts_once_per_confirmed_or
         plantilla = Template(path=ruta)
         entorno = {**proveedores.entorno(), "REDIS_URL": redis_url}
         funciones = Provisioner(plantilla, local_environment=entorno).provision().functions
-        factura = funciones.by_id["FacturaFunction"]
+        factura = funciones.by_id["Consumidores/FacturaFunction"]
         assert factura.environment["FACTURA_URL"] == proveedores["factura"].url
         # WHEN one order confirmation is published twice (SNS delivers at least once)
         tema = plantilla.physical_ids["TopicPedidoConfirmado"]["Ref"]
         for _ in range(2):
             sns.publish(TopicArn=tema, Message=json.dumps(PEDIDO))
-        cola = Cola.de(plantilla, "ColaFactura")
+        cola = Cola.de(plantilla, "Consumidores/ColaFactura")
         tratados = Sondeo(sqs, cola, factura.load().lambda_handler, lambda_context).drenar()
         # THEN the new consumer got both deliveries from its own queue and acted once, under its own key
         assert tratados == 2

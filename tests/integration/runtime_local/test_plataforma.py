@@ -226,7 +226,9 @@ def test_throttled_sqs_batch_is_not_deleted_and_returns_to_the_queue(mundo, cont
     from sam_emulator.deaths import Throttle
 
     # GIVEN the ERP consumer's mapping and a message in its queue, and the function throttled
-    mapeo = next(m for m in mundo.mappings if m.function.logical_id == "ErpFunction" and "Stock" not in m.queue_url)
+    mapeo = next(
+        m for m in mundo.mappings if m.function.logical_id == "Consumidores/ErpFunction" and "Stock" not in m.queue_url
+    )
     sqs = client("sqs")
     sqs.purge_queue(QueueUrl=mapeo.queue_url)  # what earlier tests' confirmations fanned out
     cuerpo = json.dumps(json.loads(load_event("erp-pedido-confirmado.json")["Records"][0]["body"]))

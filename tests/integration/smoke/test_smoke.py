@@ -172,7 +172,10 @@ def test_smoke_every_order_final_exits_0(
     # THEN all are final, the fan-out was seen for the confirmed ones, and the run passes
     assert [s.resultado() for s in prueba.seguimientos] == ["CONFIRMADO", "RECHAZADO", "CONFIRMADO"]
     confirmados = [s for s in prueba.seguimientos if s.estado == "CONFIRMADO"]
-    assert all(set(s.reparto_en) == {"ErpFunction", "CorreoFunction"} and s.repartido for s in confirmados)
+    assert all(
+        set(s.reparto_en) == {"Consumidores/ErpFunction", "Consumidores/CorreoFunction"} and s.repartido
+        for s in confirmados
+    )
     assert smoke.resumen(prueba.seguimientos, [])[1] == 0
 
 

@@ -12,11 +12,6 @@ def plantilla() -> Template:
     return Template()
 
 
-@pytest.fixture(scope="module")
-def recursos(plantilla: Template) -> dict:
-    return plantilla.resources
-
-
 def _alarmas(plantilla: Template, metrica: str) -> list[dict]:
     """The alarms on ``metrica`` with the ``Fn::If`` branches ``plantilla``'s parameters take."""
     return [
@@ -58,9 +53,10 @@ def test_template_exhausted_executions_have_an_alarm(motor, espacio, metrica, re
     assert alarma["Threshold"] == 0 and alarma["AlarmActions"]
 
 
-def test_template_customer_notices_go_to_the_correo_queue(recursos):
-    # GIVEN the rule for the workflow's non-confirmed outcomes
-    props = recursos["ReglaAvisosCliente"]["Properties"]
+def test_template_customer_notices_go_to_the_correo_queue(plantilla):
+    # GIVEN the rule for the workflow's non-confirmed outcomes, in the consumers' unit
+    consumidores = plantilla.units()["Consumidores"]
+    props = consumidores.resources["ReglaAvisosCliente"]["Properties"]
     # THEN it routes the three notices from the workflow to the e-mail queue, with the queue's DLQ
     assert props["EventPattern"] == {
         "source": ["mercadofresco.pedidos"],
@@ -68,4 +64,7 @@ def test_template_customer_notices_go_to_the_correo_queue(recursos):
     }
     (destino,) = props["Targets"]
     assert destino["Arn"] == {"Fn::GetAtt": ["ColaCorreo", "Arn"]}
-    assert destino["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": ["ColaCorreoFallidos", "Arn"]}
+    # ...whose DLQ is the e-mail queue's, the root's (what a stack delete retains)
+    assert consumidores.written_above(destino["DeadLetterConfig"]["Arn"])[1] == {
+        "Fn::GetAtt": ["ColaCorreoFallidos", "Arn"]
+    }

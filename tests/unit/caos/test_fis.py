@@ -67,7 +67,7 @@ def test_the_parent_passes_every_target_and_stop_alarm_its_experiments_name(recu
     # AND the consumers' list is every consumer the template model gives: a new consumer is in consumidor-error
     consumidores = [f for f, condicion in fis.funciones_objetivo().items() if condicion is None]
     lista = pasados[fis.PARAMETRO_CONSUMIDORES]["Fn::Join"]
-    assert lista[0] == "," and lista[1] == [{"Fn::GetAtt": [f, "Arn"]} for f in consumidores]
+    assert lista[0] == "," and lista[1] == [_arn_en_el_padre(f) for f in consumidores]
 
 
 def test_generator_output_is_pinned() -> None:
@@ -108,12 +108,17 @@ def test_every_target_carries_the_extension_only_under_chaos(recursos: dict) -> 
         suya, funcion = con_caos.locate(ruta)
         recurso = json.loads(json.dumps(suya.resources[funcion]))
         propiedades = recurso["Properties"]
-        # WHEN its layers and variables are read  THEN the extension, its wrapper and its configuration
-        # location are there only through Fn::If on ChaosEnabled (AWS::NoValue otherwise)
-        capas = [c for c in propiedades["Layers"] if "Fn::If" in c]
+        comunes = json.loads(json.dumps((suya.doc.get("Globals") or {}).get("Function") or {}))
+        # WHEN its layers and variables are read, as SAM merges its template's Globals under them  THEN the
+        # extension, its wrapper and its configuration location are there only through Fn::If on ChaosEnabled
+        # (AWS::NoValue otherwise)
+        capas = [c for c in [*comunes.get("Layers", []), *propiedades.get("Layers", [])] if "Fn::If" in c]
         assert len(capas) == 1 and capas[0]["Fn::If"][0] == fis.CONDICION
         assert "AWS-FIS-extension-${Architecture}/1.x.x" in json.dumps(capas[0])
-        variables = propiedades["Environment"]["Variables"]
+        variables = {
+            **((comunes.get("Environment") or {}).get("Variables") or {}),
+            **propiedades["Environment"]["Variables"],
+        }
         for nombre in ("AWS_LAMBDA_EXEC_WRAPPER", "AWS_FIS_CONFIGURATION_LOCATION"):
             assert variables[nombre]["Fn::If"][0] == fis.CONDICION
             assert variables[nombre]["Fn::If"][2] == {"Ref": "AWS::NoValue"}

@@ -34,13 +34,13 @@ def _escritura(comprobador: permisos.Comprobador, principal: str, clave: str) ->
 
 def test_a_request_the_role_allows_is_no_violation_and_uses_its_statement(comprobador: permisos.Comprobador) -> None:
     # GIVEN a seed in which the ERP consumer released stock (its own key prefix)
-    resultado = comprobador.semilla([_escritura(comprobador, "ErpFunction", "liberacion:P1:SKU-1")] * 2)
+    resultado = comprobador.semilla([_escritura(comprobador, "Consumidores/ErpFunction", "liberacion:P1:SKU-1")] * 2)
     # THEN nothing is denied, both calls counted (each with DynamoDB's decrypt of the table key for the
     # caller, decided by the role and the key policy), and the statement that allowed it is not "unused"
     assert resultado.violaciones == []
     assert resultado.solicitudes == 4
-    assert resultado.principales == ["DatosKey", "ErpFunction"]
-    erp = [s for s in resultado.sin_usar if s.startswith("ErpFunction · ")]
+    assert resultado.principales == ["Consumidores/ErpFunction", "DatosKey"]
+    erp = [s for s in resultado.sin_usar if s.startswith("Consumidores/ErpFunction · ")]
     assert erp and not [s for s in erp if "dynamodb:PutItem" in s]
     # AND every statement of a principal that made no request is unused in this seed
     assert [s for s in resultado.sin_usar if s.startswith("CobroFunction · ")]
@@ -50,11 +50,11 @@ def test_a_request_the_role_would_deny_is_a_violation_naming_principal_action_an
     comprobador: permisos.Comprobador,
 ) -> None:
     # GIVEN the ERP consumer writing a key of the charge's (no role of its grants it)
-    resultado = comprobador.semilla([_escritura(comprobador, "ErpFunction", "cobro:P1")])
+    resultado = comprobador.semilla([_escritura(comprobador, "Consumidores/ErpFunction", "cobro:P1")])
     # THEN the seed has one violation of the permission invariant, with what was denied
     (violacion,) = resultado.violaciones
     assert violacion.invariante == permisos.INVARIANTE
-    assert "ErpFunction: dynamodb:PutItem" in violacion.detalle
+    assert "Consumidores/ErpFunction: dynamodb:PutItem" in violacion.detalle
     assert "cobro:P1" in violacion.detalle and "implicit deny" in violacion.detalle
 
 
@@ -97,7 +97,7 @@ def test_the_campaign_report_fails_on_a_denied_request_and_lists_unused_grants(
     comprobador: permisos.Comprobador,
 ) -> None:
     # GIVEN two checked seeds, the second with a denied request, crossing a child's JSON line
-    denegada = comprobador.semilla([_escritura(comprobador, "ErpFunction", "cobro:P1")])
+    denegada = comprobador.semilla([_escritura(comprobador, "Consumidores/ErpFunction", "cobro:P1")])
     resultados = [
         _resultado(
             1,

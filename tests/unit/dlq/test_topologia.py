@@ -127,12 +127,12 @@ def test_flows_of_the_project_template_come_from_its_wiring() -> None:
     # provider (the projection calls none)
     assert m.workflow_queues(plantilla) == {"ColaPedidos": "ProcesarPedido"}
     assert {cola: c.function for cola, c in reparto(plantilla).items()} == {
-        "ColaErp": "ErpFunction",
-        "ColaCorreo": "CorreoFunction",
+        "Consumidores/ColaErp": "Consumidores/ErpFunction",
+        "Consumidores/ColaCorreo": "Consumidores/CorreoFunction",
     }
-    assert {c: m.dead_letter_queue_of(plantilla, c) for c in reparto(plantilla)} == {
-        "ColaErp": "ColaErpFallidos",
-        "ColaCorreo": "ColaCorreoFallidos",
+    assert {c: m.dead_letter_queue_path(*plantilla.locate(c)) for c in reparto(plantilla)} == {
+        "Consumidores/ColaErp": "ColaErpFallidos",
+        "Consumidores/ColaCorreo": "ColaCorreoFallidos",
     }
 
 

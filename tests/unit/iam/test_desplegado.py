@@ -145,6 +145,8 @@ def test_a_direct_function_arn_is_an_invoke_and_an_unknown_task_is_kept_to_be_de
     assert (desconocida.servicio, desconocida.operacion) == ("states", "arn:aws:states:::states:startExecution")
 
 
+ERP = "Consumidores/ErpFunction"  # the ERP consumer, in the consumers' unit (unidades/consumidores.yaml)
+ERP_ROL = "mercadofresco-dev-ErpFunctionRole-1A2B"
 # The sandbox unit's simulators (unidades/simuladores.yaml, nested as Simuladores): function name, URL id.
 SANDBOX = "mercadofresco-simulador"
 SIMULADORES = {
@@ -163,14 +165,19 @@ def _plantilla(**parametros: str) -> object:
     fisicos = {
         "DatosKey": {"Ref": "1234abcd", "Arn": clave, "KeyId": "1234abcd"},
         "TablaIdempotencia": {"Ref": tabla, "Arn": f"arn:aws:dynamodb:{REGION}:{CUENTA}:table/{tabla}"},
-        "ErpFunction": {
-            "Ref": "mercadofresco-erp",
-            "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-erp",
-        },
-        # its role, by the name CloudFormation gave it: the sandbox grants unit attaches its simulator's grant to it
-        "ErpFunctionRole": {
-            "Ref": "mercadofresco-dev-ErpFunctionRole-1A2B",
-            "Arn": f"arn:aws:iam::{CUENTA}:role/mercadofresco-dev-ErpFunctionRole-1A2B",
+        # the consumers' unit: the ERP's function and its role, by the name CloudFormation gave it (the sandbox grants
+        # unit attaches its simulator's grant to it, read from the unit's output)
+        "Consumidores": {
+            "Ref": f"arn:aws:cloudformation:{REGION}:{CUENTA}:stack/mercadofresco-dev-Consumidores/1",
+            "Outputs.ErpFunctionRole": ERP_ROL,
+            "Outputs.ErpFunctionArn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-erp",
+            FISICOS_DE_LA_UNIDAD: {
+                "ErpFunction": {
+                    "Ref": "mercadofresco-erp",
+                    "Arn": f"arn:aws:lambda:{REGION}:{CUENTA}:function:mercadofresco-erp",
+                },
+                "ErpFunctionRole": {"Ref": ERP_ROL, "Arn": f"arn:aws:iam::{CUENTA}:role/{ERP_ROL}"},
+            },
         },
         # the sandbox grants unit, which attaches each simulator's grant to its caller's role
         "AccesoSimuladores": {"Ref": f"arn:aws:cloudformation:{REGION}:{CUENTA}:stack/mercadofresco-dev-Acceso/1"},
@@ -226,7 +233,7 @@ def _put(clave: str) -> dict:
 def test_recorded_requests_are_judged_by_the_deployed_role_and_a_denied_one_fails(tmp_path: Path) -> None:
     # GIVEN the ERP consumer's recorded writes: a stock release's key (its role lists it) and one it does not
     _escribir(tmp_path, "mercadofresco-erp.1.jsonl", [_put("liberacion:p1:sku-1"), _put("correo-confirmacion:p1")])
-    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, "ProcesarPedido")
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": ERP}, "ProcesarPedido")
     # WHEN they are evaluated against the transformed template's roles, as deployed
     informe = comprobar_despliegue(registro, _plantilla())
     # THEN only the write outside its key prefixes is denied (each write also had DynamoDB decrypt the
@@ -240,7 +247,7 @@ def test_recorded_requests_are_judged_by_the_deployed_role_and_a_denied_one_fail
 def test_a_function_the_stack_does_not_name_has_no_role(tmp_path: Path) -> None:
     _escribir(tmp_path, "otra.1.jsonl", [{**_put("liberacion:p1:s"), "funcion": "otra"}])
     _escribir(tmp_path, "states.1.jsonl", [{"recurso": "arn:aws:states:::sqs:sendMessage", "parametros": {}}])
-    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, None)
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": ERP}, None)
     assert {ll.principal for ll in registro.llamadas()} == {"(function otra)", "(state machine)"}
     assert comprobar_despliegue(registro, _plantilla()).sin_rol == {"(function otra)", "(state machine)"}
 
@@ -316,12 +323,12 @@ def test_with_chaos_enabled_the_root_attaches_the_extension_policy_to_the_units_
 def test_with_chaos_enabled_the_extension_policy_is_part_of_the_targets_roles(tmp_path: Path) -> None:
     # ChaosExtensionPolicy names one of its roles under a condition (Fn::If in Roles): it is resolved.
     _escribir(tmp_path, "mercadofresco-erp.1.jsonl", [_put("liberacion:p1:sku-1")])
-    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, None)
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": ERP}, None)
 
     def acciones_sin_uso(**parametros: str) -> set[str]:
         informe = comprobar_despliegue(registro, _plantilla(**parametros))
         assert not informe.denegadas and not informe.sin_rol
-        return {a for u in informe.sin_uso if u.principal == "ErpFunction" for a in u.acciones}
+        return {a for u in informe.sin_uso if u.principal == ERP for a in u.acciones}
 
     assert "s3:GetObject" in acciones_sin_uso(Chaos="enabled")
     assert "s3:GetObject" not in acciones_sin_uso()
@@ -362,7 +369,7 @@ def _url(url_id: str) -> dict:
 def test_a_signed_call_is_both_invoke_actions_on_the_simulator_behind_that_url(tmp_path: Path) -> None:
     # GIVEN the ERP consumer's signed calls, in MiniStack's path form: to its own simulator and to the gateway's
     _escribir(tmp_path, "mercadofresco-erp.1.jsonl", [_url("erp0url0id"), _url("pasarela0url0id")])
-    registro = leer_registro(tmp_path, {"mercadofresco-erp": "ErpFunction"}, None)
+    registro = leer_registro(tmp_path, {"mercadofresco-erp": ERP}, None)
     # WHEN they are evaluated against the deployed roles (ErpUrl empty: the stack plays the ERP)
     informe = comprobar_despliegue(registro, _plantilla())
     # THEN each is lambda:InvokeFunctionUrl and lambda:InvokeFunction on the function behind the URL (a URL
@@ -373,7 +380,7 @@ def test_a_signed_call_is_both_invoke_actions_on_the_simulator_behind_that_url(t
         Solicitud("lambda:InvokeFunction", pasarela, (("lambda:InvokedViaFunctionUrl", ("true",)),)),
     ]
     # AND both of its own grants are used, so neither is listed as unused
-    sin_uso = {u.sid for u in informe.sin_uso if u.principal == "ErpFunction"}
+    sin_uso = {u.sid for u in informe.sin_uso if u.principal == ERP}
     assert not sin_uso & {"SandboxProviderUrl", "SandboxProviderInvoke"}
     # AND with a real ERP (no simulator, no grant) the same calls are denied
     real = comprobar_despliegue(registro, _plantilla(ErpUrl="https://erp.example"))

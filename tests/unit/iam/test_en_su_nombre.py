@@ -24,6 +24,8 @@ from tests.unit.iam.pila import CLAVE, CUENTA, REGION, arn, creada
 from tests.unit.iam.plantillas import sin_accion, sin_sentencia
 
 RAIZ = Path(__file__).resolve().parents[3]
+ERP_COLA = "Consumidores/ColaErp"
+ERP = "Consumidores/ErpFunction"
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +38,14 @@ def transformada(plantilla: Template) -> dict[str, Any]:
     return plantilla_transformada(plantilla.path, REGION)
 
 
-def _cuenta(plantilla: Template, transformada: dict[str, Any]) -> Cuenta:
-    return Cuenta.de_resuelta(resolver(plantilla, transformada))
+def _cuenta(plantilla: Template, transformada: dict[str, Any], unidad: str = "", quitar: Any = None) -> Cuenta:
+    """The account the template makes; with ``quitar`` applied to the transformed template of the root or of
+    ``unidad``."""
+    resuelta = resolver(plantilla, transformada)
+    if quitar is not None:
+        donde = resuelta.unidades[unidad] if unidad else resuelta
+        donde.__dict__["doc"] = quitar(donde.doc)
+    return Cuenta.de_resuelta(resuelta)
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +54,8 @@ def destino(plantilla: Template, transformada: dict[str, Any]) -> Destino:
     return Destino.de_resuelta(resolver(plantilla, transformada), {tabla: "clave"}, {})
 
 
-def _cola(plantilla: Template, lid: str) -> str:
-    return plantilla.physical_ids[lid]["Arn"]
+def _cola(plantilla: Template, ruta: str) -> str:
+    return plantilla.get_att(ruta, "Arn")
 
 
 def _decisiones(cuenta: Cuenta, pares: list[tuple[str, Solicitud]]) -> dict[tuple[str, str], Decision]:
@@ -62,21 +70,19 @@ def test_a_send_to_an_encrypted_queue_has_sqs_ask_kms_for_a_data_key_with_the_ca
 ) -> None:
     cola = _cola(plantilla, "ColaErpFallidos")
     pares = peticiones(
-        "ErpFunction", "sqs", "SendMessage", {"QueueUrl": plantilla.physical_ids["ColaErpFallidos"]["Ref"]}, destino
+        ERP, "sqs", "SendMessage", {"QueueUrl": plantilla.physical_ids["ColaErpFallidos"]["Ref"]}, destino
     )
     assert [(p, s.accion) for p, s in pares] == [
-        ("ErpFunction", "sqs:SendMessage"),
-        ("ErpFunction", "kms:GenerateDataKey"),
-        ("ErpFunction", "kms:Decrypt"),
+        (ERP, "sqs:SendMessage"),
+        (ERP, "kms:GenerateDataKey"),
+        (ERP, "kms:Decrypt"),
     ]
     kms = pares[1][1]
     assert kms.recurso == CLAVE
     assert kms.claves["kms:viaservice"] == (f"sqs.{REGION}.amazonaws.com",)
     assert kms.claves["kms:encryptioncontext:aws:sqs:arn"] == (cola,)
     # AND a receive needs only the decrypt
-    recibir = peticiones(
-        "ErpFunction", "sqs", "ReceiveMessage", {"QueueUrl": plantilla.physical_ids["ColaErp"]["Ref"]}, destino
-    )
+    recibir = peticiones(ERP, "sqs", "ReceiveMessage", {"QueueUrl": plantilla.get_att(ERP_COLA, "Ref")}, destino)
     assert [s.accion for _, s in recibir] == ["sqs:ReceiveMessage", "kms:Decrypt"]
 
 
@@ -117,7 +123,7 @@ def test_a_stream_read_is_authorised_on_the_stream_and_decrypts_the_tables_key(
 def test_a_delivery_is_the_services_request_with_its_source_and_the_key_is_asked_as_that_service(
     plantilla: Template, destino: Destino
 ) -> None:
-    cola, tema = _cola(plantilla, "ColaErp"), plantilla.physical_ids["TopicPedidoConfirmado"]["Ref"]
+    cola, tema = _cola(plantilla, ERP_COLA), plantilla.physical_ids["TopicPedidoConfirmado"]["Ref"]
     sns = peticiones("sns.amazonaws.com", "sqs", "SendMessage", {"QueueArn": cola}, destino, origen=tema)
     assert [(p, s.accion, s.claves.get("aws:sourcearn")) for p, s in sns] == [
         ("sns.amazonaws.com", "sqs:SendMessage", (tema,)),
@@ -170,9 +176,7 @@ def _flujo(plantilla: Template, destino: Destino) -> list[tuple[str, Solicitud]]
         ),
         *peticiones("CobroFunction", "lambda", PLATFORM_INVOCATION, {"FunctionName": "mercadofresco-cobro"}, destino),
         *peticiones("ProcesarPedido", "sns", "Publish", {"TopicArn": tema}, destino),
-        *peticiones(
-            "sns.amazonaws.com", "sqs", "SendMessage", {"QueueArn": _cola(plantilla, "ColaErp")}, destino, tema
-        ),
+        *peticiones("sns.amazonaws.com", "sqs", "SendMessage", {"QueueArn": _cola(plantilla, ERP_COLA)}, destino, tema),
         *peticiones(
             "events.amazonaws.com",
             "sqs",
@@ -202,7 +206,7 @@ def test_the_template_allows_every_request_made_for_an_order_and_uses_the_kms_gr
         ("DatosKey", "SnsTopicDeliversToEncryptedQueues"),
         ("DatosKey", "EventBridgeRulesDeliverToEncryptedQueues"),
         ("DatosKey", "CloudWatchLogsEncryptsLogGroups"),
-        ("PoliticaColaErp", "SoloElTemaPedidoConfirmado"),
+        ("Consumidores/PoliticaColaErp", "SoloElTemaPedidoConfirmado"),
         ("PoliticaColaPedidos", "SoloLaReglaPedidoCreado"),
     }
     assert not necesarias & sin_uso, sorted(necesarias & sin_uso)
@@ -217,30 +221,35 @@ _LOGS = f"logs.{REGION}.amazonaws.com"
 
 
 @pytest.mark.parametrize(
-    ("quitar", "denegadas"),
+    ("unidad", "quitar", "denegadas"),
     [
         # the cobro role without kms:Decrypt: DynamoDB cannot decrypt the table key for it
         (
+            "",
             lambda t: sin_accion(t, "CobroFunctionRole", "EncryptedRecordsAndSecrets", "kms:Decrypt"),
             {("CobroFunction", "kms:Decrypt")},
         ),
         # the ERP queue policy without its SNS statement: the fan-out to the ERP queue is refused
         (
+            "Consumidores",
             lambda t: sin_sentencia(t, "PoliticaColaErp", "PolicyDocument", "SoloElTemaPedidoConfirmado"),
             {("sns.amazonaws.com", "sqs:SendMessage")},
         ),
         # the key policy without SNS: the topic cannot get the data key for the encrypted queue
         (
+            "",
             lambda t: sin_sentencia(t, "DatosKey", "KeyPolicy", "SnsTopicDeliversToEncryptedQueues"),
             {("sns.amazonaws.com", "kms:GenerateDataKey"), ("sns.amazonaws.com", "kms:Decrypt")},
         ),
         # the key policy without EventBridge: the rule's delivery to the encrypted order queue fails
         (
+            "",
             lambda t: sin_sentencia(t, "DatosKey", "KeyPolicy", "EventBridgeRulesDeliverToEncryptedQueues"),
             {("events.amazonaws.com", "kms:GenerateDataKey"), ("events.amazonaws.com", "kms:Decrypt")},
         ),
         # the key policy not trusting the account: no role's kms grant counts any more (KMS's rule)
         (
+            "",
             lambda t: sin_sentencia(t, "DatosKey", "KeyPolicy", "AccountAdministers"),
             {
                 ("CobroFunction", "kms:Decrypt"),
@@ -250,6 +259,7 @@ _LOGS = f"logs.{REGION}.amazonaws.com"
         ),
         # the key policy without CloudWatch Logs: the function's encrypted log group cannot be written
         (
+            "",
             lambda t: sin_sentencia(t, "DatosKey", "KeyPolicy", "CloudWatchLogsEncryptsLogGroups"),
             {(_LOGS, "kms:GenerateDataKey")},
         ),
@@ -264,13 +274,18 @@ _LOGS = f"logs.{REGION}.amazonaws.com"
     ],
 )
 def test_removing_a_grant_a_request_made_on_a_callers_behalf_needs_fails_the_check(
-    plantilla: Template, transformada: dict[str, Any], destino: Destino, quitar: Any, denegadas: set[tuple[str, str]]
+    plantilla: Template,
+    transformada: dict[str, Any],
+    destino: Destino,
+    unidad: str,
+    quitar: Any,
+    denegadas: set[tuple[str, str]],
 ) -> None:
     # GIVEN the requests of an order, every one allowed by the template as it is
     flujo = _flujo(plantilla, destino)
     assert set(_decisiones(_cuenta(plantilla, transformada), flujo).values()) == {Decision.PERMITIDA}
     # WHEN they are decided against the template without one grant
-    decisiones = _decisiones(_cuenta(plantilla, quitar(transformada)), flujo)
+    decisiones = _decisiones(_cuenta(plantilla, transformada, unidad, quitar), flujo)
     # THEN exactly the requests that grant allowed are denied
     assert {k for k, d in decisiones.items() if d is not Decision.PERMITIDA} == denegadas
 
@@ -305,5 +320,5 @@ def test_a_delivery_to_a_queue_the_stack_does_not_have_is_a_harness_tap_not_a_re
     # THEN SNS's delivery to it is nobody's request in the account, while the stack's own is
     assert peticiones("sns.amazonaws.com", "sqs", "SendMessage", {"QueueArn": grifo}, destino, tema) == []
     assert peticiones(
-        "sns.amazonaws.com", "sqs", "SendMessage", {"QueueArn": _cola(plantilla, "ColaErp")}, destino, tema
+        "sns.amazonaws.com", "sqs", "SendMessage", {"QueueArn": _cola(plantilla, ERP_COLA)}, destino, tema
     )

@@ -180,8 +180,8 @@ def test_import_definition_resolves_a_branch_that_names_a_resource_left_out() ->
 
 
 def test_import_definition_refuses_a_reference_to_a_resource_left_out_of_the_import() -> None:
-    with pytest.raises(ValueError, match="ColaErp references ColaErpFallidos"):
-        Topologia().definicion_para_importar("ColaErp", ["ColaErp", "DatosKey"])
+    with pytest.raises(ValueError, match="ColaPedidos references ColaPedidosFallidos"):
+        Topologia().definicion_para_importar("ColaPedidos", ["ColaPedidos", "DatosKey"])
 
 
 def test_adoptar_imports_every_loose_retained_resource_in_one_import_change_set(cuenta: Cuenta) -> None:

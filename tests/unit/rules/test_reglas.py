@@ -503,15 +503,18 @@ def _lint_text(texto: str) -> list[str]:
 
 
 def test_e9114_in_sam_validate_reads_the_bounds_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN the template's text (it loops with Fn::ForEach) and its consumers looped too; sam validate hands
-    # cfn-lint the text alone, whose transform resolves every bound's Fn::FindInMap into a literal
-    from template_model import Template
+    # GIVEN the template's text (it loops with Fn::ForEach), and the consumers' unit as the root nests it (its bounds
+    # the root's Fn::FindInMap into Plazos) with its consumers' functions looped too; sam validate hands cfn-lint
+    # the text alone, whose transform resolves every bound's Fn::FindInMap into a literal
+    from template_model import Template, as_nested
 
     from tests.plantilla_en_bucle import consumidores_en_bucle
 
     monkeypatch.chdir(RAIZ)  # the state machine's DefinitionUri, as sam validate resolves it
     texto = (RAIZ / "template.yaml").read_text()
-    en_bucle = json.dumps(consumidores_en_bucle(Template(path=RAIZ / "template.yaml")))
+    unidad = Template(path=RAIZ / "template.yaml").units()["Consumidores"]
+    anidada = Template.from_document(as_nested(unidad.doc, unidad), unidad.path)
+    en_bucle = json.dumps(consumidores_en_bucle(anidada))
     # WHEN linted as sam validate --lint does THEN the bounds read from Plazos are not taken for literals
     assert _lint_text(texto) == []
     assert _lint_text(en_bucle) == []

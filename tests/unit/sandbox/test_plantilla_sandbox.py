@@ -17,7 +17,9 @@ UNIDAD = "Simuladores"  # the root's nested unit that plays the providers (unida
 
 
 def _variable(p: Template, funcion: str, variable: str) -> object:
-    return p.resources[funcion]["Properties"]["Environment"]["Variables"][variable]
+    """A function's variable as the template that decides it writes it (a unit's parameter: what its parent passes)."""
+    donde, lid = p.locate(funcion)
+    return donde.written_above(donde.resources[lid]["Properties"]["Environment"]["Variables"][variable])[1]
 
 
 def _de_tipo(p: Template, *tipos: str) -> set[str]:
@@ -63,9 +65,9 @@ COMBINACIONES = [{}, URLS_REALES, *({**URLS_REALES, parametro: ""} for parametro
     ("funcion", "variable", "url", "sufijo"),
     [
         ("CobroFunction", "PASARELA_URL", "SimuladorPasarelaUrl", ""),
-        ("ErpFunction", "ERP_URL", "SimuladorErpUrl", ""),
-        ("CorreoFunction", "CORREO_PRINCIPAL_URL", "SimuladorCorreoUrl", "principal"),
-        ("CorreoFunction", "CORREO_SECUNDARIO_URL", "SimuladorCorreoUrl", "secundario"),
+        ("Consumidores/ErpFunction", "ERP_URL", "SimuladorErpUrl", ""),
+        ("Consumidores/CorreoFunction", "CORREO_PRINCIPAL_URL", "SimuladorCorreoUrl", "principal"),
+        ("Consumidores/CorreoFunction", "CORREO_SECUNDARIO_URL", "SimuladorCorreoUrl", "secundario"),
     ],
 )
 def test_plantilla_caller_url_is_the_simulador_url_signed_or_the_given_one(
