@@ -14,6 +14,7 @@ from least_privilege.roles import plantilla_transformada, politicas_por_principa
 from mercadofresco.dominio import claves
 from mercadofresco_local import RAIZ
 from sam_emulator.template import Template
+from template_model.wiring import ref_id
 
 from tests.unit.iam.pila import creada
 
@@ -281,21 +282,21 @@ def _rol_de(p: Template, funcion: str) -> str:
     return donde.prefix + donde.resources[lid]["Properties"]["Role"]["Fn::GetAtt"][0]
 
 
-def _rol_pasado(acceso: Template, parametro: str) -> str:
-    """The caller's role the parent passes the grants unit as ``parametro``, by stack path: the root's own, or a
-    unit's (through that unit's output)."""
+def _pasado(acceso: Template, parametro: str) -> str:
+    """The resource the parent passes the grants unit as ``parametro``, by stack path: one of its own (``Ref``,
+    ``GetAtt``), or a unit's, through that unit's output."""
     pasado = acceso.parameters[parametro]
-    if "Ref" in pasado:
-        return pasado["Ref"]
-    unidad, salida = pasado["Fn::GetAtt"]
-    return f"{unidad}/{acceso.parent.units()[unidad].output(salida.removeprefix('Outputs.'))['Ref']}"
+    unidad, atributo = pasado.get("Fn::GetAtt") or (None, "")
+    if not atributo.startswith("Outputs."):
+        return ref_id(pasado)
+    return f"{unidad}/{ref_id(acceso.parent.units()[unidad].output(atributo.removeprefix('Outputs.')))}"
 
 
 def _simulador_pasado(acceso: Template, parametro: str) -> str:
     """The sandbox unit's function the parent passes the grants unit as ``parametro`` (through an output)."""
-    salida = acceso.parameters[parametro]["Fn::GetAtt"]
-    assert salida[0] == UNIDAD, salida
-    return acceso.parent.units()[UNIDAD].output(salida[1].removeprefix("Outputs."))["Fn::GetAtt"][0]
+    ruta = _pasado(acceso, parametro)
+    assert ruta.startswith(f"{UNIDAD}/"), ruta
+    return ruta.removeprefix(f"{UNIDAD}/")
 
 
 def test_each_function_url_caller_is_granted_both_invoke_actions_on_one_simulator_through_its_url() -> None:
@@ -308,7 +309,7 @@ def test_each_function_url_caller_is_granted_both_invoke_actions_on_one_simulato
     # on its own simulator's ARN (the sandbox unit's, passed to it)
     concedidas = sorted(
         (
-            _rol_pasado(acceso, rol["Ref"]),
+            _pasado(acceso, rol["Ref"]),
             _simulador_pasado(acceso, sentencia["Resource"]["Ref"]),
             sentencia["Action"],
         )
